@@ -1,0 +1,120 @@
+"""``pyhip`` command line: ``info``, ``inspect``, ``disasm``, ``exec``, ``demo``."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from .errors import HipError
+
+
+def _inspect_data(path: str) -> dict:
+    from .loader import load
+
+    binary = load(path)
+    out = {"file": path, "kind": binary.kind, "bundles": [], "code_objects": []}
+    for entries in binary.bundles:
+        out["bundles"].append([{"id": e.entry_id, "offset": e.offset, "size": e.size} for e in entries])
+    for ref in binary.code_objects:
+        co = ref.code_object.validate()
+        d = co.summary()
+        if ref.entry_id:
+            d["bundle_entry"] = ref.entry_id
+        out["code_objects"].append(d)
+    return out
+
+
+def _print_inspect(info: dict) -> None:
+    print(f"{info['file']}: {info['kind']}")
+    for i, entries in enumerate(info["bundles"]):
+        print(f"  bundle {i}: {len(entries)} entries")
+        for e in entries:
+            print(f"    {e['id']:<48} offset 0x{e['offset']:x} size {e['size']}")
+    for co in info["code_objects"]:
+        print(f"\ncode object {co['target']} (V{co['version']}, e_flags {co['e_flags']})"
+              + (f" from {co['bundle_entry']}" if "bundle_entry" in co else ""))
+        for k in co["kernels"]:
+            print(f"  kernel {k['demangled']}")
+            if k["demangled"] != k["name"]:
+                print(f"    name {k['name']}")
+            agpr = f" AGPR {k['agpr_count']}" if k.get("agpr_count") is not None else ""
+            print(f"    symbol {k['symbol']}  kernarg {k['kernarg_size']} B  LDS {k['group_segment_size']} B  "
+                  f"scratch {k['private_segment_size']} B  wave{k['wavefront_size']}  "
+                  f"VGPR {k['vgpr_count']} SGPR {k['sgpr_count']}{agpr}  max WG {k['max_flat_workgroup_size']}")
+            for a in k["args"]:
+                name = f" {a['name']}" if "name" in a else ""
+                print(f"      +{a['offset']:<4} {a['size']:>3} B  {a['value_kind']}{name}")
+        for g in co["globals"]:
+            print(f"  global {g['name']}  offset 0x{g['offset']:x}  size {g['size']}")
+        if co["relocations"]:
+            print(f"  {len(co['relocations'])} dynamic relocations")
+
+
+def cmd_inspect(args) -> int:
+    info = _inspect_data(args.file)
+    if args.json:
+        json.dump(info, sys.stdout, indent=1)
+        print()
+    else:
+        _print_inspect(info)
+    return 0
+
+
+def cmd_info(args) -> int:
+    import importlib.util
+
+    from . import __version__
+    print(f"pyhip {__version__}")
+    if importlib.util.find_spec("pyhip.runtime") is not None:
+        from . import runtime  # noqa: F401
+    return 0
+
+
+def cmd_disasm(args) -> int:
+    from .emu.isa.cli_disasm import main as disasm_main
+
+    argv = [args.file] + (["--kernel", args.kernel] if args.kernel else []) + (["--mcpu", args.mcpu] if args.mcpu else [])
+    if args.coverage:
+        argv.append("--coverage")
+    return disasm_main(argv)
+
+
+def cmd_demo(args) -> int:
+    from .demo import main as demo_main
+
+    return demo_main(args)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="pyhip", description="HIP runtime in Python with an emulated AMD GPU")
+    sub = p.add_subparsers(dest="command", required=True)
+    s = sub.add_parser("info", help="version and devices")
+    s.set_defaults(fn=cmd_info)
+    s = sub.add_parser("inspect", help="bundle entries, code objects, kernels and globals of a file")
+    s.add_argument("file")
+    s.add_argument("--json", action="store_true", help="print one JSON object")
+    s.set_defaults(fn=cmd_inspect)
+    s = sub.add_parser("disasm", help="disassemble the kernels of a code object")
+    s.add_argument("file")
+    s.add_argument("--kernel")
+    s.add_argument("--mcpu")
+    s.add_argument("--coverage", action="store_true", help="decoded vs executable mnemonics")
+    s.set_defaults(fn=cmd_disasm)
+    s = sub.add_parser("demo", help="run the demo on the emulated GPU")
+    s.set_defaults(fn=cmd_demo)
+    return p
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.fn(args) or 0
+    except HipError as exc:
+        print(f"pyhip {args.command}: error: {exc}", file=sys.stderr)
+        return 1
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,36 @@
+"""Shared test helpers: the fixture corpus (tests/fixtures/bin/manifest.json) and toolchain probes."""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+FIXTURES = Path(__file__).parent / "fixtures"
+BIN = FIXTURES / "bin"
+
+
+def manifest() -> list[dict]:
+    path = BIN / "manifest.json"
+    if not path.exists():
+        return []
+    entries = json.loads(path.read_text())
+    if isinstance(entries, dict):
+        entries = entries.get("files", entries.get("entries", []))
+    return [e for e in entries if (BIN / e["file"]).exists()]
+
+
+def fixture_files(*kinds: str) -> list[dict]:
+    return [e for e in manifest() if not kinds or e["kind"] in kinds]
+
+
+def fixture_path(entry: dict) -> Path:
+    return BIN / entry["file"]
+
+
+def require_tool(name: str) -> str:
+    path = shutil.which(name)
+    if path is None:
+        pytest.fail(f"{name} is not installed; run tools/run_tests.sh, which installs the Debian toolchain")
+    return path

@@ -34,3 +34,17 @@ def require_tool(name: str) -> str:
     if path is None:
         pytest.fail(f"{name} is not installed; run tools/run_tests.sh, which installs the Debian toolchain")
     return path
+
+
+def readelf_metadata(path) -> dict:
+    """The AMDGPU metadata note as llvm-readelf-19 prints it (YAML), parsed with PyYAML: an
+    independent view of what pyhip's MessagePack reader should find."""
+    import subprocess
+
+    import yaml
+
+    out = subprocess.run([require_tool("llvm-readelf-19"), "--notes", str(path)], capture_output=True,
+                         text=True, check=True).stdout
+    start = out.index("---")
+    end = out.index("\n...", start)
+    return yaml.safe_load(out[start:end])

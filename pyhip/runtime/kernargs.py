@@ -205,7 +205,7 @@ class ArgPacker:
     def fill_hidden(self, buf: bytearray, grid_blocks, block, dynamic_lds: int, extra: dict) -> None:
         gx, gy, gz = grid_blocks
         bx, by, bz = block
-        dims = 3 if gz > 1 or bz > 1 else (2 if gy > 1 or by > 1 else 1)
+        dims = 3                                  # HIP always launches 3-D ranges (ROCclr)
         values = {
             # grid here is in blocks; the AQL grid is blocks*block work-items, so counts are exact
             "hidden_block_count_x": gx, "hidden_block_count_y": gy, "hidden_block_count_z": gz,

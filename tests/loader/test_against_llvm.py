@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from conftest import fixture_files, fixture_path, require_tool
+from conftest import fixture_files, fixture_path, readelf_metadata, require_tool
 from pyhip.loader import load
 from pyhip.loader.codeobject import CodeObject
 
@@ -26,7 +26,7 @@ def test_corpus_is_present():
 
 def _readelf_header(path) -> tuple[int, int]:
     out = _run(require_tool("llvm-readelf-19"), "-h", str(path))
-    flags = int(re.search(r"Flags:\s+0x([0-9a-f]+)", out).group(1), 16)
+    flags = int(re.search(r"Flags:\s+0x([0-9a-fA-F]+)", out).group(1), 16)
     abi = int(re.search(r"ABI Version:\s+(\d+)", out).group(1))
     return flags, abi
 
@@ -52,17 +52,22 @@ def test_header_symbols_metadata(entry):
     # targets recorded from the toolchain's own view of the file
     assert str(co.target) in entry["targets"] or str(co.target).split(":")[0] in entry["targets"]
     syms = _readelf_symbols(path)
-    out = _run(require_tool("llvm-readelf-19"), "--notes", str(path))
-    names = re.findall(r"^\s+\.name:\s+(\S+)\s*$", out, re.M)
-    kernarg = [int(x) for x in re.findall(r"^\s+\.kernarg_segment_size:\s+(\d+)", out, re.M)]
-    lds = [int(x) for x in re.findall(r"^\s+\.group_segment_fixed_size:\s+(\d+)", out, re.M)]
-    vgprs = [int(x) for x in re.findall(r"^\s+\.vgpr_count:\s+(\d+)", out, re.M)]
-    symbols = re.findall(r"^\s+\.symbol:\s+(\S+)\s*$", out, re.M)
-    # .name appears for args too (OpenCL); kernels are the entries with a .symbol
-    assert len(symbols) == len(co.kernels) == len(kernarg) == len(lds) == len(vgprs)
-    for sym, ka, g, v in zip(symbols, kernarg, lds, vgprs):
-        k = next(k for k in co.kernels.values() if k.symbol == sym.strip("'"))
-        assert (k.kernarg_segment_size, k.group_segment_fixed_size, k.vgpr_count) == (ka, g, v)
+    meta = readelf_metadata(path)
+    assert co.metadata.version == tuple(meta["amdhsa.version"])
+    if "amdhsa.target" in meta:
+        assert co.metadata.target == meta["amdhsa.target"]
+    assert len(meta["amdhsa.kernels"]) == len(co.kernels)
+    for ref in meta["amdhsa.kernels"]:
+        k = co.kernels[ref[".name"]]
+        m = k.meta
+        for key in ("symbol", "kernarg_segment_size", "kernarg_segment_align", "group_segment_fixed_size",
+                    "private_segment_fixed_size", "wavefront_size", "sgpr_count", "vgpr_count",
+                    "max_flat_workgroup_size", "agpr_count", "sgpr_spill_count", "vgpr_spill_count"):
+            if "." + key in ref:
+                assert getattr(m, key) == ref["." + key], (k.name, key)
+        assert [(a.offset, a.size, a.value_kind, a.name, a.address_space) for a in m.args] == [
+            (a[".offset"], a[".size"], a[".value_kind"], a.get(".name"), a.get(".address_space"))
+            for a in ref.get(".args", [])]
         value, size, typ, _ = syms[k.symbol]
         assert k.descriptor_vaddr == value and size == 64 and typ == "OBJECT"
         ev, esize, etyp, _ = syms[k.name]
@@ -72,6 +77,9 @@ def test_header_symbols_metadata(entry):
     for g in co.globals:
         value, size, typ, _ = syms[g.name]
         assert (g.vaddr, g.size, typ) == (value, size, "OBJECT")
+    ref_globals = {n for n, (v, sz, t, ndx) in syms.items() if t == "OBJECT" and ndx != "UND"
+                   and not n.endswith(".kd") and not n.startswith(("__hip_cuid_", "_ZN17__HIP_Coordinates"))}
+    assert {g.name for g in co.globals} <= ref_globals
 
 
 # llvm-objdump's .amdhsa_* directive -> (register dict attribute, field) on our decoded descriptor
@@ -122,7 +130,7 @@ _DIRECTIVES = {
 
 
 def _objdump_descriptors(path, mcpu) -> dict[str, dict[str, int]]:
-    out = _run(require_tool("llvm-objdump-19"), "-D", "-j", ".rodata", f"--mcpu={mcpu}", str(path))
+    out = _run(require_tool("llvm-objdump-19"), "-D", "-j", ".rodata", str(path))
     kds, cur = {}, None
     for line in out.splitlines():
         line = line.strip()
@@ -142,6 +150,9 @@ def test_descriptor_fields_match_objdump(entry):
     co = load(path).code_objects[0].code_object
     mcpu = co.processor
     kds = _objdump_descriptors(path, mcpu)
+    if mcpu.startswith("gfx1") and not kds:
+        # llvm-objdump-19 refuses GFX10+ descriptors whose SGPR field LLVM itself filled (§5.1 quirk)
+        pytest.skip("llvm-objdump-19 cannot decode this GFX10+ descriptor")
     assert set(kds) == set(co.kernels), (set(kds), set(co.kernels))
     for name, ref in kds.items():
         kd = co.kernels[name].descriptor

@@ -48,7 +48,7 @@ GENERIC_FAMILIES: dict[str, tuple[str, ...]] = {
 GENERIC_MIN_VERSION = {family: 1 for family in GENERIC_FAMILIES}
 FEATURES = ("sramecc", "xnack")
 
-_TRIPLE_RE = re.compile(r"^amdgcn-amd-amdhsa-[a-z0-9_]*-")
+_TRIPLE_RE = re.compile(r"^(?:amdgcn|amdgpu[0-9a-z.]*)-amd-amdhsa-[a-z0-9_]*-")  # newer LLVM: amdgpu9.0a-amd-amdhsa-unknown-gfx90a
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
 """Build glue: the cffi extension modules under native/ (see native/README.md)."""
 from setuptools import setup
 
-setup(cffi_modules=[])
+setup(cffi_modules=["native/build_aql.py:ffibuilder"])

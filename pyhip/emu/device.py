@@ -1,0 +1,131 @@
+"""The emulated AMD GPU: device memory, loaded programs, kernel dispatch (the AQL agent interface)."""
+from __future__ import annotations
+
+import threading
+
+from ..errors import HipError, hipError_t
+from ..loader.descriptor import KD_SIZE, KernelDescriptor
+from .engine import Dispatch, KernelContext, compile_instruction
+from .memory import DeviceMemory, GPUFault
+from .program import LoadedProgram
+
+SUPPORTED = ("gfx90a", "gfx940", "gfx941", "gfx942")
+
+
+class EmulatedGPU:
+    def __init__(self, target: str = "gfx90a", memory_size: int = 16 << 30, watchdog_steps: int = 20_000_000):
+        proc = target.split(":")[0]
+        if proc not in SUPPORTED:
+            raise HipError(hipError_t.hipErrorInvalidDevice, f"the emulator does not support {proc}")
+        self.target = target
+        self.processor = proc
+        self.memory = DeviceMemory(memory_size)
+        self.watchdog_steps = watchdog_steps
+        self.programs: list[LoadedProgram] = []
+        self._contexts = {}
+        self._compiled = {}
+        self._lock = threading.RLock()
+        self._mirror = None
+        self._dispatch_lock = threading.Lock()
+        self.faults: list[GPUFault] = []
+
+    # -- programs -----------------------------------------------------------------------------------------
+    def load_program(self, co) -> LoadedProgram:
+        if co.processor not in SUPPORTED and co.processor != self.processor:
+            raise HipError(hipError_t.hipErrorNoBinaryForGpu, f"code object for {co.processor} on a {self.processor}")
+        p = LoadedProgram(self, co)
+        with self._lock:
+            self.programs.append(p)
+        return p
+
+    def unload_program(self, p: LoadedProgram) -> None:
+        with self._lock:
+            if p in self.programs:
+                self.programs.remove(p)
+                self._compiled.pop(id(p), None)
+                self.memory.free(p.base)
+                p.unloaded = True
+
+    def context_for(self, program, accum_offset: int) -> KernelContext:
+        key = (id(program), accum_offset)
+        K = self._contexts.get(key)
+        if K is None:
+            K = self._contexts[key] = KernelContext(self, program.code_object.processor, accum_offset)
+        return K
+
+    def compiled(self, program, K) -> dict:
+        return self._compiled.setdefault((id(program), K.accum_offset), {})
+
+    def compile_at(self, program, K, pc: int):
+        inst = program.instructions.get(pc)
+        if inst is None:
+            raise GPUFault("jump to an address that is not an instruction", code=hipError_t.hipErrorIllegalAddress,
+                           address=pc)
+        fn = compile_instruction(inst, K)
+        self.compiled(program, K)[pc] = fn
+        return fn
+
+    def _find(self, kernel_object: int):
+        with self._lock:
+            for p in self.programs:
+                if p.contains(kernel_object):
+                    return p, p.kernels.get(kernel_object)
+        return None, None
+
+    # -- dispatch -----------------------------------------------------------------------------------------------
+    def run_dispatch(self, *, kernel_object: int, kernarg_address: int, grid_size, workgroup_size,
+                     group_segment_size: int, private_segment_size: int, dispatch_ptr: int = 0,
+                     queue_ptr: int = 0, dispatch_id: int = 0, max_steps: int | None = None) -> Dispatch:
+        program, kernel = self._find(kernel_object)
+        if program is None:
+            raise GPUFault("invalid kernel_object: not inside any loaded code object",
+                           code=hipError_t.hipErrorInvalidDeviceFunction, address=kernel_object)
+        kd = KernelDescriptor.from_bytes(self.memory.read(kernel_object, KD_SIZE), program.code_object.processor)
+        if kernel is None:
+            raise GPUFault("invalid kernel_object: not a kernel descriptor", code=hipError_t.hipErrorInvalidDeviceFunction,
+                           address=kernel_object)
+        if kd.kernarg_size and not self.memory.owns(kernarg_address):
+            raise GPUFault("bad kernarg pointer", code=hipError_t.hipErrorIllegalAddress, address=kernarg_address,
+                           kernel=kernel.demangled)
+        d = Dispatch(self, program, kernel, kd, kernel_object=kernel_object, kernarg_address=kernarg_address,
+                     grid_size=grid_size, workgroup_size=workgroup_size, group_segment_size=group_segment_size,
+                     private_segment_size=private_segment_size, dispatch_ptr=dispatch_ptr, queue_ptr=queue_ptr,
+                     dispatch_id=dispatch_id, max_steps=max_steps)
+        d.run()
+        return d
+
+    # -- AQL agent interface --------------------------------------------------------------------------------------
+    def dispatch_kernel(self, packet, packet_address: int, queue) -> None:
+        """Run an AQL kernel dispatch packet.  The packet and the amd_queue_t are mirrored into device
+        memory so kernels that read them through dispatch_ptr / queue_ptr see the real bytes."""
+        with self._dispatch_lock:
+            self._dispatch_locked(packet, queue)
+
+    def _dispatch_locked(self, packet, queue) -> None:
+        pkt_bytes = packet.pack()
+        mirror = self._mirror_buffer()
+        self.memory.write(mirror, pkt_bytes)
+        qptr = 0
+        if queue is not None:
+            self.memory.write(mirror + 256, bytes(queue.amd_queue.buffer()))
+            qptr = mirror + 256
+        try:
+            self.run_dispatch(kernel_object=packet.kernel_object, kernarg_address=packet.kernarg_address,
+                              grid_size=packet.grid_size, workgroup_size=packet.workgroup_size,
+                              group_segment_size=packet.group_segment_size,
+                              private_segment_size=packet.private_segment_size, dispatch_ptr=mirror,
+                              queue_ptr=qptr, dispatch_id=0)
+        except GPUFault as exc:
+            self.faults.append(exc)
+            raise
+
+    def _mirror_buffer(self) -> int:
+        if self._mirror is None:
+            self._mirror = self.memory.alloc(4096, kind="internal")
+        return self._mirror
+
+    def copy(self, dst: int, src: int, size: int) -> None:
+        self.memory.copy(dst, src, size)
+
+    def fill(self, dst: int, value: int, count: int, width: int) -> None:
+        self.memory.fill(dst, value, count, width)

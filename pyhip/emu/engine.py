@@ -1,0 +1,238 @@
+"""The execution engine: initial wave state exactly as the descriptor enables it, workgroups run in
+batches whose waves step together, grouped by PC; barriers per workgroup; a watchdog for hangs."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import hipError_t
+from ..loader.descriptor import KernelDescriptor
+from .memory import GPUFault
+from .semantics import SEMANTICS, load_all
+from .state import EXEC, FLAT_SCRATCH, LANES, WaveState
+
+load_all()
+U32, U64 = np.uint32, np.uint64
+PRIVATE_VSHARP_BASE = 0
+ADD_TID_ENABLE = 1 << 23
+MAX_WAVES_PER_BATCH = 1024
+MAX_PRIVATE_PER_BATCH = 256 << 20
+
+
+class KernelContext:
+    """What semantics need at compile time (shared by all instructions of one program on one device)."""
+
+    def __init__(self, gpu, processor: str, accum_offset: int):
+        self.memory = gpu.memory
+        self.processor = processor
+        self.is_gfx94x = processor.startswith("gfx94")
+        self.accum_offset = accum_offset
+        self.private_vsharp_base = PRIVATE_VSHARP_BASE
+
+
+def compile_instruction(inst, K):
+    factory = SEMANTICS.get(inst.name)
+    if factory is None:
+        def unsupported(st, w, inst=inst):
+            raise GPUFault(f"instruction {inst.name} is not implemented by the emulator",
+                           code=hipError_t.hipErrorLaunchFailure)
+        return unsupported
+    try:
+        return factory(inst, K)
+    except NotImplementedError as exc:
+        msg = str(exc)
+
+        def unsupported(st, w, msg=msg):
+            raise GPUFault(f"{inst.name}: {msg}", code=hipError_t.hipErrorLaunchFailure)
+        return unsupported
+
+
+def describe(inst) -> str:
+    return f"{inst.name} [{' '.join(f'{w:08x}' for w in inst.words)}]"
+
+
+class Dispatch:
+    """One kernel dispatch: geometry, descriptor, and the per-batch run loop."""
+
+    def __init__(self, gpu, program, kernel, kd: KernelDescriptor, *, kernel_object, kernarg_address, grid_size,
+                 workgroup_size, group_segment_size, private_segment_size, dispatch_ptr=0, queue_ptr=0,
+                 dispatch_id=0, max_steps=None):
+        self.gpu, self.program, self.kernel, self.kd = gpu, program, kernel, kd
+        self.processor = program.code_object.processor
+        self.kernel_object = kernel_object
+        self.kernarg = kernarg_address
+        self.grid = tuple(int(g) for g in grid_size)
+        self.wg = tuple(max(1, int(x)) for x in workgroup_size)
+        self.lds_size = int(group_segment_size)
+        priv = max(int(private_segment_size), kd.private_segment_fixed_size)
+        if kd.properties["uses_dynamic_stack"]:
+            priv += 16384
+        self.private = (priv + 15) // 16 * 16
+        self.dispatch_ptr, self.queue_ptr, self.dispatch_id = dispatch_ptr, queue_ptr, dispatch_id
+        self.max_steps = max_steps or gpu.watchdog_steps
+        self.entry = kernel_object + kd.kernel_code_entry_byte_offset
+        if kd.preload["kernarg_preload_spec_length"]:
+            self.entry += 256
+        acc = kd.accum_offset()
+        self.nvgpr = kd.vgpr_count(self.processor)
+        self.K = gpu.context_for(program, acc or 0)
+        self.counts = tuple(-(-g // w) for g, w in zip(self.grid, self.wg))
+        self.waves_per_group = -(-(self.wg[0] * self.wg[1] * self.wg[2]) // LANES)
+        self.steps = 0
+
+    # -- geometry ---------------------------------------------------------------------------------------
+    def run(self) -> None:
+        total = self.counts[0] * self.counts[1] * self.counts[2]
+        if total == 0:
+            return
+        per_batch = max(1, MAX_WAVES_PER_BATCH // self.waves_per_group)
+        if self.private:
+            per_batch = max(1, min(per_batch, MAX_PRIVATE_PER_BATCH // (self.private * LANES * self.waves_per_group)))
+        for start in range(0, total, per_batch):
+            self._run_batch(np.arange(start, min(total, start + per_batch)))
+
+    def _group_ids(self, flat):
+        cx, cy, _ = self.counts
+        return np.stack([flat % cx, (flat // cx) % cy, flat // (cx * cy)], axis=1)
+
+    def _setup(self, flat_groups) -> WaveState:
+        ng, wpg = len(flat_groups), self.waves_per_group
+        nw = ng * wpg
+        st = WaveState(nw, self.nvgpr + 8, ng, self.lds_size, self.private)
+        gid = self._group_ids(flat_groups)
+        st.group_ids = gid
+        st.group = np.repeat(np.arange(ng), wpg)
+        st.wave_in_group = np.tile(np.arange(wpg), ng)
+        # partial workgroups at the grid edge
+        psize = np.minimum(np.array(self.wg)[None, :], np.array(self.grid)[None, :] - gid * np.array(self.wg)[None, :])
+        px, py, pz = (psize[st.group, i] for i in range(3))
+        t = st.wave_in_group[:, None] * LANES + np.arange(LANES)[None, :]
+        n_items = (px * py * pz)[:, None]
+        active = t < n_items
+        tx = t % px[:, None]
+        ty = (t // px[:, None]) % py[:, None]
+        tz = t // (px * py)[:, None]
+        exec_bits = (active.astype(U64) << np.arange(LANES, dtype=U64)).sum(axis=1, dtype=U64)
+        st.sgpr[:, EXEC] = (exec_bits & U64(0xFFFFFFFF)).astype(U32)
+        st.sgpr[:, EXEC + 1] = (exec_bits >> U64(32)).astype(U32)
+        kd = self.kd
+        wid = kd.rsrc2["enable_vgpr_workitem_id"]
+        packed = self.processor.startswith(("gfx90a", "gfx94", "gfx95", "gfx11", "gfx12"))
+        ids = [tx, ty, tz]
+        if packed:
+            v0 = tx.astype(U32)
+            if wid >= 1:
+                v0 |= ty.astype(U32) << U32(10)
+            if wid >= 2:
+                v0 |= tz.astype(U32) << U32(20)
+            st.vgpr[0] = np.where(active, v0, 0)
+        else:
+            for i in range(min(wid, 2) + 1):
+                st.vgpr[i] = np.where(active, ids[i], 0).astype(U32)
+        # user SGPRs
+        vals = {
+            "private_segment_buffer": [PRIVATE_VSHARP_BASE & 0xFFFFFFFF, PRIVATE_VSHARP_BASE >> 32, 0xFFFFFFFF,
+                                       ADD_TID_ENABLE | 0x00027000],
+            "dispatch_ptr": [self.dispatch_ptr & 0xFFFFFFFF, self.dispatch_ptr >> 32],
+            "queue_ptr": [self.queue_ptr & 0xFFFFFFFF, self.queue_ptr >> 32],
+            "kernarg_segment_ptr": [self.kernarg & 0xFFFFFFFF, self.kernarg >> 32],
+            "dispatch_id": [self.dispatch_id & 0xFFFFFFFF, self.dispatch_id >> 32],
+            "flat_scratch_init": [0, 0],
+            "private_segment_size": [self.private],
+        }
+        for name, first, count in kd.user_sgpr_layout():
+            if name == "kernarg_preload":
+                off = kd.preload["kernarg_preload_spec_offset"] * 4
+                words = np.frombuffer(self.gpu.memory.read(self.kernarg + off, count * 4), dtype=U32)
+                st.sgpr[:, first:first + count] = words[None, :]
+            else:
+                st.sgpr[:, first:first + count] = np.array(vals[name], dtype=U64).astype(U32)[None, :]
+        s = kd.user_sgpr_count
+        for i, axis in enumerate("xyz"):
+            if kd.rsrc2[f"enable_sgpr_workgroup_id_{axis}"]:
+                st.sgpr[:, s] = gid[st.group, i].astype(U32)
+                s += 1
+        if kd.rsrc2["enable_sgpr_workgroup_info"]:
+            st.sgpr[:, s] = U32(wpg) | np.where(st.wave_in_group == 0, U32(1 << 31), U32(0))
+            s += 1
+        arch_flat_scratch = self.processor.startswith(("gfx94", "gfx95", "gfx11", "gfx12"))
+        if kd.rsrc2["enable_private_segment"]:
+            if arch_flat_scratch:
+                st.sgpr[:, FLAT_SCRATCH] = 0
+                st.sgpr[:, FLAT_SCRATCH + 1] = 0
+            else:
+                st.sgpr[:, s] = 0           # scratch wave offset: each wave has its own private space
+                s += 1
+        st.pc[:] = self.entry
+        st.mode = kd.rsrc1["float_round_mode_32"] | kd.rsrc1["float_round_mode_16_64"] << 2 | \
+            kd.rsrc1["float_denorm_mode_32"] << 4 | kd.rsrc1["float_denorm_mode_16_64"] << 6 | \
+            kd.rsrc1["enable_dx10_clamp"] << 8 | kd.rsrc1["enable_ieee_mode"] << 9
+        return st
+
+    # -- the loop --------------------------------------------------------------------------------------------
+    def _run_batch(self, flat_groups) -> None:
+        with np.errstate(all="ignore"):
+            self._run_batch_inner(flat_groups)
+
+    def _run_batch_inner(self, flat_groups) -> None:
+        st = self._setup(flat_groups)
+        prog = self.program
+        code = self.gpu.compiled(prog, self.K)
+        insts = prog.instructions
+        done, at_barrier, pc = st.done, st.at_barrier, st.pc
+        all_waves = np.arange(st.n)
+        while True:
+            live = ~done & ~at_barrier
+            if not live.any():
+                if not at_barrier.any() or done.all():
+                    break
+                self._release_barriers(st)
+                continue
+            lp = pc[live]
+            p = int(lp.min())
+            if live.all() and lp.max() == p:
+                w = all_waves
+            else:
+                w = np.nonzero(live & (pc == p))[0]
+            fn = code.get(p)
+            if fn is None:
+                fn = self.gpu.compile_at(prog, self.K, p)
+            pc[w] += insts[p].size if p in insts else 4
+            self.steps += 1
+            if self.steps > self.max_steps:
+                raise self._fault(GPUFault(f"watchdog: dispatch exceeded {self.max_steps} instruction steps "
+                                           f"(infinite loop?); waves: {self._wave_dump(st)}",
+                                           code=hipError_t.hipErrorLaunchTimeOut), st, w, p)
+            try:
+                fn(st, w)
+            except GPUFault as exc:
+                raise self._fault(exc, st, w, p) from None
+            except (IndexError, ValueError, KeyError, FloatingPointError, OverflowError) as exc:
+                raise self._fault(GPUFault(f"emulator error: {type(exc).__name__}: {exc}",
+                                           code=hipError_t.hipErrorLaunchFailure), st, w, p) from None
+
+    def _release_barriers(self, st: WaveState) -> None:
+        live_g = np.bincount(st.group, weights=(~st.done).astype(np.int64), minlength=len(st.group_ids))
+        wait_g = np.bincount(st.group, weights=(st.at_barrier & ~st.done).astype(np.int64), minlength=len(st.group_ids))
+        ready = (live_g == wait_g) & (wait_g > 0)
+        if not ready.any():
+            raise GPUFault("barrier deadlock", code=hipError_t.hipErrorLaunchFailure)
+        st.at_barrier &= ~ready[st.group]
+
+    def _wave_dump(self, st: WaveState, limit: int = 8) -> str:
+        live = np.nonzero(~st.done)[0][:limit]
+        parts = []
+        for i in live:
+            p = int(st.pc[i])
+            inst = self.program.instructions.get(p)
+            parts.append(f"wave {int(st.wave_in_group[i])} of workgroup {tuple(int(x) for x in st.group_ids[st.group[i]])} "
+                         f"at pc 0x{p - self.program.base:x} ({inst.name if inst else '?'})")
+        return "; ".join(parts)
+
+    def _fault(self, exc: GPUFault, st: WaveState, w, p: int) -> GPUFault:
+        first = int(np.asarray(w)[0]) if len(np.asarray(w)) else 0
+        inst = self.program.instructions.get(p)
+        return exc.with_context(kernel=self.kernel.demangled if self.kernel is not None else None,
+                                workgroup=tuple(int(x) for x in st.group_ids[st.group[first]]),
+                                wave=int(st.wave_in_group[first]),
+                                pc=p - self.program.base,
+                                instruction=describe(inst) if inst is not None else None)

@@ -1,0 +1,76 @@
+"""Exact floating-point helpers the ISA needs and numpy lacks: correctly rounded fused multiply-add for
+f32 and f64 (error-free transformations and rounding to odd), applied element-wise on arrays."""
+from __future__ import annotations
+
+import numpy as np
+
+_SPLIT = 134217729.0   # 2^27 + 1 (Veltkamp split for binary64)
+
+
+def two_sum(a, b):
+    s = a + b
+    bb = s - a
+    err = (a - (s - bb)) + (b - bb)
+    return s, err
+
+
+def two_prod(a, b):
+    p = a * b
+    ca = _SPLIT * a
+    ah = ca - (ca - a)
+    al = a - ah
+    cb = _SPLIT * b
+    bh = cb - (cb - b)
+    bl = b - bh
+    err = ((ah * bh - p) + ah * bl + al * bh) + al * bl
+    return p, err
+
+
+def _round_to_odd_sum(x, y):
+    """x + y rounded to odd (binary64): inexact results get an odd last mantissa bit."""
+    s, e = two_sum(x, y)
+    bits = s.view(np.int64)
+    inexact = (e != 0) & np.isfinite(s)
+    even = (bits & 1) == 0
+    fix = inexact & even
+    if fix.any():
+        # move one ulp towards the exact value (direction of e relative to s's sign)
+        toward = np.where((e > 0) == (s > 0), 1, -1)
+        toward = np.where(s == 0, np.where(e > 0, 1, -1), toward)
+        bits = bits.copy()
+        bits[fix] += toward[fix] if s.ndim else toward
+        s = bits.view(np.float64)
+    return s
+
+
+def fma64(a, b, c):
+    """Correctly rounded a*b+c for float64 arrays (Boldo–Melquiond with rounding to odd)."""
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    c = np.asarray(c, dtype=np.float64)
+    with np.errstate(all="ignore"):
+        uh, ul = two_prod(a, b)
+        th, tl = two_sum(c, ul)
+        vh, vl = two_sum(uh, th)
+        z = _round_to_odd_sum(tl, vl)
+        r = vh + z
+        naive = a * b + c
+        # special values, overflow of the split, and results where the EFTs do not hold
+        bad = ~np.isfinite(r) | ~np.isfinite(uh) | (np.abs(a) > 1e300) | (np.abs(b) > 1e300) \
+            | (np.abs(uh) < 1e-290) & (uh != 0)
+        if bad.any():
+            r = np.where(bad, naive, r)
+            # exact zero products keep IEEE signed-zero rules
+    return r
+
+
+def fma32(a, b, c):
+    """Correctly rounded a*b+c for float32 arrays: the product is exact in binary64, the sum is rounded
+    to odd in binary64 and then to nearest binary32 (53 >= 24 + 2 makes this exact)."""
+    a64 = np.asarray(a, dtype=np.float32).astype(np.float64)
+    b64 = np.asarray(b, dtype=np.float32).astype(np.float64)
+    c64 = np.asarray(c, dtype=np.float32).astype(np.float64)
+    with np.errstate(all="ignore"):
+        p = a64 * b64
+        s = _round_to_odd_sum(p, c64)
+        return s.astype(np.float32)

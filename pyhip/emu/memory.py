@@ -1,0 +1,231 @@
+"""Emulated device memory: one growable arena for device allocations plus host buffers mapped at their
+own addresses (pinned memory), an allocation table, and vectorized bounds-checked lane accesses.
+
+A bad access raises :class:`GPUFault` (hipErrorIllegalAddress) carrying the offending addresses; the
+engine adds kernel, wave, PC and instruction before reporting it.
+"""
+from __future__ import annotations
+
+import bisect
+import threading
+
+import numpy as np
+
+from ..errors import HipError, hipError_t
+
+DEVICE_BASE = 0x1000_0000_0000          # 16 TiB: far from the host heap and mmap areas
+SHARED_APERTURE = 0x1_0000_0000 * 0x10000   # src_shared_base (LDS aperture, 4 GiB aligned)
+PRIVATE_APERTURE = 0x2_0000_0000 * 0x10000  # src_private_base (scratch aperture)
+APERTURE_SIZE = 1 << 32
+ALIGN = 256
+
+
+class GPUFault(HipError):
+    """A device-side fault; ``details`` holds kernel, workgroup, wave, pc, instruction, address."""
+
+    def __init__(self, message: str, code: int = hipError_t.hipErrorIllegalAddress, **details):
+        self.details = details
+        super().__init__(code, message)
+
+    def with_context(self, **ctx) -> "GPUFault":
+        d = dict(self.details)
+        d.update({k: v for k, v in ctx.items() if v is not None})
+        parts = [self.message]
+        for key in ("kernel", "workgroup", "wave", "lane", "pc", "instruction", "address", "access"):
+            if key in d:
+                v = d[key]
+                parts.append(f"{key}={'0x%x' % v if key in ('pc', 'address') and isinstance(v, int) else v}")
+        return GPUFault("; ".join(parts), self.code, **d)
+
+
+class DeviceMemory:
+    def __init__(self, capacity: int = 16 << 30, initial: int = 1 << 32):
+        # np.zeros uses calloc: the arena is reserved lazily, pages cost memory only once touched
+        self.capacity = capacity
+        self.arena = np.zeros(initial, dtype=np.uint8)
+        self._top = 0                           # bump pointer (bytes into the arena)
+        self._free: list[tuple[int, int]] = []  # (offset, size) free blocks
+        self.starts: list[int] = []             # sorted allocation start addresses
+        self.table: dict[int, tuple[int, int, str, np.ndarray | None]] = {}  # start -> (end, size, kind, ext)
+        self._np_starts = np.zeros(0, dtype=np.uint64)
+        self._np_ends = np.zeros(0, dtype=np.uint64)
+        self._np_ext = np.zeros(0, dtype=bool)
+        self.lock = threading.RLock()
+        self.used = 0
+
+    # -- allocation --------------------------------------------------------------------------------------
+    def _reindex(self) -> None:
+        self._np_starts = np.array(self.starts, dtype=np.uint64)
+        self._np_ends = np.array([self.table[s][0] for s in self.starts], dtype=np.uint64)
+        self._np_ext = np.array([self.table[s][3] is not None for s in self.starts], dtype=bool)
+
+    def alloc(self, size: int, kind: str = "user", align: int = ALIGN) -> int:
+        if size <= 0:
+            raise HipError(hipError_t.hipErrorInvalidValue, "allocation size must be positive")
+        rounded = (size + ALIGN - 1) // ALIGN * ALIGN
+        with self.lock:
+            if self.used + rounded > self.capacity:
+                raise HipError(hipError_t.hipErrorOutOfMemory,
+                               f"out of device memory: {size} bytes requested, {self.capacity - self.used} free")
+            off = None
+            for i, (o, s) in enumerate(self._free):
+                aligned = (o + align - 1) // align * align
+                if aligned + rounded <= o + s:
+                    off = aligned
+                    rest = []
+                    if aligned > o:
+                        rest.append((o, aligned - o))
+                    if aligned + rounded < o + s:
+                        rest.append((aligned + rounded, o + s - aligned - rounded))
+                    self._free[i:i + 1] = rest
+                    break
+            if off is None:
+                off = (self._top + align - 1) // align * align
+                self._top = off + rounded
+                if self._top > len(self.arena):
+                    new = np.zeros(max(self._top, 2 * len(self.arena)), dtype=np.uint8)
+                    new[:len(self.arena)] = self.arena
+                    self.arena = new
+            self.arena[off:off + rounded] = 0
+            addr = DEVICE_BASE + off
+            bisect.insort(self.starts, addr)
+            self.table[addr] = (addr + size, rounded, kind, None)
+            self.used += rounded
+            self._reindex()
+            return addr
+
+    def free(self, addr: int) -> None:
+        with self.lock:
+            entry = self.table.get(addr)
+            if entry is None or entry[3] is not None:
+                raise HipError(hipError_t.hipErrorInvalidDevicePointer, f"0x{addr:x} is not the start of an allocation")
+            del self.table[addr]
+            self.starts.remove(addr)
+            self._free.append((addr - DEVICE_BASE, entry[1]))
+            self._free.sort()
+            self.used -= entry[1]
+            self._reindex()
+
+    def map_host(self, addr: int, array: np.ndarray) -> None:
+        with self.lock:
+            bisect.insort(self.starts, addr)
+            self.table[addr] = (addr + array.nbytes, array.nbytes, "host", array.view(np.uint8).reshape(-1))
+            self._reindex()
+
+    def unmap_host(self, addr: int) -> bool:
+        with self.lock:
+            entry = self.table.get(addr)
+            if entry is None or entry[3] is None:
+                return False
+            del self.table[addr]
+            self.starts.remove(addr)
+            self._reindex()
+            return True
+
+    def allocation_size(self, addr: int) -> int:
+        return self.table[addr][1]
+
+    def find(self, addr: int):
+        """``(start, end, kind)`` of the allocation holding ``addr``, or None."""
+        with self.lock:
+            i = bisect.bisect_right(self.starts, addr) - 1
+            if i < 0:
+                return None
+            s = self.starts[i]
+            end, _, kind, _ = self.table[s]
+            return (s, end, kind) if addr < end else None
+
+    def owns(self, addr: int) -> bool:
+        return self.find(addr) is not None
+
+    def user_allocations(self) -> list[int]:
+        return [s for s, (e, sz, k, ext) in self.table.items() if k == "user"]
+
+    # -- host access -----------------------------------------------------------------------------------
+    def _span(self, addr: int, size: int):
+        hit = self.find(addr)
+        if hit is None or addr + size > hit[1]:
+            raise GPUFault(f"host access [0x{addr:x}, +{size}) is outside any allocation", address=addr)
+        ext = self.table[hit[0]][3]
+        if ext is not None:
+            return ext, addr - hit[0]
+        return self.arena, addr - DEVICE_BASE
+
+    def read(self, addr: int, size: int) -> bytes:
+        buf, off = self._span(addr, size)
+        return buf[off:off + size].tobytes()
+
+    def view(self, addr: int, size: int) -> memoryview:
+        buf, off = self._span(addr, size)
+        return memoryview(buf[off:off + size])
+
+    def write(self, addr: int, data) -> None:
+        data = memoryview(data).cast("B")
+        buf, off = self._span(addr, len(data))
+        buf[off:off + len(data)] = np.frombuffer(data, dtype=np.uint8)
+
+    def copy(self, dst: int, src: int, size: int) -> None:
+        self.write(dst, self.read(src, size))
+
+    def fill(self, dst: int, value: int, count: int, width: int) -> None:
+        buf, off = self._span(dst, count * width)
+        dt = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[width]
+        buf[off:off + count * width] = np.full(count, value, dtype=dt).view(np.uint8)
+
+    # -- lane access (vectorized) ---------------------------------------------------------------------------
+    def check(self, addrs: np.ndarray, size: int):
+        """Validate every address; returns ``(buffer, offsets)`` for the fast single-buffer case, or
+        raises GPUFault naming the first bad address."""
+        addrs = addrs.astype(np.uint64, copy=False)
+        starts = self._np_starts
+        idx = np.searchsorted(starts, addrs, side="right").astype(np.int64) - 1
+        ok = idx >= 0
+        safe = np.where(ok, idx, 0)
+        if len(starts):
+            ok &= addrs + np.uint64(size) <= self._np_ends[safe]
+        else:
+            ok[:] = False
+        if not ok.all():
+            bad = int(addrs[np.argmin(ok)])
+            raise GPUFault("memory access outside any allocation", address=bad, access=f"{size} bytes")
+        if len(addrs) and self._np_ext[safe].any():
+            return None, safe
+        return self.arena, (addrs - np.uint64(DEVICE_BASE)).astype(np.int64)
+
+    def gather(self, addrs: np.ndarray, size: int) -> np.ndarray:
+        """Bytes at each address → array (n, size) uint8."""
+        buf, offs = self.check(addrs, size)
+        if buf is None:
+            return self._gather_mixed(addrs, size, offs)
+        return buf[offs[:, None] + np.arange(size)]
+
+    def scatter(self, addrs: np.ndarray, data: np.ndarray) -> None:
+        """Write data (n, size) uint8 at each address (later lanes win on overlap, as in hardware order)."""
+        size = data.shape[1]
+        buf, offs = self.check(addrs, size)
+        if buf is None:
+            return self._scatter_mixed(addrs, data, offs)
+        buf[offs[:, None] + np.arange(size)] = data
+
+    def _gather_mixed(self, addrs, size, idx):
+        out = np.empty((len(addrs), size), dtype=np.uint8)
+        for i in np.unique(idx):
+            sel = idx == i
+            start = int(self._np_starts[i])
+            end, _, _, ext = self.table[start]
+            offs = (addrs[sel] - np.uint64(start)).astype(np.int64)
+            buf = ext if ext is not None else self.arena
+            base = 0 if ext is not None else start - DEVICE_BASE
+            out[sel] = buf[base + offs[:, None] + np.arange(size)]
+        return out
+
+    def _scatter_mixed(self, addrs, data, idx):
+        size = data.shape[1]
+        for i in np.unique(idx):
+            sel = idx == i
+            start = int(self._np_starts[i])
+            end, _, _, ext = self.table[start]
+            offs = (addrs[sel] - np.uint64(start)).astype(np.int64)
+            buf = ext if ext is not None else self.arena
+            base = 0 if ext is not None else start - DEVICE_BASE
+            buf[base + offs[:, None] + np.arange(size)] = data[sel]

@@ -1,0 +1,27 @@
+"""Instruction semantics by class.  Each module registers factories ``f(inst, K) -> op`` by mnemonic;
+``op(st, w)`` executes the instruction for the waves ``w`` (an index array) of a :class:`WaveState`.
+The engine advances ``pc`` before calling ``op``, so branches simply overwrite it."""
+from __future__ import annotations
+
+SEMANTICS: dict = {}
+
+
+class Unsupported(Exception):
+    pass
+
+
+def op(*names):
+    def deco(factory):
+        for n in names:
+            SEMANTICS[n] = factory
+        return factory
+    return deco
+
+
+def register(name, factory):
+    SEMANTICS[name] = factory
+
+
+def load_all():
+    from . import ds, salu, smem, valu, vcmp, vmem  # noqa: F401
+    return SEMANTICS

@@ -1,0 +1,211 @@
+"""LDS (DS encoding): reads, writes (incl. read2/write2 and st64 forms), LDS atomics, swizzle, permute."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..memory import GPUFault
+from ..operands import write_v
+from ..state import LANES
+from . import op, register
+
+U8, U16, U32, U64, I32, F32 = np.uint8, np.uint16, np.uint32, np.uint64, np.int32, np.float32
+
+
+def _lds_io(st, w, m, offs, size, data=None):
+    """Gather (data None) or scatter ``size`` bytes per active lane at LDS byte offsets (nw, 64)."""
+    widx, lidx = np.nonzero(m)
+    o = offs[widx, lidx].astype(np.int64)
+    bad = (o < 0) | (o + size > st.lds_size)
+    if bad.any():
+        raise GPUFault(f"LDS access out of range (allocated {st.lds_size} bytes)", address=int(o[np.argmax(bad)]),
+                       access=f"{size} bytes")
+    g = st.group[w][widx]
+    cols = o[:, None] + np.arange(size)
+    if data is None:
+        out = np.zeros((len(w), LANES, size), dtype=U8)
+        out[widx, lidx] = st.lds[g[:, None], cols]
+        return out
+    st.lds[g[:, None], cols] = data[widx, lidx]
+    return None
+
+
+def _read(size, signed=False, count=1, stride_mult=1, d16_hi=False):
+    def factory(inst, K):
+        f = inst.fields
+        a, d = f["addr"], f["vdst"] + (K.accum_offset if f.get("acc") else 0)
+        if count == 2:
+            offsets = [f["offset0"] * size * stride_mult, f["offset1"] * size * stride_mult]
+        else:
+            offsets = [f["offset0"] | (f["offset1"] << 8)]
+
+        def run(st, w):
+            m = st.exec_mask(w)
+            base = st.vgpr[a, w].astype(np.int64)
+            reg = d
+            for off in offsets:
+                raw = _lds_io(st, w, m, base + off, size)
+                if size >= 4:
+                    words = raw.view(U32)
+                    for i in range(size // 4):
+                        write_v(st, w, reg + i, words[:, :, i], m)
+                    reg += size // 4
+                else:
+                    v = raw[:, :, :size].copy()
+                    if size == 1:
+                        val = v[:, :, 0].astype(np.int8).astype(I32).view(U32) if signed else v[:, :, 0].astype(U32)
+                    else:
+                        val = v.view(np.int16)[:, :, 0].astype(I32).view(U32) if signed else v.view(U16)[:, :, 0].astype(U32)
+                    if d16_hi:
+                        val = (st.vgpr[reg, w] & U32(0xFFFF)) | (val << U32(16))
+                    write_v(st, w, reg, val, m)
+                    reg += 1
+        return run
+    return factory
+
+
+def _write(size, count=1, stride_mult=1, d16_hi=False):
+    def factory(inst, K):
+        f = inst.fields
+        a = f["addr"]
+        acc = K.accum_offset if f.get("acc") else 0
+        datas = [f["data0"] + acc, f["data1"] + acc]
+        if count == 2:
+            offsets = [f["offset0"] * size * stride_mult, f["offset1"] * size * stride_mult]
+        else:
+            offsets = [f["offset0"] | (f["offset1"] << 8)]
+        nregs = max(1, size // 4)
+
+        def run(st, w):
+            m = st.exec_mask(w)
+            base = st.vgpr[a, w].astype(np.int64)
+            for i, off in enumerate(offsets):
+                words = np.stack([st.vgpr[datas[i] + k, w] for k in range(nregs)], axis=-1)
+                if d16_hi:
+                    words = words >> U32(16)
+                _lds_io(st, w, m, base + off, size, words.view(U8)[:, :, :size])
+        return run
+    return factory
+
+
+for _n, _sz, _sg in (("b32", 4, False), ("b64", 8, False), ("b96", 12, False), ("b128", 16, False),
+                     ("u8", 1, False), ("i8", 1, True), ("u16", 2, False), ("i16", 2, True)):
+    register(f"ds_read_{_n}", _read(_sz, _sg))
+register("ds_read_u16_d16_hi", _read(2, False, d16_hi=True))
+register("ds_read2_b32", _read(4, count=2))
+register("ds_read2_b64", _read(8, count=2))
+register("ds_read2st64_b32", _read(4, count=2, stride_mult=64))
+register("ds_read2st64_b64", _read(8, count=2, stride_mult=64))
+for _n, _sz in (("b32", 4), ("b64", 8), ("b96", 12), ("b128", 16), ("b8", 1), ("b16", 2)):
+    register(f"ds_write_{_n}", _write(_sz))
+register("ds_write_b8_d16_hi", _write(1, d16_hi=True))
+register("ds_write_b16_d16_hi", _write(2, d16_hi=True))
+register("ds_write2_b32", _write(4, count=2))
+register("ds_write2_b64", _write(8, count=2))
+register("ds_write2st64_b32", _write(4, count=2, stride_mult=64))
+register("ds_write2st64_b64", _write(8, count=2, stride_mult=64))
+
+
+def _atomic(fn, returns, dtype=U32, size=4):
+    def factory(inst, K):
+        f = inst.fields
+        a, d0, d1, dst = f["addr"], f["data0"], f["data1"], f["vdst"]
+        off = f["offset0"] | (f["offset1"] << 8)
+
+        def run(st, w):
+            m = st.exec_mask(w)
+            addr = st.vgpr[a, w].astype(np.int64) + off
+            val = st.vgpr[d0, w]
+            cmpv = st.vgpr[d1, w]
+            widx, lidx = np.nonzero(m)
+            o = addr[widx, lidx]
+            if ((o < 0) | (o + size > st.lds_size)).any():
+                raise GPUFault(f"LDS atomic out of range (allocated {st.lds_size} bytes)")
+            g = st.group[w][widx]
+            key = g * (st.lds_size + 8) + o
+            v, c = val[widx, lidx], cmpv[widx, lidx]
+            old_all = np.zeros(len(o), dtype=U32)
+            lds32 = st.lds.view(U8)
+            remaining = np.arange(len(o))
+            while len(remaining):           # same-address lanes apply in lane order
+                _, first = np.unique(key[remaining], return_index=True)
+                take = remaining[np.sort(first)]
+                gg, oo = g[take], o[take]
+                cols = oo[:, None] + np.arange(4)
+                old = lds32[gg[:, None], cols].copy().view(U32).reshape(-1)
+                with np.errstate(all="ignore"):
+                    new = fn(old, v[take], c[take])
+                lds32[gg[:, None], cols] = new.astype(U32).view(U8).reshape(-1, 4)
+                old_all[take] = old
+                remaining = np.setdiff1d(remaining, take, assume_unique=True)
+            if returns:
+                res = np.zeros((len(w), LANES), dtype=U32)
+                res[widx, lidx] = old_all
+                write_v(st, w, dst, res, m)
+        return run
+    return factory
+
+
+_DS_ATOMICS = {
+    "add_u32": lambda o, v, c: o + v, "sub_u32": lambda o, v, c: o - v, "rsub_u32": lambda o, v, c: v - o,
+    "inc_u32": lambda o, v, c: np.where(o >= v, U32(0), o + U32(1)),
+    "dec_u32": lambda o, v, c: np.where((o == 0) | (o > v), v, o - U32(1)),
+    "min_i32": lambda o, v, c: np.minimum(o.view(I32), v.view(I32)).view(U32),
+    "max_i32": lambda o, v, c: np.maximum(o.view(I32), v.view(I32)).view(U32),
+    "min_u32": lambda o, v, c: np.minimum(o, v), "max_u32": lambda o, v, c: np.maximum(o, v),
+    "and_b32": lambda o, v, c: o & v, "or_b32": lambda o, v, c: o | v, "xor_b32": lambda o, v, c: o ^ v,
+    "mskor_b32": lambda o, v, c: (o & ~v) | c, "wrxchg_rtn_b32": lambda o, v, c: v,
+    "cmpst_b32": lambda o, v, c: np.where(o == v, c, o),
+    "add_f32": lambda o, v, c: (o.view(F32) + v.view(F32)).view(U32),
+    "min_f32": lambda o, v, c: np.fmin(o.view(F32), v.view(F32)).view(U32),
+    "max_f32": lambda o, v, c: np.fmax(o.view(F32), v.view(F32)).view(U32),
+}
+for _n, _fn in _DS_ATOMICS.items():
+    if _n.startswith("wrxchg"):
+        register(f"ds_{_n}", _atomic(_fn, True))
+        continue
+    register(f"ds_{_n}", _atomic(_fn, False))
+    base, typ = _n.rsplit("_", 1)
+    register(f"ds_{base}_rtn_{typ}", _atomic(_fn, True))
+
+
+@op("ds_swizzle_b32")
+def _swizzle(inst, K):
+    f = inst.fields
+    a, d = f["addr"], f["vdst"]
+    pat = f["offset0"] | (f["offset1"] << 8)
+    lane = np.arange(LANES)
+    if pat & 0x8000:                                   # quad permute mode
+        src = (lane & ~3) + ((pat >> (2 * (lane & 3))) & 3)
+    else:                                              # bitmask mode within groups of 32
+        and_m, or_m, xor_m = pat & 0x1F, (pat >> 5) & 0x1F, (pat >> 10) & 0x1F
+        src = (lane & 0x20) | ((((lane & 0x1F) & and_m) | or_m) ^ xor_m)
+
+    def run(st, w):
+        m = st.exec_mask(w)
+        v = st.vgpr[a, w]
+        out = np.where(m[:, src], v[:, src], 0).astype(U32)
+        write_v(st, w, d, out, m)
+    return run
+
+
+@op("ds_bpermute_b32", "ds_permute_b32")
+def _permute(inst, K):
+    f = inst.fields
+    a, d0, d = f["addr"], f["data0"], f["vdst"]
+    off = f["offset0"] | (f["offset1"] << 8)
+    back = inst.name == "ds_bpermute_b32"
+
+    def run(st, w):
+        m = st.exec_mask(w)
+        idx = ((st.vgpr[a, w].astype(np.int64) + off) >> 2) & 63
+        data = st.vgpr[d0, w]
+        rows = np.arange(len(w))[:, None]
+        if back:
+            out = np.where(m[rows, idx], data[rows, idx], 0).astype(U32)
+        else:
+            out = np.zeros_like(data)
+            lanes = np.broadcast_to(np.arange(LANES), idx.shape)
+            wi, li = np.nonzero(m)
+            out[wi, idx[wi, li]] = data[wi, li]
+        write_v(st, w, d, out, m)
+    return run

@@ -1,0 +1,586 @@
+"""Vector ALU: VOP1, VOP2, VOP3 (incl. 64-bit and carry ops), packed f32, lane ops (readlane, mbcnt)."""
+from __future__ import annotations
+
+import contextlib
+
+import numpy as np
+
+from .. import fp
+from ..operands import sreader, vreader, write_s, write_v
+from ..state import LANES, VCC, pair_from_mask, mask_from_pair
+from . import op, register
+from .common import (F32, F64, I32, I64, U32, U64, carry_dst, dst, output_mods, readers, srcs, store32,
+                     store64)
+
+WIDTH = {"f32": 32, "u32": 32, "i32": 32, "f16": 32, "b32": 32, "f64": 64, "u64": 64, "i64": 64, "b64": 64}
+FLOAT = {"f32", "f64", "f16"}
+ERR = contextlib.nullcontext()   # the engine runs every batch under np.errstate(all="ignore")
+
+
+def view(a, kind):
+    if kind == "f32":
+        return a.view(F32)
+    if kind == "i32":
+        return a.view(I32)
+    if kind == "f64":
+        return a.view(F64)
+    if kind == "i64":
+        return a.view(I64)
+    if kind == "f16":
+        return (a & U32(0xFFFF)).astype(np.uint16).view(np.float16)
+    return a
+
+
+def bits(x, kind):
+    if kind == "f16":
+        return np.asarray(x, dtype=np.float16).view(np.uint16).astype(U32)
+    x = np.asarray(x)
+    if WIDTH[kind] == 64:
+        return x.astype({"f64": F64, "i64": I64}.get(kind, U64), copy=False).view(U64)
+    t = {"f32": F32, "i32": I32}.get(kind, U32)
+    if x.dtype != t:
+        x = x.astype(t)
+    return x.view(U32)
+
+
+def make(kinds_in, kind_out, fn):
+    """Factory for a plain VALU op: sources of ``kinds_in`` → ``fn(*typed)`` → destination."""
+    n = len(kinds_in)
+    is_float = any(k in FLOAT for k in kinds_in)
+
+    def factory(inst, K):
+        rds = readers(inst, n, [WIDTH[k] for k in kinds_in], is_float,
+                      kinds=[("f64" if k == "f64" else "b64") if WIDTH[k] == 64 else ("f16" if k == "f16" else ("f32" if k == "f32" else "b32")) for k in kinds_in])
+        post = output_mods(inst, kind_out in FLOAT)
+        store = store64 if WIDTH[kind_out] == 64 else store32
+
+        def run(st, w):
+            m = st.exec_mask(w)
+            with ERR:
+                r = fn(*[view(rd(st, w), k) for rd, k in zip(rds, kinds_in)])
+                if post is not None:
+                    r = post(r)
+            store(inst, st, w, bits(r, kind_out), m)
+        return run
+    return factory
+
+
+def reg(names, kinds_in, kind_out, fn):
+    for n in names.split():
+        register(n, make(kinds_in, kind_out, fn))
+
+
+def _sh(b, mask):
+    return (b & mask)
+
+
+# ---- 32-bit float ------------------------------------------------------------------------------------
+reg("v_add_f32", ("f32", "f32"), "f32", lambda a, b: a + b)
+reg("v_sub_f32", ("f32", "f32"), "f32", lambda a, b: a - b)
+reg("v_subrev_f32", ("f32", "f32"), "f32", lambda a, b: b - a)
+reg("v_mul_f32", ("f32", "f32"), "f32", lambda a, b: a * b)
+reg("v_max_f32", ("f32", "f32"), "f32", np.fmax)
+reg("v_min_f32", ("f32", "f32"), "f32", np.fmin)
+reg("v_fma_f32 v_mad_f32", ("f32", "f32", "f32"), "f32", fp.fma32)
+reg("v_ldexp_f32", ("f32", "i32"), "f32", lambda a, b: np.ldexp(a, np.clip(b, -300, 300)).astype(F32))
+reg("v_max3_f32", ("f32", "f32", "f32"), "f32", lambda a, b, c: np.fmax(np.fmax(a, b), c))
+reg("v_min3_f32", ("f32", "f32", "f32"), "f32", lambda a, b, c: np.fmin(np.fmin(a, b), c))
+reg("v_med3_f32", ("f32", "f32", "f32"), "f32", lambda a, b, c: np.fmax(np.fmin(a, b), np.fmin(np.fmax(a, b), c)))
+reg("v_rcp_f32 v_rcp_iflag_f32", ("f32",), "f32", lambda a: F32(1) / a)
+reg("v_rsq_f32", ("f32",), "f32", lambda a: F32(1) / np.sqrt(a))
+reg("v_sqrt_f32", ("f32",), "f32", np.sqrt)
+reg("v_exp_f32", ("f32",), "f32", np.exp2)
+reg("v_log_f32", ("f32",), "f32", np.log2)
+reg("v_trunc_f32", ("f32",), "f32", np.trunc)
+reg("v_floor_f32", ("f32",), "f32", np.floor)
+reg("v_ceil_f32", ("f32",), "f32", np.ceil)
+reg("v_rndne_f32", ("f32",), "f32", np.rint)
+reg("v_fract_f32", ("f32",), "f32", lambda a: np.minimum(a - np.floor(a), F32(0.99999994)))
+reg("v_sin_f32", ("f32",), "f32", lambda a: np.sin(a * F32(2 * np.pi)).astype(F32))
+reg("v_cos_f32", ("f32",), "f32", lambda a: np.cos(a * F32(2 * np.pi)).astype(F32))
+reg("v_frexp_mant_f32", ("f32",), "f32", lambda a: np.where(np.isfinite(a), np.frexp(a)[0], a).astype(F32))
+reg("v_frexp_exp_i32_f32", ("f32",), "i32", lambda a: np.where(np.isfinite(a), np.frexp(a)[1], 0).astype(I32))
+reg("v_cvt_f32_u32", ("u32",), "f32", lambda a: a.astype(F32))
+reg("v_cvt_f32_i32", ("i32",), "f32", lambda a: a.astype(F32))
+reg("v_cvt_u32_f32", ("f32",), "u32", lambda a: np.clip(np.nan_to_num(np.trunc(a), nan=0), 0, 4294967295).astype(np.float64).astype(U32))
+reg("v_cvt_i32_f32", ("f32",), "i32", lambda a: np.clip(np.nan_to_num(np.trunc(a), nan=0), -2147483648, 2147483647).astype(np.float64).astype(I32))
+reg("v_cvt_f64_f32", ("f32",), "f64", lambda a: a.astype(F64))
+reg("v_cvt_f32_f64", ("f64",), "f32", lambda a: a.astype(F32))
+reg("v_cvt_f64_i32", ("i32",), "f64", lambda a: a.astype(F64))
+reg("v_cvt_f64_u32", ("u32",), "f64", lambda a: a.astype(F64))
+reg("v_cvt_i32_f64", ("f64",), "i32", lambda a: np.clip(np.nan_to_num(np.trunc(a), nan=0), -2147483648, 2147483647).astype(I32))
+reg("v_cvt_u32_f64", ("f64",), "u32", lambda a: np.clip(np.nan_to_num(np.trunc(a), nan=0), 0, 4294967295).astype(U32))
+reg("v_cvt_f16_f32", ("f32",), "f16", lambda a: a.astype(np.float16))
+reg("v_cvt_f32_f16", ("f16",), "f32", lambda a: a.astype(F32))
+reg("v_cvt_pkrtz_f16_f32", ("f32", "f32"), "u32",
+    lambda a, b: a.astype(np.float16).view(np.uint16).astype(U32) | (b.astype(np.float16).view(np.uint16).astype(U32) << U32(16)))
+
+# ---- 64-bit float --------------------------------------------------------------------------------------
+reg("v_add_f64", ("f64", "f64"), "f64", lambda a, b: a + b)
+reg("v_mul_f64", ("f64", "f64"), "f64", lambda a, b: a * b)
+reg("v_max_f64", ("f64", "f64"), "f64", np.fmax)
+reg("v_min_f64", ("f64", "f64"), "f64", np.fmin)
+reg("v_fma_f64", ("f64", "f64", "f64"), "f64", fp.fma64)
+reg("v_ldexp_f64", ("f64", "i32"), "f64", lambda a, b: np.ldexp(a, np.clip(b, -3000, 3000)))
+reg("v_rcp_f64", ("f64",), "f64", lambda a: 1.0 / a)
+reg("v_rsq_f64", ("f64",), "f64", lambda a: 1.0 / np.sqrt(a))
+reg("v_sqrt_f64", ("f64",), "f64", np.sqrt)
+reg("v_trunc_f64", ("f64",), "f64", np.trunc)
+reg("v_floor_f64", ("f64",), "f64", np.floor)
+reg("v_ceil_f64", ("f64",), "f64", np.ceil)
+reg("v_rndne_f64", ("f64",), "f64", np.rint)
+reg("v_fract_f64", ("f64",), "f64", lambda a: np.minimum(a - np.floor(a), 0.9999999999999999))
+reg("v_frexp_mant_f64", ("f64",), "f64", lambda a: np.where(np.isfinite(a), np.frexp(a)[0], a))
+reg("v_frexp_exp_i32_f64", ("f64",), "i32", lambda a: np.where(np.isfinite(a), np.frexp(a)[1], 0).astype(I32))
+
+# ---- 32-bit integer -------------------------------------------------------------------------------------
+reg("v_add_u32 v_add_nc_u32", ("u32", "u32"), "u32", lambda a, b: a + b)
+reg("v_sub_u32", ("u32", "u32"), "u32", lambda a, b: a - b)
+reg("v_subrev_u32", ("u32", "u32"), "u32", lambda a, b: b - a)
+reg("v_and_b32", ("u32", "u32"), "u32", lambda a, b: a & b)
+reg("v_or_b32", ("u32", "u32"), "u32", lambda a, b: a | b)
+reg("v_xor_b32", ("u32", "u32"), "u32", lambda a, b: a ^ b)
+reg("v_xnor_b32", ("u32", "u32"), "u32", lambda a, b: ~(a ^ b))
+reg("v_lshlrev_b32", ("u32", "u32"), "u32", lambda a, b: b << (a & U32(31)))
+reg("v_lshrrev_b32", ("u32", "u32"), "u32", lambda a, b: b >> (a & U32(31)))
+reg("v_ashrrev_i32", ("u32", "i32"), "i32", lambda a, b: b >> (a & U32(31)).astype(I32))
+reg("v_lshl_b32", ("u32", "u32"), "u32", lambda a, b: a << (b & U32(31)))
+reg("v_max_u32", ("u32", "u32"), "u32", np.maximum)
+reg("v_min_u32", ("u32", "u32"), "u32", np.minimum)
+reg("v_max_i32", ("i32", "i32"), "i32", np.maximum)
+reg("v_min_i32", ("i32", "i32"), "i32", np.minimum)
+reg("v_mul_lo_u32 v_mul_lo_i32", ("u32", "u32"), "u32", lambda a, b: a * b)
+reg("v_mul_hi_u32", ("u32", "u32"), "u32", lambda a, b: ((a.astype(U64) * b.astype(U64)) >> U64(32)).astype(U32))
+reg("v_mul_hi_i32", ("i32", "i32"), "i32", lambda a, b: ((a.astype(I64) * b.astype(I64)) >> 32).astype(I32))
+reg("v_mul_u32_u24", ("u32", "u32"), "u32", lambda a, b: (a & U32(0xFFFFFF)) * (b & U32(0xFFFFFF)))
+reg("v_mul_i32_i24", ("u32", "u32"), "i32",
+    lambda a, b: (((a.astype(I32) << 8) >> 8).astype(I64) * ((b.astype(I32) << 8) >> 8).astype(I64)).astype(I32))
+reg("v_mad_u32_u24", ("u32", "u32", "u32"), "u32", lambda a, b, c: (a & U32(0xFFFFFF)) * (b & U32(0xFFFFFF)) + c)
+reg("v_mov_b32", ("u32",), "u32", lambda a: a)
+reg("v_not_b32", ("u32",), "u32", lambda a: ~a)
+reg("v_bfrev_b32", ("u32",), "u32", lambda a: _bitrev32(a))
+reg("v_ffbh_u32", ("u32",), "u32", lambda a: np.where(a == 0, U32(0xFFFFFFFF), U32(31) - _log2(a)))
+reg("v_ffbl_b32", ("u32",), "u32", lambda a: np.where(a == 0, U32(0xFFFFFFFF), _log2(a & (~a + U32(1)))))
+reg("v_ffbh_i32", ("i32",), "u32", lambda a: _ffbh_i32(a))
+reg("v_bcnt_u32_b32", ("u32", "u32"), "u32", lambda a, b: _popcount(a) + b)
+reg("v_add3_u32", ("u32", "u32", "u32"), "u32", lambda a, b, c: a + b + c)
+reg("v_xad_u32", ("u32", "u32", "u32"), "u32", lambda a, b, c: (a ^ b) + c)
+reg("v_lshl_add_u32", ("u32", "u32", "u32"), "u32", lambda a, b, c: (a << (b & U32(31))) + c)
+reg("v_add_lshl_u32", ("u32", "u32", "u32"), "u32", lambda a, b, c: (a + b) << (c & U32(31)))
+reg("v_lshl_or_b32", ("u32", "u32", "u32"), "u32", lambda a, b, c: (a << (b & U32(31))) | c)
+reg("v_and_or_b32", ("u32", "u32", "u32"), "u32", lambda a, b, c: (a & b) | c)
+reg("v_or3_b32", ("u32", "u32", "u32"), "u32", lambda a, b, c: a | b | c)
+reg("v_bfi_b32", ("u32", "u32", "u32"), "u32", lambda a, b, c: (a & b) | (~a & c))
+reg("v_bfe_u32", ("u32", "u32", "u32"), "u32", lambda a, b, c: _bfe_u(a, b, c))
+reg("v_bfe_i32", ("u32", "u32", "u32"), "i32", lambda a, b, c: _bfe_i(a, b, c))
+reg("v_alignbit_b32", ("u32", "u32", "u32"), "u32",
+    lambda a, b, c: (((a.astype(U64) << U64(32)) | b.astype(U64)) >> (c & U32(31)).astype(U64)).astype(U32))
+reg("v_alignbyte_b32", ("u32", "u32", "u32"), "u32",
+    lambda a, b, c: (((a.astype(U64) << U64(32)) | b.astype(U64)) >> (U64(8) * (c & U32(3)).astype(U64))).astype(U32))
+reg("v_max3_u32", ("u32", "u32", "u32"), "u32", lambda a, b, c: np.maximum(np.maximum(a, b), c))
+reg("v_min3_u32", ("u32", "u32", "u32"), "u32", lambda a, b, c: np.minimum(np.minimum(a, b), c))
+reg("v_max3_i32", ("i32", "i32", "i32"), "i32", lambda a, b, c: np.maximum(np.maximum(a, b), c))
+reg("v_min3_i32", ("i32", "i32", "i32"), "i32", lambda a, b, c: np.minimum(np.minimum(a, b), c))
+reg("v_med3_i32", ("i32", "i32", "i32"), "i32", lambda a, b, c: np.maximum(np.minimum(a, b), np.minimum(np.maximum(a, b), c)))
+reg("v_med3_u32", ("u32", "u32", "u32"), "u32", lambda a, b, c: np.maximum(np.minimum(a, b), np.minimum(np.maximum(a, b), c)))
+reg("v_perm_b32", ("u32", "u32", "u32"), "u32", lambda a, b, c: _perm(a, b, c))
+reg("v_sad_u32", ("u32", "u32", "u32"), "u32", lambda a, b, c: np.where(a > b, a - b, b - a) + c)
+
+# ---- 64-bit integer -------------------------------------------------------------------------------------
+reg("v_lshlrev_b64", ("u32", "u64"), "u64", lambda a, b: b << (a & U32(63)).astype(U64))
+reg("v_lshrrev_b64", ("u32", "u64"), "u64", lambda a, b: b >> (a & U32(63)).astype(U64))
+reg("v_ashrrev_i64", ("u32", "i64"), "i64", lambda a, b: b >> (a & U32(63)).astype(I64))
+reg("v_lshl_add_u64", ("u64", "u32", "u64"), "u64", lambda a, b, c: (a << (b & U32(7)).astype(U64)) + c)
+reg("v_mov_b64", ("u64",), "u64", lambda a: a)
+
+
+def _log2(a):
+    out = np.zeros(a.shape, dtype=U32)
+    v = a.astype(U64)
+    for s in (16, 8, 4, 2, 1):
+        big = v >= (U64(1) << U64(s))
+        out += np.where(big, U32(s), U32(0))
+        v = np.where(big, v >> U64(s), v)
+    return out
+
+
+def _ffbh_i32(a):
+    x = np.where(a < 0, ~a, a).astype(U32)
+    r = np.where(x == 0, U32(0xFFFFFFFF), U32(31) - _log2(np.maximum(x, U32(1))))
+    return np.where((a == 0) | (a == -1), U32(0xFFFFFFFF), r)
+
+
+def _popcount(a):
+    a = a.astype(U32)
+    a = a - ((a >> U32(1)) & U32(0x55555555))
+    a = (a & U32(0x33333333)) + ((a >> U32(2)) & U32(0x33333333))
+    return (((a + (a >> U32(4))) & U32(0x0F0F0F0F)) * U32(0x01010101)) >> U32(24)
+
+
+def _bitrev32(a):
+    a = a.astype(U32)
+    for s, m in ((1, 0x55555555), (2, 0x33333333), (4, 0x0F0F0F0F), (8, 0x00FF00FF)):
+        a = ((a >> U32(s)) & U32(m)) | ((a & U32(m)) << U32(s))
+    return (a >> U32(16)) | (a << U32(16))
+
+
+def _bfe_u(a, b, c):
+    off, width = b & U32(31), c & U32(31)
+    mask = ((U64(1) << width.astype(U64)) - U64(1)).astype(U32)
+    return np.where(width == 0, U32(0), (a >> off) & mask)
+
+
+def _bfe_i(a, b, c):
+    off, width = (b & U32(31)).astype(I64), (c & U32(31)).astype(I64)
+    v = (a.astype(U32).astype(I64) >> off) & ((I64(1) << width) - 1)
+    sign = (v >> np.maximum(width - 1, 0)) & 1
+    v = np.where(sign.astype(bool), v - (I64(1) << width), v)
+    return np.where(width == 0, 0, v).astype(I32)
+
+
+def _perm(a, b, c):
+    data = (a.astype(U64) << U64(32)) | b.astype(U64)
+    out = np.zeros(a.shape, dtype=U32)
+    for i in range(4):
+        sel = (c >> U32(8 * i)) & U32(0xFF)
+        byte = ((data >> (U64(8) * (sel & U32(7)).astype(U64))) & U64(0xFF)).astype(U32)
+        sign_src = np.select([sel == 8, sel == 9, sel == 10, sel == 11],
+                             [(data >> U64(15)) & U64(1), (data >> U64(31)) & U64(1),
+                              (data >> U64(47)) & U64(1), (data >> U64(63)) & U64(1)], 0).astype(U32)
+        byte = np.where(sel < 8, byte, np.where(sel < 12, sign_src * U32(0xFF), np.where(sel == 12, U32(0), U32(0xFF))))
+        out |= byte << U32(8 * i)
+    return out
+
+
+# ---- ops with carries and lane masks ---------------------------------------------------------------------
+def _carry_factory(kind):
+    def factory(inst, K):
+        n = 3 if kind in ("addc", "subb", "subbrev") else 2
+        rds = readers(inst, 2)
+        if n == 3:
+            cin_reg = inst.fields["src2"] if inst.encoding == "VOP3" else VCC
+        cout = carry_dst(inst)
+
+        def run(st, w):
+            m = st.exec_mask(w)
+            a = rds[0](st, w).astype(U64)
+            b = rds[1](st, w).astype(U64)
+            cin = st.sgpr_mask(w, cin_reg).astype(U64) if n == 3 else U64(0)
+            if kind in ("add", "addc"):
+                r = a + b + cin
+                c = r >> U64(32)
+            elif kind in ("sub", "subb"):
+                r = a - b - cin
+                c = (b + cin) > a
+            else:
+                r = b - a - cin
+                c = (a + cin) > b
+            store32(inst, st, w, (r & U64(0xFFFFFFFF)).astype(U32), m)
+            old = st.sgpr_mask(w, cout)
+            st.set_sgpr_mask(w, cout, np.where(m, c.astype(bool), False) | (old & False))
+        return run
+    return factory
+
+
+for _n, _k in (("v_add_co_u32", "add"), ("v_addc_co_u32", "addc"), ("v_sub_co_u32", "sub"),
+               ("v_subb_co_u32", "subb"), ("v_subrev_co_u32", "subrev"), ("v_subbrev_co_u32", "subbrev")):
+    register(_n, _carry_factory(_k))
+
+
+@op("v_cndmask_b32")
+def _cndmask(inst, K):
+    rds = readers(inst, 2)
+    sel_reg = inst.fields["src2"] if inst.encoding == "VOP3" else VCC
+    f = inst.fields
+    absn = (f.get("abs", 0), f.get("neg", 0)) if inst.encoding == "VOP3" else (0, 0)
+
+    def run(st, w):
+        m = st.exec_mask(w)
+        a, b = rds[0](st, w), rds[1](st, w)
+        for i, v in enumerate((a, b)):
+            pass
+        if absn[0] & 1:
+            a = a & U32(0x7FFFFFFF)
+        if absn[1] & 1:
+            a = a ^ U32(0x80000000)
+        if absn[0] & 2:
+            b = b & U32(0x7FFFFFFF)
+        if absn[1] & 2:
+            b = b ^ U32(0x80000000)
+        sel = st.sgpr_mask(w, sel_reg)
+        store32(inst, st, w, np.where(sel, b, a), m)
+    return run
+
+
+@op("v_fmac_f32", "v_mac_f32")
+def _fmac32(inst, K):
+    rds = readers(inst, 2, is_float=True)
+    d = dst(inst)
+    post = output_mods(inst, True)
+
+    def run(st, w):
+        m = st.exec_mask(w)
+        with ERR:
+            r = fp.fma32(rds[0](st, w).view(F32), rds[1](st, w).view(F32), st.vgpr[d, w].view(F32))
+            if post is not None:
+                r = post(r)
+        store32(inst, st, w, r.view(U32), m)
+    return run
+
+
+@op("v_fmac_f64")
+def _fmac64(inst, K):
+    rds = readers(inst, 2, (64, 64), is_float=True)
+    d = dst(inst)
+
+    def run(st, w):
+        m = st.exec_mask(w)
+        acc = (st.vgpr[d, w].astype(U64) | (st.vgpr[d + 1, w].astype(U64) << U64(32))).view(F64)
+        with ERR:
+            r = fp.fma64(rds[0](st, w).view(F64), rds[1](st, w).view(F64), acc)
+        store64(inst, st, w, r.view(U64), m)
+    return run
+
+
+@op("v_madmk_f32", "v_fmamk_f32", "v_madak_f32", "v_fmaak_f32")
+def _madk(inst, K):
+    rds = readers(inst, 2, is_float=True)
+    k = np.array([inst.literal], dtype=U32).view(F32)[0]
+    mk = "mk" in inst.name
+
+    def run(st, w):
+        m = st.exec_mask(w)
+        a, b = rds[0](st, w).view(F32), rds[1](st, w).view(F32)
+        with ERR:
+            r = fp.fma32(a, np.full_like(a, k), b) if mk else fp.fma32(a, b, np.full_like(a, k))
+        store32(inst, st, w, r.view(U32), m)
+    return run
+
+
+@op("v_mad_u64_u32", "v_mad_i64_i32")
+def _mad64(inst, K):
+    rds = readers(inst, 3, (32, 32, 64))
+    signed = "i64" in inst.name
+    sdst = inst.fields["sdst"]
+
+    def run(st, w):
+        m = st.exec_mask(w)
+        a, b, c = rds[0](st, w), rds[1](st, w), rds[2](st, w)
+        if signed:
+            prod = a.view(I32).astype(I64) * b.view(I32).astype(I64)
+            r = prod.view(U64) + c
+            carry = np.zeros(a.shape, bool)
+        else:
+            prod = a.astype(U64) * b.astype(U64)
+            r = prod + c
+            carry = r < c
+        store64(inst, st, w, r, m)
+        st.set_sgpr_mask(w, sdst, carry & m) if sdst < 106 or sdst == VCC else None
+    return run
+
+
+def _div_scale(width):
+    def factory(inst, K):
+        rds = readers(inst, 3, (width,) * 3, is_float=True)
+        sdst = inst.fields["sdst"]
+        ft, ut = (F64, U64) if width == 64 else (F32, U32)
+        emin = -1022 if width == 64 else -126
+        mant = 53 if width == 64 else 24
+        big = 2.0 ** (2 * mant if width == 64 else 64)
+
+        def run(st, w):
+            m = st.exec_mask(w)
+            s0, s1, s2 = (r(st, w).view(ft) for r in rds)   # s0 = the value to scale; s1 = denominator; s2 = numerator
+            with ERR:
+                d_exp = np.frexp(s1)[1]
+                n_exp = np.frexp(s2)[1]
+                vcc = np.zeros(s0.shape, bool)
+                res = s0.copy()
+                scale_up = ft(2.0 ** (mant * 2 if width == 64 else 64))
+                # cases from the ISA: rescale to avoid denormals/overflow in the reciprocal sequence
+                c1 = (s2 == 0) | (s1 == 0)
+                c2 = (n_exp - d_exp >= (1023 if width == 64 else 127) - 1)
+                c3 = (d_exp - 1 >= (1023 if width == 64 else 127) - 2) & (s0 == s1)
+                c4 = (n_exp - 1 <= emin + mant - 1 + 1) & (s0 == s2)
+                scale_d = ~c1 & (c2 | (np.abs(s1) < ft(2.0 ** emin)))
+                res = np.where(~c1 & c2 & (s0 == s1), s0 * scale_up, res)
+                res = np.where(~c1 & c3, s0 * ft(2.0 ** -(mant * 2 if width == 64 else 64)), res)
+                vcc = np.where(~c1 & c2 & (s0 != s1), True, vcc)
+                res = np.where(~c1 & c4 & ~c3, s0 * scale_up, res)
+                vcc = np.where(~c1 & c4 & ~c3, True, vcc)
+                nan = np.isnan(s1) | np.isnan(s2) | c1
+                res = np.where(c1, ft(np.nan), res)
+            (store64 if width == 64 else store32)(inst, st, w, res.view(ut), m)
+            st.set_sgpr_mask(w, sdst, vcc & m)
+        return run
+    return factory
+
+
+register("v_div_scale_f32", _div_scale(32))
+register("v_div_scale_f64", _div_scale(64))
+
+
+def _div_fmas(width):
+    def factory(inst, K):
+        rds = readers(inst, 3, (width,) * 3, is_float=True)
+        ft, ut = (F64, U64) if width == 64 else (F32, U32)
+        fma = fp.fma64 if width == 64 else fp.fma32
+        scale = ft(2.0 ** (128 if width == 64 else 64))
+
+        def run(st, w):
+            m = st.exec_mask(w)
+            a, b, c = (r(st, w).view(ft) for r in rds)
+            with ERR:
+                r = fma(a, b, c)
+                r = np.where(st.vcc_mask(w), r * scale, r)
+            (store64 if width == 64 else store32)(inst, st, w, r.view(ut), m)
+        return run
+    return factory
+
+
+register("v_div_fmas_f32", _div_fmas(32))
+register("v_div_fmas_f64", _div_fmas(64))
+
+
+def _div_fixup(width):
+    def factory(inst, K):
+        rds = readers(inst, 3, (width,) * 3, is_float=True)
+        ft, ut = (F64, U64) if width == 64 else (F32, U32)
+
+        def run(st, w):
+            m = st.exec_mask(w)
+            q, d, n = (r(st, w).view(ft) for r in rds)     # s0 quotient estimate, s1 denominator, s2 numerator
+            with ERR:
+                exact = n / d                                 # IEEE division: the special cases fixup handles
+                special = np.isnan(d) | np.isnan(n) | (d == 0) | np.isinf(d) | np.isinf(n) | (n == 0)
+                r = np.where(special, exact, q)
+                sign = np.signbit(n) ^ np.signbit(d)
+                r = np.where(~special, np.copysign(np.abs(q), np.where(sign, -1.0, 1.0)).astype(ft), r)
+            (store64 if width == 64 else store32)(inst, st, w, r.view(ut), m)
+        return run
+    return factory
+
+
+register("v_div_fixup_f32", _div_fixup(32))
+register("v_div_fixup_f64", _div_fixup(64))
+
+
+# ---- packed f32 (gfx90a/gfx94x) -----------------------------------------------------------------------------
+def _pk(fn, nsrc):
+    def factory(inst, K):
+        f = inst.fields
+        codes = srcs(inst)[:nsrc]
+        rds = [vreader(c, inst.literal, "b32") for c in codes]
+        rds_hi = [vreader(c + 1 if c >= 256 or c < 102 else c, inst.literal, "b32") for c in codes]
+        opsel, opsel_hi = f["opsel"], f["opsel_hi"] | (f["opsel_hi2"] << 2)
+        neg, neg_hi = f["neg"], f["neg_hi"]
+        d = dst(inst)
+
+        def run(st, w):
+            m = st.exec_mask(w)
+            lo_in, hi_in = [], []
+            for i in range(nsrc):
+                lo = (rds_hi[i] if opsel >> i & 1 else rds[i])(st, w)
+                hi = (rds_hi[i] if opsel_hi >> i & 1 else rds[i])(st, w)
+                if neg >> i & 1:
+                    lo = lo ^ U32(0x80000000)
+                if neg_hi >> i & 1:
+                    hi = hi ^ U32(0x80000000)
+                lo_in.append(lo.view(F32))
+                hi_in.append(hi.view(F32))
+            with ERR:
+                rl, rh = fn(*lo_in), fn(*hi_in)
+            write_v(st, w, d, rl.astype(F32).view(U32), m)
+            write_v(st, w, d + 1, rh.astype(F32).view(U32), m)
+        return run
+    return factory
+
+
+register("v_pk_mul_f32", _pk(lambda a, b: a * b, 2))
+register("v_pk_add_f32", _pk(lambda a, b: a + b, 2))
+register("v_pk_fma_f32", _pk(fp.fma32, 3))
+register("v_pk_mov_b32", _pk(lambda a, b: np.stack([a, b])[0], 2))
+
+
+@op("v_pk_mov_b32")
+def _pk_mov(inst, K):
+    f = inst.fields
+    c0, c1 = srcs(inst)[:2]
+    r0 = [vreader(c0, None, "b32"), vreader(c0 + 1, None, "b32")]
+    r1 = [vreader(c1, None, "b32"), vreader(c1 + 1, None, "b32")]
+    opsel = f["opsel"]
+    d = dst(inst)
+
+    def run(st, w):
+        m = st.exec_mask(w)
+        lo = r0[opsel & 1](st, w)
+        hi = r1[opsel >> 1 & 1](st, w)
+        write_v(st, w, d, lo, m)
+        write_v(st, w, d + 1, hi, m)
+    return run
+
+
+# ---- cross-lane -------------------------------------------------------------------------------------------
+@op("v_readlane_b32")
+def _readlane(inst, K):
+    f = inst.fields
+    src = f["src0"] - 256
+    lane = sreader(f["src1"], inst.literal)
+    sd = f["vdst"]
+
+    def run(st, w):
+        ln = lane(st, w) & U32(63)
+        write_s(st, w, sd, st.vgpr[src, w][np.arange(len(ln)), ln.astype(np.int64)])
+    return run
+
+
+@op("v_readfirstlane_b32")
+def _readfirstlane(inst, K):
+    src = inst.fields["src0"]
+    rd = vreader(src, inst.literal)
+    sd = inst.fields["vdst"]
+
+    def run(st, w):
+        ex = st.exec_mask(w)
+        first = np.where(ex.any(axis=1), ex.argmax(axis=1), 0)
+        write_s(st, w, sd, rd(st, w)[np.arange(len(first)), first])
+    return run
+
+
+@op("v_writelane_b32")
+def _writelane(inst, K):
+    f = inst.fields
+    val = sreader(f["src0"], inst.literal)
+    lane = sreader(f["src1"], inst.literal)
+    d = f["vdst"]
+
+    def run(st, w):
+        ln = (lane(st, w) & U32(63)).astype(np.int64)
+        v = st.vgpr[d, w]
+        v[np.arange(len(ln)), ln] = val(st, w)
+        st.vgpr[d, w] = v
+    return run
+
+
+@op("v_mbcnt_lo_u32_b32", "v_mbcnt_hi_u32_b32")
+def _mbcnt(inst, K):
+    rds = readers(inst, 2)
+    hi = "hi" in inst.name
+    lane = np.arange(LANES, dtype=np.uint64)
+
+    def run(st, w):
+        m = st.exec_mask(w)
+        mask = rds[0](st, w).astype(U64)
+        if hi:
+            below = np.where(lane >= 32, (U64(1) << (lane - U64(32))) - U64(1), U64(0))
+            below = np.where(lane >= 63, U64(0x7FFFFFFF), below)
+        else:
+            below = np.where(lane >= 32, U64(0xFFFFFFFF), (U64(1) << lane) - U64(1))
+        cnt = _popcount((mask & below).astype(U32))
+        store32(inst, st, w, cnt + rds[1](st, w), m)
+    return run
+
+
+@op("v_nop", "s_nop")
+def _nop(inst, K):
+    return lambda st, w: None

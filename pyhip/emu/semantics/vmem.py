@@ -1,0 +1,335 @@
+"""Vector memory: GLOBAL, FLAT (global, LDS or private by aperture), SCRATCH and MUBUF (buffer resources,
+incl. the private-segment V#) loads, stores and atomics.  Every lane's access is bounds-checked."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..memory import APERTURE_SIZE, GPUFault, PRIVATE_APERTURE, SHARED_APERTURE
+from ..operands import sreader, write_v
+from ..state import LANES
+from . import register
+
+U8, U16, U32, U64, I32, I64 = np.uint8, np.uint16, np.uint32, np.uint64, np.int32, np.int64
+F32, F64 = np.float32, np.float64
+OFF = 0x7F
+ADD_TID_ENABLE = 1 << 23       # V# word 3: per-lane (swizzled private) addressing
+
+LOAD_SIZES = {"ubyte": (1, "u"), "sbyte": (1, "s"), "ushort": (2, "u"), "sshort": (2, "s"), "dword": (4, "u"),
+              "dwordx2": (8, "u"), "dwordx3": (12, "u"), "dwordx4": (16, "u"), "ubyte_d16": (1, "u"),
+              "short_d16": (2, "u")}
+STORE_SIZES = {"byte": 1, "short": 2, "dword": 4, "dwordx2": 8, "dwordx3": 12, "dwordx4": 16, "byte_d16_hi": 1,
+               "short_d16_hi": 2}
+
+
+# ---- address generation ---------------------------------------------------------------------------------
+def _vaddr64(st, w, r):
+    return st.vgpr[r, w].astype(U64) | (st.vgpr[r + 1, w].astype(U64) << U64(32))
+
+
+def address_fn(inst, K):
+    """→ f(st, w) returning (kind, addresses (nw,64)) with kind 'global' | 'private' | 'flat'."""
+    f = inst.fields
+    enc = inst.encoding
+    off = f.get("offset", 0)
+    if enc == "GLOBAL":
+        if f["saddr"] == OFF:
+            return lambda st, w: ("global", _vaddr64(st, w, f["addr"]) + U64(off & 0xFFFFFFFFFFFFFFFF))
+        sa = f["saddr"]
+
+        def g(st, w):
+            base = st.sgpr[w, sa].astype(U64) | (st.sgpr[w, sa + 1].astype(U64) << U64(32))
+            return "global", base[:, None] + st.vgpr[f["addr"], w].astype(U64) + U64(off & 0xFFFFFFFFFFFFFFFF)
+        return g
+    if enc == "FLAT":
+        return lambda st, w: ("flat", _vaddr64(st, w, f["addr"]) + U64(off))
+    if enc == "SCRATCH":
+        sa, va = f["saddr"], f["addr"]
+        sve = K.is_gfx94x and f["lds"]
+
+        def s(st, w):
+            a = np.full((len(w), LANES), off, dtype=I64)
+            if sa != OFF:
+                a += st.sgpr[w, sa].astype(I64)[:, None]
+            if sa == OFF or sve:
+                a += st.vgpr[va, w].astype(I64)
+            return "private", a
+        return s
+    if enc in ("MUBUF", "MTBUF"):
+        rs, so = f["srsrc"], sreader(f["soffset"], None)
+
+        def b(st, w):
+            d0, d1, d2, d3 = (st.sgpr[w, rs + i].astype(U64) for i in range(4))
+            base = d0 | ((d1 & U64(0xFFFF)) << U64(32))
+            stride = (d1 >> U64(16)) & U64(0x3FFF)
+            a = np.repeat((so(st, w).astype(U64) + U64(off))[:, None], LANES, axis=1)
+            if f["offen"] and f["idxen"]:
+                a = a + st.vgpr[f["vaddr"] + 1, w].astype(U64)
+            elif f["offen"]:
+                a = a + st.vgpr[f["vaddr"], w].astype(U64)
+            if f["idxen"]:
+                a = a + st.vgpr[f["vaddr"], w].astype(U64) * stride[:, None]
+            private = (d3 & U64(ADD_TID_ENABLE)) != 0
+            if private.all():
+                return "private", (base[:, None] - U64(K.private_vsharp_base) + a).astype(I64)
+            if private.any():
+                raise GPUFault("mixed private and global buffer resources in one instruction")
+            st._buf_limit = d2        # num_records: out-of-range lanes read 0 / drop writes
+            return "buffer", base[:, None] + a
+        return b
+    raise ValueError(enc)
+
+
+# ---- memory spaces -----------------------------------------------------------------------------------------
+class Space:
+    """Uniform gather/scatter over global memory, LDS (via FLAT) and per-lane private memory."""
+
+    @staticmethod
+    def split(K, st, w, kind, addrs, m):
+        """Yield (space, sel mask, offsets) for the active lanes."""
+        if kind == "global":
+            yield "global", m, addrs
+            return
+        if kind == "private":
+            yield "private", m, addrs.astype(I64)
+            return
+        if kind == "buffer":
+            yield "global", m, addrs
+            return
+        a = addrs
+        lds = (a >= U64(SHARED_APERTURE)) & (a < U64(SHARED_APERTURE + APERTURE_SIZE))
+        prv = (a >= U64(PRIVATE_APERTURE)) & (a < U64(PRIVATE_APERTURE + APERTURE_SIZE))
+        glob = m & ~lds & ~prv
+        if glob.any():
+            yield "global", glob, a
+        if (m & lds).any():
+            yield "lds", m & lds, (a - U64(SHARED_APERTURE)).astype(I64)
+        if (m & prv).any():
+            yield "private", m & prv, (a - U64(PRIVATE_APERTURE)).astype(I64)
+
+    @staticmethod
+    def gather(K, st, w, space, sel, offs, size):
+        widx, lidx = np.nonzero(sel)
+        o = offs[widx, lidx]
+        if space == "global":
+            return widx, lidx, K.memory.gather(o.astype(U64), size)
+        if space == "lds":
+            g = st.group[w][widx]
+            _check_range(o, size, st.lds_size, "LDS")
+            return widx, lidx, st.lds[g[:, None], o[:, None] + np.arange(size)]
+        _check_range(o, size, st.private_bytes, "scratch (private segment)")
+        flat = st.private.reshape(st.private.shape[0], -1)
+        wave = np.asarray(w)[widx]
+        return widx, lidx, flat[wave[:, None], (lidx * st.private_bytes + o)[:, None] + np.arange(size)]
+
+    @staticmethod
+    def scatter(K, st, w, space, sel, offs, data):
+        widx, lidx = np.nonzero(sel)
+        o = offs[widx, lidx]
+        size = data.shape[-1]
+        d = data[widx, lidx]
+        if space == "global":
+            K.memory.scatter(o.astype(U64), d)
+            return
+        if space == "lds":
+            _check_range(o, size, st.lds_size, "LDS")
+            g = st.group[w][widx]
+            st.lds[g[:, None], o[:, None] + np.arange(size)] = d
+            return
+        _check_range(o, size, st.private_bytes, "scratch (private segment)")
+        flat = st.private.reshape(st.private.shape[0], -1)
+        wave = np.asarray(w)[widx]
+        flat[wave[:, None], (lidx * st.private_bytes + o)[:, None] + np.arange(size)] = d
+
+
+def _check_range(o, size, limit, what):
+    bad = (o < 0) | (o + size > limit)
+    if bad.any():
+        raise GPUFault(f"{what} access out of range (size {limit} bytes)", address=int(o[np.argmax(bad)]),
+                       access=f"{size} bytes")
+
+
+def _buffer_mask(st, kind, addrs, m, size, base_fn=None):
+    return m
+
+
+# ---- loads and stores ---------------------------------------------------------------------------------------
+def _load(size, signed, d16_hi=False):
+    def factory(inst, K):
+        addr = address_fn(inst, K)
+        d = inst.fields.get("vdst") if inst.encoding not in ("MUBUF", "MTBUF") else inst.fields["vdata"]
+        acc = inst.fields.get("acc", 0)
+        dreg = d + (K.accum_offset if acc else 0)
+        nregs = max(1, size // 4)
+
+        def run(st, w):
+            m = st.exec_mask(w)
+            kind, a = addr(st, w)
+            raw = np.zeros((len(w), LANES, max(size, 4)), dtype=U8)
+            for space, sel, offs in Space.split(K, st, w, kind, a, m):
+                if kind == "buffer":
+                    sel = _in_buffer(st, a, sel, size)
+                    offs = a
+                widx, lidx, data = Space.gather(K, st, w, space, sel, offs, size)
+                raw[widx, lidx, :size] = data
+            if size < 4:
+                v = raw[:, :, :size].copy()
+                if size == 1:
+                    val = v[:, :, 0].astype(np.int8).astype(I32).view(U32) if signed else v[:, :, 0].astype(U32)
+                else:
+                    val = v.view(np.int16)[:, :, 0].astype(I32).view(U32) if signed else v.view(U16)[:, :, 0].astype(U32)
+                if d16_hi:
+                    val = (st.vgpr[dreg, w] & U32(0xFFFF)) | (val << U32(16))
+                write_v(st, w, dreg, val, m)
+                return
+            words = raw.view(U32)
+            for i in range(nregs):
+                write_v(st, w, dreg + i, words[:, :, i], m)
+        return run
+    return factory
+
+
+def _in_buffer(st, a, sel, size):
+    limit = getattr(st, "_buf_limit", None)
+    if limit is None:
+        return sel
+    return sel & ((a + U64(size)) <= limit[:, None])
+
+
+def _store(size, d16_hi=False):
+    def factory(inst, K):
+        addr = address_fn(inst, K)
+        f = inst.fields
+        src = f["data"] if inst.encoding in ("GLOBAL", "FLAT", "SCRATCH") else f["vdata"]
+        src += K.accum_offset if f.get("acc", 0) else 0
+        nregs = max(1, (size + 3) // 4)
+
+        def run(st, w):
+            m = st.exec_mask(w)
+            kind, a = addr(st, w)
+            words = np.stack([st.vgpr[src + i, w] for i in range(nregs)], axis=-1)
+            if d16_hi:
+                words = words >> U32(16)
+            data = words.view(U8)[:, :, :size]
+            for space, sel, offs in Space.split(K, st, w, kind, a, m):
+                if kind == "buffer":
+                    sel = _in_buffer(st, a, sel, size)
+                    offs = a
+                Space.scatter(K, st, w, space, sel, offs, data)
+        return run
+    return factory
+
+
+for _pfx in ("global", "flat", "scratch", "buffer"):
+    for _n, (_sz, _sg) in LOAD_SIZES.items():
+        register(f"{_pfx}_load_{_n}", _load(_sz, _sg == "s"))
+    register(f"{_pfx}_load_short_d16_hi", _load(2, False, d16_hi=True))
+    for _n, _sz in STORE_SIZES.items():
+        register(f"{_pfx}_store_{_n}", _store(_sz, d16_hi=_n.endswith("_hi")))
+
+
+# ---- atomics ----------------------------------------------------------------------------------------------------
+def _as(v, kind):
+    return {"u32": v.astype(U32), "i32": v.astype(U32).view(I32), "f32": v.astype(U32).view(F32),
+            "u64": v.astype(U64), "i64": v.astype(U64).view(I64), "f64": v.astype(U64).view(F64)}[kind]
+
+
+ATOMICS = {
+    "swap": ("u", lambda o, v, c: v), "add": ("u", lambda o, v, c: o + v), "sub": ("u", lambda o, v, c: o - v),
+    "smin": ("i", np.minimum), "umin": ("u", np.minimum), "smax": ("i", np.maximum), "umax": ("u", np.maximum),
+    "and": ("u", lambda o, v, c: o & v), "or": ("u", lambda o, v, c: o | v), "xor": ("u", lambda o, v, c: o ^ v),
+    "inc": ("u", None), "dec": ("u", None), "cmpswap": ("u", None), "add_f32": ("f", None),
+    "add_f64": ("f", None), "min_f64": ("f", None), "max_f64": ("f", None),
+}
+
+
+def _atomic(opname, wide):
+    def factory(inst, K):
+        addr = address_fn(inst, K)
+        f = inst.fields
+        data = f["data"] if inst.encoding in ("GLOBAL", "FLAT", "SCRATCH") else f["vdata"]
+        dst = f.get("vdst", data)
+        returns = bool(f.get("glc", 0) if not K.is_gfx94x else f.get("sc0", 0))
+        if inst.encoding in ("MUBUF", "MTBUF"):
+            dst = data
+        is64 = wide or opname in ("add_f64", "min_f64", "max_f64")
+        size = 8 if is64 else 4
+        dt = U64 if is64 else U32
+
+        def rd(st, w, r):
+            if is64:
+                return st.vgpr[r, w].astype(U64) | (st.vgpr[r + 1, w].astype(U64) << U64(32))
+            return st.vgpr[r, w]
+
+        def combine(old, val, cmp):
+            if opname in ("swap", "add", "sub", "and", "or", "xor", "umin", "umax"):
+                return ATOMICS[opname][1](old, val, cmp) if opname not in ("umin", "umax") else ATOMICS[opname][1](old, val)
+            if opname in ("smin", "smax"):
+                it = I64 if is64 else I32
+                return ATOMICS[opname][1](old.view(it), val.view(it)).view(dt)
+            if opname == "inc":
+                return np.where(old >= val, dt(0), old + dt(1))
+            if opname == "dec":
+                return np.where((old == 0) | (old > val), val, old - dt(1))
+            if opname == "cmpswap":
+                return np.where(old == cmp, val, old)
+            ft = F64 if is64 else F32
+            a, b = old.view(ft), val.view(ft)
+            with np.errstate(all="ignore"):
+                r = {"add_f32": a + b, "add_f64": a + b, "min_f64": np.fmin(a, b), "max_f64": np.fmax(a, b)}[opname]
+            return r.view(dt)
+
+        def run(st, w):
+            m = st.exec_mask(w)
+            kind, a = addr(st, w)
+            if opname == "cmpswap":
+                val = rd(st, w, data)
+                cmp = rd(st, w, data + (2 if is64 else 1))
+            else:
+                val, cmp = rd(st, w, data), None
+            result = np.zeros((len(w), LANES), dtype=dt)
+            for space, sel, offs in Space.split(K, st, w, kind, a, m):
+                if kind == "buffer":
+                    sel = _in_buffer(st, a, sel, size)
+                    offs = a
+                widx, lidx = np.nonzero(sel)
+                if not len(widx):
+                    continue
+                o = offs[widx, lidx]
+                v = val[widx, lidx]
+                c = cmp[widx, lidx] if cmp is not None else None
+                old_all = np.zeros(len(o), dtype=dt)
+                remaining = np.arange(len(o))
+                while len(remaining):          # lanes hitting the same address apply in lane order
+                    _, first = np.unique(o[remaining], return_index=True)
+                    take = remaining[np.sort(first)]
+                    one = np.zeros(sel.shape, bool)
+                    one[widx[take], lidx[take]] = True
+                    _, _, old_bytes = Space.gather(K, st, w, space, one, offs, size)
+                    # gather returns lanes in row-major order, as np.nonzero(one): align with take
+                    order = np.lexsort((lidx[take], widx[take]))
+                    old = np.empty(len(take), dtype=dt)
+                    old[order] = old_bytes.view(dt).reshape(-1)
+                    new = combine(old, v[take], c[take] if c is not None else None)
+                    buf = np.zeros((len(w), LANES, size), dtype=U8)
+                    buf[widx[take], lidx[take]] = new.astype(dt).view(U8).reshape(len(take), size)
+                    Space.scatter(K, st, w, space, one, offs, buf)
+                    old_all[take] = old
+                    remaining = np.setdiff1d(remaining, take, assume_unique=True)
+                result[widx, lidx] = old_all
+            if returns:
+                if is64:
+                    write_v(st, w, dst, (result & U64(0xFFFFFFFF)).astype(U32), m)
+                    write_v(st, w, dst + 1, (result >> U64(32)).astype(U32), m)
+                else:
+                    write_v(st, w, dst, result, m)
+        return run
+    return factory
+
+
+for _pfx in ("global", "flat", "buffer"):
+    for _op in ATOMICS:
+        if _op.endswith(("_f32", "_f64")):
+            register(f"{_pfx}_atomic_{_op}", _atomic(_op, False))
+            continue
+        register(f"{_pfx}_atomic_{_op}", _atomic(_op, False))
+        register(f"{_pfx}_atomic_{_op}_x2", _atomic(_op, True))

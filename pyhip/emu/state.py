@@ -1,0 +1,58 @@
+"""The state of a batch of waves, stepped together as numpy arrays.
+
+``vgpr[r, w, lane]`` (uint32; on gfx90a/gfx94x the AGPRs follow the arch VGPRs at ``accum_offset``),
+``sgpr[w, i]`` in the source-operand index space (0-101 SGPRs, 102/103 flat_scratch, 104/105
+xnack_mask, 106/107 VCC, 108-123 TTMP, 124 M0, 126/127 EXEC), ``scc[w]``, ``pc[w]``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+LANES = 64
+VCC, M0, EXEC, FLAT_SCRATCH, XNACK = 106, 124, 126, 102, 104
+_BITS = np.arange(LANES, dtype=np.uint64)
+
+
+def mask_from_pair(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """Two uint32 halves per wave → bool lane masks (n, 64)."""
+    v = lo.astype(np.uint64) | (hi.astype(np.uint64) << np.uint64(32))
+    return ((v[:, None] >> _BITS) & np.uint64(1)).astype(bool)
+
+
+def pair_from_mask(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    v = (mask.astype(np.uint64) << _BITS).sum(axis=1, dtype=np.uint64)
+    return (v & np.uint64(0xFFFFFFFF)).astype(np.uint32), (v >> np.uint64(32)).astype(np.uint32)
+
+
+class WaveState:
+    def __init__(self, n_waves: int, n_vgprs: int, n_groups: int, lds_bytes: int, private_bytes: int):
+        self.n = n_waves
+        self.vgpr = np.zeros((max(n_vgprs, 1), n_waves, LANES), dtype=np.uint32)
+        self.sgpr = np.zeros((n_waves, 128), dtype=np.uint32)
+        self.scc = np.zeros(n_waves, dtype=np.uint32)
+        self.pc = np.zeros(n_waves, dtype=np.int64)
+        self.done = np.zeros(n_waves, dtype=bool)
+        self.at_barrier = np.zeros(n_waves, dtype=bool)
+        self.group = np.zeros(n_waves, dtype=np.int64)        # batch-local workgroup index of each wave
+        self.group_ids = np.zeros((n_groups, 3), dtype=np.int64)
+        self.wave_in_group = np.zeros(n_waves, dtype=np.int64)
+        self.lds = np.zeros((n_groups, max(lds_bytes, 4)), dtype=np.uint8)
+        self.lds_size = lds_bytes
+        self.private_bytes = private_bytes
+        self.private = np.zeros((n_waves, LANES, private_bytes), dtype=np.uint8) if private_bytes else None
+        self.mode = 0
+        self.trap_sts = 0
+
+    def exec_mask(self, w) -> np.ndarray:
+        return mask_from_pair(self.sgpr[w, EXEC], self.sgpr[w, EXEC + 1])
+
+    def vcc_mask(self, w) -> np.ndarray:
+        return mask_from_pair(self.sgpr[w, VCC], self.sgpr[w, VCC + 1])
+
+    def sgpr_mask(self, w, r: int) -> np.ndarray:
+        return mask_from_pair(self.sgpr[w, r], self.sgpr[w, r + 1])
+
+    def set_sgpr_mask(self, w, r: int, mask: np.ndarray) -> None:
+        lo, hi = pair_from_mask(mask)
+        self.sgpr[w, r] = lo
+        self.sgpr[w, r + 1] = hi

@@ -1,0 +1,69 @@
+"""Helpers of ``pyhip.hip``: hip-python's ``(err, value…)`` convention and HIP's thread-local last error."""
+from __future__ import annotations
+
+import functools
+import threading
+
+from ..errors import HipError, LoaderError, hipError_t
+
+_tls = threading.local()
+
+
+def set_last_error(code: int) -> None:
+    _tls.last = hipError_t(int(code)) if int(code) in hipError_t._value2member_map_ else int(code)
+
+
+def get_last_error(reset: bool):
+    err = getattr(_tls, "last", hipError_t.hipSuccess)
+    if reset:
+        _tls.last = hipError_t.hipSuccess
+    return err
+
+
+def _errval(exc: BaseException) -> hipError_t:
+    if isinstance(exc, HipError):
+        return exc.code if isinstance(exc.code, hipError_t) else hipError_t.hipErrorUnknown
+    if isinstance(exc, (TypeError, ValueError, OverflowError)):
+        return hipError_t.hipErrorInvalidValue
+    if isinstance(exc, MemoryError):
+        return hipError_t.hipErrorOutOfMemory
+    return hipError_t.hipErrorUnknown
+
+
+def hip_api(nvalues: int = 0):
+    """Wrap an implementation that returns None, a value, or a tuple of ``nvalues`` values and raises
+    HipError on failure, into hip-python's convention: ``(err,)`` or ``(err, v1, ...)``; failures give
+    ``(err, None, ...)``.  Like HIP 5.2, every call overwrites the thread's last error."""
+
+    def deco(fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            try:
+                out = fn(*args, **kwargs)
+            except (HipError, TypeError, ValueError, OverflowError, MemoryError) as exc:
+                err = _errval(exc)
+                set_last_error(err)
+                _tls.last_exception = exc
+                return (err,) + (None,) * nvalues
+            set_last_error(hipError_t.hipSuccess)
+            if nvalues == 0:
+                return (hipError_t.hipSuccess,)
+            if nvalues == 1:
+                return (hipError_t.hipSuccess, out)
+            return (hipError_t.hipSuccess, *out)
+        wrapper.__hip_api__ = True
+        return wrapper
+    return deco
+
+
+def last_exception():
+    """The exception behind the most recent failing call on this thread (for diagnostics)."""
+    return getattr(_tls, "last_exception", None)
+
+
+def as_str(name) -> str:
+    if isinstance(name, (bytes, bytearray)):
+        return bytes(name).decode("utf-8")
+    if not isinstance(name, str):
+        raise HipError(hipError_t.hipErrorInvalidValue, f"expected a name, got {type(name).__name__}")
+    return name

@@ -1,0 +1,156 @@
+"""The runtime's view of one device: the emulated GPU's memory and programs, fed through AQL queues.
+
+Streams submit packets here: kernel dispatches, barrier-AND packets, and agent-dispatch packets for
+copies, fills and host callbacks.  Each returns a :class:`CommandSignal` (an AQL completion signal from a
+pool that only takes signals back once their completion was observed)."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..aql import (AGENT_CALLBACK, AGENT_COPY, AGENT_FILL, AgentDispatchPacket, BarrierPacket, COND_EQ,
+                   KernelDispatchPacket, PacketProcessor, Queue, SignalPool)
+from ..aql.packets import TYPE_BARRIER_AND
+from ..emu.device import EmulatedGPU
+from ..errors import HipError, hipError_t
+
+QUEUE_SIZE = 1024
+
+
+class CommandSignal:
+    __slots__ = ("sig", "pool", "_released")
+
+    def __init__(self, sig, pool):
+        self.sig, self.pool, self._released = sig, pool, False
+
+    @property
+    def handle(self) -> int:
+        return self.sig.handle
+
+    def is_complete(self) -> bool:
+        return self.sig.load() == 0
+
+    def wait(self, timeout: float | None = None) -> bool:
+        return self.sig.wait(COND_EQ, 0, timeout)
+
+    def error(self) -> HipError | None:
+        e = self.sig.error
+        if e is None or isinstance(e, HipError):
+            return e
+        return HipError(hipError_t.hipErrorLaunchFailure, f"{type(e).__name__}: {e}")
+
+    def end_time(self) -> float:
+        return self.sig.end_ns / 1e9
+
+    def release(self) -> None:
+        if not self._released and self.is_complete():
+            self._released = True
+            self.pool.release(self.sig)
+
+
+class QueueBackend:
+    def __init__(self, backend: "DeviceBackend"):
+        self.backend = backend
+        self.queue = Queue(QUEUE_SIZE)
+        self.processor = PacketProcessor(self.queue, backend.gpu)
+        self.processor.start()
+        self.pool = backend.signals
+
+    def _signal(self) -> CommandSignal:
+        return CommandSignal(self.pool.acquire(1), self.pool)
+
+    def dispatch(self, kernel_object, kernarg_address, grid_items, block, group_segment, private_segment):
+        s = self._signal()
+        dims = 3 if grid_items[2] > 1 or block[2] > 1 else (2 if grid_items[1] > 1 or block[1] > 1 else 1)
+        pkt = KernelDispatchPacket(dims, tuple(block), tuple(grid_items), private_segment, group_segment,
+                                   kernel_object, kernarg_address, s.handle)
+        self.queue.submit(pkt.pack())
+        return s
+
+    def barrier_and(self, signals):
+        s = self._signal()
+        self.queue.submit(BarrierPacket(tuple(x.handle for x in signals), s.handle, kind=TYPE_BARRIER_AND).pack())
+        return s
+
+    def callback(self, fn):
+        s = self._signal()
+        cid = self.processor.register_callback(fn)
+        self.queue.submit(AgentDispatchPacket(AGENT_CALLBACK, (cid, 0, 0, 0), completion_signal=s.handle).pack())
+        return s
+
+    def copy(self, dst, src, size):
+        s = self._signal()
+        self.queue.submit(AgentDispatchPacket(AGENT_COPY, (dst, src, size, 0), completion_signal=s.handle).pack())
+        return s
+
+    def fill(self, dst, value, count, width):
+        s = self._signal()
+        self.queue.submit(AgentDispatchPacket(AGENT_FILL, (dst, value, count, width), completion_signal=s.handle).pack())
+        return s
+
+    def close(self) -> None:
+        self.processor.stop()
+
+
+class DeviceBackend:
+    def __init__(self, isa, memory_size: int):
+        self.gpu = EmulatedGPU(str(isa), memory_size)
+        self.memory = self.gpu.memory
+        self.signals = SignalPool()
+
+    def new_queue(self) -> QueueBackend:
+        return QueueBackend(self)
+
+    # -- memory ----------------------------------------------------------------------------------------
+    def alloc(self, size: int, kind: str = "user") -> int:
+        return self.memory.alloc(size, kind=kind)
+
+    def free(self, addr: int) -> None:
+        hit = self.memory.find(addr)
+        if hit is None or hit[0] != addr or hit[2] != "user":
+            raise HipError(hipError_t.hipErrorInvalidValue, f"0x{addr:x} is not the start of a hipMalloc allocation")
+        self.memory.free(addr)
+
+    def allocation_size(self, addr: int) -> int:
+        return self.memory.allocation_size(addr)
+
+    def owns(self, addr: int) -> bool:
+        hit = self.memory.find(addr)
+        return hit is not None and hit[2] != "host"
+
+    def check_range(self, addr: int, size: int) -> None:
+        hit = self.memory.find(addr)
+        if hit is None or addr + size > hit[1]:
+            raise HipError(hipError_t.hipErrorInvalidValue,
+                           f"[0x{addr:x}, +{size}) is not inside one device allocation")
+
+    def read(self, addr: int, size: int) -> bytes:
+        return self.memory.read(addr, size)
+
+    def write(self, addr: int, data) -> None:
+        self.memory.write(addr, data)
+
+    def fill(self, addr: int, value: int, count: int, width: int) -> None:
+        self.memory.fill(addr, value, count, width)
+
+    def host_view(self, addr: int, size: int) -> memoryview:
+        return self.memory.view(addr, size)
+
+    def mem_info(self) -> tuple[int, int]:
+        return self.memory.capacity - self.memory.used, self.memory.capacity
+
+    def map_host(self, addr: int, array: np.ndarray) -> None:
+        self.memory.map_host(addr, array)
+
+    def unmap_host(self, addr: int) -> bool:
+        return self.memory.unmap_host(addr)
+
+    def free_all_user(self) -> None:
+        for a in self.memory.user_allocations():
+            self.memory.free(a)
+
+    # -- programs --------------------------------------------------------------------------------------------
+    def load_program(self, co):
+        return self.gpu.load_program(co)
+
+    def unload_program(self, p) -> None:
+        self.gpu.unload_program(p)

@@ -1,0 +1,80 @@
+"""The process-wide runtime: devices, the per-thread current device, the registry, streams by handle."""
+from __future__ import annotations
+
+import os
+import threading
+
+from ..errors import HipError, hipError_t
+from ..loader.targetid import DeviceISA
+from ..registry import CallConfigStack, Registry
+from .device import Device
+
+DEFAULT_DEVICES = "gfx90a:sramecc+:xnack-,gfx942:sramecc+:xnack-"
+DEFAULT_MEMORY = 16 << 30          # virtual capacity per emulated device
+hipStreamPerThread = 2
+
+
+class Runtime:
+    def __init__(self, device_spec: str | None = None, memory_size: int | None = None):
+        spec = device_spec or os.environ.get("PYHIP_DEVICES", DEFAULT_DEVICES)
+        size = memory_size or int(os.environ.get("PYHIP_DEVICE_MEMORY", DEFAULT_MEMORY))
+        self.devices = [Device(i, DeviceISA.parse(t.strip()), size) for i, t in enumerate(spec.split(",")) if t.strip()]
+        self.registry = Registry()
+        self.call_config = CallConfigStack()
+        self._tls = threading.local()
+        self._lock = threading.RLock()
+
+    # -- devices -----------------------------------------------------------------------------------
+    def device(self, index: int | None = None) -> Device:
+        if index is None:
+            index = getattr(self._tls, "device", 0)
+        if not isinstance(index, int) or not 0 <= index < len(self.devices):
+            raise HipError(hipError_t.hipErrorInvalidDevice, f"device {index} does not exist "
+                           f"({len(self.devices)} devices)")
+        return self.devices[index]
+
+    def set_device(self, index: int) -> None:
+        self.device(index)
+        self._tls.device = index
+
+    def current_index(self) -> int:
+        return getattr(self._tls, "device", 0)
+
+    # -- streams -----------------------------------------------------------------------------------
+    def resolve_stream(self, stream):
+        """None/0 → the current device's null stream; hipStreamPerThread (2) → this thread's stream."""
+        from .stream import Stream
+
+        if stream is None or (isinstance(stream, int) and stream == 0):
+            return self.device().null_stream
+        if isinstance(stream, int) and stream == hipStreamPerThread:
+            return self.per_thread_stream()
+        s = getattr(stream, "_stream", stream)
+        if not isinstance(s, Stream):
+            raise HipError(hipError_t.hipErrorInvalidHandle, f"not a stream: {stream!r}")
+        if s.destroyed:
+            raise HipError(hipError_t.hipErrorContextIsDestroyed, "stream was destroyed")
+        return s
+
+    def per_thread_stream(self):
+        dev = self.device()
+        table = getattr(self._tls, "per_thread", None)
+        if table is None:
+            table = self._tls.per_thread = {}
+        s = table.get(dev.index)
+        if s is None or s.destroyed:
+            s = table[dev.index] = dev.new_stream(per_thread=True)
+        return s
+
+
+_runtime: Runtime | None = None
+_runtime_lock = threading.Lock()
+
+
+def runtime() -> Runtime:
+    global _runtime
+    if _runtime is None:
+        with _runtime_lock:
+            if _runtime is None:
+                _runtime = Runtime()
+    return _runtime

@@ -1,0 +1,102 @@
+"""Devices: one emulated GPU each, with its memory, null stream, streams, kernarg pool and fault log."""
+from __future__ import annotations
+
+import threading
+import weakref
+
+from ..errors import HipError, hipError_t
+from ..loader.targetid import DeviceISA
+from .backend import DeviceBackend
+from .properties import make_properties
+from .stream import Stream
+
+KERNARG_CHUNK = 4096
+
+
+class Device:
+    def __init__(self, index: int, isa: DeviceISA, memory_size: int):
+        self.index = index
+        self.isa = isa
+        self.backend = DeviceBackend(isa, memory_size)
+        self.props = make_properties(isa, index, memory_size)
+        self._lock = threading.RLock()
+        self._streams: "weakref.WeakSet[Stream]" = weakref.WeakSet()
+        self.null_stream = Stream(self, null=True)
+        self._errors: list[HipError] = []
+        self._kernarg_free: dict[int, list[int]] = {}
+        self._kernarg_busy: list[tuple[int, int, object]] = []
+
+    def __repr__(self) -> str:
+        return f"<Device {self.index} {self.isa}>"
+
+    # -- streams -----------------------------------------------------------------------------------
+    def new_stream(self, flags: int = 0, priority: int = 0, per_thread: bool = False) -> Stream:
+        s = Stream(self, flags, priority, per_thread=per_thread)
+        with self._lock:
+            self._streams.add(s)
+        return s
+
+    def streams_snapshot(self) -> list[Stream]:
+        with self._lock:
+            return [s for s in self._streams if not s.destroyed]
+
+    def synchronize(self) -> None:
+        """hipDeviceSynchronize: the null stream (which waits for blocking streams) and every stream."""
+        self.null_stream.synchronize()
+        for s in self.streams_snapshot():
+            s.synchronize()
+        err = self.take_error()
+        if err is not None:
+            raise err
+
+    # -- errors ------------------------------------------------------------------------------------
+    def record_error(self, err: HipError) -> None:
+        with self._lock:
+            self._errors.append(err)
+
+    def take_error(self) -> HipError | None:
+        with self._lock:
+            return self._errors.pop(0) if self._errors else None
+
+    # -- kernarg buffers ---------------------------------------------------------------------------
+    def kernarg_alloc(self, size: int) -> int:
+        chunk = max(KERNARG_CHUNK, 1 << (max(size, 1) - 1).bit_length())
+        with self._lock:
+            self._reclaim_kernargs()
+            free = self._kernarg_free.setdefault(chunk, [])
+            if free:
+                return free.pop()
+        return self.backend.alloc(chunk, kind="kernarg")
+
+    def kernarg_free_after(self, addr: int, command) -> None:
+        chunk = self.backend.allocation_size(addr)
+        with self._lock:
+            self._kernarg_busy.append((addr, chunk, command))
+
+    def _reclaim_kernargs(self) -> None:
+        still = []
+        for addr, chunk, cmd in self._kernarg_busy:
+            if cmd.done():
+                self._kernarg_free.setdefault(chunk, []).append(addr)
+            else:
+                still.append((addr, chunk, cmd))
+        self._kernarg_busy = still
+
+    def reset(self) -> None:
+        """hipDeviceReset: wait for work, destroy streams, free everything allocated by the user."""
+        try:
+            self.synchronize()
+        except HipError:
+            pass
+        for s in self.streams_snapshot():
+            s.destroy()
+        with self._lock:
+            self._errors.clear()
+        self.backend.free_all_user()
+
+    def synchronize_quietly(self) -> None:
+        """Wait for all work; a fault found on the way stays recorded for the next synchronising call."""
+        try:
+            self.synchronize()
+        except HipError as exc:
+            self.record_error(exc)

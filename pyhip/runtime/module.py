@@ -1,0 +1,104 @@
+"""Modules (loaded code objects on one device) and functions (kernels ready to launch)."""
+from __future__ import annotations
+
+import threading
+
+from ..errors import HipError, LoaderError, hipError_t
+from ..loader import Binary, CodeObject, load
+from .kernargs import ArgPacker
+
+MAX_LDS = 65536
+
+
+class Function:
+    """A kernel of a loaded module: descriptor address on the device plus its argument packer."""
+
+    def __init__(self, module: "Module", kernel):
+        self.module = module
+        self.kernel = kernel
+        self.name = kernel.name
+        self.kernel_object = module.program.kernel_object(kernel.name)
+        self.packer = ArgPacker(kernel)
+        self.handle = id(self)
+
+    @property
+    def device(self):
+        return self.module.device
+
+    def __repr__(self) -> str:
+        return f"<Function {self.kernel.demangled} on device {self.device.index}>"
+
+    def check_launch(self, grid, block, shared: int) -> None:
+        if any(int(v) <= 0 for v in (*grid, *block)):
+            raise HipError(hipError_t.hipErrorInvalidValue, f"grid {tuple(grid)} and block {tuple(block)} must be positive")
+        bx, by, bz = block
+        props = self.device.props
+        if bx * by * bz > props.maxThreadsPerBlock or any(b > m for b, m in zip(block, props.maxThreadsDim)):
+            raise HipError(hipError_t.hipErrorInvalidConfiguration,
+                           f"block {tuple(block)} exceeds the device limit of {props.maxThreadsPerBlock} work-items")
+        if bx * by * bz > self.kernel.max_flat_workgroup_size:
+            raise HipError(hipError_t.hipErrorLaunchFailure,
+                           f"block of {bx * by * bz} work-items exceeds the kernel's launch bound "
+                           f"{self.kernel.max_flat_workgroup_size}")
+        if any(g * b > 0xFFFFFFFF for g, b in zip(grid, block)):
+            raise HipError(hipError_t.hipErrorInvalidConfiguration, "grid × block exceeds 2^32-1 work-items")
+        if shared < 0 or shared + self.kernel.group_segment_fixed_size > MAX_LDS:
+            raise HipError(hipError_t.hipErrorInvalidValue,
+                           f"{shared} B dynamic + {self.kernel.group_segment_fixed_size} B static LDS exceeds {MAX_LDS} B")
+
+    def launch(self, stream, grid, block, shared: int = 0, args=None, raw=None):
+        grid = tuple(int(g) for g in grid)
+        block = tuple(int(b) for b in block)
+        self.check_launch(grid, block, shared)
+        if raw is not None:
+            kernarg = self.packer.pack_raw(raw, grid, block, dynamic_lds=shared)
+        else:
+            kernarg = self.packer.pack(list(args or ()), grid, block, dynamic_lds=shared)
+        items = tuple(g * b for g, b in zip(grid, block))
+        if stream.device is not self.device:
+            raise HipError(hipError_t.hipErrorInvalidValue,
+                           f"stream belongs to device {stream.device.index}, kernel to device {self.device.index}")
+        return stream.launch(self.kernel_object, bytes(kernarg), items, block,
+                             self.kernel.group_segment_fixed_size + shared,
+                             self.kernel.private_segment_fixed_size, what=self.kernel.demangled)
+
+
+class Module:
+    """A code object loaded on one device (hipModuleLoad* binds it to the current device)."""
+
+    def __init__(self, device, source, code_object: CodeObject | None = None):
+        self.device = device
+        if code_object is None:
+            binary = source if isinstance(source, Binary) else load(source)
+            code_object = binary.select(device.isa)
+        self.code_object = code_object.validate()
+        self.program = device.backend.load_program(self.code_object)
+        self._functions: dict[str, Function] = {}
+        self._lock = threading.Lock()
+        self.unloaded = False
+        self.handle = id(self)
+
+    def function(self, name) -> Function:
+        if self.unloaded:
+            raise HipError(hipError_t.hipErrorNotFound, "module was unloaded")
+        kernel = self.code_object.find_kernel(name)
+        with self._lock:
+            f = self._functions.get(kernel.name)
+            if f is None:
+                f = self._functions[kernel.name] = Function(self, kernel)
+            return f
+
+    def global_var(self, name) -> tuple[int, int]:
+        if isinstance(name, bytes):
+            name = name.decode()
+        for g in self.code_object.globals:
+            if g.name == name:
+                return self.program.global_address(name), g.size
+        raise HipError(hipError_t.hipErrorNotFound, f"no global variable named {name!r} in the module")
+
+    def unload(self) -> None:
+        if self.unloaded:
+            return
+        self.device.synchronize_quietly()
+        self.unloaded = True
+        self.device.backend.unload_program(self.program)

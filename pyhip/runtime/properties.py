@@ -1,0 +1,152 @@
+"""Device properties (``hipDeviceProp_t`` of HIP 5.2) and ``hipDeviceGetAttribute`` for emulated GPUs."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+
+from .._hip_enums import hipDeviceAttribute_t as A
+from ..errors import HipError, hipError_t
+
+ARCH_FLAGS = ("hasGlobalInt32Atomics", "hasGlobalFloatAtomicExch", "hasSharedInt32Atomics",
+              "hasSharedFloatAtomicExch", "hasFloatAtomicAdd", "hasGlobalInt64Atomics",
+              "hasSharedInt64Atomics", "hasDoubles", "hasWarpVote", "hasWarpBallot", "hasWarpShuffle",
+              "hasFunnelShift", "hasThreadFenceSystem", "hasSyncThreadsExt", "hasSurfaceFuncs",
+              "has3dGrid", "hasDynamicParallelism")
+
+# processor -> (marketing name, CUs, ISA version (major, minor, stepping), engine clock MHz, L2 bytes)
+PRESETS = {
+    "gfx90a": ("AMD Instinct MI210 (pyhip emulated)", 104, (9, 0, 10), 1700, 8 << 20),
+    "gfx942": ("AMD Instinct MI300X (pyhip emulated)", 304, (9, 4, 2), 2100, 4 << 20),
+    "gfx908": ("AMD Instinct MI100 (pyhip emulated)", 120, (9, 0, 8), 1502, 8 << 20),
+    "gfx1100": ("AMD Radeon RX 7900 XTX (pyhip emulated)", 96, (11, 0, 0), 2500, 6 << 20),
+}
+
+
+@dataclass
+class DeviceProp:
+    name: str = ""
+    totalGlobalMem: int = 0
+    sharedMemPerBlock: int = 65536
+    regsPerBlock: int = 65536
+    warpSize: int = 64
+    maxThreadsPerBlock: int = 1024
+    maxThreadsDim: tuple = (1024, 1024, 1024)
+    maxGridSize: tuple = (2147483647, 2147483647, 2147483647)
+    clockRate: int = 0
+    memoryClockRate: int = 1600000
+    memoryBusWidth: int = 4096
+    totalConstMem: int = 2147483647
+    major: int = 9
+    minor: int = 0
+    multiProcessorCount: int = 0
+    l2CacheSize: int = 0
+    maxThreadsPerMultiProcessor: int = 2048
+    computeMode: int = 0
+    clockInstructionRate: int = 100000
+    arch: dict = field(default_factory=lambda: {f: 1 for f in ARCH_FLAGS} | {"hasDynamicParallelism": 0})
+    concurrentKernels: int = 1
+    pciDomainID: int = 0
+    pciBusID: int = 0
+    pciDeviceID: int = 0
+    maxSharedMemoryPerMultiProcessor: int = 65536
+    isMultiGpuBoard: int = 0
+    canMapHostMemory: int = 1
+    gcnArch: int = 0
+    gcnArchName: str = ""
+    integrated: int = 0
+    cooperativeLaunch: int = 0
+    cooperativeMultiDeviceLaunch: int = 0
+    maxTexture1DLinear: int = 0
+    maxTexture1D: int = 0
+    maxTexture2D: tuple = (0, 0)
+    maxTexture3D: tuple = (0, 0, 0)
+    hdpMemFlushCntl: int = 0
+    hdpRegFlushCntl: int = 0
+    memPitch: int = 2147483647
+    textureAlignment: int = 256
+    texturePitchAlignment: int = 256
+    kernelExecTimeoutEnabled: int = 1
+    ECCEnabled: int = 0
+    tccDriver: int = 0
+    cooperativeMultiDeviceUnmatchedFunc: int = 0
+    cooperativeMultiDeviceUnmatchedGridDim: int = 0
+    cooperativeMultiDeviceUnmatchedBlockDim: int = 0
+    cooperativeMultiDeviceUnmatchedSharedMem: int = 0
+    isLargeBar: int = 1
+    asicRevision: int = 0
+    managedMemory: int = 0
+    directManagedMemAccessFromHost: int = 0
+    concurrentManagedAccess: int = 0
+    pageableMemoryAccess: int = 0
+    pageableMemoryAccessUsesHostPageTables: int = 0
+
+    def as_dict(self) -> dict:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+def make_properties(isa, index: int, total_mem: int) -> DeviceProp:
+    proc = isa.processor
+    name, cus, (major, minor, step), mhz, l2 = PRESETS.get(proc, (f"{proc} (pyhip emulated)", 64,
+                                                                    (9, 0, 0), 1500, 4 << 20))
+    wave = 32 if proc.startswith("gfx1") else 64
+    return DeviceProp(name=name, totalGlobalMem=total_mem, warpSize=wave, clockRate=mhz * 1000,
+                      major=major, minor=minor, multiProcessorCount=cus, l2CacheSize=l2,
+                      gcnArch=major * 100 + minor * 10 + step, gcnArchName=str(isa),
+                      pciBusID=index + 1, maxThreadsPerMultiProcessor=2048 if wave == 64 else 2048)
+
+
+def device_attribute(props: DeviceProp, attr: int) -> int:
+    """``hipDeviceGetAttribute`` values derived from the properties."""
+    p = props
+    table = {
+        A.hipDeviceAttributeEccEnabled: p.ECCEnabled, A.hipDeviceAttributeAsyncEngineCount: 1,
+        A.hipDeviceAttributeCanMapHostMemory: p.canMapHostMemory, A.hipDeviceAttributeClockRate: p.clockRate,
+        A.hipDeviceAttributeComputeMode: p.computeMode, A.hipDeviceAttributeConcurrentKernels: p.concurrentKernels,
+        A.hipDeviceAttributeConcurrentManagedAccess: p.concurrentManagedAccess,
+        A.hipDeviceAttributeCooperativeLaunch: p.cooperativeLaunch,
+        A.hipDeviceAttributeCooperativeMultiDeviceLaunch: p.cooperativeMultiDeviceLaunch,
+        A.hipDeviceAttributeIntegrated: p.integrated, A.hipDeviceAttributeIsMultiGpuBoard: p.isMultiGpuBoard,
+        A.hipDeviceAttributeKernelExecTimeout: p.kernelExecTimeoutEnabled,
+        A.hipDeviceAttributeL2CacheSize: p.l2CacheSize,
+        A.hipDeviceAttributeComputeCapabilityMajor: p.major, A.hipDeviceAttributeComputeCapabilityMinor: p.minor,
+        A.hipDeviceAttributeManagedMemory: p.managedMemory,
+        A.hipDeviceAttributeMaxBlockDimX: p.maxThreadsDim[0], A.hipDeviceAttributeMaxBlockDimY: p.maxThreadsDim[1],
+        A.hipDeviceAttributeMaxBlockDimZ: p.maxThreadsDim[2], A.hipDeviceAttributeMaxGridDimX: p.maxGridSize[0],
+        A.hipDeviceAttributeMaxGridDimY: p.maxGridSize[1], A.hipDeviceAttributeMaxGridDimZ: p.maxGridSize[2],
+        A.hipDeviceAttributeMaxThreadsPerBlock: p.maxThreadsPerBlock,
+        A.hipDeviceAttributeMaxThreadsPerMultiProcessor: p.maxThreadsPerMultiProcessor,
+        A.hipDeviceAttributeMaxPitch: p.memPitch, A.hipDeviceAttributeMemoryBusWidth: p.memoryBusWidth,
+        A.hipDeviceAttributeMemoryClockRate: p.memoryClockRate,
+        A.hipDeviceAttributeMultiprocessorCount: p.multiProcessorCount,
+        A.hipDeviceAttributePciBusId: p.pciBusID, A.hipDeviceAttributePciDeviceId: p.pciDeviceID,
+        A.hipDeviceAttributePciDomainID: p.pciDomainID,
+        A.hipDeviceAttributeMaxRegistersPerBlock: p.regsPerBlock,
+        A.hipDeviceAttributeMaxRegistersPerMultiprocessor: p.regsPerBlock,
+        A.hipDeviceAttributeMaxSharedMemoryPerBlock: p.sharedMemPerBlock,
+        A.hipDeviceAttributeSharedMemPerBlockOptin: p.sharedMemPerBlock,
+        A.hipDeviceAttributeSharedMemPerMultiprocessor: p.maxSharedMemoryPerMultiProcessor,
+        A.hipDeviceAttributeStreamPrioritiesSupported: 1, A.hipDeviceAttributeTccDriver: p.tccDriver,
+        A.hipDeviceAttributeTextureAlignment: p.textureAlignment,
+        A.hipDeviceAttributeTexturePitchAlignment: p.texturePitchAlignment,
+        A.hipDeviceAttributeTotalConstantMemory: p.totalConstMem,
+        A.hipDeviceAttributeTotalGlobalMem: p.totalGlobalMem, A.hipDeviceAttributeUnifiedAddressing: 1,
+        A.hipDeviceAttributeWarpSize: p.warpSize,
+        A.hipDeviceAttributeClockInstructionRate: p.clockInstructionRate,
+        A.hipDeviceAttributeMaxSharedMemoryPerMultiprocessor: p.maxSharedMemoryPerMultiProcessor,
+        A.hipDeviceAttributeGcnArch: p.gcnArch, A.hipDeviceAttributeIsLargeBar: p.isLargeBar,
+        A.hipDeviceAttributeAsicRevision: p.asicRevision,
+        A.hipDeviceAttributeDirectManagedMemAccessFromHost: p.directManagedMemAccessFromHost,
+        A.hipDeviceAttributePageableMemoryAccess: p.pageableMemoryAccess,
+        A.hipDeviceAttributePageableMemoryAccessUsesHostPageTables: p.pageableMemoryAccessUsesHostPageTables,
+        A.hipDeviceAttributeHostNativeAtomicSupported: 1, A.hipDeviceAttributeGlobalL1CacheSupported: 1,
+        A.hipDeviceAttributeLocalL1CacheSupported: 1, A.hipDeviceAttributeMaxBlocksPerMultiProcessor: 32,
+        A.hipDeviceAttributeImageSupport: 0, A.hipDeviceAttributePhysicalMultiProcessorCount: p.multiProcessorCount,
+        A.hipDeviceAttributeFineGrainSupport: 1, A.hipDeviceAttributeCanUseStreamWaitValue: 0,
+        A.hipDeviceAttributeMemoryPoolsSupported: 0, A.hipDeviceAttributeSingleToDoublePrecisionPerfRatio: 2,
+    }
+    try:
+        key = A(int(attr))
+    except ValueError:
+        raise HipError(hipError_t.hipErrorInvalidValue, f"unknown device attribute {attr}") from None
+    if key not in table:
+        raise HipError(hipError_t.hipErrorInvalidValue, f"device attribute {key.name} is not supported")
+    return int(table[key])

@@ -1,0 +1,210 @@
+"""Streams and events on AQL queues.
+
+A stream owns one AQL queue (fed through :mod:`pyhip.runtime.backend`).  Every command it enqueues gets a
+completion signal; the stream remembers the last one.  Ordering rules (HIP 5.2 legacy semantics):
+the null stream first waits (barrier-AND packet) for the last command of every *blocking* stream of its
+device, and a blocking stream's command first waits for the null stream; non-blocking streams never
+synchronise with the null stream.  Events are completion signals with timestamps.
+"""
+from __future__ import annotations
+
+import threading
+import time
+import weakref
+
+from ..errors import HipError, hipError_t
+
+hipStreamDefault = 0
+hipStreamNonBlocking = 1
+hipEventDefault, hipEventBlockingSync, hipEventDisableTiming, hipEventInterprocess = 0, 1, 2, 4
+
+
+class Command:
+    """One enqueued AQL packet's completion: wraps the backend signal plus what must live until then."""
+
+    __slots__ = ("signal", "keep", "what", "_done")
+
+    def __init__(self, signal, keep=None, what: str = ""):
+        self.signal, self.keep, self.what, self._done = signal, keep, what, False
+
+    def done(self) -> bool:
+        if not self._done and self.signal.is_complete():
+            self._done = True
+        return self._done
+
+
+class Stream:
+    def __init__(self, device, flags: int = hipStreamDefault, priority: int = 0, null: bool = False,
+                 per_thread: bool = False):
+        if flags not in (hipStreamDefault, hipStreamNonBlocking):
+            raise HipError(hipError_t.hipErrorInvalidValue, f"invalid stream flags {flags}")
+        self.device = device
+        self.flags = flags
+        self.priority = priority
+        self.is_null = null
+        self.per_thread = per_thread
+        self.destroyed = False
+        self._lock = threading.RLock()
+        self._queue = None                      # created lazily on first use
+        self._last: Command | None = None
+        self._pending: list[Command] = []       # commands whose errors are not yet reported
+        self.handle = id(self)
+
+    @property
+    def blocking(self) -> bool:
+        return self.flags == hipStreamDefault
+
+    def _q(self):
+        if self._queue is None:
+            self._queue = self.device.backend.new_queue()
+        return self._queue
+
+    def _check(self):
+        if self.destroyed:
+            raise HipError(hipError_t.hipErrorContextIsDestroyed, "stream was destroyed")
+
+    def _implicit_deps(self) -> list:
+        """Signals this stream must wait for before its next command (legacy null-stream rules)."""
+        if self.is_null:
+            return [s._last.signal for s in self.device.streams_snapshot()
+                    if s is not self and s.blocking and s._last is not None and not s._last.done()]
+        if self.blocking:
+            ns = self.device.null_stream
+            last = ns._last
+            if last is not None and not last.done():
+                return [last.signal]
+        return []
+
+    def _submit(self, make, keep=None, what: str = "", deps=()) -> Command:
+        self._check()
+        with self._lock:
+            q = self._q()
+            wait_on = list(deps) + self._implicit_deps()
+            if wait_on:
+                for i in range(0, len(wait_on), 5):        # barrier-AND holds five dependencies
+                    self._track(Command(q.barrier_and(wait_on[i:i + 5]), what="barrier"))
+            cmd = Command(make(q), keep, what)
+            self._track(cmd)
+            return cmd
+
+    def _track(self, cmd: Command) -> None:
+        self._last = cmd
+        self._pending.append(cmd)
+        if len(self._pending) > 64:
+            self._reap(raise_errors=False)
+
+    def _reap(self, raise_errors: bool) -> None:
+        still, first_error = [], None
+        for c in self._pending:
+            if c.done():
+                err = c.signal.error()
+                if err is not None:
+                    self.device.record_error(err)
+                    first_error = first_error or err
+                c.signal.release()
+            else:
+                still.append(c)
+        self._pending = still
+        if raise_errors:
+            err = self.device.take_error()
+            if err is not None:
+                raise err
+
+    # -- commands ------------------------------------------------------------------------------------
+    def launch(self, kernel_object: int, kernarg: bytes, grid_items, block, group_segment: int,
+               private_segment: int, what: str = "kernel") -> Command:
+        dev = self.device
+        kaddr = dev.kernarg_alloc(len(kernarg))
+        dev.backend.write(kaddr, kernarg)
+        cmd = self._submit(lambda q: q.dispatch(kernel_object, kaddr, grid_items, block, group_segment,
+                                                private_segment), keep=None, what=what)
+        dev.kernarg_free_after(kaddr, cmd)
+        return cmd
+
+    def host_op(self, fn, what: str, keep=None) -> Command:
+        """A host-side operation (copy to/from host memory, fill, callback) in stream order."""
+        return self._submit(lambda q: q.callback(fn), keep=keep, what=what)
+
+    def device_copy(self, dst: int, src: int, size: int) -> Command:
+        return self._submit(lambda q: q.copy(dst, src, size), what="copy")
+
+    def fill(self, dst: int, value: int, count: int, width: int) -> Command:
+        return self._submit(lambda q: q.fill(dst, value, count, width), what="fill")
+
+    def marker(self, deps=()) -> Command:
+        return self._submit(lambda q: q.barrier_and([]), what="marker", deps=deps)
+
+    def wait_signal(self, signal) -> None:
+        """hipStreamWaitEvent: a barrier-AND packet on the event's signal."""
+        self._submit(lambda q: q.barrier_and([signal]), what="wait event")
+
+    # -- synchronisation ------------------------------------------------------------------------------
+    def query(self) -> bool:
+        self._check()
+        with self._lock:
+            return self._last is None or self._last.done()
+
+    def synchronize(self, timeout: float | None = None) -> None:
+        self._check()
+        with self._lock:
+            last = self._last
+        if last is not None:
+            if not last.signal.wait(timeout):
+                raise HipError(hipError_t.hipErrorLaunchTimeOut, f"stream did not finish within {timeout}s")
+        with self._lock:
+            self._reap(raise_errors=True)
+
+    def destroy(self) -> None:
+        if self.destroyed:
+            return
+        try:
+            self.synchronize()
+        finally:
+            self.destroyed = True
+            if self._queue is not None:
+                self._queue.close()
+                self._queue = None
+
+
+class Event:
+    def __init__(self, flags: int = hipEventDefault):
+        if flags & ~(hipEventBlockingSync | hipEventDisableTiming | hipEventInterprocess):
+            raise HipError(hipError_t.hipErrorInvalidValue, f"invalid event flags {flags}")
+        self.flags = flags
+        self.command: Command | None = None
+        self.stream = None
+        self.destroyed = False
+        self.handle = id(self)
+
+    def record(self, stream: Stream) -> None:
+        self._check()
+        self.command = stream.marker()
+        self.stream = stream
+
+    def _check(self):
+        if self.destroyed:
+            raise HipError(hipError_t.hipErrorInvalidHandle, "event was destroyed")
+
+    def query(self) -> bool:
+        self._check()
+        return self.command is None or self.command.done()
+
+    def synchronize(self) -> None:
+        self._check()
+        if self.command is not None:
+            self.command.signal.wait(None)
+
+    def timestamp(self) -> float:
+        """Completion time in seconds (host monotonic clock, stamped by the packet processor)."""
+        if self.command is None:
+            raise HipError(hipError_t.hipErrorInvalidHandle, "event was never recorded")
+        if not self.command.done():
+            raise HipError(hipError_t.hipErrorNotReady, "event has not completed")
+        return self.command.signal.end_time()
+
+    def elapsed_ms(self, end: "Event") -> float:
+        for e in (self, end):
+            e._check()
+            if e.flags & hipEventDisableTiming:
+                raise HipError(hipError_t.hipErrorInvalidHandle, "event created with hipEventDisableTiming")
+        return (end.timestamp() - self.timestamp()) * 1000.0

@@ -6,20 +6,23 @@ import threading
 from ..errors import HipError, hipError_t
 from ..loader.descriptor import KD_SIZE, KernelDescriptor
 from .engine import Dispatch, KernelContext, compile_instruction
-from .memory import DeviceMemory, GPUFault
+from .memory import DEVICE_BASE, DeviceMemory, GPUFault
+
+DEVICE_STRIDE = 1 << 40          # 1 TiB of address space per device
 from .program import LoadedProgram
 
 SUPPORTED = ("gfx90a", "gfx940", "gfx941", "gfx942")
 
 
 class EmulatedGPU:
-    def __init__(self, target: str = "gfx90a", memory_size: int = 16 << 30, watchdog_steps: int = 20_000_000):
+    def __init__(self, target: str = "gfx90a", memory_size: int = 16 << 30, watchdog_steps: int = 20_000_000,
+                 index: int = 0):
         proc = target.split(":")[0]
         if proc not in SUPPORTED:
             raise HipError(hipError_t.hipErrorInvalidDevice, f"the emulator does not support {proc}")
         self.target = target
         self.processor = proc
-        self.memory = DeviceMemory(memory_size)
+        self.memory = DeviceMemory(memory_size, base=DEVICE_BASE + index * DEVICE_STRIDE)
         self.watchdog_steps = watchdog_steps
         self.programs: list[LoadedProgram] = []
         self._contexts = {}

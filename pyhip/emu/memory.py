@@ -39,9 +39,10 @@ class GPUFault(HipError):
 
 
 class DeviceMemory:
-    def __init__(self, capacity: int = 16 << 30, initial: int = 1 << 32):
+    def __init__(self, capacity: int = 16 << 30, initial: int = 1 << 32, base: int = DEVICE_BASE):
         # np.zeros uses calloc: the arena is reserved lazily, pages cost memory only once touched
         self.capacity = capacity
+        self.base = base                        # each device gets its own range (unified addressing)
         self.arena = np.zeros(initial, dtype=np.uint8)
         self._top = 0                           # bump pointer (bytes into the arena)
         self._free: list[tuple[int, int]] = []  # (offset, size) free blocks
@@ -87,7 +88,7 @@ class DeviceMemory:
                     new[:len(self.arena)] = self.arena
                     self.arena = new
             self.arena[off:off + rounded] = 0
-            addr = DEVICE_BASE + off
+            addr = self.base + off
             bisect.insort(self.starts, addr)
             self.table[addr] = (addr + size, rounded, kind, None)
             self.used += rounded
@@ -101,7 +102,7 @@ class DeviceMemory:
                 raise HipError(hipError_t.hipErrorInvalidDevicePointer, f"0x{addr:x} is not the start of an allocation")
             del self.table[addr]
             self.starts.remove(addr)
-            self._free.append((addr - DEVICE_BASE, entry[1]))
+            self._free.append((addr - self.base, entry[1]))
             self._free.sort()
             self.used -= entry[1]
             self._reindex()
@@ -149,7 +150,7 @@ class DeviceMemory:
         ext = self.table[hit[0]][3]
         if ext is not None:
             return ext, addr - hit[0]
-        return self.arena, addr - DEVICE_BASE
+        return self.arena, addr - self.base
 
     def read(self, addr: int, size: int) -> bytes:
         buf, off = self._span(addr, size)
@@ -190,7 +191,7 @@ class DeviceMemory:
             raise GPUFault("memory access outside any allocation", address=bad, access=f"{size} bytes")
         if len(addrs) and self._np_ext[safe].any():
             return None, safe
-        return self.arena, (addrs - np.uint64(DEVICE_BASE)).astype(np.int64)
+        return self.arena, (addrs - np.uint64(self.base)).astype(np.int64)
 
     def gather(self, addrs: np.ndarray, size: int) -> np.ndarray:
         """Bytes at each address → array (n, size) uint8."""
@@ -215,7 +216,7 @@ class DeviceMemory:
             end, _, _, ext = self.table[start]
             offs = (addrs[sel] - np.uint64(start)).astype(np.int64)
             buf = ext if ext is not None else self.arena
-            base = 0 if ext is not None else start - DEVICE_BASE
+            base = 0 if ext is not None else start - self.base
             out[sel] = buf[base + offs[:, None] + np.arange(size)]
         return out
 
@@ -227,5 +228,5 @@ class DeviceMemory:
             end, _, _, ext = self.table[start]
             offs = (addrs[sel] - np.uint64(start)).astype(np.int64)
             buf = ext if ext is not None else self.arena
-            base = 0 if ext is not None else start - DEVICE_BASE
+            base = 0 if ext is not None else start - self.base
             buf[base + offs[:, None] + np.arange(size)] = data[sel]

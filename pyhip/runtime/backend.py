@@ -92,8 +92,8 @@ class QueueBackend:
 
 
 class DeviceBackend:
-    def __init__(self, isa, memory_size: int):
-        self.gpu = EmulatedGPU(str(isa), memory_size)
+    def __init__(self, isa, memory_size: int, index: int = 0):
+        self.gpu = EmulatedGPU(str(isa), memory_size, index=index)
         self.memory = self.gpu.memory
         self.signals = SignalPool()
 

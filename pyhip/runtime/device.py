@@ -17,7 +17,7 @@ class Device:
     def __init__(self, index: int, isa: DeviceISA, memory_size: int):
         self.index = index
         self.isa = isa
-        self.backend = DeviceBackend(isa, memory_size)
+        self.backend = DeviceBackend(isa, memory_size, index)
         self.props = make_properties(isa, index, memory_size)
         self._lock = threading.RLock()
         self._streams: "weakref.WeakSet[Stream]" = weakref.WeakSet()

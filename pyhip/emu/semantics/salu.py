@@ -330,8 +330,11 @@ def _getreg(inst, K):
     hwreg, offset, size = v & 0x3F, v >> 6 & 0x1F, (v >> 11 & 0x1F) + 1
     d = inst.fields["sdst"]
 
+    from ..memory import PRIVATE_APERTURE, SHARED_APERTURE
+    sh_mem_bases = ((SHARED_APERTURE >> 48) << 16) | (PRIVATE_APERTURE >> 48)   # HW_REG_SH_MEM_BASES
+
     def run(st, w):
-        val = st.mode if hwreg == 1 else (st.trap_sts if hwreg == 3 else 0)
+        val = {1: st.mode, 3: st.trap_sts, 15: sh_mem_bases}.get(hwreg, 0)
         write_s(st, w, d, np.full(st.sgpr[w, 0].shape, (val >> offset) & ((1 << size) - 1), dtype=U32))
     return run
 

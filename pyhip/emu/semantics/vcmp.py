@@ -30,7 +30,7 @@ def _cmp_factory(opname, tname, writes_exec):
 
     def factory(inst, K):
         rds = readers(inst, 2, (width, width), is_float)
-        dst = inst.fields["sdst"] if inst.encoding == "VOP3" else VCC
+        dst = inst.fields["vdst"] if inst.encoding == "VOP3" else VCC      # VOPC as VOP3A: SDST in the VDST field
         if is_float:
             if opname in NAN_FALSE:
                 fn = NAN_FALSE[opname]
@@ -63,7 +63,7 @@ def _class_factory(tname, writes_exec):
 
     def factory(inst, K):
         rds = readers(inst, 2, (width, 32), True)
-        dst = inst.fields["sdst"] if inst.encoding == "VOP3" else VCC
+        dst = inst.fields["vdst"] if inst.encoding == "VOP3" else VCC      # VOPC as VOP3A: SDST in the VDST field
         tiny = np.finfo(dtype).tiny
 
         def run(st, w):

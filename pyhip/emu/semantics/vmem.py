@@ -61,7 +61,8 @@ def address_fn(inst, K):
             d0, d1, d2, d3 = (st.sgpr[w, rs + i].astype(U64) for i in range(4))
             base = d0 | ((d1 & U64(0xFFFF)) << U64(32))
             stride = (d1 >> U64(16)) & U64(0x3FFF)
-            a = np.repeat((so(st, w).astype(U64) + U64(off))[:, None], LANES, axis=1)
+            wave_off = so(st, w).astype(U64)
+            a = np.full((len(w), LANES), U64(off), dtype=U64)
             if f["offen"] and f["idxen"]:
                 a = a + st.vgpr[f["vaddr"] + 1, w].astype(U64)
             elif f["offen"]:
@@ -70,11 +71,14 @@ def address_fn(inst, K):
                 a = a + st.vgpr[f["vaddr"], w].astype(U64) * stride[:, None]
             private = (d3 & U64(ADD_TID_ENABLE)) != 0
             if private.all():
-                return "private", (base[:, None] - U64(K.private_vsharp_base) + a).astype(I64)
+                # swizzled private buffer: SOFFSET and the V# base are wave-level byte offsets (scaled by the
+                # 64 lanes); instruction offset and VGPR offset are per lane
+                wave_level = (base - U64(K.private_vsharp_base) + wave_off).astype(I64) // LANES
+                return "private", a.astype(I64) + wave_level[:, None]
             if private.any():
                 raise GPUFault("mixed private and global buffer resources in one instruction")
             st._buf_limit = d2        # num_records: out-of-range lanes read 0 / drop writes
-            return "buffer", base[:, None] + a
+            return "buffer", base[:, None] + wave_off[:, None] + a
         return b
     raise ValueError(enc)
 

@@ -48,3 +48,9 @@ def readelf_metadata(path) -> dict:
     start = out.index("---")
     end = out.index("\n...", start)
     return yaml.safe_load(out[start:end])
+
+
+# the suite runs with two emulated devices (the default is one gfx90a)
+import os as _os  # noqa: E402
+
+_os.environ.setdefault("PYHIP_DEVICES", "gfx90a:sramecc+:xnack-,gfx942:sramecc+:xnack-")

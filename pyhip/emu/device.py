@@ -28,8 +28,7 @@ class EmulatedGPU:
         self._contexts = {}
         self._compiled = {}
         self._lock = threading.RLock()
-        self._mirror = None
-        self._dispatch_lock = threading.Lock()
+        self._mirrors: dict[int, int] = {}
         self.faults: list[GPUFault] = []
 
     # -- programs -----------------------------------------------------------------------------------------
@@ -101,12 +100,8 @@ class EmulatedGPU:
     def dispatch_kernel(self, packet, packet_address: int, queue) -> None:
         """Run an AQL kernel dispatch packet.  The packet and the amd_queue_t are mirrored into device
         memory so kernels that read them through dispatch_ptr / queue_ptr see the real bytes."""
-        with self._dispatch_lock:
-            self._dispatch_locked(packet, queue)
-
-    def _dispatch_locked(self, packet, queue) -> None:
         pkt_bytes = packet.pack()
-        mirror = self._mirror_buffer()
+        mirror = self._mirror_buffer(queue)
         self.memory.write(mirror, pkt_bytes)
         qptr = 0
         if queue is not None:
@@ -122,10 +117,14 @@ class EmulatedGPU:
             self.faults.append(exc)
             raise
 
-    def _mirror_buffer(self) -> int:
-        if self._mirror is None:
-            self._mirror = self.memory.alloc(4096, kind="internal")
-        return self._mirror
+    def _mirror_buffer(self, queue) -> int:
+        """Per-queue device copy of the current packet and amd_queue_t: queues run concurrently."""
+        key = id(queue)
+        with self._lock:
+            addr = self._mirrors.get(key)
+            if addr is None:
+                addr = self._mirrors[key] = self.memory.alloc(512, kind="internal")
+            return addr
 
     def copy(self, dst: int, src: int, size: int) -> None:
         self.memory.copy(dst, src, size)

@@ -9,7 +9,7 @@ from ..loader.targetid import DeviceISA
 from ..registry import CallConfigStack, Registry
 from .device import Device
 
-DEFAULT_DEVICES = "gfx90a:sramecc+:xnack-,gfx942:sramecc+:xnack-"
+DEFAULT_DEVICES = "gfx90a:sramecc+:xnack-"          # PYHIP_DEVICES=gfx90a,gfx942 (any list) for several
 DEFAULT_MEMORY = 16 << 30          # virtual capacity per emulated device
 hipStreamPerThread = 2
 

@@ -103,8 +103,8 @@ def _add_bundle(binary: Binary, data: bytes, origin: str) -> int:
     for e in entries:
         if e.is_host or e.size == 0:
             continue
-        binary.code_objects.append(CodeObjectRef(data[e.offset:e.offset + e.size], f"{origin}:{e.entry_id}",
-                                                 e.entry_id))
+        view = memoryview(data)[e.offset:e.offset + e.size]      # zero-copy until first parse
+        binary.code_objects.append(CodeObjectRef(view, f"{origin}:{e.entry_id}", e.entry_id))
     return size
 
 
@@ -120,7 +120,10 @@ def load(source, *, origin: str | None = None) -> Binary:
                 data = fh.read()
         except OSError as exc:
             raise LoaderError(f"cannot read {origin}: {exc.strerror}", hipError_t.hipErrorFileNotFound) from None
-    elif isinstance(source, (bytes, bytearray, memoryview)):
+    elif isinstance(source, bytes):
+        data = source
+        origin = origin or "<bytes>"
+    elif isinstance(source, (bytearray, memoryview)):
         data = bytes(source)
         origin = origin or "<bytes>"
     else:

@@ -10,6 +10,8 @@ import io
 import struct
 from dataclasses import dataclass
 
+import numpy as np
+
 from elftools.elf.elffile import ELFFile
 from elftools.elf.relocation import RelocationSection
 from elftools.elf.sections import NoteSection, SymbolTableSection
@@ -31,6 +33,10 @@ _EHDR = struct.Struct("<16sHHIQQQIHHHHHH")
 _SHDR = struct.Struct("<IIQQQQIIQQ")
 _PHDR = struct.Struct("<IIQQQQQQ")
 MAX_HEADERS = 4096
+_SYM = np.dtype([("name", "<u4"), ("info", "u1"), ("other", "u1"), ("shndx", "<u2"), ("value", "<u8"),
+                 ("size", "<u8")])
+_STT = {0: "STT_NOTYPE", 1: "STT_OBJECT", 2: "STT_FUNC", 3: "STT_SECTION", 4: "STT_FILE", 10: "STT_AMDGPU_HSA_KERNEL"}
+_STB = {0: "STB_LOCAL", 1: "STB_GLOBAL", 2: "STB_WEAK"}
 _IGNORED_GLOBAL_PREFIXES = ("__hip_cuid_", "_ZN17__HIP_Coordinates", "_DYNAMIC")
 
 
@@ -179,6 +185,15 @@ class CodeObject:
         except Exception as exc:  # pyelftools reports corruption with many exception types
             raise LoaderError(f"{what}: corrupt ELF ({type(exc).__name__}: {str(exc)[:120]})") from None
 
+    def _section_headers(self) -> list[tuple[int, int, int]]:
+        """``(sh_type, sh_offset, sh_size)`` per section (bounds were checked at construction)."""
+        e_shoff, e_shnum = struct.unpack_from("<Q", self.data, 40)[0], struct.unpack_from("<H", self.data, 60)[0]
+        out = []
+        for i in range(e_shnum):
+            sh = _SHDR.unpack_from(self.data, e_shoff + i * 64)
+            out.append((sh[1], sh[4], sh[5]))
+        return out
+
     @functools.cached_property
     def _elf(self) -> ELFFile:
         return self._guard(lambda: ELFFile(io.BytesIO(self.data)), "ELF")
@@ -215,19 +230,29 @@ class CodeObject:
 
     @functools.cached_property
     def symbols(self) -> dict[str, Symbol]:
+        """``.dynsym`` (what ROCr uses) over ``.symtab``; the tables are decoded with numpy, not one
+        pyelftools object per symbol, so a code object with thousands of kernels indexes in milliseconds."""
         def read():
             found: dict[str, Symbol] = {}
-            for secname in (".symtab", ".dynsym"):  # .dynsym wins (what ROCr uses)
+            for secname in (".symtab", ".dynsym"):
                 sec = self._elf.get_section_by_name(secname)
                 if not isinstance(sec, SymbolTableSection):
                     continue
-                if sec.num_symbols() > 1 << 20:
-                    raise LoaderError("absurd symbol count")
-                for sym in sec.iter_symbols():
-                    if sym.name:
-                        found[sym.name] = Symbol(sym.name, sym["st_value"], sym["st_size"],
-                                                 sym["st_info"]["type"], sym["st_info"]["bind"],
-                                                 sym["st_shndx"])
+                raw = sec.data()
+                if sec["sh_entsize"] != _SYM.itemsize or len(raw) % _SYM.itemsize:
+                    raise LoaderError(f"{secname} has a bad entry size")
+                strtab = self._elf.get_section(sec["sh_link"]).data()
+                for name_off, info, shndx, value, size in np.frombuffer(raw, _SYM)[
+                        ["name", "info", "shndx", "value", "size"]].tolist():
+                    if not name_off:
+                        continue
+                    if name_off >= len(strtab):
+                        raise LoaderError(f"{secname}: symbol name offset past the string table")
+                    end = strtab.find(b"\0", name_off)
+                    name = strtab[name_off:end if end >= 0 else len(strtab)].decode("utf-8", "replace")
+                    found[name] = Symbol(name, value, size, _STT.get(info & 0xF, f"STT_{info & 0xF}"),
+                                         _STB.get(info >> 4, f"STB_{info >> 4}"),
+                                         "SHN_UNDEF" if shndx == 0 else ("SHN_ABS" if shndx == 0xFFF1 else shndx))
             return found
         return self._guard(read, "symbol table")
 
@@ -239,16 +264,21 @@ class CodeObject:
 
     @functools.cached_property
     def metadata(self):
-        def read():
-            blobs = []
-            for sec in self._elf.iter_sections():
-                if isinstance(sec, NoteSection):
-                    for note in sec.iter_notes():
-                        if note["n_name"] == "AMDGPU" and note["n_type"] == NT_AMDGPU_METADATA:
-                            desc = note["n_desc"]
-                            blobs.append(desc if isinstance(desc, bytes) else bytes(note["n_descdata"]))
-            return blobs
-        blobs = self._guard(read, "notes")
+        blobs = []
+        for sh_type, off, size in self._section_headers():
+            if sh_type != 7:                      # SHT_NOTE
+                continue
+            pos, end = off, off + size
+            while pos + 12 <= end:
+                namesz, descsz, ntype = struct.unpack_from("<III", self.data, pos)
+                name_end = pos + 12 + namesz
+                desc = pos + 12 + (namesz + 3) // 4 * 4
+                nxt = desc + (descsz + 3) // 4 * 4
+                if namesz > size or descsz > size or nxt > end:
+                    raise LoaderError("corrupt ELF note")
+                if self.data[pos + 12:name_end].rstrip(b"\0") == b"AMDGPU" and ntype == NT_AMDGPU_METADATA:
+                    blobs.append(self.data[desc:desc + descsz])
+                pos = nxt
         if not blobs:
             raise LoaderError("code object has no AMDGPU metadata note")
         if len(blobs) > 1:
@@ -263,33 +293,51 @@ class CodeObject:
                 raise LoaderError(f"metadata target {meta.target} disagrees with e_flags ({self.target})")
         return meta
 
+    @property
+    def _kernel_meta(self) -> dict[str, int]:
+        return self.metadata.names
+
+    def kernel(self, name: str) -> Kernel:
+        """The kernel with this exact (mangled) name, built on first use."""
+        cache = self.__dict__.setdefault("_kernel_cache", {})
+        k = cache.get(name)
+        if k is None:
+            i = self._kernel_meta.get(name)
+            if i is None:
+                raise LoaderError(f"no kernel named {name!r}", hipError_t.hipErrorNotFound)
+            k = cache[name] = self._build_kernel(self.metadata.kernel(i))
+        return k
+
+    def _build_kernel(self, km: KernelMeta) -> Kernel:
+        sym = self.symbols.get(km.symbol)
+        if sym is None or sym.shndx == "SHN_UNDEF":
+            raise LoaderError(f"kernel {km.name!r}: descriptor symbol {km.symbol!r} is missing")
+        kd = KernelDescriptor.from_bytes(self.read_vaddr(sym.value, KD_SIZE, f"descriptor {km.symbol}"),
+                                         self.processor)
+        entry = sym.value + kd.kernel_code_entry_byte_offset
+        code = self.symbols.get(km.name)
+        code_size = code.size if code is not None and code.value == entry else 0
+        self.read_vaddr(entry, 4, f"entry of kernel {km.name}")
+        if kd.kernel_code_entry_byte_offset % 4:
+            raise LoaderError(f"kernel {km.name!r}: misaligned entry offset")
+        return Kernel(km, kd, sym.value, code_size, self)
+
     @functools.cached_property
     def kernels(self) -> dict[str, Kernel]:
-        out = {}
-        for km in self.metadata.kernels:
-            if km.name in out:
-                raise LoaderError(f"kernel {km.name!r} listed twice in the metadata")
-            sym = self.symbols.get(km.symbol)
-            if sym is None or sym.shndx == "SHN_UNDEF":
-                raise LoaderError(f"kernel {km.name!r}: descriptor symbol {km.symbol!r} is missing")
-            kd = KernelDescriptor.from_bytes(self.read_vaddr(sym.value, KD_SIZE, f"descriptor {km.symbol}"),
-                                             self.processor)
-            entry = sym.value + kd.kernel_code_entry_byte_offset
-            code = self.symbols.get(km.name)
-            code_size = code.size if code is not None and code.value == entry else 0
-            self.read_vaddr(entry, max(4, min(code_size, 4)), f"entry of kernel {km.name}")
-            if kd.kernel_code_entry_byte_offset % 256 and kd.kernel_code_entry_byte_offset % 4:
-                raise LoaderError(f"kernel {km.name!r}: misaligned entry offset")
-            out[km.name] = Kernel(km, kd, sym.value, code_size, self)
-        return out
+        return {name: self.kernel(name) for name in self._kernel_meta}
 
     @functools.cached_property
     def name_index(self) -> NameIndex:
-        return NameIndex(self.kernels)
+        return NameIndex(self._kernel_meta)
 
     def find_kernel(self, name) -> Kernel:
-        """By mangled, extern "C", full demangled signature or unambiguous short name."""
-        return self.kernels[self.name_index.lookup(name)]
+        """By mangled, extern "C", full demangled signature or unambiguous short name (the demangled
+        index is only built when the name is not an exact kernel name)."""
+        if isinstance(name, (bytes, bytearray)):
+            name = bytes(name).decode("utf-8", "replace")
+        if isinstance(name, str) and name in self._kernel_meta:
+            return self.kernel(name)
+        return self.kernel(self.name_index.lookup(name))
 
     @functools.cached_property
     def globals(self) -> list[GlobalVar]:

@@ -79,12 +79,32 @@ class KernelMeta:
         return tuple(a for a in self.args if a.is_hidden)
 
 
-@dataclass(frozen=True)
 class CodeObjectMeta:
-    version: tuple[int, int]
-    target: str | None
-    kernels: tuple[KernelMeta, ...]
-    printf: tuple[str, ...] = ()
+    """The parsed note.  Kernel maps are type-checked when first asked for (``kernel(i)``), so a code
+    object with thousands of kernels can be indexed by name without validating all of them."""
+
+    def __init__(self, version, target, raw_kernels, printf=()):
+        self.version, self.target, self.printf = version, target, tuple(printf)
+        self._raw = raw_kernels
+        self._done: dict[int, KernelMeta] = {}
+        names = {}
+        for i, k in enumerate(raw_kernels):
+            if not isinstance(k, dict) or not isinstance(k.get(".name"), str):
+                raise LoaderError(f"metadata: kernel {i} has no name")
+            if k[".name"] in names:
+                raise LoaderError(f"kernel {k['.name']!r} listed twice in the metadata")
+            names[k[".name"]] = i
+        self.names = names
+
+    def kernel(self, i: int) -> KernelMeta:
+        km = self._done.get(i)
+        if km is None:
+            km = self._done[i] = _kernel(self._raw[i], i)
+        return km
+
+    @property
+    def kernels(self) -> tuple[KernelMeta, ...]:
+        return tuple(self.kernel(i) for i in range(len(self._raw)))
 
 
 def _get(d: dict, key: str, typ, where: str, required: bool = True, default=None):
@@ -181,8 +201,7 @@ def parse_metadata(blob: bytes) -> CodeObjectMeta:
     kernels_raw = _get(doc, "amdhsa.kernels", list, "metadata")
     if len(kernels_raw) > MAX_KERNELS:
         raise LoaderError("metadata: absurd number of kernels")
-    kernels = tuple(_kernel(k, i) for i, k in enumerate(kernels_raw))
     printf = _get(doc, "amdhsa.printf", list, "metadata", required=False, default=[])
     if not all(isinstance(p, str) for p in printf):
         raise LoaderError("metadata: amdhsa.printf malformed")
-    return CodeObjectMeta((ver[0], ver[1]), target, kernels, tuple(printf))
+    return CodeObjectMeta((ver[0], ver[1]), target, kernels_raw, tuple(printf))

@@ -110,5 +110,6 @@ class NameIndex:
                 cands = "; ".join(f"{full_signature(h)} [{h}]" for h in sorted(set(hits)))
                 raise LoaderError(f"kernel name {name!r} is ambiguous: candidates are {cands}",
                                   hipError_t.hipErrorInvalidValue)
-        raise LoaderError(f"no kernel named {name!r} (kernels: {', '.join(full_signature(n) for n in self.names) or 'none'})",
-                          hipError_t.hipErrorNotFound)
+        shown = ", ".join(full_signature(n) for n in self.names[:8]) or "none"
+        more = f" and {len(self.names) - 8} more" if len(self.names) > 8 else ""
+        raise LoaderError(f"no kernel named {name!r} (kernels: {shown}{more})", hipError_t.hipErrorNotFound)

@@ -30,6 +30,7 @@ class EmulatedGPU:
         self._lock = threading.RLock()
         self._mirrors: dict[int, int] = {}
         self.faults: list[GPUFault] = []
+        self.last_dispatch = None
 
     # -- programs -----------------------------------------------------------------------------------------
     def load_program(self, co) -> LoadedProgram:
@@ -94,6 +95,7 @@ class EmulatedGPU:
                      private_segment_size=private_segment_size, dispatch_ptr=dispatch_ptr, queue_ptr=queue_ptr,
                      dispatch_id=dispatch_id, max_steps=max_steps)
         d.run()
+        self.last_dispatch = d
         return d
 
     # -- AQL agent interface --------------------------------------------------------------------------------------

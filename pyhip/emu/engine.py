@@ -14,7 +14,7 @@ load_all()
 U32, U64 = np.uint32, np.uint64
 PRIVATE_VSHARP_BASE = 0
 ADD_TID_ENABLE = 1 << 23
-MAX_WAVES_PER_BATCH = 1024
+MAX_WAVES_PER_BATCH = 4096
 MAX_PRIVATE_PER_BATCH = 256 << 20
 
 
@@ -78,6 +78,7 @@ class Dispatch:
         self.counts = tuple(-(-g // w) for g, w in zip(self.grid, self.wg))
         self.waves_per_group = -(-(self.wg[0] * self.wg[1] * self.wg[2]) // LANES)
         self.steps = 0
+        self.wave_instructions = 0
 
     # -- geometry ---------------------------------------------------------------------------------------
     def run(self) -> None:
@@ -198,6 +199,7 @@ class Dispatch:
                 fn = self.gpu.compile_at(prog, self.K, p)
             pc[w] += insts[p].size if p in insts else 4
             self.steps += 1
+            self.wave_instructions += len(w)
             if self.steps > self.max_steps:
                 raise self._fault(GPUFault(f"watchdog: dispatch exceeded {self.max_steps} instruction steps "
                                            f"(infinite loop?); waves: {self._wave_dump(st)}",

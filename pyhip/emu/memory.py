@@ -179,6 +179,12 @@ class DeviceMemory:
         raises GPUFault naming the first bad address."""
         addrs = addrs.astype(np.uint64, copy=False)
         starts = self._np_starts
+        if len(addrs) > 64 and len(starts):
+            # fast path: the whole access range inside one arena allocation
+            lo, hi = int(addrs.min()), int(addrs.max()) + size
+            i = int(np.searchsorted(starts, np.uint64(lo), side="right")) - 1
+            if i >= 0 and hi <= int(self._np_ends[i]) and not self._np_ext[i]:
+                return self.arena, (addrs - np.uint64(self.base)).astype(np.int64)
         idx = np.searchsorted(starts, addrs, side="right").astype(np.int64) - 1
         ok = idx >= 0
         safe = np.where(ok, idx, 0)
@@ -198,6 +204,11 @@ class DeviceMemory:
         buf, offs = self.check(addrs, size)
         if buf is None:
             return self._gather_mixed(addrs, size, offs)
+        if size % 4 == 0 and not (offs & 3).any():
+            words = buf.view(np.uint32)
+            if size == 4:
+                return words[offs >> 2].view(np.uint8).reshape(len(offs), 4)
+            return words[(offs >> 2)[:, None] + np.arange(size // 4)].view(np.uint8).reshape(len(offs), size)
         return buf[offs[:, None] + np.arange(size)]
 
     def scatter(self, addrs: np.ndarray, data: np.ndarray) -> None:
@@ -206,6 +217,14 @@ class DeviceMemory:
         buf, offs = self.check(addrs, size)
         if buf is None:
             return self._scatter_mixed(addrs, data, offs)
+        if size % 4 == 0 and not (offs & 3).any():
+            words = buf.view(np.uint32)
+            d = np.ascontiguousarray(data).view(np.uint32).reshape(len(offs), size // 4)
+            if size == 4:
+                words[offs >> 2] = d[:, 0]
+            else:
+                words[(offs >> 2)[:, None] + np.arange(size // 4)] = d
+            return
         buf[offs[:, None] + np.arange(size)] = data
 
     def _gather_mixed(self, addrs, size, idx):

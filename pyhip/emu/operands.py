@@ -111,6 +111,9 @@ def vreader64(code: int, lit: int | None, kind: str = "b64"):
 
 
 def write_v(st, w, r: int, value: np.ndarray, mask: np.ndarray) -> None:
+    if mask.all():
+        st.vgpr[r, w] = value
+        return
     old = st.vgpr[r, w]
     st.vgpr[r, w] = np.where(mask, value.astype(U32, copy=False), old)
 

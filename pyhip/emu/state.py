@@ -14,14 +14,15 @@ _BITS = np.arange(LANES, dtype=np.uint64)
 
 
 def mask_from_pair(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    """Two uint32 halves per wave → bool lane masks (n, 64)."""
-    v = lo.astype(np.uint64) | (hi.astype(np.uint64) << np.uint64(32))
-    return ((v[:, None] >> _BITS) & np.uint64(1)).astype(bool)
+    """Two uint32 halves per wave → bool lane masks (n, 64) (little-endian bit order: lane i = bit i)."""
+    words = np.empty((len(lo), 2), dtype=np.uint32)
+    words[:, 0], words[:, 1] = lo, hi
+    return np.unpackbits(words.view(np.uint8), axis=1, bitorder="little").view(bool)
 
 
 def pair_from_mask(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    v = (mask.astype(np.uint64) << _BITS).sum(axis=1, dtype=np.uint64)
-    return (v & np.uint64(0xFFFFFFFF)).astype(np.uint32), (v >> np.uint64(32)).astype(np.uint32)
+    words = np.packbits(mask, axis=1, bitorder="little").view(np.uint32)
+    return words[:, 0], words[:, 1]
 
 
 class WaveState:
@@ -42,9 +43,15 @@ class WaveState:
         self.private = np.zeros((n_waves, LANES, private_bytes), dtype=np.uint8) if private_bytes else None
         self.mode = 0
         self.trap_sts = 0
+        self._exec_cache = None
 
     def exec_mask(self, w) -> np.ndarray:
-        return mask_from_pair(self.sgpr[w, EXEC], self.sgpr[w, EXEC + 1])
+        """EXEC as bool lanes; recomputed only when some wave's EXEC changed since the last call."""
+        lo, hi = self.sgpr[:, EXEC], self.sgpr[:, EXEC + 1]
+        c = self._exec_cache
+        if c is None or not (np.array_equal(lo, c[0]) and np.array_equal(hi, c[1])):
+            c = self._exec_cache = (lo.copy(), hi.copy(), mask_from_pair(lo, hi))
+        return c[2][w]
 
     def vcc_mask(self, w) -> np.ndarray:
         return mask_from_pair(self.sgpr[w, VCC], self.sgpr[w, VCC + 1])

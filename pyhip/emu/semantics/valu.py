@@ -263,21 +263,26 @@ def _carry_factory(kind):
 
         def run(st, w):
             m = st.exec_mask(w)
-            a = rds[0](st, w).astype(U64)
-            b = rds[1](st, w).astype(U64)
-            cin = st.sgpr_mask(w, cin_reg).astype(U64) if n == 3 else U64(0)
-            if kind in ("add", "addc"):
-                r = a + b + cin
-                c = r >> U64(32)
-            elif kind in ("sub", "subb"):
-                r = a - b - cin
-                c = (b + cin) > a
+            a = rds[0](st, w)
+            b = rds[1](st, w)
+            if kind in ("add", "addc"):                 # 32-bit arithmetic, carries from unsigned wrap
+                r = a + b
+                c = r < a
+                if n == 3:
+                    cin = st.sgpr_mask(w, cin_reg)
+                    r2 = r + cin.astype(U32)
+                    c |= r2 < r
+                    r = r2
             else:
-                r = b - a - cin
-                c = (a + cin) > b
-            store32(inst, st, w, (r & U64(0xFFFFFFFF)).astype(U32), m)
-            old = st.sgpr_mask(w, cout)
-            st.set_sgpr_mask(w, cout, np.where(m, c.astype(bool), False) | (old & False))
+                x, y = (a, b) if kind in ("sub", "subb") else (b, a)
+                r = x - y
+                c = y > x
+                if n == 3:
+                    cin = st.sgpr_mask(w, cin_reg)
+                    c |= cin & (r == 0)
+                    r = r - cin.astype(U32)
+            store32(inst, st, w, r, m)
+            st.set_sgpr_mask(w, cout, m & c)       # inactive lanes write 0
         return run
     return factory
 

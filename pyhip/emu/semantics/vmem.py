@@ -112,6 +112,10 @@ class Space:
 
     @staticmethod
     def gather(K, st, w, space, sel, offs, size):
+        if space == "global" and sel.all():
+            n = sel.shape[0]
+            data = K.memory.gather(offs.reshape(-1).astype(U64, copy=False), size)
+            return None, None, data.reshape(n, LANES, size)
         widx, lidx = np.nonzero(sel)
         o = offs[widx, lidx]
         if space == "global":
@@ -127,6 +131,9 @@ class Space:
 
     @staticmethod
     def scatter(K, st, w, space, sel, offs, data):
+        if space == "global" and sel.all():
+            K.memory.scatter(offs.reshape(-1).astype(U64, copy=False), data.reshape(-1, data.shape[-1]))
+            return
         widx, lidx = np.nonzero(sel)
         o = offs[widx, lidx]
         size = data.shape[-1]
@@ -174,7 +181,10 @@ def _load(size, signed, d16_hi=False):
                     sel = _in_buffer(st, a, sel, size)
                     offs = a
                 widx, lidx, data = Space.gather(K, st, w, space, sel, offs, size)
-                raw[widx, lidx, :size] = data
+                if widx is None:
+                    raw[:, :, :size] = data
+                else:
+                    raw[widx, lidx, :size] = data
             if size < 4:
                 v = raw[:, :, :size].copy()
                 if size == 1:
@@ -309,6 +319,7 @@ def _atomic(opname, wide):
                     one = np.zeros(sel.shape, bool)
                     one[widx[take], lidx[take]] = True
                     _, _, old_bytes = Space.gather(K, st, w, space, one, offs, size)
+                    old_bytes = old_bytes.reshape(-1, size)
                     # gather returns lanes in row-major order, as np.nonzero(one): align with take
                     order = np.lexsort((lidx[take], widx[take]))
                     old = np.empty(len(take), dtype=dt)

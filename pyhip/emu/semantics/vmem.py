@@ -78,7 +78,8 @@ def address_fn(inst, K):
             if private.any():
                 raise GPUFault("mixed private and global buffer resources in one instruction")
             st._buf_limit = d2        # num_records: out-of-range lanes read 0 / drop writes
-            return "buffer", base[:, None] + wave_off[:, None] + a
+            st._buf_offs = wave_off[:, None] + a
+            return "buffer", base[:, None] + st._buf_offs
         return b
     raise ValueError(enc)
 
@@ -203,10 +204,11 @@ def _load(size, signed, d16_hi=False):
 
 
 def _in_buffer(st, a, sel, size):
+    """Raw buffer range checking: a lane whose offset + size exceeds num_records reads 0 / drops its write."""
     limit = getattr(st, "_buf_limit", None)
     if limit is None:
         return sel
-    return sel & ((a + U64(size)) <= limit[:, None])
+    return sel & ((st._buf_offs + U64(size)) <= limit[:, None])
 
 
 def _store(size, d16_hi=False):

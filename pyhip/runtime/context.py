@@ -56,6 +56,21 @@ class Runtime:
             raise HipError(hipError_t.hipErrorContextIsDestroyed, "stream was destroyed")
         return s
 
+    # -- hip-clang's registration scheme ---------------------------------------------------------------
+    def function_for_handle(self, handle: int, device=None):
+        """The kernel registered for a host handle address, loaded lazily on ``device`` (default: the
+        current one) from the code object its fat binary holds for that device's ISA."""
+        from .module import Module
+
+        fb, name = self.registry.function(int(handle))
+        dev = device or self.device()
+        module = self.registry.loaded(fb, dev.index, dev.isa, lambda co: Module(dev, None, code_object=co))
+        return module.function(name)
+
+    def launch_by_handle(self, handle: int, grid, block, args, shared: int = 0, stream=None):
+        st = self.resolve_stream(stream)
+        return self.function_for_handle(handle, st.device).launch(st, grid, block, shared, args=args)
+
     def per_thread_stream(self):
         dev = self.device()
         table = getattr(self._tls, "per_thread", None)

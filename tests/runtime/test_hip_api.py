@@ -1,0 +1,159 @@
+"""pyhip.hip: HIP's names and numeric codes in hip-python's (err, value...) convention, end to end."""
+import threading
+
+import numpy as np
+import pytest
+
+import pyhip.hip as hip
+from pyhip.hip import hipError_t as E
+
+from conftest import BIN
+
+RNG = np.random.default_rng(3)
+V = hip.hipMemcpyKind
+
+
+def ok(ret):
+    assert isinstance(ret, tuple) and ret[0] == E.hipSuccess, ret
+    return ret[1] if len(ret) == 2 else ret[1:]
+
+
+def test_init_versions_devices_properties():
+    assert hip.hipInit(0) == (E.hipSuccess,)
+    assert ok(hip.hipDriverGetVersion()) == ok(hip.hipRuntimeGetVersion()) == 50221153
+    assert ok(hip.hipGetDeviceCount()) == 2
+    props = ok(hip.hipGetDeviceProperties(1))
+    assert props.gcnArchName.startswith("gfx942") and props.warpSize == 64 and props.maxThreadsPerBlock == 1024
+    assert props.multiProcessorCount > 0 and props.totalGlobalMem > 0 and props.maxGridSize[0] == 2 ** 31 - 1
+    assert ok(hip.hipDeviceGetAttribute(hip.hipDeviceAttribute_t.hipDeviceAttributeWarpSize, 0)) == 64
+    assert ok(hip.hipDeviceGetAttribute(hip.hipDeviceAttribute_t.hipDeviceAttributeMultiprocessorCount, 1)) == \
+        props.multiProcessorCount
+    err, val = hip.hipDeviceGetAttribute(123456, 0)
+    assert err == E.hipErrorInvalidValue and val is None
+    assert hip.hipSetDevice(7)[0] == E.hipErrorInvalidDevice == 101
+    assert hip.hipGetLastError() == (E.hipErrorInvalidDevice,)
+    assert hip.hipGetLastError() == (E.hipSuccess,)
+
+
+def test_current_device_is_per_thread():
+    ok(hip.hipSetDevice(1))
+    seen = []
+    t = threading.Thread(target=lambda: seen.append(ok(hip.hipGetDevice())))
+    t.start()
+    t.join()
+    assert seen == [0] and ok(hip.hipGetDevice()) == 1
+    ok(hip.hipSetDevice(0))
+
+
+def test_errors_names_and_last_error():
+    assert hip.hipGetErrorName(E.hipErrorInvalidValue) == (b"hipErrorInvalidValue",)
+    assert hip.hipGetErrorString(209) == (b"hipErrorNoBinaryForGpu",)
+    assert hip.hipGetErrorName(424242) == (b"hipErrorUnknown",)
+    hip.hipFree(0xDEAD)
+    assert hip.hipPeekAtLastError() == (E.hipErrorInvalidValue,) == hip.hipGetLastError()
+    assert hip.hipPeekAtLastError() == (E.hipSuccess,)
+
+
+def test_memory_roundtrips_all_kinds():
+    n = 4097
+    a = RNG.integers(0, 255, n, dtype=np.uint8)
+    d1, d2 = ok(hip.hipMalloc(n)), ok(hip.hipMalloc(n))
+    assert int(d1) != int(d2)
+    ok(hip.hipMemcpy(d1, a, n, V.hipMemcpyHostToDevice))
+    ok(hip.hipMemcpy(int(d2), d1, n, V.hipMemcpyDeviceToDevice))          # plain ints work as pointers
+    b = np.zeros(n, np.uint8)
+    ok(hip.hipMemcpy(b, d2, n, V.hipMemcpyDefault))
+    assert np.array_equal(a, b)
+    c = bytearray(n)
+    ok(hip.hipMemcpy(c, a, n, V.hipMemcpyHostToHost))
+    assert bytes(c) == a.tobytes()
+    ok(hip.hipMemset(d1, 0x5A, n))
+    ok(hip.hipMemsetD16(d2, 0xBEEF, n // 2))
+    ok(hip.hipMemcpy(b, d1, n, V.hipMemcpyDeviceToHost))
+    assert (b == 0x5A).all()
+    h = np.zeros(n // 2, np.uint16)
+    ok(hip.hipMemcpy(h, d2, h.nbytes, V.hipMemcpyDeviceToHost))
+    assert (h == 0xBEEF).all()
+    ok(hip.hipMemsetD32(d1, 0x01020304, n // 4))
+    w = np.zeros(n // 4, np.uint32)
+    ok(hip.hipMemcpy(w, d1, w.nbytes, V.hipMemcpyDeviceToHost))
+    assert (w == 0x01020304).all()
+    free, total = ok(hip.hipMemGetInfo())
+    assert 0 < free <= total
+    # bad input: every failure is a code, nothing is corrupted
+    assert hip.hipMemcpy(b, d1, n + 10 ** 6, V.hipMemcpyDeviceToHost)[0] == E.hipErrorInvalidValue
+    assert hip.hipMemcpy(d1, a, n, 99)[0] == E.hipErrorInvalidMemcpyDirection
+    assert hip.hipMemcpy(d1, a, n, V.hipMemcpyDeviceToHost)[0] == E.hipErrorInvalidValue
+    assert hip.hipMemset(0x1234, 0, 4)[0] == E.hipErrorInvalidValue
+    ok(hip.hipMemcpy(b, d2, n, V.hipMemcpyDeviceToHost))
+    ok(hip.hipFree(d1))
+    assert hip.hipFree(d1)[0] == E.hipErrorInvalidValue                 # double free is an error
+    ok(hip.hipFree(d2))
+
+
+def test_pinned_host_memory_is_device_visible():
+    ok(hip.hipSetDevice(0))
+    n = 500
+    hp = ok(hip.hipHostMalloc(n * 4))
+    hp.array.view(np.float32)[:] = np.arange(n, dtype=np.float32)
+    mod = ok(hip.hipModuleLoad(str(BIN / "hipcc52/basic-gfx90a.hsaco")))
+    f = ok(hip.hipModuleGetFunction(mod, b"_Z5scaleIfEvPT_S0_i"))
+    ok(hip.hipModuleLaunchKernel(f, 2, 1, 1, 256, 1, 1, 0, None, [hp, np.float32(3.0), n], None))
+    ok(hip.hipDeviceSynchronize())
+    assert np.array_equal(hp.array.view(np.float32), np.arange(n, dtype=np.float32) * 3)
+    ok(hip.hipHostFree(hp))
+
+
+def test_module_api_kernel_params_and_extra():
+    mod = ok(hip.hipModuleLoadData((BIN / "clang19/basic-gfx90a-v5.hsaco").read_bytes()))
+    f = ok(hip.hipModuleGetFunction(mod, "vadd_c"))
+    n = 777
+    a, b = RNG.standard_normal(n).astype(np.float32), RNG.standard_normal(n).astype(np.float32)
+    da, db, dc = (ok(hip.hipMalloc(n * 4)) for _ in range(3))
+    ok(hip.hipMemcpy(da, a, n * 4, V.hipMemcpyHostToDevice))
+    ok(hip.hipMemcpy(db, b, n * 4, V.hipMemcpyHostToDevice))
+    ok(hip.hipModuleLaunchKernel(f, 4, 1, 1, 256, 1, 1, 0, None, [da, db, dc, n], None))
+    c = np.zeros(n, np.float32)
+    ok(hip.hipMemcpy(c, dc, n * 4, V.hipMemcpyDeviceToHost))
+    assert np.array_equal(c, a + b)
+    # extra: a buffer laid out like the kernarg segment (offsets from the metadata: 0, 8, 16, 24)
+    ok(hip.hipMemset(dc, 0, n * 4))
+    buf = np.zeros(28, np.uint8)
+    buf[0:8].view(np.uint64)[0], buf[8:16].view(np.uint64)[0], buf[16:24].view(np.uint64)[0] = int(db), int(da), int(dc)
+    buf[24:28].view(np.int32)[0] = n
+    extra = [hip.HIP_LAUNCH_PARAM_BUFFER_POINTER, buf, hip.HIP_LAUNCH_PARAM_BUFFER_SIZE, 28, hip.HIP_LAUNCH_PARAM_END]
+    ok(hip.hipModuleLaunchKernel(f, 4, 1, 1, 256, 1, 1, 0, None, None, extra))
+    ok(hip.hipMemcpy(c, dc, n * 4, V.hipMemcpyDeviceToHost))
+    assert np.array_equal(c, b + a)
+    # globals
+    gptr, size = ok(hip.hipModuleGetGlobal(mod, b"g_table"))
+    assert size == 256 and int(gptr)
+    # errors before anything is queued
+    assert hip.hipModuleLaunchKernel(f, 4, 1, 1, 256, 1, 1, 0, None, [da, db, dc], None)[0] == E.hipErrorInvalidValue
+    assert hip.hipModuleLaunchKernel(f, 4, 1, 1, 256, 1, 1, 0, None, [1.5, db, dc, n], None)[0] == E.hipErrorInvalidValue
+    assert hip.hipModuleLaunchKernel(f, 4, 1, 1, 2048, 1, 1, 0, None, [da, db, dc, n], None)[0] == \
+        E.hipErrorInvalidConfiguration
+    assert hip.hipModuleLaunchKernel(f, 0, 1, 1, 256, 1, 1, 0, None, [da, db, dc, n], None)[0] == E.hipErrorInvalidValue
+    assert hip.hipModuleLaunchKernel(f, 1, 1, 1, 64, 1, 1, 0, None, [da, db, dc, n], extra)[0] == E.hipErrorInvalidValue
+    assert hip.hipModuleGetFunction(mod, "nope")[0] == E.hipErrorNotFound
+    assert hip.hipModuleGetGlobal(mod, "nope")[0] == E.hipErrorNotFound
+    assert hip.hipModuleLoad("/nonexistent.hsaco")[0] == E.hipErrorFileNotFound
+    assert hip.hipModuleLoadData(b"garbage")[0] == E.hipErrorInvalidImage
+    attrs = ok(hip.hipFuncGetAttributes(f))
+    assert attrs.maxThreadsPerBlock == 1024 and attrs.numRegs > 0
+    assert ok(hip.hipFuncGetAttribute(hip.hipFunction_attribute.HIP_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, f)) == 1024
+    blocks = ok(hip.hipOccupancyMaxActiveBlocksPerMultiprocessor(f, 256, 0))
+    grid, block = ok(hip.hipOccupancyMaxPotentialBlockSize(f, 0, 0))
+    assert blocks >= 1 and block % 64 == 0 and grid >= 1
+    ok(hip.hipModuleUnload(mod))
+    assert hip.hipModuleGetFunction(mod, "vadd_c")[0] == E.hipErrorNotFound
+    for d in (da, db, dc):
+        ok(hip.hipFree(d))
+
+
+def test_readable_kernel_names_and_no_binary():
+    mod = ok(hip.hipModuleLoad(BIN / "hipcc52/basic.bundle"))        # gfx90a + gfx1030 bundle on device 0
+    assert ok(hip.hipModuleGetFunction(mod, "scale<double>")).name == "_Z5scaleIdEvPT_S0_i"
+    ok(hip.hipSetDevice(1))
+    assert hip.hipModuleLoad(BIN / "hipcc52/basic.bundle")[0] == E.hipErrorNoBinaryForGpu
+    ok(hip.hipSetDevice(0))

@@ -153,7 +153,10 @@ def test_descriptor_fields_match_objdump(entry):
     if mcpu.startswith("gfx1") and not kds:
         # llvm-objdump-19 refuses GFX10+ descriptors whose SGPR field LLVM itself filled (§5.1 quirk)
         pytest.skip("llvm-objdump-19 cannot decode this GFX10+ descriptor")
-    assert set(kds) == set(co.kernels), (set(kds), set(co.kernels))
+    if mcpu.startswith("gfx1"):
+        assert set(kds) <= set(co.kernels)      # objdump decodes only some GFX10+ descriptors
+    else:
+        assert set(kds) == set(co.kernels), (set(kds), set(co.kernels))
     for name, ref in kds.items():
         kd = co.kernels[name].descriptor
         checked = 0

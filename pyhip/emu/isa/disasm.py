@@ -1,0 +1,381 @@
+"""Disassembly text in llvm-objdump-19's syntax for GFX9 (gfx90a, gfx942).
+
+Operand order and widths come from the llvm-mc sample kept in the generated tables: each sample operand
+is matched to the encoding field that produced it, so the formatter knows, per opcode, which field goes
+where and how many registers it spans; values and modifiers come from the instruction itself.
+"""
+from __future__ import annotations
+
+import functools
+import re
+import struct
+
+from . import formats as F
+from ._tables_gfx9 import OPCODES
+from .decoder import _TARGET_TABLE, decode
+
+_FLOATS = {240: "0.5", 241: "-0.5", 242: "1.0", 243: "-1.0", 244: "2.0", 245: "-2.0", 246: "4.0", 247: "-4.0",
+           248: "0.15915494"}
+_SPECIAL = {235: "src_shared_base", 236: "src_shared_limit", 237: "src_private_base", 238: "src_private_limit",
+            239: "src_pops_exiting_wave_id", 251: "src_vccz", 252: "src_execz", 253: "src_scc",
+            254: "src_lds_direct", 124: "m0", 125: "null"}
+_PAIRS = {102: "flat_scratch", 104: "xnack_mask", 106: "vcc", 126: "exec"}
+_SINGLE = {102: "flat_scratch_lo", 103: "flat_scratch_hi", 104: "xnack_mask_lo", 105: "xnack_mask_hi",
+           106: "vcc_lo", 107: "vcc_hi", 126: "exec_lo", 127: "exec_hi"}
+_TOKEN = re.compile(r"^(-?\|?)(v|s|a|ttmp)(?:\[(\d+):(\d+)\]|(\d+))\|?$")
+_ROLES = {
+    "SOP2": ("sdst", "ssrc0", "ssrc1"), "SOPK": ("sdst",), "SOP1": ("sdst", "ssrc0"), "SOPC": ("ssrc0", "ssrc1"),
+    "SMEM": ("sdata", "sbase"), "VOP1": ("vdst", "src0"), "VOP2": ("vdst", "src0", "vsrc1"),
+    "VOPC": ("src0", "vsrc1"), "VOP3": ("vdst", "sdst", "src0", "src1", "src2"),
+    "VOP3P": ("vdst", "src0", "src1", "src2"), "DS": ("vdst", "addr", "data0", "data1"),
+    "FLAT": ("vdst", "addr", "data", "saddr"), "GLOBAL": ("vdst", "addr", "data", "saddr"),
+    "SCRATCH": ("vdst", "addr", "data", "saddr"), "MUBUF": ("vdata", "vaddr", "srsrc", "soffset"),
+    "MTBUF": ("vdata", "vaddr", "srsrc", "soffset"),
+}
+_SRC9 = {"src0", "src1", "src2"}
+_KINDS = {"sdst": "s", "ssrc0": "s", "ssrc1": "s", "sdata": "s", "sbase": "s", "srsrc": "s", "saddr": "s",
+          "soffset": "s", "vsrc1": "va", "addr": "va", "data": "va", "data0": "va", "data1": "va", "vdata": "va",
+          "vaddr": "va", "vdst": "vsa", "src0": "vs", "src1": "vs", "src2": "vs"}
+_CONST_ROLES = {"src0", "src1", "src2", "ssrc0", "ssrc1", "soffset"}
+
+
+def _const_code(tok: str):
+    if re.fullmatch(r"-?\d+", tok):
+        v = int(tok)
+        if 0 <= v <= 64:
+            return 128 + v
+        if -16 <= v < 0:
+            return 192 - v
+    for code, text in _FLOATS.items():
+        if tok == text:
+            return code
+    return None
+
+
+def _parse_token(tok: str):
+    m = _TOKEN.match(tok)
+    if not m:
+        return None
+    kind = m.group(2)
+    if m.group(5) is not None:
+        n, width = int(m.group(5)), 1
+    else:
+        n, width = int(m.group(3)), int(m.group(4)) - int(m.group(3)) + 1
+    return kind, n, width
+
+
+@functools.lru_cache(maxsize=None)
+def template(target: str, enc: str, op: int):
+    """[(role, kind, width)] for the opcode: role is a field name or a literal token (e.g. 'vcc', 'off')."""
+    entry = OPCODES[_TARGET_TABLE[target]][enc][op]
+    sample = bytes.fromhex(entry[3])
+    w0 = struct.unpack_from("<I", sample)[0]
+    w1 = struct.unpack_from("<I", sample, 4)[0] if len(sample) >= 8 else 0
+    fl = F.fields(enc, w0, w1)
+    text = re.sub(r"/\*.*?\*/", "", entry[2])
+    text = re.sub(r"\s\w+:\[[^\]]*\]", "", text)          # bracketed modifiers such as op_sel:[0,1]
+    parts = [p.strip() for p in text.split(",")] if text else []
+    if parts:
+        parts[-1] = parts[-1].split(" ")[0]
+    out, used = [], set()
+    roles = _ROLES.get(enc, ())
+    if enc in ("DS", "FLAT", "GLOBAL", "SCRATCH", "MUBUF", "MTBUF"):     # results match last on ties
+        roles = tuple(r for r in roles if r not in ("vdst", "vdata")) + tuple(r for r in roles if r in ("vdst", "vdata"))
+    for tok in parts:
+        tok = re.sub(r"/\*.*?\*/", "", tok).strip()
+        t = _parse_token(tok)
+        if t is None:
+            const = _const_code(tok)
+            role = None
+            if const is not None:
+                for r in roles:
+                    if r not in used and r in fl and r in _CONST_ROLES and fl[r] == const:
+                        role = r
+                        break
+            if role is None and tok == "off":
+                r = {"GLOBAL": "saddr", "MUBUF": "vaddr", "MTBUF": "vaddr",
+                     "SCRATCH": "addr" if fl.get("saddr") != 0x7F else "saddr"}.get(enc)
+                if r is not None and r not in used:
+                    role = r
+            if role is None and tok.startswith("0x") and enc in ("VOP1", "VOP2", "VOP3"):
+                out.append(("literal", "lit", 1))
+                continue
+            if role is not None:
+                used.add(role)
+                out.append((role, "s", 1))
+            elif enc not in ("SOPP", "SOPK", "SMEM"):
+                out.append((tok, None, 1))    # fixed text: vcc, off, ...
+            continue
+        kind, n, width = t
+        role = None
+        for r in roles:
+            if r in used or r not in fl or kind not in _KINDS.get(r, "vsa"):
+                continue
+            v = fl[r]
+            match = (v - 256 == n) if (r in _SRC9 and kind in ("v", "a")) else (v == n)
+            if match:
+                role = r
+                break
+        if role is None:
+            out.append((tok, None, 1))
+        else:
+            used.add(role)
+            out.append((role, kind, width))
+    return entry[1], tuple(out)
+
+
+def _reg(kind: str, n: int, width: int) -> str:
+    if kind == "s":
+        if n >= 108 and n < 124:
+            kind, n = "ttmp", n - 108
+        elif n in _PAIRS and width == 2:
+            return _PAIRS[n]
+        elif n in _SINGLE and width == 1:
+            return _SINGLE[n]
+        elif n in _SPECIAL:
+            return _SPECIAL[n]
+    return f"{kind}{n}" if width == 1 else f"{kind}[{n}:{n + width - 1}]"
+
+
+def _src(code: int, width: int, lit, kind_hint: str) -> str:
+    if code >= 256:
+        return _reg("a" if kind_hint == "a" else "v", code - 256, width)
+    if 128 <= code <= 192:
+        return str(code - 128)
+    if 193 <= code <= 208:
+        return str(192 - code)
+    if code in _FLOATS:
+        return _FLOATS[code]
+    if code == 255:
+        signed = lit - (1 << 32) if lit & 0x80000000 else lit
+        if -16 <= signed <= 64:            # LLVM prints inlinable values the inline way
+            return str(signed)
+        return f"0x{lit:x}"
+    return _reg("s", code, width)
+
+
+def _mods(text: str, i: int, f: dict, enc: str, vop3b: bool = False) -> str:
+    if enc == "VOP3" and not vop3b:
+        if f["abs"] >> i & 1:
+            text = f"|{text}|"
+        if f["neg"] >> i & 1:
+            text = f"-{text}"
+    return text
+
+
+def format_instruction(inst, target: str) -> str:
+    proc = target.split(":")[0]
+    enc, f = inst.encoding, inst.fields
+    try:
+        mnem, tmpl = template(proc, enc, inst.opcode)
+    except KeyError:
+        return f"<unknown {enc} {inst.opcode}>"
+    if inst.dpp is not None:
+        mnem = re.sub(r"_e32$", "", mnem) + "_dpp"
+    if enc == "SCRATCH":
+        return _scratch(inst, proc, mnem)
+    ops = []
+    vop3b = enc == "VOP3" and any(r == "sdst" for r, k, w in tmpl)
+    for role, kind, width in tmpl:
+        if kind is None:
+            ops.append(role)
+            continue
+        if kind == "lit":
+            ops.append(f"0x{inst.literal:x}")
+            continue
+        v = f[role]
+        if enc in ("GLOBAL", "SCRATCH", "FLAT") and role == "addr":
+            if enc == "SCRATCH" and f["saddr"] != 0x7F and not (proc.startswith("gfx94") and f["lds"]):
+                ops.append("off")
+                continue
+            if enc == "SCRATCH" and f["saddr"] == 0x7F or enc == "FLAT":
+                ops.append(_reg(kind, v, width if enc == "FLAT" else 1))
+                continue
+            ops.append(_reg(kind, v, 1 if f["saddr"] != 0x7F else 2))
+            continue
+        if enc in ("MUBUF", "MTBUF") and role == "vaddr":
+            n = 2 if f["offen"] and f["idxen"] else 1
+            ops.append(_reg("v", v, n) if f["offen"] or f["idxen"] else "off")
+            continue
+        if role in _SRC9:
+            idx = int(role[-1])
+            if enc == "VOP3" and not vop3b and kind == "s" and 0 < idx and False:
+                pass
+            ops.append(_mods(_src(v, width, inst.literal, kind), idx, f, enc, vop3b))
+        elif role == "vsrc1":
+            ops.append(_reg(kind, v, width))
+        elif role in ("ssrc0", "ssrc1", "soffset") and enc not in ("SMEM",):
+            ops.append(_src(v, width, inst.literal, "s") if v != 0x7F or enc != "MUBUF" else "0")
+        elif role == "saddr":
+            ops.append("off" if v == 0x7F else _reg("s", v, 1 if enc == "SCRATCH" else 2))
+        else:
+            ops.append(_reg(kind, v, width))
+    if enc in ("GLOBAL", "FLAT") and "atomic" in inst.name and (f["sc0"] if proc.startswith("gfx94") else f["glc"]) \
+            and not any(r == "vdst" for r, k, w in tmpl):
+        dwidth = next((w for r, k, w in tmpl if r == "data"), 1)
+        ops.insert(0, _reg("v", f["vdst"], dwidth // 2 if "cmpswap" in inst.name else dwidth))
+    text = mnem + (" " + ", ".join(ops) if ops else "")
+    return text + _suffix(inst, proc, mnem)
+
+
+_WIDTH = {"byte": 1, "sbyte": 1, "ubyte": 1, "short": 1, "sshort": 1, "ushort": 1, "dword": 1, "dwordx2": 2,
+          "dwordx3": 3, "dwordx4": 4}
+
+
+def _scratch(inst, proc: str, mnem: str) -> str:
+    """scratch_* operands: [vdst,] vaddr|off, [data,] saddr|off (gfx94x: vaddr only with SVE)."""
+    f, name = inst.fields, inst.name
+    kind = name.split("_")[1]
+    width = _WIDTH.get(name.split("_")[2].replace("_d16", ""), 1) if len(name.split("_")) > 2 else 1
+    width = _WIDTH.get(name[len(f"scratch_{kind}_"):].split("_d16")[0], 1)
+    use_v = f["saddr"] == 0x7F if not proc.startswith("gfx94") else bool(f["lds"])
+    if not proc.startswith("gfx94") and f["saddr"] != 0x7F:
+        use_v = False
+    ops = []
+    if kind == "load":
+        ops.append(_reg("v", f["vdst"], width))
+    ops.append(_reg("v", f["addr"], 1) if use_v else "off")
+    if kind == "store":
+        ops.append(_reg("v", f["data"], width))
+    ops.append("off" if f["saddr"] == 0x7F else _reg("s", f["saddr"], 1))
+    return mnem + " " + ", ".join(ops) + _suffix(inst, proc, mnem)
+
+
+def _suffix(inst, proc: str, mnem: str) -> str:
+    enc, f, name = inst.encoding, inst.fields, inst.name
+    gfx94 = proc.startswith("gfx94")
+    out = ""
+    if enc == "SOPP":
+        v = f["simm16"]
+        if name == "s_waitcnt":
+            vm = (v & 0xF) | ((v >> 14) & 3) << 4
+            exp, lgkm = (v >> 4) & 7, (v >> 8) & 0xF
+            parts = []
+            if vm != 0x3F:
+                parts.append(f"vmcnt({vm})")
+            if exp != 7:
+                parts.append(f"expcnt({exp})")
+            if lgkm != 0xF:
+                parts.append(f"lgkmcnt({lgkm})")
+            return " " + " ".join(parts) if parts else " 0"
+        if name in ("s_endpgm", "s_barrier", "s_icache_inv", "s_endpgm_saved", "s_code_end", "s_wakeup",
+                    "s_ttracedata", "s_set_gpr_idx_off") and v == 0:
+            return ""
+        return f" {v}"
+    if enc == "SOPK":
+        v = f["simm16"]
+        if name in ("s_getreg_b32", "s_setreg_b32"):
+            hw = {1: "HW_REG_MODE", 2: "HW_REG_STATUS", 3: "HW_REG_TRAPSTS", 4: "HW_REG_HW_ID", 5: "HW_REG_GPR_ALLOC",
+                  6: "HW_REG_LDS_ALLOC", 7: "HW_REG_IB_STS", 15: "HW_REG_SH_MEM_BASES"}.get(v & 0x3F, str(v & 0x3F))
+            return f", hwreg({hw}, {v >> 6 & 0x1F}, {(v >> 11 & 0x1F) + 1})"
+        return f", 0x{v:x}"
+    if enc == "SMEM":
+        if f["imm"]:
+            off = f["offset"]
+            s = f", 0x{off & 0x1FFFFF:x}" if off >= 0 else f", -0x{-off:x}"
+            if f["soe"]:
+                s = f", {_reg('s', f['soffset'], 1)} offset:0x{off:x}"
+        else:
+            s = f", {_reg('s', f['offset'] & 0x7F, 1)}"
+        if f["glc"]:
+            s += " glc"
+        return s
+    if enc in ("VOP3", "VOP3P"):
+        if enc == "VOP3P":
+            nsrc = sum(1 for r, k, w in template(proc, enc, inst.opcode)[1] if r in _SRC9)
+            if "mfma" in name:
+                for key, val in (("cbsz", f["cbsz"]), ("abid", f["abid"]), ("blgp", f["blgp"])):
+                    if val:
+                        out += f" {key}:{val}"
+                return out
+            opsel = [f["opsel"] >> i & 1 for i in range(nsrc)]
+            opsel_hi = [(f["opsel_hi"] | f["opsel_hi2"] << 2) >> i & 1 for i in range(nsrc)]
+            if any(opsel):
+                out += f" op_sel:[{','.join(map(str, opsel))}]"
+            if not all(opsel_hi):
+                out += f" op_sel_hi:[{','.join(map(str, opsel_hi))}]"
+            if f["neg"] & ((1 << nsrc) - 1):
+                out += f" neg_lo:[{','.join(str(f['neg'] >> i & 1) for i in range(nsrc))}]"
+            if f["neg_hi"] & ((1 << nsrc) - 1):
+                out += f" neg_hi:[{','.join(str(f['neg_hi'] >> i & 1) for i in range(nsrc))}]"
+            if f["clamp"]:
+                out += " clamp"
+            return out
+        if f["clamp"]:
+            out += " clamp"
+        if f["omod"]:
+            out += {1: " mul:2", 2: " mul:4", 3: " div:2"}[f["omod"]]
+        return out
+    if inst.dpp is not None:
+        d = inst.dpp
+        c = d["dpp_ctrl"]
+        if c <= 0xFF:
+            ctl = f"quad_perm:[{c & 3},{c >> 2 & 3},{c >> 4 & 3},{c >> 6 & 3}]"
+        elif 0x101 <= c <= 0x10F:
+            ctl = f"row_shl:{c & 0xF}"
+        elif 0x111 <= c <= 0x11F:
+            ctl = f"row_shr:{c & 0xF}"
+        elif 0x121 <= c <= 0x12F:
+            ctl = f"row_ror:{c & 0xF}"
+        else:
+            ctl = {0x130: "wave_shl:1", 0x134: "wave_rol:1", 0x138: "wave_shr:1", 0x13C: "wave_ror:1",
+                   0x140: "row_mirror", 0x141: "row_half_mirror", 0x142: "row_bcast:15", 0x143: "row_bcast:31"}.get(c, f"0x{c:x}")
+        out = f" {ctl} row_mask:0x{d['row_mask']:x} bank_mask:0x{d['bank_mask']:x}"
+        if d["bound_ctrl"]:
+            out += " bound_ctrl:1"
+        return out
+    if enc == "DS":
+        if re.search(r"(read|write)2|2st64|cmpst|mskor", name) and ("2" in name.split("_")[1]):
+            if f["offset0"]:
+                out += f" offset0:{f['offset0']}"
+            if f["offset1"]:
+                out += f" offset1:{f['offset1']}"
+        else:
+            off = f["offset0"] | f["offset1"] << 8
+            if off:
+                out += f" offset:{off}"
+        if f["gds"]:
+            out += " gds"
+        return out
+    if enc in ("FLAT", "GLOBAL", "SCRATCH"):
+        if f["offset"]:
+            out += f" offset:{f['offset']}"
+        out += _cache_bits(f, gfx94, w_sc1=True)
+        return out
+    if enc in ("MUBUF", "MTBUF"):
+        if f["idxen"] and f["offen"]:
+            out += " idxen offen"
+        elif f["offen"]:
+            out += " offen"
+        elif f["idxen"]:
+            out += " idxen"
+        if f["offset"]:
+            out += f" offset:{f['offset']}"
+        out += _cache_bits(f, gfx94, w_sc1=True)
+        if enc == "MUBUF" and f.get("lds"):
+            out += " lds"
+        return out
+    return out
+
+
+def _cache_bits(f, gfx94: bool, w_sc1: bool) -> str:
+    if gfx94:
+        bits = []
+        if f.get("sc0"):
+            bits.append("sc0")
+        if f.get("sc1"):
+            bits.append("sc1")
+        if f.get("nt"):
+            bits.append("nt")
+        return "".join(" " + b for b in bits)
+    bits = []
+    if f.get("glc"):
+        bits.append("glc")
+    if f.get("slc"):
+        bits.append("slc")
+    return "".join(" " + b for b in bits)
+
+
+def disassemble(code: bytes, target: str, base: int = 0):
+    """[(pc, words, text)] for a range of code."""
+    return [(i.pc, i.words, format_instruction(i, target)) for i in decode(code, target, base)]

@@ -46,8 +46,15 @@ def compile_instruction(inst, K):
         return unsupported
 
 
-def describe(inst) -> str:
-    return f"{inst.name} [{' '.join(f'{w:08x}' for w in inst.words)}]"
+def describe(inst, processor: str = "gfx90a") -> str:
+    """The instruction as llvm-objdump prints it, with its encoding words."""
+    from .isa.disasm import format_instruction
+
+    try:
+        text = format_instruction(inst, processor)
+    except Exception:  # a report must never fail because of formatting
+        text = inst.name
+    return f"{text} [{' '.join(f'{w:08x}' for w in inst.words)}]"
 
 
 class Dispatch:
@@ -226,8 +233,12 @@ class Dispatch:
         for i in live:
             p = int(st.pc[i])
             inst = self.program.instructions.get(p)
+            exec_mask = int(st.sgpr[i, EXEC]) | int(st.sgpr[i, EXEC + 1]) << 32
+            sregs = " ".join(f"s{r}=0x{int(st.sgpr[i, r]):x}" for r in range(4))
+            vregs = " ".join(f"v{r}[0]=0x{int(st.vgpr[r, i, 0]):x}" for r in range(min(2, st.vgpr.shape[0])))
             parts.append(f"wave {int(st.wave_in_group[i])} of workgroup {tuple(int(x) for x in st.group_ids[st.group[i]])} "
-                         f"at pc 0x{p - self.program.base:x} ({inst.name if inst else '?'})")
+                         f"at pc 0x{p - self.program.base:x} ({describe(inst, self.processor) if inst else '?'}) "
+                         f"exec=0x{exec_mask:016x} {sregs} {vregs}")
         return "; ".join(parts)
 
     def _fault(self, exc: GPUFault, st: WaveState, w, p: int) -> GPUFault:
@@ -237,4 +248,4 @@ class Dispatch:
                                 workgroup=tuple(int(x) for x in st.group_ids[st.group[first]]),
                                 wave=int(st.wave_in_group[first]),
                                 pc=p - self.program.base,
-                                instruction=describe(inst) if inst is not None else None)
+                                instruction=describe(inst, self.processor) if inst is not None else None)

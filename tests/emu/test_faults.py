@@ -79,6 +79,7 @@ def test_watchdog_stops_infinite_loop(basic):
         out = pyhip.empty(64, np.int32)
         msg = _expect_fault(lambda: m.kernel("spin")(1, 64, flag, out), hipError_t.hipErrorLaunchTimeOut)
         assert "watchdog" in msg and "wave 0 of workgroup (0, 0, 0) at pc 0x" in msg
+        assert "exec=0x000000000000ffff" not in msg and "exec=0xffffffffffffffff" in msg and "s0=0x" in msg
     finally:
         gpu.watchdog_steps = old
     _vadd_ok(basic)

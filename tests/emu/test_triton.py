@@ -58,3 +58,15 @@ def test_sum_reduction_with_atomics(arch):
     blk = meta["constexprs"]["BLOCK"]
     k((n + blk - 1) // blk, meta["block"], pyhip.to_device(x), s, n, 0, 0, shared=meta["shared"])
     assert np.isclose(s.get()[0], x.astype(np.float64).sum(), rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize("arch", sorted(ARCHS))
+def test_2d_tiles_with_loop(arch):
+    k, meta = load("tile_sumsq", arch)
+    M, N = 37, 77                                    # neither divides the 16×32 tile
+    x = RNG.standard_normal((M, N)).astype(np.float32)
+    o = pyhip.empty(M, np.float32)
+    o.fill_bytes(0xCD)
+    bm = meta["constexprs"]["BM"]
+    k((M + bm - 1) // bm, meta["block"], pyhip.to_device(x), o, M, N, 0, 0, shared=meta["shared"])
+    assert np.allclose(o.get(), (x.astype(np.float64) ** 2).sum(axis=1), rtol=1e-5, atol=1e-5)

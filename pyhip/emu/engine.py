@@ -8,14 +8,15 @@ from ..errors import hipError_t
 from ..loader.descriptor import KernelDescriptor
 from .memory import GPUFault
 from .semantics import SEMANTICS, load_all
-from .state import EXEC, FLAT_SCRATCH, LANES, WaveState
+from .state import EXEC, FLAT_SCRATCH, LANES, WaveState, count, indices
 
 load_all()
 U32, U64 = np.uint32, np.uint64
 PRIVATE_VSHARP_BASE = 0
 ADD_TID_ENABLE = 1 << 23
-MAX_WAVES_PER_BATCH = 4096
+MAX_WAVES_PER_BATCH = 1024
 MAX_PRIVATE_PER_BATCH = 256 << 20
+ALL = slice(None)
 
 
 class KernelContext:
@@ -110,32 +111,39 @@ class Dispatch:
         st.group_ids = gid
         st.group = np.repeat(np.arange(ng), wpg)
         st.wave_in_group = np.tile(np.arange(wpg), ng)
-        # partial workgroups at the grid edge
-        psize = np.minimum(np.array(self.wg)[None, :], np.array(self.grid)[None, :] - gid * np.array(self.wg)[None, :])
-        px, py, pz = (psize[st.group, i] for i in range(3))
-        t = st.wave_in_group[:, None] * LANES + np.arange(LANES)[None, :]
-        n_items = (px * py * pz)[:, None]
-        active = t < n_items
-        tx = t % px[:, None]
-        ty = (t // px[:, None]) % py[:, None]
-        tz = t // (px * py)[:, None]
-        exec_bits = (active.astype(U64) << np.arange(LANES, dtype=U64)).sum(axis=1, dtype=U64)
-        st.sgpr[:, EXEC] = (exec_bits & U64(0xFFFFFFFF)).astype(U32)
-        st.sgpr[:, EXEC + 1] = (exec_bits >> U64(32)).astype(U32)
         kd = self.kd
         wid = kd.rsrc2["enable_vgpr_workitem_id"]
         packed = self.processor.startswith(("gfx90a", "gfx94", "gfx95", "gfx11", "gfx12"))
-        ids = [tx, ty, tz]
-        if packed:
-            v0 = tx.astype(U32)
-            if wid >= 1:
-                v0 |= ty.astype(U32) << U32(10)
-            if wid >= 2:
-                v0 |= tz.astype(U32) << U32(20)
-            st.vgpr[0] = np.where(active, v0, 0)
+        # work-item ids and EXEC: one pattern per distinct (partial) workgroup shape, tiled over the batch
+        psize = np.minimum(np.array(self.wg)[None, :], np.array(self.grid)[None, :] - gid * np.array(self.wg)[None, :])
+        shapes, inverse = np.unique(psize, axis=0, return_inverse=True)
+        inverse = inverse.reshape(-1)
+        nv = 3 if not packed else 1
+        exec_pat = np.zeros((len(shapes), wpg, 2), dtype=U32)
+        vgpr_pat = np.zeros((len(shapes), nv, wpg, LANES), dtype=U32)
+        for k, (px, py, pz) in enumerate(shapes):
+            t = np.arange(wpg * LANES).reshape(wpg, LANES)
+            active = t < px * py * pz
+            ids = [t % px, (t // px) % py, t // (px * py)]
+            exec_pat[k] = np.packbits(active, axis=1, bitorder="little").view(U32)
+            if packed:
+                v0 = ids[0].astype(U32)
+                if wid >= 1:
+                    v0 |= ids[1].astype(U32) << U32(10)
+                if wid >= 2:
+                    v0 |= ids[2].astype(U32) << U32(20)
+                vgpr_pat[k, 0] = np.where(active, v0, 0)
+            else:
+                for i in range(min(wid, 2) + 1):
+                    vgpr_pat[k, i] = np.where(active, ids[i], 0)
+        if len(shapes) == 1:
+            st.sgpr[:, EXEC:EXEC + 2] = np.tile(exec_pat[0], (ng, 1))
+            for i in range(nv):
+                st.vgpr[i] = np.tile(vgpr_pat[0, i], (ng, 1))
         else:
-            for i in range(min(wid, 2) + 1):
-                st.vgpr[i] = np.where(active, ids[i], 0).astype(U32)
+            st.sgpr[:, EXEC:EXEC + 2] = exec_pat[inverse].reshape(nw, 2)
+            for i in range(nv):
+                st.vgpr[i] = vgpr_pat[inverse, i].reshape(nw, LANES)
         # user SGPRs
         vals = {
             "private_segment_buffer": [PRIVATE_VSHARP_BASE & 0xFFFFFFFF, PRIVATE_VSHARP_BASE >> 32, 0xFFFFFFFF,
@@ -198,7 +206,7 @@ class Dispatch:
             lp = pc[live]
             p = int(lp.min())
             if live.all() and lp.max() == p:
-                w = all_waves
+                w = ALL                      # a slice: register reads are views, writes in place
             else:
                 w = np.nonzero(live & (pc == p))[0]
             fn = code.get(p)
@@ -206,7 +214,7 @@ class Dispatch:
                 fn = self.gpu.compile_at(prog, self.K, p)
             pc[w] += insts[p].size if p in insts else 4
             self.steps += 1
-            self.wave_instructions += len(w)
+            self.wave_instructions += count(st, w)
             if self.steps > self.max_steps:
                 raise self._fault(GPUFault(f"watchdog: dispatch exceeded {self.max_steps} instruction steps "
                                            f"(infinite loop?); waves: {self._wave_dump(st)}",
@@ -242,7 +250,7 @@ class Dispatch:
         return "; ".join(parts)
 
     def _fault(self, exc: GPUFault, st: WaveState, w, p: int) -> GPUFault:
-        first = int(np.asarray(w)[0]) if len(np.asarray(w)) else 0
+        first = int(indices(st, w)[0]) if count(st, w) else 0
         inst = self.program.instructions.get(p)
         return exc.with_context(kernel=self.kernel.demangled if self.kernel is not None else None,
                                 workgroup=tuple(int(x) for x in st.group_ids[st.group[first]]),

@@ -63,3 +63,12 @@ class WaveState:
         lo, hi = pair_from_mask(mask)
         self.sgpr[w, r] = lo
         self.sgpr[w, r + 1] = hi
+
+
+def count(st: WaveState, w) -> int:
+    """Number of waves selected by ``w`` (an index array, or ``slice(None)`` for all of them)."""
+    return st.n if isinstance(w, slice) else len(w)
+
+
+def indices(st: WaveState, w) -> np.ndarray:
+    return np.arange(st.n) if isinstance(w, slice) else np.asarray(w)

@@ -5,7 +5,7 @@ import numpy as np
 
 from ..memory import GPUFault
 from ..operands import write_v
-from ..state import LANES
+from ..state import count, indices, LANES
 from . import op, register
 
 U8, U16, U32, U64, I32, F32 = np.uint8, np.uint16, np.uint32, np.uint64, np.int32, np.float32
@@ -22,7 +22,7 @@ def _lds_io(st, w, m, offs, size, data=None):
     g = st.group[w][widx]
     cols = o[:, None] + np.arange(size)
     if data is None:
-        out = np.zeros((len(w), LANES, size), dtype=U8)
+        out = np.zeros((count(st, w), LANES, size), dtype=U8)
         out[widx, lidx] = st.lds[g[:, None], cols]
         return out
     st.lds[g[:, None], cols] = data[widx, lidx]
@@ -138,7 +138,7 @@ def _atomic(fn, returns, dtype=U32, size=4):
                 old_all[take] = old
                 remaining = np.setdiff1d(remaining, take, assume_unique=True)
             if returns:
-                res = np.zeros((len(w), LANES), dtype=U32)
+                res = np.zeros((count(st, w), LANES), dtype=U32)
                 res[widx, lidx] = old_all
                 write_v(st, w, dst, res, m)
         return run
@@ -199,7 +199,7 @@ def _permute(inst, K):
         m = st.exec_mask(w)
         idx = ((st.vgpr[a, w].astype(np.int64) + off) >> 2) & 63
         data = st.vgpr[d0, w]
-        rows = np.arange(len(w))[:, None]
+        rows = np.arange(count(st, w))[:, None]
         if back:
             out = np.where(m[rows, idx], data[rows, idx], 0).astype(U32)
         else:

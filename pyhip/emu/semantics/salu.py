@@ -6,7 +6,7 @@ import contextlib
 import numpy as np
 
 from ..operands import sreader, sreader64, write_s, write_s64
-from ..state import EXEC, LANES, VCC
+from ..state import count, indices, EXEC, LANES, VCC
 from . import op, register
 
 U32, U64, I32, I64 = np.uint32, np.uint64, np.int32, np.int64
@@ -275,7 +275,7 @@ def _simm(inst, signed=True):
 def _movk(inst, K):
     v = U32(_simm(inst) & 0xFFFFFFFF)
     d = inst.fields["sdst"]
-    return lambda st, w: write_s(st, w, d, np.full(len(w) if not isinstance(w, slice) else st.n, v, dtype=U32))
+    return lambda st, w: write_s(st, w, d, np.full(count(st, w), v, dtype=U32))
 
 
 @op("s_addk_i32")

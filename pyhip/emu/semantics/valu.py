@@ -491,8 +491,8 @@ def _pk(fn, nsrc):
                     lo = lo ^ U32(0x80000000)
                 if neg_hi >> i & 1:
                     hi = hi ^ U32(0x80000000)
-                lo_in.append(lo.view(F32))
-                hi_in.append(hi.view(F32))
+                lo_in.append(lo.view(F32).copy())
+                hi_in.append(hi.view(F32).copy())
             with ERR:
                 rl, rh = fn(*lo_in), fn(*hi_in)
             write_v(st, w, d, rl.astype(F32).view(U32), m)
@@ -518,8 +518,8 @@ def _pk_mov(inst, K):
 
     def run(st, w):
         m = st.exec_mask(w)
-        lo = r0[opsel & 1](st, w)
-        hi = r1[opsel >> 1 & 1](st, w)
+        lo = r0[opsel & 1](st, w).copy()          # copies: the destination may overlap the sources
+        hi = r1[opsel >> 1 & 1](st, w).copy()
         write_v(st, w, d, lo, m)
         write_v(st, w, d + 1, hi, m)
     return run

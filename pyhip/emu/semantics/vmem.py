@@ -6,7 +6,7 @@ import numpy as np
 
 from ..memory import APERTURE_SIZE, GPUFault, PRIVATE_APERTURE, SHARED_APERTURE
 from ..operands import sreader, write_v
-from ..state import LANES
+from ..state import count, indices, LANES
 from . import register
 
 U8, U16, U32, U64, I32, I64 = np.uint8, np.uint16, np.uint32, np.uint64, np.int32, np.int64
@@ -47,7 +47,7 @@ def address_fn(inst, K):
         sve = K.is_gfx94x and f["lds"]
 
         def s(st, w):
-            a = np.full((len(w), LANES), off, dtype=I64)
+            a = np.full((count(st, w), LANES), off, dtype=I64)
             if sa != OFF:
                 a += st.sgpr[w, sa].astype(I64)[:, None]
             if sa == OFF or sve:
@@ -62,7 +62,7 @@ def address_fn(inst, K):
             base = d0 | ((d1 & U64(0xFFFF)) << U64(32))
             stride = (d1 >> U64(16)) & U64(0x3FFF)
             wave_off = so(st, w).astype(U64)
-            a = np.full((len(w), LANES), U64(off), dtype=U64)
+            a = np.full((count(st, w), LANES), U64(off), dtype=U64)
             if f["offen"] and f["idxen"]:
                 a = a + st.vgpr[f["vaddr"] + 1, w].astype(U64)
             elif f["offen"]:
@@ -127,7 +127,7 @@ class Space:
             return widx, lidx, st.lds[g[:, None], o[:, None] + np.arange(size)]
         _check_range(o, size, st.private_bytes, "scratch (private segment)")
         flat = st.private.reshape(st.private.shape[0], -1)
-        wave = np.asarray(w)[widx]
+        wave = indices(st, w)[widx]
         return widx, lidx, flat[wave[:, None], (lidx * st.private_bytes + o)[:, None] + np.arange(size)]
 
     @staticmethod
@@ -149,7 +149,7 @@ class Space:
             return
         _check_range(o, size, st.private_bytes, "scratch (private segment)")
         flat = st.private.reshape(st.private.shape[0], -1)
-        wave = np.asarray(w)[widx]
+        wave = indices(st, w)[widx]
         flat[wave[:, None], (lidx * st.private_bytes + o)[:, None] + np.arange(size)] = d
 
 
@@ -176,7 +176,7 @@ def _load(size, signed, d16_hi=False):
         def run(st, w):
             m = st.exec_mask(w)
             kind, a = addr(st, w)
-            raw = np.zeros((len(w), LANES, max(size, 4)), dtype=U8)
+            raw = np.zeros((count(st, w), LANES, max(size, 4)), dtype=U8)
             for space, sel, offs in Space.split(K, st, w, kind, a, m):
                 if kind == "buffer":
                     sel = _in_buffer(st, a, sel, size)
@@ -302,7 +302,7 @@ def _atomic(opname, wide):
                 cmp = rd(st, w, data + (2 if is64 else 1))
             else:
                 val, cmp = rd(st, w, data), None
-            result = np.zeros((len(w), LANES), dtype=dt)
+            result = np.zeros((count(st, w), LANES), dtype=dt)
             for space, sel, offs in Space.split(K, st, w, kind, a, m):
                 if kind == "buffer":
                     sel = _in_buffer(st, a, sel, size)
@@ -327,7 +327,7 @@ def _atomic(opname, wide):
                     old = np.empty(len(take), dtype=dt)
                     old[order] = old_bytes.view(dt).reshape(-1)
                     new = combine(old, v[take], c[take] if c is not None else None)
-                    buf = np.zeros((len(w), LANES, size), dtype=U8)
+                    buf = np.zeros((count(st, w), LANES, size), dtype=U8)
                     buf[widx[take], lidx[take]] = new.astype(dt).view(U8).reshape(len(take), size)
                     Space.scatter(K, st, w, space, one, offs, buf)
                     old_all[take] = old

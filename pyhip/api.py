@@ -23,6 +23,21 @@ from .runtime.stream import Event as _Event, Stream as _Stream
 kDLROCM = 10
 
 
+def _api(name: str):
+    """Name the HIP API a Pythonic call stands for in the HipError it raises."""
+    import functools
+
+    def deco(fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            try:
+                return fn(*args, **kwargs)
+            except HipError as exc:
+                raise exc.with_api(name)
+        return wrapper
+    return deco
+
+
 def _dim3(v) -> tuple[int, int, int]:
     if isinstance(v, (int, np.integer)):
         return (int(v), 1, 1)
@@ -32,6 +47,7 @@ def _dim3(v) -> tuple[int, int, int]:
     return t + (1,) * (3 - len(t))
 
 
+@_api('hipSetDevice')
 def set_device(index: int) -> None:
     runtime().set_device(index)
 
@@ -44,6 +60,7 @@ def device_count() -> int:
     return len(runtime().devices)
 
 
+@_api('hipDeviceSynchronize')
 def synchronize() -> None:
     runtime().device().synchronize()
 
@@ -62,6 +79,7 @@ class Kernel:
     def args(self):
         return self.function.kernel.explicit_args
 
+    @_api('hipModuleLaunchKernel')
     def __call__(self, grid, block, *args, shared: int = 0, stream=None):
         st = runtime().resolve_stream(stream._stream if isinstance(stream, Stream) else stream)
         return self.function.launch(st, _dim3(grid), _dim3(block), int(shared), args=args)
@@ -79,6 +97,7 @@ class Module:
     def kernels(self) -> list[str]:
         return [k.demangled for k in self._module.code_object.kernels.values()]
 
+    @_api('hipModuleGetFunction')
     def kernel(self, name) -> Kernel:
         return Kernel(self._module.function(name))
 
@@ -100,6 +119,7 @@ class Module:
         self._module.unload()
 
 
+@_api('hipModuleLoadData')
 def load(path_or_bytes) -> Module:
     """Load a code object, bundle or host ELF onto the current device."""
     return Module(path_or_bytes)
@@ -115,6 +135,7 @@ class DeviceArray:
         self._owner = owner           # something that keeps the memory alive (a module), or None = ours
 
     @classmethod
+    @_api('hipMalloc')
     def empty(cls, shape, dtype=np.float32) -> "DeviceArray":
         shape = shape if isinstance(shape, (tuple, list)) else (shape,)
         n = int(np.prod(shape)) * np.dtype(dtype).itemsize
@@ -144,12 +165,14 @@ class DeviceArray:
     def __repr__(self) -> str:
         return f"<DeviceArray {self.shape} {self.dtype} at 0x{int(self.ptr):x}>"
 
+    @_api('hipMemcpy')
     def set(self, array, stream=None) -> None:
         a = np.ascontiguousarray(array, dtype=self.dtype)
         if a.nbytes != self.nbytes:
             raise HipError(hipError_t.hipErrorInvalidValue, f"array of {a.nbytes} bytes into {self.nbytes}")
         ops.memcpy(self.ptr, a, self.nbytes, 1, stream, sync=stream is None)
 
+    @_api('hipMemcpy')
     def get(self, stream=None) -> np.ndarray:
         out = np.empty(self.shape, self.dtype)
         ops.memcpy(out, self.ptr, self.nbytes, 2, stream, sync=True)
@@ -197,6 +220,7 @@ class Stream:
     def __init__(self, non_blocking: bool = False, priority: int = 0):
         self._stream = runtime().device().new_stream(1 if non_blocking else 0, priority)
 
+    @_api("hipStreamSynchronize")
     def synchronize(self) -> None:
         self._stream.synchronize()
 
@@ -238,6 +262,14 @@ class Event:
 
     def elapsed_ms(self, end: "Event") -> float:
         return self._event.elapsed_ms(end._event)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        if self._event.command is not None:
+            self._event.synchronize()
+        return False
 
     @classmethod
     def timing(cls, stream=None) -> "_Timer":

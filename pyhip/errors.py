@@ -24,6 +24,14 @@ class HipError(Exception):
         super().__init__(f"{where}{self.name} ({int(code)}){': ' + message if message else ''}")
 
 
+    def with_api(self, api: str) -> "HipError":
+        """Name the failing API (kept if already set) and refresh the message."""
+        if self.api is None:
+            self.api = api
+            Exception.__init__(self, f"{api}: {self.args[0]}")
+        return self
+
+
 class LoaderError(HipError):
     """Raised by :mod:`pyhip.loader` for any malformed, unsupported or incompatible input."""
 

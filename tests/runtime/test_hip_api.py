@@ -157,3 +157,32 @@ def test_readable_kernel_names_and_no_binary():
     ok(hip.hipSetDevice(1))
     assert hip.hipModuleLoad(BIN / "hipcc52/basic.bundle")[0] == E.hipErrorNoBinaryForGpu
     ok(hip.hipSetDevice(0))
+
+
+def test_priority_streams_reset_and_pythonic_error_names():
+    import pyhip
+
+    s = ok(hip.hipStreamCreateWithPriority(0, -1))
+    assert s.priority == -1
+    ok(hip.hipStreamDestroy(s))
+    ok(hip.hipSetDevice(1))
+    d = ok(hip.hipMalloc(1024))
+    free_before, _ = ok(hip.hipMemGetInfo())
+    ok(hip.hipDeviceReset())                         # frees what the user allocated on this device
+    free_after, _ = ok(hip.hipMemGetInfo())
+    assert free_after > free_before
+    assert hip.hipFree(d)[0] == E.hipErrorInvalidValue
+    ok(hip.hipSetDevice(0))
+    m = pyhip.load(BIN / "hipcc52/basic-gfx90a.hsaco")
+    with pytest.raises(pyhip.HipError) as ei:
+        m.kernel("scale<float>")(1, 64, 1.0, 2.0, 3)
+    e = ei.value
+    assert (e.api, e.name, int(e.code)) == ("hipModuleLaunchKernel", "hipErrorInvalidValue", 1)
+    with pytest.raises(pyhip.HipError) as ei:
+        m.kernel("no_such_kernel")
+    assert ei.value.api == "hipModuleGetFunction" and ei.value.code == E.hipErrorNotFound
+    x = pyhip.to_device(np.arange(64, dtype=np.float32))
+    with pyhip.Event() as ev:
+        m.kernel("scale<float>")(1, 64, x, np.float32(2), 64)
+        ev.record()
+    assert ev.query() and np.array_equal(x.get(), np.arange(64) * 2)

@@ -85,6 +85,19 @@ def cmd_demo(args) -> int:
     return demo_main(args)
 
 
+def cmd_exec(args) -> int:
+    from .capi.shim import run
+
+    return run(args.program, args.args)
+
+
+def cmd_shim_path(args) -> int:
+    from .capi.shim import shim_path
+
+    print(shim_path())
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="pyhip", description="HIP runtime in Python with an emulated AMD GPU")
     sub = p.add_subparsers(dest="command", required=True)
@@ -100,6 +113,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--mcpu")
     s.add_argument("--coverage", action="store_true", help="decoded vs executable mnemonics")
     s.set_defaults(fn=cmd_disasm)
+    s = sub.add_parser("exec", help="run an unmodified hipcc-built program on pyhip's libamdhip64.so.5")
+    s.add_argument("program")
+    s.add_argument("args", nargs=argparse.REMAINDER)
+    s.set_defaults(fn=cmd_exec)
+    s = sub.add_parser("shim-path", help="print the directory of pyhip's libamdhip64.so.5 (builds it)")
+    s.set_defaults(fn=cmd_shim_path)
     s = sub.add_parser("demo", help="run the demo on the emulated GPU")
     s.set_defaults(fn=cmd_demo)
     return p

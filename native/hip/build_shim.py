@@ -1,0 +1,102 @@
+"""cffi embedding build of the drop-in ``libamdhip64.so.5``: the functions pyhip implements are declared
+with ``embedding_api`` and implemented in Python (pyhip.capi); every other 5.2 export is a C stub that
+returns hipErrorNotSupported (801) — or 0/NULL for the few non-hipError_t functions.  The linker version
+script gives the exports the hip_4.2 … hip_5.2 version nodes."""
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import cffi
+
+HERE = Path(__file__).resolve().parent
+
+TYPES = """
+typedef struct { uint32_t x, y, z; } dim3;
+typedef int hipError_t;
+"""
+
+# C prototypes of what pyhip implements (hip_runtime_api.h, ROCm 5.2; handles are pointers)
+IMPLEMENTED = """
+void** __hipRegisterFatBinary(const void* data);
+void __hipRegisterFunction(void** modules, const void* hostFunction, char* deviceFunction, const char* deviceName,
+                           unsigned int threadLimit, void* tid, void* bid, void* blockDim, void* gridDim, int* wSize);
+void __hipRegisterVar(void** modules, void* var, char* hostVar, char* deviceVar, int ext, size_t size, int constant,
+                      int global);
+void __hipUnregisterFatBinary(void** modules);
+hipError_t __hipPushCallConfiguration(dim3 gridDim, dim3 blockDim, size_t sharedMem, void* stream);
+hipError_t __hipPopCallConfiguration(dim3* gridDim, dim3* blockDim, size_t* sharedMem, void** stream);
+hipError_t hipLaunchKernel(const void* function_address, dim3 numBlocks, dim3 dimBlocks, void** args,
+                           size_t sharedMemBytes, void* stream);
+hipError_t hipLaunchKernel_spt(const void* function_address, dim3 numBlocks, dim3 dimBlocks, void** args,
+                               size_t sharedMemBytes, void* stream);
+hipError_t hipMalloc(void** ptr, size_t size);
+hipError_t hipFree(void* ptr);
+hipError_t hipHostMalloc(void** ptr, size_t size, unsigned int flags);
+hipError_t hipHostFree(void* ptr);
+hipError_t hipMemcpy(void* dst, const void* src, size_t sizeBytes, int kind);
+hipError_t hipMemcpyAsync(void* dst, const void* src, size_t sizeBytes, int kind, void* stream);
+hipError_t hipMemset(void* dst, int value, size_t sizeBytes);
+hipError_t hipMemcpyToSymbol(const void* symbol, const void* src, size_t sizeBytes, size_t offset, int kind);
+hipError_t hipMemcpyFromSymbol(void* dst, const void* symbol, size_t sizeBytes, size_t offset, int kind);
+hipError_t hipGetDeviceCount(int* count);
+hipError_t hipSetDevice(int deviceId);
+hipError_t hipGetDevice(int* deviceId);
+hipError_t hipDeviceSynchronize(void);
+hipError_t hipGetLastError(void);
+hipError_t hipPeekAtLastError(void);
+const char* hipGetErrorName(hipError_t hip_error);
+const char* hipGetErrorString(hipError_t hip_error);
+hipError_t hipStreamCreate(void** stream);
+hipError_t hipStreamDestroy(void* stream);
+hipError_t hipStreamSynchronize(void* stream);
+"""
+
+STUB_RETURN = {"hipError_t": "return 801;", "hiprtcResult": "return 1;", "pointer": "return 0;",
+               "int": "return 0;", "void": "", "float": "return 0.0f;"}
+STUB_TYPE = {"hipError_t": "int", "hiprtcResult": "int", "pointer": "void*", "int": "int", "void": "void",
+             "float": "float"}
+
+
+def implemented_names() -> set[str]:
+    import re
+    return set(re.findall(r"\b(\w+)\s*\(", IMPLEMENTED)) - {"void", "dim3"}
+
+
+def stubs_source() -> str:
+    done = implemented_names()
+    out = ["/* hipErrorNotSupported stubs for the 5.2 exports pyhip does not implement (generated at build) */"]
+    for line in (HERE / "exports.txt").read_text().splitlines():
+        if line.startswith("#") or not line.strip():
+            continue
+        _, name, kind = line.split()
+        if name in done:
+            continue
+        out.append(f"{STUB_TYPE[kind]} {name}() {{ {STUB_RETURN[kind]} }}")
+    return "\n".join(out) + "\n"
+
+
+def make_builder() -> cffi.FFI:
+    ffibuilder = cffi.FFI()
+    ffibuilder.cdef(TYPES)
+    ffibuilder.embedding_api(IMPLEMENTED)
+    ffibuilder.set_source("_pyhip_hip_shim", "#include <stdint.h>\n#include <stddef.h>\n" + TYPES + stubs_source(),
+                          extra_compile_args=["-O2", "-Wno-builtin-declaration-mismatch"],
+                          extra_link_args=[f"-Wl,--version-script={HERE / 'libamdhip64.map'}",
+                                           "-Wl,-soname,libamdhip64.so.5"])
+    ffibuilder.embedding_init_code("from pyhip.capi.impl import install\ninstall()\n")
+    return ffibuilder
+
+
+def fingerprint() -> str:
+    h = hashlib.sha256()
+    for p in (HERE / "exports.txt", HERE / "libamdhip64.map", Path(__file__)):
+        h.update(p.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def build(out_dir: Path) -> Path:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    target = out_dir / "libamdhip64.so.5"
+    make_builder().compile(tmpdir=str(out_dir / "build"), target=str(target))
+    return target

@@ -1,0 +1,43 @@
+"""Building and locating the drop-in ``libamdhip64.so.5`` (cached per build-input fingerprint)."""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+NATIVE = Path(__file__).resolve().parents[2] / "native" / "hip"
+
+
+def cache_dir() -> Path:
+    base = Path(os.environ.get("PYHIP_CACHE", Path.home() / ".cache" / "pyhip"))
+    sys.path.insert(0, str(NATIVE))
+    try:
+        import build_shim  # type: ignore
+    finally:
+        sys.path.pop(0)
+    return base / f"shim-{build_shim.fingerprint()}"
+
+
+def shim_path(build: bool = True) -> Path:
+    """Directory holding libamdhip64.so.5 (built on first use)."""
+    d = cache_dir()
+    if build and not (d / "libamdhip64.so.5").exists():
+        sys.path.insert(0, str(NATIVE))
+        try:
+            import build_shim  # type: ignore
+        finally:
+            sys.path.pop(0)
+        build_shim.build(d)
+    return d
+
+
+def run(program: str, args: list[str]) -> int:
+    """Run an unmodified hipcc-built program against the shim; returns its exit status."""
+    import subprocess
+
+    d = shim_path()
+    env = dict(os.environ)
+    env["LD_LIBRARY_PATH"] = str(d) + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
+    pkg_root = str(Path(__file__).resolve().parents[2])
+    env["PYTHONPATH"] = pkg_root + (":" + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    return subprocess.run([program, *args], env=env).returncode

@@ -50,6 +50,47 @@ const char* hipGetErrorString(hipError_t hip_error);
 hipError_t hipStreamCreate(void** stream);
 hipError_t hipStreamDestroy(void* stream);
 hipError_t hipStreamSynchronize(void* stream);
+hipError_t hipStreamCreateWithFlags(void** stream, unsigned int flags);
+hipError_t hipStreamCreateWithPriority(void** stream, unsigned int flags, int priority);
+hipError_t hipStreamQuery(void* stream);
+hipError_t hipStreamWaitEvent(void* stream, void* event, unsigned int flags);
+hipError_t hipStreamAddCallback(void* stream, void (*callback)(void*, hipError_t, void*), void* userData,
+                                unsigned int flags);
+hipError_t hipEventCreate(void** event);
+hipError_t hipEventCreateWithFlags(void** event, unsigned flags);
+hipError_t hipEventRecord(void* event, void* stream);
+hipError_t hipEventSynchronize(void* event);
+hipError_t hipEventQuery(void* event);
+hipError_t hipEventElapsedTime(float* ms, void* start, void* stop);
+hipError_t hipEventDestroy(void* event);
+hipError_t hipInit(unsigned int flags);
+hipError_t hipDriverGetVersion(int* driverVersion);
+hipError_t hipRuntimeGetVersion(int* runtimeVersion);
+hipError_t hipGetDeviceProperties(void* prop, int deviceId);
+hipError_t hipDeviceGetAttribute(int* pi, int attr, int deviceId);
+hipError_t hipDeviceReset(void);
+hipError_t hipMemGetInfo(size_t* free, size_t* total);
+hipError_t hipMemsetAsync(void* dst, int value, size_t sizeBytes, void* stream);
+hipError_t hipMemsetD8(void* dest, unsigned char value, size_t count);
+hipError_t hipMemsetD16(void* dest, unsigned short value, size_t count);
+hipError_t hipMemsetD32(void* dest, int value, size_t count);
+hipError_t hipMemcpyToSymbolAsync(const void* symbol, const void* src, size_t sizeBytes, size_t offset, int kind,
+                                  void* stream);
+hipError_t hipMemcpyFromSymbolAsync(void* dst, const void* symbol, size_t sizeBytes, size_t offset, int kind,
+                                    void* stream);
+hipError_t hipGetSymbolAddress(void** devPtr, const void* symbol);
+hipError_t hipGetSymbolSize(size_t* size, const void* symbol);
+hipError_t hipModuleLoad(void** module, const char* fname);
+hipError_t hipModuleLoadData(void** module, const void* image);
+hipError_t hipModuleUnload(void* module);
+hipError_t hipModuleGetFunction(void** function, void* module, const char* kname);
+hipError_t hipModuleGetGlobal(void** dptr, size_t* bytes, void* hmod, const char* name);
+hipError_t hipModuleLaunchKernel(void* f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ,
+                                 unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ,
+                                 unsigned int sharedMemBytes, void* stream, void** kernelParams, void** extra);
+hipError_t hipConfigureCall(dim3 gridDim, dim3 blockDim, size_t sharedMem, void* stream);
+hipError_t hipSetupArgument(const void* arg, size_t size, size_t offset);
+hipError_t hipLaunchByPtr(const void* func);
 """
 
 STUB_RETURN = {"hipError_t": "return 801;", "hiprtcResult": "return 1;", "pointer": "return 0;",

@@ -11,10 +11,49 @@ from ..errors import HipError, error_name, hipError_t
 from ..hip._api import get_last_error, set_last_error
 
 HIPF_MAGIC = 0x48495046
+PROP_SIZE = 792
+# hipDeviceProp_t (HIP 5.2) scalar fields: (offset, struct format, attribute)
+PROP_FIELDS = [(256, "Q", "totalGlobalMem"), (264, "Q", "sharedMemPerBlock"), (272, "i", "regsPerBlock"),
+               (276, "i", "warpSize"), (280, "i", "maxThreadsPerBlock"), (308, "i", "clockRate"),
+               (312, "i", "memoryClockRate"), (316, "i", "memoryBusWidth"), (320, "Q", "totalConstMem"),
+               (328, "i", "major"), (332, "i", "minor"), (336, "i", "multiProcessorCount"), (340, "i", "l2CacheSize"),
+               (344, "i", "maxThreadsPerMultiProcessor"), (348, "i", "computeMode"), (352, "i", "clockInstructionRate"),
+               (360, "i", "concurrentKernels"), (364, "i", "pciDomainID"), (368, "i", "pciBusID"),
+               (372, "i", "pciDeviceID"), (376, "Q", "maxSharedMemoryPerMultiProcessor"), (384, "i", "isMultiGpuBoard"),
+               (388, "i", "canMapHostMemory"), (392, "i", "gcnArch"), (652, "i", "integrated"),
+               (656, "i", "cooperativeLaunch"), (660, "i", "cooperativeMultiDeviceLaunch"),
+               (664, "i", "maxTexture1DLinear"), (668, "i", "maxTexture1D"), (712, "Q", "memPitch"),
+               (720, "Q", "textureAlignment"), (728, "Q", "texturePitchAlignment"), (736, "i", "kernelExecTimeoutEnabled"),
+               (740, "i", "ECCEnabled"), (744, "i", "tccDriver"), (764, "i", "isLargeBar"), (768, "i", "asicRevision"),
+               (772, "i", "managedMemory"), (776, "i", "directManagedMemAccessFromHost"),
+               (780, "i", "concurrentManagedAccess"), (784, "i", "pageableMemoryAccess"),
+               (788, "i", "pageableMemoryAccessUsesHostPageTables")]
+ARCH_BITS = ("hasGlobalInt32Atomics", "hasGlobalFloatAtomicExch", "hasSharedInt32Atomics", "hasSharedFloatAtomicExch",
+             "hasFloatAtomicAdd", "hasGlobalInt64Atomics", "hasSharedInt64Atomics", "hasDoubles", "hasWarpVote",
+             "hasWarpBallot", "hasWarpShuffle", "hasFunnelShift", "hasThreadFenceSystem", "hasSyncThreadsExt",
+             "hasSurfaceFuncs", "has3dGrid", "hasDynamicParallelism")
+
+
+def pack_properties(p) -> bytes:
+    """A hipDeviceProp_t (HIP 5.2 layout, 792 bytes) from a DeviceProp."""
+    buf = bytearray(PROP_SIZE)
+    buf[0:255] = p.name.encode()[:255].ljust(255, b"\0")
+    buf[396:651] = p.gcnArchName.encode()[:255].ljust(255, b"\0")
+    for off, fmt, attr in PROP_FIELDS:
+        struct.pack_into("<" + fmt, buf, off, int(getattr(p, attr)))
+    struct.pack_into("<3i", buf, 284, *p.maxThreadsDim)
+    struct.pack_into("<3i", buf, 296, *p.maxGridSize)
+    struct.pack_into("<2i", buf, 672, *p.maxTexture2D)
+    struct.pack_into("<3i", buf, 680, *p.maxTexture3D)
+    bits = sum(1 << i for i, name in enumerate(ARCH_BITS) if p.arch.get(name))
+    struct.pack_into("<I", buf, 356, bits)
+    return bytes(buf)
 _lock = threading.Lock()
 _fatbins: dict[int, tuple[object, int]] = {}     # void** handle address -> (cdata slot, registry handle)
 _streams: dict[int, object] = {}
 _names: dict[int, object] = {}
+_objects: dict[int, object] = {}                 # events, modules, functions by handle
+_setup = threading.local()                       # hipConfigureCall / hipSetupArgument state
 
 
 def install() -> None:
@@ -254,3 +293,232 @@ def install() -> None:
     @guarded
     def hipStreamSynchronize(stream):
         rt.resolve_stream(stream_of(stream)).synchronize()
+
+    from .. import hip as H
+    from ..runtime.stream import Event
+
+    def check(ret):
+        if ret[0] != 0:
+            exc = __import__("pyhip.hip._api", fromlist=["last_exception"]).last_exception()
+            raise exc if isinstance(exc, HipError) else HipError(ret[0])
+        return ret[1] if len(ret) == 2 else ret[1:]
+
+    def obj(handle, kind):
+        o = _objects.get(addr(handle))
+        if not isinstance(o, kind):
+            raise HipError(hipError_t.hipErrorInvalidHandle, f"not a {kind.__name__} handle")
+        return o
+
+    def new_handle(out, o):
+        _objects[id(o)] = o
+        out[0] = ffi.cast("void*", id(o))
+
+    def new_stream(out, flags, priority=0):
+        s = rt.device().new_stream(int(flags), int(priority))
+        _streams[id(s)] = s
+        out[0] = ffi.cast("void*", id(s))
+
+    @guarded
+    def hipStreamCreateWithFlags(stream, flags):
+        new_stream(stream, flags)
+
+    @guarded
+    def hipStreamCreateWithPriority(stream, flags, priority):
+        new_stream(stream, flags, max(-1, min(0, priority)))
+
+    @guarded
+    def hipStreamQuery(stream):
+        if not rt.resolve_stream(stream_of(stream)).query():
+            return int(hipError_t.hipErrorNotReady)
+
+    @guarded
+    def hipStreamWaitEvent(stream, event, flags):
+        check(H.hipStreamWaitEvent(rt.resolve_stream(stream_of(stream)), obj(event, Event), int(flags)))
+
+    @guarded
+    def hipStreamAddCallback(stream, callback, user_data, flags):
+        st = rt.resolve_stream(stream_of(stream))
+        handle = stream
+
+        def call():
+            callback(handle, 0, user_data)
+        st.host_op(call, "callback")
+
+    @guarded
+    def hipEventCreate(event):
+        new_handle(event, Event())
+
+    @guarded
+    def hipEventCreateWithFlags(event, flags):
+        new_handle(event, Event(int(flags)))
+
+    @guarded
+    def hipEventRecord(event, stream):
+        obj(event, Event).record(rt.resolve_stream(stream_of(stream)))
+
+    @guarded
+    def hipEventSynchronize(event):
+        obj(event, Event).synchronize()
+
+    @guarded
+    def hipEventQuery(event):
+        if not obj(event, Event).query():
+            return int(hipError_t.hipErrorNotReady)
+
+    @guarded
+    def hipEventElapsedTime(ms, start, stop):
+        if ms == ffi.NULL:
+            raise HipError(hipError_t.hipErrorInvalidValue, "null result pointer")
+        ms[0] = obj(start, Event).elapsed_ms(obj(stop, Event))
+
+    @guarded
+    def hipEventDestroy(event):
+        obj(event, Event).destroyed = True
+        _objects.pop(addr(event), None)
+
+    @guarded
+    def hipInit(flags):
+        check(H.hipInit(int(flags)))
+
+    @guarded
+    def hipDriverGetVersion(v):
+        v[0] = check(H.hipDriverGetVersion())
+
+    @guarded
+    def hipRuntimeGetVersion(v):
+        v[0] = check(H.hipRuntimeGetVersion())
+
+    @guarded
+    def hipGetDeviceProperties(prop, device):
+        if prop == ffi.NULL:
+            raise HipError(hipError_t.hipErrorInvalidValue, "null hipDeviceProp_t pointer")
+        ffi.buffer(prop, PROP_SIZE)[:] = pack_properties(check(H.hipGetDeviceProperties(int(device))))
+
+    @guarded
+    def hipDeviceGetAttribute(value, attr, device):
+        value[0] = check(H.hipDeviceGetAttribute(int(attr), int(device)))
+
+    @guarded
+    def hipDeviceReset():
+        check(H.hipDeviceReset())
+
+    @guarded
+    def hipMemGetInfo(free, total):
+        f, t = ops.mem_get_info()
+        free[0], total[0] = f, t
+
+    @guarded
+    def hipMemsetAsync(dst, value, size, stream):
+        ops.memset(addr(dst), value, size, 1, stream_of(stream), sync=False)
+
+    @guarded
+    def hipMemsetD8(dst, value, count):
+        ops.memset(addr(dst), value, count, 1, None, sync=True)
+
+    @guarded
+    def hipMemsetD16(dst, value, count):
+        ops.memset(addr(dst), value, count, 2, None, sync=True)
+
+    @guarded
+    def hipMemsetD32(dst, value, count):
+        ops.memset(addr(dst), value, count, 4, None, sync=True)
+
+    @guarded
+    def hipMemcpyToSymbolAsync(symbol, src, size, offset, kind, stream):
+        ops.memcpy(symbol_address(symbol) + offset, addr(src), size, 4, stream_of(stream), sync=False)
+
+    @guarded
+    def hipMemcpyFromSymbolAsync(dst, symbol, size, offset, kind, stream):
+        ops.memcpy(addr(dst), symbol_address(symbol) + offset, size, 4, stream_of(stream), sync=False)
+
+    @guarded
+    def hipGetSymbolAddress(dev_ptr, symbol):
+        dev_ptr[0] = ffi.cast("void*", symbol_address(symbol))
+
+    @guarded
+    def hipGetSymbolSize(size, symbol):
+        size[0] = rt.registry.variable(addr(symbol)).size
+
+    # -- module API ----------------------------------------------------------------------------------------
+    from ..runtime.module import Function, Module
+
+    def image_bytes(image) -> bytes:
+        head = bytes(ffi.buffer(image, 64))
+        if head[:4] == b"\x7fELF":
+            shoff, = struct.unpack_from("<Q", head, 40)
+            shentsize, shnum = struct.unpack_from("<HH", head, 58)
+            return bytes(ffi.buffer(image, shoff + shentsize * shnum))
+        return read_bundle(image)
+
+    @guarded
+    def hipModuleLoad(module, fname):
+        new_handle(module, check(H.hipModuleLoad(ffi.string(fname))))
+
+    @guarded
+    def hipModuleLoadData(module, image):
+        if image == ffi.NULL:
+            raise HipError(hipError_t.hipErrorInvalidValue, "null image")
+        new_handle(module, check(H.hipModuleLoadData(image_bytes(image))))
+
+    @guarded
+    def hipModuleUnload(module):
+        check(H.hipModuleUnload(obj(module, Module)))
+
+    @guarded
+    def hipModuleGetFunction(function, module, name):
+        if function == ffi.NULL or name == ffi.NULL:
+            raise HipError(hipError_t.hipErrorInvalidValue, "null argument")
+        new_handle(function, check(H.hipModuleGetFunction(obj(module, Module), ffi.string(name))))
+
+    @guarded
+    def hipModuleGetGlobal(dptr, nbytes, module, name):
+        a, size = check(H.hipModuleGetGlobal(obj(module, Module), ffi.string(name)))
+        if dptr != ffi.NULL:
+            dptr[0] = ffi.cast("void*", int(a))
+        if nbytes != ffi.NULL:
+            nbytes[0] = size
+
+    @guarded
+    def hipModuleLaunchKernel(f, gx, gy, gz, bx, by, bz, shared, stream, params, extra):
+        func = obj(f, Function)
+        st = rt.resolve_stream(stream_of(stream))
+        if params != ffi.NULL and extra != ffi.NULL:
+            raise HipError(hipError_t.hipErrorInvalidValue, "both kernelParams and extra")
+        if extra != ffi.NULL:
+            if addr(extra[0]) != 1 or addr(extra[2]) != 2 or addr(extra[4]) != 3:
+                raise HipError(hipError_t.hipErrorInvalidValue, "malformed extra")
+            size = ffi.cast("size_t*", extra[3])[0]
+            raw = bytes(ffi.buffer(extra[1], size))
+        else:
+            explicit = func.kernel.explicit_args
+            if explicit and params == ffi.NULL:
+                raise HipError(hipError_t.hipErrorInvalidValue, "kernel has parameters but kernelParams is NULL")
+            blob = bytearray(max((a.offset + a.size for a in explicit), default=0))
+            for i, a in enumerate(explicit):
+                blob[a.offset:a.offset + a.size] = bytes(ffi.buffer(params[i], a.size))
+            raw = bytes(blob)
+        func.launch(st, (gx, gy, gz), (bx, by, bz), int(shared), raw=raw)
+
+    # -- legacy launch: hipConfigureCall / hipSetupArgument / hipLaunchByPtr -------------------------------------
+    @guarded
+    def hipConfigureCall(grid, block, shared, stream):
+        rt.call_config.push((grid.x, grid.y, grid.z), (block.x, block.y, block.z), shared, stream_of(stream))
+        _setup.args = bytearray()
+
+    @guarded
+    def hipSetupArgument(arg, size, offset):
+        buf = getattr(_setup, "args", None)
+        if buf is None:
+            raise HipError(hipError_t.hipErrorMissingConfiguration, "hipSetupArgument without hipConfigureCall")
+        if len(buf) < offset + size:
+            buf.extend(b"\0" * (offset + size - len(buf)))
+        buf[offset:offset + size] = bytes(ffi.buffer(arg, size))
+
+    @guarded
+    def hipLaunchByPtr(handle):
+        grid, block, shared, stream = rt.call_config.pop()
+        raw = bytes(getattr(_setup, "args", b""))
+        _setup.args = None
+        st = rt.resolve_stream(stream)
+        f = rt.function_for_handle(addr(handle), st.device)
+        f.launch(st, grid, block, int(shared), raw=raw)

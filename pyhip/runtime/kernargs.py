@@ -190,15 +190,14 @@ class ArgPacker:
     def pack_raw(self, blob: bytes, grid_blocks, block, *, dynamic_lds: int = 0, extra_hidden=None) -> bytearray:
         """``extra`` launches: a packed explicit-argument buffer; hidden args are still filled."""
         blob = bytes(blob)
-        if len(blob) > self.size:
-            raise _bad(f"argument buffer of {len(blob)} bytes exceeds the kernel's {self.size}")
         explicit_end = max((a.offset + a.size for a in self.explicit), default=0)
         if len(blob) < explicit_end:
             raise _bad(f"argument buffer of {len(blob)} bytes is smaller than the {explicit_end} bytes of "
                        f"explicit arguments")
         buf = bytearray(self.size)
+        blob = blob[:self.size]             # like HIP: each argument is copied from its offset; padding is ignored
         buf[:len(blob)] = blob
-        if len(blob) <= self.hidden_start:
+        if len(blob) < self.size or not self.hidden:      # a full segment brings its own hidden args
             self.fill_hidden(buf, grid_blocks, block, dynamic_lds, extra_hidden or {})
         return buf
 

@@ -60,3 +60,42 @@ def test_unimplemented_exports_return_not_supported(shim):
             "print(lib.hipCtxCreate(None, 0, 0), lib.hipGraphCreate(None, 0), lib.hipGetDeviceCount(ctypes.byref(ctypes.c_int())))")
     r = subprocess.run([sys.executable, "-c", code, str(shim)], capture_output=True, text=True, timeout=120)
     assert r.stdout.split() == ["801", "801", "0"], r.stdout + r.stderr
+
+
+def test_module_api_events_pinned_callbacks_threads():
+    r = subprocess.run([sys.executable, "-m", "pyhip", "exec", str(BIN / "host/host_api"),
+                        str(BIN / "hipcc52/basic-gfx90a.hsaco")], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and r.stdout.strip() == "PASS", r.stdout + r.stderr
+
+
+def test_legacy_launch_api():
+    r = _exec(BIN / "host/host_legacy")           # hipConfigureCall / hipSetupArgument / hipLaunchByPtr
+    assert r.returncode == 0 and r.stdout.strip() == "PASS", r.stdout + r.stderr
+
+
+def test_device_properties_layout_matches_the_5_2_header(tmp_path, shim):
+    """A C program compiled against the installed hip_runtime_api.h reads the struct the shim fills."""
+    src = tmp_path / "props.c"
+    src.write_text(r"""
+#define __HIP_PLATFORM_AMD__ 1
+#include <hip/hip_runtime_api.h>
+#include <stdio.h>
+int main(void) {
+  hipDeviceProp_t p; int e = hipGetDeviceProperties(&p, 0);
+  printf("%d|%s|%s|%d|%d|%d|%d|%d|%zu|%d|%d|%d\n", e, p.name, p.gcnArchName, p.warpSize, p.maxThreadsPerBlock,
+         p.maxThreadsDim[2], p.maxGridSize[0], p.multiProcessorCount, p.totalGlobalMem, p.gcnArch, p.major,
+         (int)p.arch.hasDoubles);
+  return 0;
+}""")
+    exe = tmp_path / "props"
+    subprocess.run([require_tool("gcc"), "-o", str(exe), str(src), f"-L{shim.parent}", "-l:libamdhip64.so.5"],
+                   check=True, capture_output=True)
+    r = subprocess.run([sys.executable, "-m", "pyhip", "exec", str(exe)], capture_output=True, text=True, timeout=120)
+    from pyhip.runtime.properties import make_properties
+    from pyhip.loader.targetid import DeviceISA
+    import os
+    isa = DeviceISA.parse(os.environ["PYHIP_DEVICES"].split(",")[0])
+    p = make_properties(isa, 0, 16 << 30)
+    assert r.stdout.strip().split("|") == ["0", p.name, p.gcnArchName, "64", "1024", "1024", str(2 ** 31 - 1),
+                                           str(p.multiProcessorCount), str(16 << 30), str(p.gcnArch),
+                                           str(p.major), "1"], r.stdout + r.stderr

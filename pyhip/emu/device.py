@@ -29,6 +29,7 @@ class EmulatedGPU:
         self._compiled = {}
         self._lock = threading.RLock()
         self._mirrors: dict[int, int] = {}
+        self._descriptors: dict[bytes, KernelDescriptor] = {}    # decoded once per descriptor contents
         self.faults: list[GPUFault] = []
         self.last_dispatch = None
 
@@ -83,7 +84,10 @@ class EmulatedGPU:
         if program is None:
             raise GPUFault("invalid kernel_object: not inside any loaded code object",
                            code=hipError_t.hipErrorInvalidDeviceFunction, address=kernel_object)
-        kd = KernelDescriptor.from_bytes(self.memory.read(kernel_object, KD_SIZE), program.code_object.processor)
+        raw = self.memory.read(kernel_object, KD_SIZE)
+        kd = self._descriptors.get(raw)
+        if kd is None:
+            kd = self._descriptors[raw] = KernelDescriptor.from_bytes(raw, program.code_object.processor)
         if kernel is None:
             raise GPUFault("invalid kernel_object: not a kernel descriptor", code=hipError_t.hipErrorInvalidDeviceFunction,
                            address=kernel_object)

@@ -115,9 +115,12 @@ class Dispatch:
         wid = kd.rsrc2["enable_vgpr_workitem_id"]
         packed = self.processor.startswith(("gfx90a", "gfx94", "gfx95", "gfx11", "gfx12"))
         # work-item ids and EXEC: one pattern per distinct (partial) workgroup shape, tiled over the batch
-        psize = np.minimum(np.array(self.wg)[None, :], np.array(self.grid)[None, :] - gid * np.array(self.wg)[None, :])
-        shapes, inverse = np.unique(psize, axis=0, return_inverse=True)
-        inverse = inverse.reshape(-1)
+        if all(g % w == 0 for g, w in zip(self.grid, self.wg)):
+            shapes, inverse = np.array([self.wg]), np.zeros(ng, dtype=np.int64)   # no partial workgroups
+        else:
+            psize = np.minimum(np.array(self.wg)[None, :], np.array(self.grid)[None, :] - gid * np.array(self.wg)[None, :])
+            shapes, inverse = np.unique(psize, axis=0, return_inverse=True)
+            inverse = inverse.reshape(-1)
         nv = 3 if not packed else 1
         exec_pat = np.zeros((len(shapes), wpg, 2), dtype=U32)
         vgpr_pat = np.zeros((len(shapes), nv, wpg, LANES), dtype=U32)

@@ -48,17 +48,17 @@ class DeviceMemory:
         self._free: list[tuple[int, int]] = []  # (offset, size) free blocks
         self.starts: list[int] = []             # sorted allocation start addresses
         self.table: dict[int, tuple[int, int, str, np.ndarray | None]] = {}  # start -> (end, size, kind, ext)
-        self._np_starts = np.zeros(0, dtype=np.uint64)
-        self._np_ends = np.zeros(0, dtype=np.uint64)
-        self._np_ext = np.zeros(0, dtype=bool)
+        self._index = (np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=bool), [])
         self.lock = threading.RLock()
         self.used = 0
 
     # -- allocation --------------------------------------------------------------------------------------
     def _reindex(self) -> None:
-        self._np_starts = np.array(self.starts, dtype=np.uint64)
-        self._np_ends = np.array([self.table[s][0] for s in self.starts], dtype=np.uint64)
-        self._np_ext = np.array([self.table[s][3] is not None for s in self.starts], dtype=bool)
+        # one tuple, replaced atomically: lane checks running on other threads read a consistent snapshot
+        self._index = (np.array(self.starts, dtype=np.uint64),
+                       np.array([self.table[s][0] for s in self.starts], dtype=np.uint64),
+                       np.array([self.table[s][3] is not None for s in self.starts], dtype=bool),
+                       [self.table[s][3] for s in self.starts])
 
     def alloc(self, size: int, kind: str = "user", align: int = ALIGN) -> int:
         if size <= 0:
@@ -178,25 +178,25 @@ class DeviceMemory:
         """Validate every address; returns ``(buffer, offsets)`` for the fast single-buffer case, or
         raises GPUFault naming the first bad address."""
         addrs = addrs.astype(np.uint64, copy=False)
-        starts = self._np_starts
+        starts, ends, ext, _ = index = self._index
         if len(addrs) > 64 and len(starts):
             # fast path: the whole access range inside one arena allocation
             lo, hi = int(addrs.min()), int(addrs.max()) + size
             i = int(np.searchsorted(starts, np.uint64(lo), side="right")) - 1
-            if i >= 0 and hi <= int(self._np_ends[i]) and not self._np_ext[i]:
+            if i >= 0 and hi <= int(ends[i]) and not ext[i]:
                 return self.arena, (addrs - np.uint64(self.base)).astype(np.int64)
         idx = np.searchsorted(starts, addrs, side="right").astype(np.int64) - 1
         ok = idx >= 0
         safe = np.where(ok, idx, 0)
         if len(starts):
-            ok &= addrs + np.uint64(size) <= self._np_ends[safe]
+            ok &= addrs + np.uint64(size) <= ends[safe]
         else:
             ok[:] = False
         if not ok.all():
             bad = int(addrs[np.argmin(ok)])
             raise GPUFault("memory access outside any allocation", address=bad, access=f"{size} bytes")
-        if len(addrs) and self._np_ext[safe].any():
-            return None, safe
+        if len(addrs) and ext[safe].any():
+            return None, (safe, index)
         return self.arena, (addrs - np.uint64(self.base)).astype(np.int64)
 
     def gather(self, addrs: np.ndarray, size: int) -> np.ndarray:
@@ -227,24 +227,26 @@ class DeviceMemory:
             return
         buf[offs[:, None] + np.arange(size)] = data
 
-    def _gather_mixed(self, addrs, size, idx):
+    def _gather_mixed(self, addrs, size, found):
+        idx, (starts, _, _, exts) = found
         out = np.empty((len(addrs), size), dtype=np.uint8)
         for i in np.unique(idx):
             sel = idx == i
-            start = int(self._np_starts[i])
-            end, _, _, ext = self.table[start]
+            start = int(starts[i])
+            ext = exts[i]
             offs = (addrs[sel] - np.uint64(start)).astype(np.int64)
             buf = ext if ext is not None else self.arena
             base = 0 if ext is not None else start - self.base
             out[sel] = buf[base + offs[:, None] + np.arange(size)]
         return out
 
-    def _scatter_mixed(self, addrs, data, idx):
+    def _scatter_mixed(self, addrs, data, found):
+        idx, (starts, _, _, exts) = found
         size = data.shape[1]
         for i in np.unique(idx):
             sel = idx == i
-            start = int(self._np_starts[i])
-            end, _, _, ext = self.table[start]
+            start = int(starts[i])
+            ext = exts[i]
             offs = (addrs[sel] - np.uint64(start)).astype(np.int64)
             buf = ext if ext is not None else self.arena
             base = 0 if ext is not None else start - self.base

@@ -17,10 +17,13 @@ QUEUE_SIZE = 1024
 
 
 class CommandSignal:
-    __slots__ = ("sig", "pool", "_released")
+    """A completion signal handed to one packet.  ``pinned`` signals (watched by events or by barrier
+    packets of other queues) never go back to the pool; they live as long as their watchers."""
+
+    __slots__ = ("sig", "pool", "_released", "pinned")
 
     def __init__(self, sig, pool):
-        self.sig, self.pool, self._released = sig, pool, False
+        self.sig, self.pool, self._released, self.pinned = sig, pool, False, False
 
     @property
     def handle(self) -> int:
@@ -42,7 +45,7 @@ class CommandSignal:
         return self.sig.end_ns / 1e9
 
     def release(self) -> None:
-        if not self._released and self.is_complete():
+        if not self._released and not self.pinned and self.is_complete():
             self._released = True
             self.pool.release(self.sig)
 

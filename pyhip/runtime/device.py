@@ -41,13 +41,17 @@ class Device:
             return [s for s in self._streams if not s.destroyed]
 
     def synchronize(self) -> None:
-        """hipDeviceSynchronize: the null stream (which waits for blocking streams) and every stream."""
-        self.null_stream.synchronize()
-        for s in self.streams_snapshot():
-            s.synchronize()
-        err = self.take_error()
-        if err is not None:
-            raise err
+        """hipDeviceSynchronize: the null stream (which waits for blocking streams) and every stream; the
+        first fault found (or recorded earlier) is raised once the device is idle."""
+        first = None
+        for s in [self.null_stream] + self.streams_snapshot():
+            try:
+                s.synchronize()
+            except HipError as exc:
+                first = first or exc
+        first = first or self.take_error()
+        if first is not None:
+            raise first
 
     # -- errors ------------------------------------------------------------------------------------
     def record_error(self, err: HipError) -> None:

@@ -47,7 +47,8 @@ class Stream:
         self._lock = threading.RLock()
         self._queue = None                      # created lazily on first use
         self._last: Command | None = None
-        self._pending: list[Command] = []       # commands whose errors are not yet reported
+        self._pending: list[Command] = []       # commands whose signals are not yet released
+        self._errors: list = []                 # faults not yet reported
         self.handle = id(self)
 
     @property
@@ -75,15 +76,19 @@ class Stream:
                 return [last.signal]
         return []
 
-    def _submit(self, make, keep=None, what: str = "", deps=()) -> Command:
+    def _submit(self, make, keep=None, what: str = "", deps=(), pin: bool = False) -> Command:
         self._check()
         with self._lock:
             q = self._q()
             wait_on = list(deps) + self._implicit_deps()
             if wait_on:
+                for sig in wait_on:
+                    sig.pinned = True                      # never recycled while a barrier watches it
                 for i in range(0, len(wait_on), 5):        # barrier-AND holds five dependencies
-                    self._track(Command(q.barrier_and(wait_on[i:i + 5]), what="barrier"))
+                    chunk = wait_on[i:i + 5]
+                    self._track(Command(q.barrier_and(chunk), keep=chunk, what="barrier"))
             cmd = Command(make(q), keep, what)
+            cmd.signal.pinned = pin
             self._track(cmd)
             return cmd
 
@@ -94,21 +99,22 @@ class Stream:
             self._reap(raise_errors=False)
 
     def _reap(self, raise_errors: bool) -> None:
-        still, first_error = [], None
+        """Release completed commands' signals; a fault is kept on this stream until a synchronising call
+        reports it (once)."""
+        still = []
         for c in self._pending:
             if c.done():
                 err = c.signal.error()
                 if err is not None:
-                    self.device.record_error(err)
-                    first_error = first_error or err
+                    self._errors.append(err)
                 c.signal.release()
             else:
                 still.append(c)
         self._pending = still
-        if raise_errors:
-            err = self.device.take_error()
-            if err is not None:
-                raise err
+        if raise_errors and self._errors:
+            err = self._errors[0]
+            self._errors.clear()
+            raise err
 
     # -- commands ------------------------------------------------------------------------------------
     def launch(self, kernel_object: int, kernarg: bytes, grid_items, block, group_segment: int,
@@ -131,8 +137,8 @@ class Stream:
     def fill(self, dst: int, value: int, count: int, width: int) -> Command:
         return self._submit(lambda q: q.fill(dst, value, count, width), what="fill")
 
-    def marker(self, deps=()) -> Command:
-        return self._submit(lambda q: q.barrier_and([]), what="marker", deps=deps)
+    def marker(self, deps=(), pin: bool = False) -> Command:
+        return self._submit(lambda q: q.barrier_and([]), what="marker", deps=deps, pin=pin)
 
     def wait_signal(self, signal) -> None:
         """hipStreamWaitEvent: a barrier-AND packet on the event's signal."""
@@ -178,7 +184,7 @@ class Event:
 
     def record(self, stream: Stream) -> None:
         self._check()
-        self.command = stream.marker()
+        self.command = stream.marker(pin=True)      # the event keeps its own signal
         self.stream = stream
 
     def _check(self):

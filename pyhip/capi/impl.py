@@ -297,9 +297,12 @@ def install() -> None:
     from .. import hip as H
     from ..runtime.stream import Event
 
+    from ..hip._api import last_exception
+
     def check(ret):
+        """Unwrap a pyhip.hip (err, value...) tuple, re-raising the failure it stood for."""
         if ret[0] != 0:
-            exc = __import__("pyhip.hip._api", fromlist=["last_exception"]).last_exception()
+            exc = last_exception()
             raise exc if isinstance(exc, HipError) else HipError(ret[0])
         return ret[1] if len(ret) == 2 else ret[1:]
 

@@ -199,8 +199,6 @@ def format_instruction(inst, target: str) -> str:
             continue
         if role in _SRC9:
             idx = int(role[-1])
-            if enc == "VOP3" and not vop3b and kind == "s" and 0 < idx and False:
-                pass
             ops.append(_mods(_src(v, width, inst.literal, kind), idx, f, enc, vop3b))
         elif role == "vsrc1":
             ops.append(_reg(kind, v, width))

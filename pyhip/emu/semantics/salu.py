@@ -158,7 +158,6 @@ def _bcnt(a, width):
 
 register("s_mov_b32", _s1(lambda a: a))
 register("s_mov_b64", _s1(lambda a: a, 64))
-register("s_cmov_b32", None)
 register("s_not_b32", _s1(lambda a: ~a, scc=lambda a, r: r != 0))
 register("s_not_b64", _s1(lambda a: ~a, 64, scc=lambda a, r: r != 0))
 register("s_brev_b32", _s1(lambda a: np.array([int(f"{int(x):032b}"[::-1], 2) for x in a], dtype=U32)))

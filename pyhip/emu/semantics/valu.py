@@ -302,8 +302,6 @@ def _cndmask(inst, K):
     def run(st, w):
         m = st.exec_mask(w)
         a, b = rds[0](st, w), rds[1](st, w)
-        for i, v in enumerate((a, b)):
-            pass
         if absn[0] & 1:
             a = a & U32(0x7FFFFFFF)
         if absn[1] & 1:

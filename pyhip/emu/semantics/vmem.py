@@ -160,10 +160,6 @@ def _check_range(o, size, limit, what):
                        access=f"{size} bytes")
 
 
-def _buffer_mask(st, kind, addrs, m, size, base_fn=None):
-    return m
-
-
 # ---- loads and stores ---------------------------------------------------------------------------------------
 def _load(size, signed, d16_hi=False):
     def factory(inst, K):

@@ -1,4 +1,21 @@
-"""Build glue: the cffi extension modules under native/ (see native/README.md)."""
-from setuptools import setup
+"""Build glue: the cffi extension modules under native/ (see native/README.md), and a copy of the C ABI
+sources (native/hip) inside the package so ``pyhip exec`` can build the shim from an installed wheel."""
+import shutil
+from pathlib import Path
 
-setup(cffi_modules=["native/build_aql.py:ffibuilder"])
+from setuptools import setup
+from setuptools.command.build_py import build_py
+
+HIP_FILES = ("build_shim.py", "exports.txt", "libamdhip64.map")
+
+
+class BuildPy(build_py):
+    def run(self):
+        super().run()
+        dest = Path(self.build_lib) / "pyhip" / "capi" / "native"
+        dest.mkdir(parents=True, exist_ok=True)
+        for name in HIP_FILES:
+            shutil.copy2(Path(__file__).parent / "native" / "hip" / name, dest / name)
+
+
+setup(cffi_modules=["native/build_aql.py:ffibuilder"], cmdclass={"build_py": BuildPy})

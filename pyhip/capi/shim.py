@@ -5,7 +5,9 @@ import os
 import sys
 from pathlib import Path
 
-NATIVE = Path(__file__).resolve().parents[2] / "native" / "hip"
+_SOURCE_TREE = Path(__file__).resolve().parents[2] / "native" / "hip"      # a checkout / editable install
+_INSTALLED = Path(__file__).resolve().parent / "native"                    # copied there by setup.py
+NATIVE = _SOURCE_TREE if (_SOURCE_TREE / "build_shim.py").exists() else _INSTALLED
 
 
 def cache_dir() -> Path:
@@ -38,6 +40,6 @@ def run(program: str, args: list[str]) -> int:
     d = shim_path()
     env = dict(os.environ)
     env["LD_LIBRARY_PATH"] = str(d) + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
-    pkg_root = str(Path(__file__).resolve().parents[2])
+    pkg_root = str(Path(__file__).resolve().parents[2])          # the directory that holds the pyhip package
     env["PYTHONPATH"] = pkg_root + (":" + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     return subprocess.run([program, *args], env=env).returncode

@@ -132,6 +132,13 @@ class EmulatedGPU:
                 addr = self._mirrors[key] = self.memory.alloc(512, kind="internal")
             return addr
 
+    def release_queue(self, queue) -> None:
+        """Free the packet mirror of a queue that was closed."""
+        with self._lock:
+            addr = self._mirrors.pop(id(queue), None)
+        if addr is not None:
+            self.memory.free(addr)
+
     def copy(self, dst: int, src: int, size: int) -> None:
         self.memory.copy(dst, src, size)
 

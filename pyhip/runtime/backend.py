@@ -92,6 +92,7 @@ class QueueBackend:
 
     def close(self) -> None:
         self.processor.stop()
+        self.backend.gpu.release_queue(self.queue)
 
 
 class DeviceBackend:

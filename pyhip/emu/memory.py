@@ -227,27 +227,24 @@ class DeviceMemory:
             return
         buf[offs[:, None] + np.arange(size)] = data
 
-    def _gather_mixed(self, addrs, size, found):
+    def _spans(self, addrs, size, found):
+        """For lanes spread over several allocations (some host-mapped): ``(lanes, buffer, byte indices)``
+        per allocation touched."""
         idx, (starts, _, _, exts) = found
-        out = np.empty((len(addrs), size), dtype=np.uint8)
         for i in np.unique(idx):
             sel = idx == i
-            start = int(starts[i])
-            ext = exts[i]
-            offs = (addrs[sel] - np.uint64(start)).astype(np.int64)
+            start, ext = int(starts[i]), exts[i]
             buf = ext if ext is not None else self.arena
             base = 0 if ext is not None else start - self.base
-            out[sel] = buf[base + offs[:, None] + np.arange(size)]
+            offs = (addrs[sel] - np.uint64(start)).astype(np.int64)
+            yield sel, buf, base + offs[:, None] + np.arange(size)
+
+    def _gather_mixed(self, addrs, size, found):
+        out = np.empty((len(addrs), size), dtype=np.uint8)
+        for sel, buf, cols in self._spans(addrs, size, found):
+            out[sel] = buf[cols]
         return out
 
     def _scatter_mixed(self, addrs, data, found):
-        idx, (starts, _, _, exts) = found
-        size = data.shape[1]
-        for i in np.unique(idx):
-            sel = idx == i
-            start = int(starts[i])
-            ext = exts[i]
-            offs = (addrs[sel] - np.uint64(start)).astype(np.int64)
-            buf = ext if ext is not None else self.arena
-            base = 0 if ext is not None else start - self.base
-            buf[base + offs[:, None] + np.arange(size)] = data[sel]
+        for sel, buf, cols in self._spans(addrs, data.shape[1], found):
+            buf[cols] = data[sel]

@@ -134,3 +134,22 @@ def write_s64(st, w, r: int, value: np.ndarray) -> None:
     v = value.astype(U64, copy=False)
     write_s(st, w, r, (v & U64(0xFFFFFFFF)).astype(U32))
     write_s(st, w, r + 1, (v >> U64(32)).astype(U32))
+
+
+def write_loaded(st, w, reg: int, raw: np.ndarray, size: int, signed: bool, d16_hi: bool, mask: np.ndarray) -> int:
+    """Write loaded bytes ``raw`` (nw, 64, ≥size) to VGPRs from ``reg``: dwords as they are, sub-dword
+    values zero/sign-extended, or (d16_hi) into the high half keeping the low half.  Returns the next VGPR."""
+    if size >= 4:
+        words = np.ascontiguousarray(raw[:, :, :size]).view(U32)
+        for i in range(size // 4):
+            write_v(st, w, reg + i, words[:, :, i], mask)
+        return reg + size // 4
+    v = np.ascontiguousarray(raw[:, :, :size])
+    if size == 1:
+        val = v[:, :, 0].astype(np.int8).astype(np.int32).view(U32) if signed else v[:, :, 0].astype(U32)
+    else:
+        val = v.view(np.int16)[:, :, 0].astype(np.int32).view(U32) if signed else v.view(np.uint16)[:, :, 0].astype(U32)
+    if d16_hi:
+        val = (st.vgpr[reg, w] & U32(0xFFFF)) | (val << U32(16))
+    write_v(st, w, reg, val, mask)
+    return reg + 1

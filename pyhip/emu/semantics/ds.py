@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..memory import GPUFault
-from ..operands import write_v
+from ..operands import write_loaded, write_v
 from ..state import count, indices, LANES
 from . import op, register
 
@@ -43,22 +43,7 @@ def _read(size, signed=False, count=1, stride_mult=1, d16_hi=False):
             base = st.vgpr[a, w].astype(np.int64)
             reg = d
             for off in offsets:
-                raw = _lds_io(st, w, m, base + off, size)
-                if size >= 4:
-                    words = raw.view(U32)
-                    for i in range(size // 4):
-                        write_v(st, w, reg + i, words[:, :, i], m)
-                    reg += size // 4
-                else:
-                    v = raw[:, :, :size].copy()
-                    if size == 1:
-                        val = v[:, :, 0].astype(np.int8).astype(I32).view(U32) if signed else v[:, :, 0].astype(U32)
-                    else:
-                        val = v.view(np.int16)[:, :, 0].astype(I32).view(U32) if signed else v.view(U16)[:, :, 0].astype(U32)
-                    if d16_hi:
-                        val = (st.vgpr[reg, w] & U32(0xFFFF)) | (val << U32(16))
-                    write_v(st, w, reg, val, m)
-                    reg += 1
+                reg = write_loaded(st, w, reg, _lds_io(st, w, m, base + off, size), size, signed, d16_hi, m)
         return run
     return factory
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..memory import APERTURE_SIZE, GPUFault, PRIVATE_APERTURE, SHARED_APERTURE
-from ..operands import sreader, write_v
+from ..operands import sreader, write_loaded, write_v
 from ..state import count, indices, LANES
 from . import register
 
@@ -167,7 +167,6 @@ def _load(size, signed, d16_hi=False):
         d = inst.fields.get("vdst") if inst.encoding not in ("MUBUF", "MTBUF") else inst.fields["vdata"]
         acc = inst.fields.get("acc", 0)
         dreg = d + (K.accum_offset if acc else 0)
-        nregs = max(1, size // 4)
 
         def run(st, w):
             m = st.exec_mask(w)
@@ -182,19 +181,7 @@ def _load(size, signed, d16_hi=False):
                     raw[:, :, :size] = data
                 else:
                     raw[widx, lidx, :size] = data
-            if size < 4:
-                v = raw[:, :, :size].copy()
-                if size == 1:
-                    val = v[:, :, 0].astype(np.int8).astype(I32).view(U32) if signed else v[:, :, 0].astype(U32)
-                else:
-                    val = v.view(np.int16)[:, :, 0].astype(I32).view(U32) if signed else v.view(U16)[:, :, 0].astype(U32)
-                if d16_hi:
-                    val = (st.vgpr[dreg, w] & U32(0xFFFF)) | (val << U32(16))
-                write_v(st, w, dreg, val, m)
-                return
-            words = raw.view(U32)
-            for i in range(nregs):
-                write_v(st, w, dreg + i, words[:, :, i], m)
+            write_loaded(st, w, dreg, raw, size, signed, d16_hi, m)
         return run
     return factory
 

@@ -1,81 +1,125 @@
 """GFX9 decoder: code bytes → :class:`Instruction` objects (fields per ``instruction.py``).
 
-Opcode → mnemonic comes from the generated ``_tables_gfx9`` (llvm-mc-19 sweeps) for the target.
+Everything per opcode comes from the generated ``_tables_gfx9`` (llvm-mc-19 sweeps of gfx90a and gfx942):
+the mnemonic, the bits that must keep a fixed value (unused fields; a word that violates them is not a
+valid instruction), which sources exist (a 255 there takes a 32-bit literal; GFX9 VOP3/VOP3P have no
+literals), and whether a VOP1/VOP2/VOPC opcode has DPP (src0 = 250) and SDWA (src0 = 249) forms.
+
+VOP3A/VOP3B are reported as ``encoding == 'VOP3'`` (the engine's convention); VOP3 opcodes 0x000-0x0ff
+are VOPC, 0x100-0x13f VOP2 and 0x140-0x17f VOP1 promoted to VOP3 (LLVM mnemonic with ``_e64``), the
+rest are VOP3-only.  FLAT's seg field selects FLAT/GLOBAL/SCRATCH; the global/scratch offset is 13-bit
+signed, the flat one 12-bit unsigned; the SMEM offset is 21-bit signed.
 """
 from __future__ import annotations
 
 import struct
 
 from . import formats as F
-from ._tables_gfx9 import OPCODES
+from ._tables_gfx9 import INFO, OPCODES
 from .instruction import DecodeError, Instruction
 
 _TARGET_TABLE = {"gfx90a": "gfx90a", "gfx940": "gfx942", "gfx941": "gfx942", "gfx942": "gfx942"}
+_KMK = frozenset(("v_madmk_f32", "v_madak_f32", "v_fmamk_f32", "v_fmaak_f32", "v_madmk_f16", "v_madak_f16",
+                  "v_fmamk_f16", "v_fmaak_f16"))
+_SRC_LIT = {"SOP2": ("ssrc0", "ssrc1"), "SOP1": ("ssrc0",), "SOPC": ("ssrc0", "ssrc1"), "VOP1": ("src0",),
+            "VOP2": ("src0",), "VOPC": ("src0",), "VOP3": ("src0", "src1", "src2"),
+            "VOP3P": ("src0", "src1", "src2")}
+_U32 = struct.Struct("<I")
+_U64 = struct.Struct("<II")
+
+
+class _Op:
+    """Decoding facts of one (target, encoding, opcode)."""
+    __slots__ = ("name", "llvm", "must_mask", "must_value", "lit_slots", "dpp", "sdwa", "kmk", "src_types")
+
+    def __init__(self, entry, info, enc):
+        self.name, self.llvm = entry[0], entry[1]
+        self.must_mask, self.must_value = info.get("must_mask", 0), info.get("must_value", 0)
+        self.src_types = info.get("src_types", {})
+        self.lit_slots = tuple(s for s in _SRC_LIT.get(enc, ()) if self.src_types.get(s) is not None)
+        if self.name == "s_set_gpr_idx_on":
+            self.lit_slots = ("ssrc0",)
+        self.dpp, self.sdwa = info.get("dpp", False), info.get("sdwa", False)
+        self.kmk = self.name in _KMK or self.name == "s_setreg_imm32_b32"
+
+
+_CACHE: dict = {}
 
 
 def table_for(target: str) -> dict:
+    """{(encoding, opcode): _Op} for a target (``gfx90a``, ``gfx940``-``gfx942``, features ignored)."""
     proc = target.split(":")[0]
     key = _TARGET_TABLE.get(proc)
     if key is None:
         raise DecodeError(0, 0, f"no decoder tables for {proc} (supported: gfx90a, gfx940-942)")
-    return OPCODES[key]
+    t = _CACHE.get(key)
+    if t is None:
+        t = {}
+        for enc, ops in OPCODES[key].items():
+            for op, entry in ops.items():
+                t[(enc, op)] = _Op(entry, INFO[key][enc][op], enc)
+        _CACHE[key] = t
+    return t
+
+
+def op_info(target: str, enc: str, opcode: int) -> "_Op":
+    return table_for(target)[(enc, opcode)]
 
 
 def decode_one(code: bytes, offset: int, target: str, table: dict | None = None) -> Instruction:
     table = table or table_for(target)
-    if offset + 4 > len(code):
+    n = len(code)
+    if offset + 4 > n:
         raise DecodeError(offset, 0, "truncated instruction")
-    w0 = struct.unpack_from("<I", code, offset)[0]
+    w0 = _U32.unpack_from(code, offset)[0]
     enc = F.classify(w0)
     if enc is None:
         raise DecodeError(offset, w0, "unknown encoding")
     op = F.opcode(enc, w0)
-    size = F.base_size(enc)
-    if size == 8:
-        if offset + 8 > len(code):
-            raise DecodeError(offset, w0, "truncated 64-bit instruction")
-        w1 = struct.unpack_from("<I", code, offset + 4)[0]
+    if enc in ("SOP1", "SOP2", "SOPC", "SOPK", "SOPP", "VOP1", "VOP2", "VOPC"):
+        size, w1 = 4, 0
     else:
-        w1 = 0
-    if enc == "FLAT":
-        enc = F.flat_segment(w0)
-    entry = table.get(enc, {}).get(op)
-    if entry is None:
+        if offset + 8 > n:
+            raise DecodeError(offset, w0, "truncated 64-bit instruction")
+        size, w1 = 8, _U32.unpack_from(code, offset + 4)[0]
+        if enc == "FLAT":
+            enc = F.flat_segment(w0)
+    o = table.get((enc, op))
+    if o is None:
         raise DecodeError(offset, w0, f"invalid {enc} opcode {op}")
+    if (w0 | w1 << 32) & o.must_mask != o.must_value:
+        raise DecodeError(offset, w0, f"invalid {o.name} encoding (fixed bits)")
     fl = F.fields(enc, w0, w1)
-    words = [w0] + ([w1] if size == 8 else [])
-    inst = Instruction(pc=offset, size=size, encoding=enc, opcode=op, name=entry[0], fields=fl)
-    if enc in ("VOP1", "VOP2", "VOPC"):
+    words = [w0, w1] if size == 8 else [w0]
+    inst = Instruction(pc=offset, size=size, encoding=enc, opcode=op, name=o.name, fields=fl)
+    if size == 4 and enc[0] == "V":
         s0 = fl["src0"]
-        if s0 in (F.DPP, F.SDWA):
-            if offset + 8 > len(code):
+        if s0 == F.DPP or s0 == F.SDWA:
+            if not (o.dpp if s0 == F.DPP else o.sdwa):
+                raise DecodeError(offset, w0, f"{o.name} has no {'DPP' if s0 == F.DPP else 'SDWA'} form")
+            if offset + 8 > n:
                 raise DecodeError(offset, w0, "truncated DPP/SDWA word")
-            ext = struct.unpack_from("<I", code, offset + 4)[0]
+            ext = _U32.unpack_from(code, offset + 4)[0]
             words.append(ext)
-            inst.size = 8
+            inst.size = size = 8
             if s0 == F.DPP:
                 inst.dpp = F.dpp_fields(ext)
                 fl["src0"] = 256 + inst.dpp["src0"]
             else:
                 inst.sdwa = F.sdwa_fields(ext)
                 fl["src0"] = inst.sdwa["src0"] + (0 if inst.sdwa["s0"] else 256)
-                if enc == "VOP2" and inst.sdwa["s1"]:
-                    fl["vsrc1"] = fl["vsrc1"]     # SGPR src1 in SDWA: keep the raw encoding, flagged by s1
-    if enc in ("SOP1", "SOP2", "SOPC", "SOPK", "VOP1", "VOP2", "VOPC", "VOP3", "VOP3P"):
-        srcs = [fl.get(k) for k in ("ssrc0", "ssrc1", "src0", "src1", "src2")]
-        if enc == "SOPK" and inst.name in ("s_setreg_imm32_b32",):
-            srcs.append(F.LITERAL)
-        if F.LITERAL in srcs and not (enc == "VOP3" and False):
-            if offset + inst.size + 4 > len(code):
-                raise DecodeError(offset, w0, "truncated literal")
-            inst.literal = struct.unpack_from("<I", code, offset + inst.size)[0]
-            words.append(inst.literal)
-            inst.size += 4
-    if inst.name in ("v_madmk_f32", "v_madak_f32", "v_fmamk_f32", "v_fmaak_f32", "v_madmk_f16", "v_madak_f16",
-                     "v_fmamk_f16", "v_fmaak_f16") and inst.literal is None:
-        inst.literal = struct.unpack_from("<I", code, offset + inst.size)[0]
+    lit = False
+    for s in o.lit_slots:
+        if fl[s] == F.LITERAL:
+            if enc == "VOP3" or enc == "VOP3P":
+                raise DecodeError(offset, w0, "GFX9 VOP3 has no literal constants")
+            lit = True
+    if lit or o.kmk:
+        if offset + size + 4 > n:
+            raise DecodeError(offset, w0, "truncated literal")
+        inst.literal = _U32.unpack_from(code, offset + size)[0]
         words.append(inst.literal)
-        inst.size += 4
+        inst.size = size + 4
     inst.words = tuple(words)
     return inst
 
@@ -83,8 +127,8 @@ def decode_one(code: bytes, offset: int, target: str, table: dict | None = None)
 def decode(code: bytes, target: str, base: int = 0, stop_at_endpgm: bool = False) -> list[Instruction]:
     """Linear sweep over ``code``; ``pc`` values are offsets plus ``base``."""
     table = table_for(target)
-    out, off = [], 0
-    while off < len(code):
+    out, off, n = [], 0, len(code)
+    while off < n:
         inst = decode_one(code, off, target, table)
         inst.pc = base + off
         out.append(inst)

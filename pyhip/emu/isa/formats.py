@@ -7,6 +7,24 @@ from __future__ import annotations
 
 LITERAL, SDWA, DPP = 255, 249, 250
 
+# the fixed bits of word 0 of each encoding, and (shift, width) of its opcode field
+ENCODING_FIXED = {
+    "SOP2": 0x80000000, "SOPK": 0xB0000000, "SOP1": 0xBE800000, "SOPC": 0xBF000000, "SOPP": 0xBF800000,
+    "SMEM": 0xC0000000, "VOP2": 0x00000000, "VOP1": 0x7E000000, "VOPC": 0x7C000000, "VOP3": 0xD0000000,
+    "VOP3P": 0xD3800000, "DS": 0xD8000000, "FLAT": 0xDC000000, "MUBUF": 0xE0000000, "MTBUF": 0xE8000000,
+}
+OPCODE_FIELD = {
+    "SOP2": (23, 7), "SOPK": (23, 5), "SOP1": (8, 8), "SOPC": (16, 7), "SOPP": (16, 7), "SMEM": (18, 8),
+    "VOP2": (25, 6), "VOP1": (9, 8), "VOPC": (17, 8), "VOP3": (16, 10), "VOP3P": (16, 7), "DS": (17, 8),
+    "FLAT": (18, 7), "MUBUF": (18, 7), "MTBUF": (15, 4),
+}
+# bits of word 0 that select the encoding and the opcode (FLAT includes seg)
+ENCODING_BITS = {
+    "SOP2": 0xFF800000, "SOPK": 0xFF800000, "SOP1": 0xFF80FF00, "SOPC": 0xFFFF0000, "SOPP": 0xFFFF0000,
+    "SMEM": 0xFFFC0000, "VOP2": 0xFE000000, "VOP1": 0xFE01FE00, "VOPC": 0xFFFE0000, "VOP3": 0xFFFF0000,
+    "VOP3P": 0xFFFF0000, "DS": 0xFFFE0000, "FLAT": 0xFFFCC000, "MUBUF": 0xFFFC0000, "MTBUF": 0xFC078000,
+}
+
 
 def classify(w: int) -> str | None:
     """Encoding name of a first dword (None for graphics-only or unknown encodings)."""

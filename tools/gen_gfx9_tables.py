@@ -157,7 +157,26 @@ def sweep(target: str):
         info[key].setdefault("src_probe", {}).setdefault(slot, []).append(tok)
     for key in info:
         info[key]["src_types"] = {s: _type_of(t) for s, t in info[key].pop("src_probe", {}).items()}
-    # 3. DPP and SDWA forms of VOP1/VOP2/VOPC
+    # 3. VOP3 source modifiers and op_sel: printed for which sources?
+    probes, keys = [], []
+    for key, b in base.items():
+        if key[0] != "VOP3":
+            continue
+        w0, w1 = struct.unpack_from("<II", b)
+        for i in range(3):
+            probes.append(struct.pack("<II", w0 | 1 << (8 + i), w1))
+            keys.append((key, "abs", i))
+            probes.append(struct.pack("<II", w0, w1 | 1 << (29 + i)))
+            keys.append((key, "neg", i))
+        probes.append(struct.pack("<II", w0 | 0xF << 11, w1))
+        keys.append((key, "opsel", 0))
+    for (key, what, i), r in zip(keys, mc.disassemble(probes, target)):
+        d = info[key]
+        if what == "opsel":
+            d["opsel"] = bool(_one(r) and "op_sel:" in r[0])
+        elif _one(r) and ("|" in r[0] if what == "abs" else re.search(r"[ ,]-[^0-9 ,]|[ ,]-\d+\.", r[0])):
+            d["mods"] = d.get("mods", 0) | 1 << i
+    # 4. DPP and SDWA forms of VOP1/VOP2/VOPC
     probes, keys = [], []
     for key, b in base.items():
         if key[0] not in ("VOP1", "VOP2", "VOPC"):
@@ -224,7 +243,8 @@ def main() -> None:
              "OPCODES[target][encoding][opcode] = (mnemonic, llvm_mnemonic_with_suffix, sample_operands, sample_hex)",
              "INFO[target][encoding][opcode] = {'must_mask', 'must_value': (word1 << 32 | word0) & must_mask must equal",
              "    must_value (bits llvm-mc rejects when flipped alone in the sample),",
-             "    'src_types': {slot: 'b32' | 'f16' | 'i16' | 'f64' | 'b64' | None}, 'dpp': bool, 'sdwa': bool}",
+             "    'src_types': {slot: 'b32' | 'f16' | 'i16' | 'f64' | 'b64' | None}, 'dpp': bool, 'sdwa': bool,",
+             "    VOP3: 'mods': bit i set if source i takes abs/neg, 'opsel': op_sel printed}",
              '"""', "", "OPCODES = {"]
     infos = {}
     for t in TARGETS:

@@ -11,7 +11,7 @@ import re
 import struct
 
 from . import formats as F
-from ._tables_gfx9 import OPCODES
+from ._tables_gfx9 import INFO, OPCODES
 from .decoder import _TARGET_TABLE, decode
 
 _FLOATS = {240: "0.5", 241: "-0.5", 242: "1.0", 243: "-1.0", 244: "2.0", 245: "-2.0", 246: "4.0", 247: "-4.0",
@@ -125,19 +125,61 @@ def template(target: str, enc: str, op: int):
 
 
 def _reg(kind: str, n: int, width: int) -> str:
+    """Register text the way LLVM decodes it: SGPR/TTMP tuples drop the low bits (s[2:5] of a 4-dword
+    operand reads as s[0:3])."""
     if kind == "s":
-        if n >= 108 and n < 124:
+        if 108 <= n < 124:
             kind, n = "ttmp", n - 108
+            if width > 1:
+                n &= ~1 if width == 2 else ~3
         elif n in _PAIRS and width == 2:
             return _PAIRS[n]
         elif n in _SINGLE and width == 1:
             return _SINGLE[n]
         elif n in _SPECIAL:
             return _SPECIAL[n]
+        elif width == 2 and n == 125:
+            return "null"
+        elif width > 1 and n < 102:
+            n &= ~1 if width == 2 else ~3
     return f"{kind}{n}" if width == 1 else f"{kind}[{n}:{n + width - 1}]"
 
 
-def _src(code: int, width: int, lit, kind_hint: str) -> str:
+_F16_INLINE = {0x3800: "0.5", 0xB800: "-0.5", 0x3C00: "1.0", 0xBC00: "-1.0", 0x4000: "2.0", 0xC000: "-2.0",
+               0x4400: "4.0", 0xC400: "-4.0", 0x3118: "0.15915494"}
+_F32_INLINE = {0x3F000000: "0.5", 0xBF000000: "-0.5", 0x3F800000: "1.0", 0xBF800000: "-1.0", 0x40000000: "2.0",
+               0xC0000000: "-2.0", 0x40800000: "4.0", 0xC0800000: "-4.0", 0x3E22F983: "0.15915494"}
+_F64_INLINE = {0x3FE00000: "0.5", 0xBFE00000: "-0.5", 0x3FF00000: "1.0", 0xBFF00000: "-1.0", 0x40000000: "2.0",
+               0xC0000000: "-2.0", 0x40100000: "4.0", 0xC0100000: "-4.0"}
+_I16_FLOATS = {240: "0x3800", 241: "0xb800", 242: "0x3c00", 243: "0xbc00", 244: "0x4000", 245: "0xc000",
+               246: "0x4400", 247: "0xc400", 248: "0x3118"}
+
+
+def _literal(lit: int, typ) -> str:
+    """A 32-bit literal as LLVM prints it for the operand class (inlinable values print inline)."""
+    if typ in ("f16", "i16"):
+        v = lit & 0xFFFF
+        sv = v - 0x10000 if v & 0x8000 else v
+        if typ == "i16":
+            sv = lit - (1 << 32) if lit & 0x80000000 else lit
+        if -16 <= sv <= 64:
+            return str(sv)
+        if typ == "f16" and v in _F16_INLINE:
+            return _F16_INLINE[v]
+        return f"0x{v:x}"
+    if typ == "f64":
+        if lit == 0:
+            return "0"
+        return _F64_INLINE.get(lit, f"0x{lit:x}")
+    signed = lit - (1 << 32) if lit & 0x80000000 else lit
+    if -16 <= signed <= 64:
+        return str(signed)
+    if typ == "b64":
+        return f"0x{lit:x}"
+    return _F32_INLINE.get(lit, f"0x{lit:x}")
+
+
+def _src(code: int, width: int, lit, kind_hint: str, typ="b32") -> str:
     if code >= 256:
         return _reg("a" if kind_hint == "a" else "v", code - 256, width)
     if 128 <= code <= 192:
@@ -145,17 +187,22 @@ def _src(code: int, width: int, lit, kind_hint: str) -> str:
     if 193 <= code <= 208:
         return str(192 - code)
     if code in _FLOATS:
+        if typ == "i16":
+            return _I16_FLOATS[code]
+        if code == 248 and typ in ("f64", "b64"):
+            return "0.15915494309189532"
         return _FLOATS[code]
     if code == 255:
-        signed = lit - (1 << 32) if lit & 0x80000000 else lit
-        if -16 <= signed <= 64:            # LLVM prints inlinable values the inline way
-            return str(signed)
-        return f"0x{lit:x}"
+        return _literal(lit, typ)
     return _reg("s", code, width)
 
 
-def _mods(text: str, i: int, f: dict, enc: str, vop3b: bool = False) -> str:
-    if enc == "VOP3" and not vop3b:
+def _mods(text: str, i: int, f: dict, enc: str, vop3b: bool = False, mods: int = 7, mix: bool = False) -> str:
+    if mix:
+        if f["neg_hi"] >> i & 1:
+            text = f"|{text}|"
+        return f"-{text}" if f["neg"] >> i & 1 else text
+    if enc == "VOP3" and not vop3b and mods >> i & 1:
         if f["abs"] >> i & 1:
             text = f"|{text}|"
         if f["neg"] >> i & 1:
@@ -174,8 +221,18 @@ def format_instruction(inst, target: str) -> str:
         mnem = re.sub(r"_e32$", "", mnem) + "_dpp"
     if enc == "SCRATCH":
         return _scratch(inst, proc, mnem)
+    if inst.name == "s_set_gpr_idx_on":
+        v = f["ssrc1"]
+        return f"{mnem} {_src(f['ssrc0'], 1, inst.literal, 's')}, {_gpr_idx(v) if v <= 15 else f'0x{v:x}'}"
+    if inst.name == "s_setreg_b32":
+        return f"{mnem} {_hwreg(f['simm16'], proc)}, {_reg('s', f['sdst'], 1)}"
+    if inst.name == "s_setreg_imm32_b32":
+        return f"{mnem} {_hwreg(f['simm16'], proc)}, {_literal(inst.literal, 'b32').replace('0.15915494', '0x3e22f983')}"
     ops = []
     vop3b = enc == "VOP3" and any(r == "sdst" for r, k, w in tmpl)
+    info = INFO[_TARGET_TABLE[proc]][enc][inst.opcode]
+    types = info.get("src_types", {})
+    mods = info.get("mods", 0)
     for role, kind, width in tmpl:
         if kind is None:
             ops.append(role)
@@ -199,11 +256,12 @@ def format_instruction(inst, target: str) -> str:
             continue
         if role in _SRC9:
             idx = int(role[-1])
-            ops.append(_mods(_src(v, width, inst.literal, kind), idx, f, enc, vop3b))
+            ops.append(_mods(_src(v, width, inst.literal, kind, types.get(role) or "b32"), idx, f, enc, vop3b, mods,
+                             enc == "VOP3P" and "_mix" in inst.name))
         elif role == "vsrc1":
             ops.append(_reg(kind, v, width))
         elif role in ("ssrc0", "ssrc1", "soffset") and enc not in ("SMEM",):
-            ops.append(_src(v, width, inst.literal, "s") if v != 0x7F or enc != "MUBUF" else "0")
+            ops.append(_src(v, width, inst.literal, "s", types.get(role) or "b32"))
         elif role == "saddr":
             ops.append("off" if v == 0x7F else _reg("s", v, 1 if enc == "SCRATCH" else 2))
         else:
@@ -257,15 +315,21 @@ def _suffix(inst, proc: str, mnem: str) -> str:
                 parts.append(f"lgkmcnt({lgkm})")
             return " " + " ".join(parts) if parts else " 0"
         if name in ("s_endpgm", "s_barrier", "s_icache_inv", "s_endpgm_saved", "s_code_end", "s_wakeup",
-                    "s_ttracedata", "s_set_gpr_idx_off") and v == 0:
+                    "s_ttracedata", "s_set_gpr_idx_off", "s_endpgm_ordered_ps_done") and v == 0:
             return ""
-        return f" {v}"
+        if name.startswith(("s_branch", "s_cbranch", "s_endpgm")):
+            return f" {v}"
+        if name in ("s_sendmsg", "s_sendmsghalt"):
+            return " " + _sendmsg(v)
+        if name == "s_set_gpr_idx_mode" and v <= 15:
+            return " " + _gpr_idx(v)
+        return f" {v}" if v <= 64 else f" 0x{v:x}"
     if enc == "SOPK":
         v = f["simm16"]
-        if name in ("s_getreg_b32", "s_setreg_b32"):
-            hw = {1: "HW_REG_MODE", 2: "HW_REG_STATUS", 3: "HW_REG_TRAPSTS", 4: "HW_REG_HW_ID", 5: "HW_REG_GPR_ALLOC",
-                  6: "HW_REG_LDS_ALLOC", 7: "HW_REG_IB_STS", 15: "HW_REG_SH_MEM_BASES"}.get(v & 0x3F, str(v & 0x3F))
-            return f", hwreg({hw}, {v >> 6 & 0x1F}, {(v >> 11 & 0x1F) + 1})"
+        if name == "s_getreg_b32":
+            return ", " + _hwreg(v, proc)
+        if name.startswith("s_cbranch") or name == "s_call_b64":
+            return f", {v}"
         return f", 0x{v:x}"
     if enc == "SMEM":
         if f["imm"]:
@@ -290,15 +354,21 @@ def _suffix(inst, proc: str, mnem: str) -> str:
             opsel_hi = [(f["opsel_hi"] | f["opsel_hi2"] << 2) >> i & 1 for i in range(nsrc)]
             if any(opsel):
                 out += f" op_sel:[{','.join(map(str, opsel))}]"
-            if not all(opsel_hi):
+            mix = "_mix" in name
+            if (any(opsel_hi) if mix else not all(opsel_hi)):
                 out += f" op_sel_hi:[{','.join(map(str, opsel_hi))}]"
             if f["neg"] & ((1 << nsrc) - 1):
                 out += f" neg_lo:[{','.join(str(f['neg'] >> i & 1) for i in range(nsrc))}]"
-            if f["neg_hi"] & ((1 << nsrc) - 1):
+            if f["neg_hi"] & ((1 << nsrc) - 1) and not mix:
                 out += f" neg_hi:[{','.join(str(f['neg_hi'] >> i & 1) for i in range(nsrc))}]"
             if f["clamp"]:
                 out += " clamp"
             return out
+        info = INFO[_TARGET_TABLE[proc]][enc][inst.opcode]
+        if info.get("opsel") and f["opsel"]:
+            nsrc = sum(1 for r, k, w in template(proc, enc, inst.opcode)[1] if r in _SRC9)
+            bits = [f["opsel"] >> i & 1 for i in range(nsrc)] + [f["opsel"] >> 3 & 1]
+            out += f" op_sel:[{','.join(map(str, bits))}]"
         if f["clamp"]:
             out += " clamp"
         if f["omod"]:
@@ -323,7 +393,7 @@ def _suffix(inst, proc: str, mnem: str) -> str:
             out += " bound_ctrl:1"
         return out
     if enc == "DS":
-        if re.search(r"(read|write)2|2st64|cmpst|mskor", name) and ("2" in name.split("_")[1]):
+        if re.match(r"ds_(read|write|wrxchg)2", name):
             if f["offset0"]:
                 out += f" offset0:{f['offset0']}"
             if f["offset1"]:
@@ -341,6 +411,10 @@ def _suffix(inst, proc: str, mnem: str) -> str:
         out += _cache_bits(f, gfx94, w_sc1=True)
         return out
     if enc in ("MUBUF", "MTBUF"):
+        if enc == "MTBUF" and (f["dfmt"] != 1 or f["nfmt"] != 0):
+            parts = ([f"BUF_DATA_FORMAT_{_DFMT[f['dfmt']]}"] if f["dfmt"] != 1 else []) + \
+                ([f"BUF_NUM_FORMAT_{_NFMT[f['nfmt']]}"] if f["nfmt"] != 0 else [])
+            out += f" format:[{','.join(parts)}]"
         if f["idxen"] and f["offen"]:
             out += " idxen offen"
         elif f["offen"]:
@@ -354,6 +428,56 @@ def _suffix(inst, proc: str, mnem: str) -> str:
             out += " lds"
         return out
     return out
+
+
+_HWREG = {1: "HW_REG_MODE", 2: "HW_REG_STATUS", 3: "HW_REG_TRAPSTS", 4: "HW_REG_HW_ID", 5: "HW_REG_GPR_ALLOC",
+          6: "HW_REG_LDS_ALLOC", 7: "HW_REG_IB_STS", 15: "HW_REG_SH_MEM_BASES", 16: "HW_REG_TBA_LO",
+          17: "HW_REG_TBA_HI", 18: "HW_REG_TMA_LO", 19: "HW_REG_TMA_HI"}
+_HWREG_GFX940 = {20: "HW_REG_XCC_ID", 21: "HW_REG_SQ_PERF_SNAPSHOT_DATA", 22: "HW_REG_SQ_PERF_SNAPSHOT_DATA1",
+                 23: "HW_REG_SQ_PERF_SNAPSHOT_PC_LO", 24: "HW_REG_SQ_PERF_SNAPSHOT_PC_HI"}
+
+
+def _hwreg(v: int, proc: str) -> str:
+    rid, off, size = v & 0x3F, v >> 6 & 0x1F, (v >> 11 & 0x1F) + 1
+    name = _HWREG.get(rid) or (_HWREG_GFX940.get(rid) if proc.startswith("gfx94") else None) or str(rid)
+    return f"hwreg({name})" if off == 0 and size == 32 else f"hwreg({name}, {off}, {size})"
+
+
+_MSG = {1: "MSG_INTERRUPT", 2: "MSG_GS", 3: "MSG_GS_DONE", 4: "MSG_SAVEWAVE", 5: "MSG_STALL_WAVE_GEN",
+        6: "MSG_HALT_WAVES", 7: "MSG_ORDERED_PS_DONE", 8: "MSG_EARLY_PRIM_DEALLOC", 9: "MSG_GS_ALLOC_REQ",
+        10: "MSG_GET_DOORBELL", 15: "MSG_SYSMSG"}
+_SYSMSG = {1: "SYSMSG_OP_ECC_ERR_INTERRUPT", 2: "SYSMSG_OP_REG_RD", 3: "SYSMSG_OP_HOST_TRAP_ACK",
+           4: "SYSMSG_OP_TTRACE_PC"}
+_GS_OP = {0: "GS_OP_NOP", 1: "GS_OP_CUT", 2: "GS_OP_EMIT", 3: "GS_OP_EMIT_CUT"}
+
+
+def _sendmsg(v: int) -> str:
+    if v >> 10:
+        return str(v)
+    mid, op, stream = v & 0xF, v >> 4 & 7, v >> 8 & 3
+    name = _MSG.get(mid)
+    if name is None:
+        return f"sendmsg({mid}, {op}, {stream})"
+    if mid in (2, 3):
+        if mid == 2 and op == 0 or op not in _GS_OP:
+            return f"sendmsg({mid}, {op}, {stream})"
+        return f"sendmsg({name}, {_GS_OP[op]}, {stream})" if op else f"sendmsg({name}, {_GS_OP[op]})"
+    if mid == 15:
+        if op in _SYSMSG and not stream:
+            return f"sendmsg({name}, {_SYSMSG[op]})"
+        return f"sendmsg({mid}, {op}, {stream})"
+    if op or stream:
+        return f"sendmsg({mid}, {op}, {stream})"
+    return f"sendmsg({name})"
+
+
+def _gpr_idx(v: int) -> str:
+    return "gpr_idx(" + ",".join(n for i, n in enumerate(("SRC0", "SRC1", "SRC2", "DST")) if v >> i & 1) + ")"
+
+
+_DFMT = ("INVALID", "8", "16", "8_8", "32", "16_16", "10_11_11", "11_11_10", "10_10_10_2", "2_10_10_10", "8_8_8_8",
+         "32_32", "16_16_16_16", "32_32_32", "32_32_32_32", "RESERVED_15")
+_NFMT = ("UNORM", "SNORM", "USCALED", "SSCALED", "UINT", "SINT", "RESERVED_6", "FLOAT")
 
 
 def _cache_bits(f, gfx94: bool, w_sc1: bool) -> str:

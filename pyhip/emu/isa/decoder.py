@@ -109,11 +109,15 @@ def decode_one(code: bytes, offset: int, target: str, table: dict | None = None)
                 inst.sdwa = F.sdwa_fields(ext)
                 fl["src0"] = inst.sdwa["src0"] + (0 if inst.sdwa["s0"] else 256)
     lit = False
+    vop3 = enc == "VOP3" or enc == "VOP3P"
     for s in o.lit_slots:
-        if fl[s] == F.LITERAL:
-            if enc == "VOP3" or enc == "VOP3P":
+        v = fl[s]
+        if v == F.LITERAL:
+            if vop3:
                 raise DecodeError(offset, w0, "GFX9 VOP3 has no literal constants")
             lit = True
+        elif 209 <= v <= 234 or (vop3 and (v == F.DPP or v == F.SDWA)):
+            raise DecodeError(offset, w0, f"reserved source operand {v}")
     if lit or o.kmk:
         if offset + size + 4 > n:
             raise DecodeError(offset, w0, "truncated literal")

@@ -241,6 +241,9 @@ def format_instruction(inst, target: str) -> str:
             ops.append(f"0x{inst.literal:x}")
             continue
         v = f[role]
+        if f.get("acc") and role in ("vdst", "vdata", "data", "data0", "data1") and kind == "v" \
+                and enc in ("DS", "FLAT", "GLOBAL", "MUBUF", "MTBUF"):
+            kind = "a"
         if enc in ("GLOBAL", "SCRATCH", "FLAT") and role == "addr":
             if enc == "SCRATCH" and f["saddr"] != 0x7F and not (proc.startswith("gfx94") and f["lds"]):
                 ops.append("off")
@@ -289,10 +292,10 @@ def _scratch(inst, proc: str, mnem: str) -> str:
         use_v = False
     ops = []
     if kind == "load":
-        ops.append(_reg("v", f["vdst"], width))
+        ops.append(_reg("a" if f["acc"] else "v", f["vdst"], width))
     ops.append(_reg("v", f["addr"], 1) if use_v else "off")
     if kind == "store":
-        ops.append(_reg("v", f["data"], width))
+        ops.append(_reg("a" if f["acc"] else "v", f["data"], width))
     ops.append("off" if f["saddr"] == 0x7F else _reg("s", f["saddr"], 1))
     return mnem + " " + ", ".join(ops) + _suffix(inst, proc, mnem)
 
@@ -334,9 +337,12 @@ def _suffix(inst, proc: str, mnem: str) -> str:
     if enc == "SMEM":
         if f["imm"]:
             off = f["offset"]
-            s = f", 0x{off & 0x1FFFFF:x}" if off >= 0 else f", -0x{-off:x}"
+            hx = f"0x{off:x}" if off >= 0 else f"-0x{-off:x}"
+            s = f", {hx}"
             if f["soe"]:
-                s = f", {_reg('s', f['soffset'], 1)} offset:0x{off:x}"
+                s = f", {_reg('s', f['soffset'], 1)} offset:{hx}"
+        elif f["soe"]:
+            s = f", {_reg('s', f['soffset'], 1)}"
         else:
             s = f", {_reg('s', f['offset'] & 0x7F, 1)}"
         if f["glc"]:
@@ -485,16 +491,18 @@ def _cache_bits(f, gfx94: bool, w_sc1: bool) -> str:
         bits = []
         if f.get("sc0"):
             bits.append("sc0")
-        if f.get("sc1"):
-            bits.append("sc1")
         if f.get("nt"):
             bits.append("nt")
+        if f.get("sc1"):
+            bits.append("sc1")
         return "".join(" " + b for b in bits)
     bits = []
     if f.get("glc"):
         bits.append("glc")
     if f.get("slc"):
         bits.append("slc")
+    if f.get("sc1"):
+        bits.append("scc")
     return "".join(" " + b for b in bits)
 
 

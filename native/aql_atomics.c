@@ -1,18 +1,97 @@
-/* Atomics for pyhip's AQL core: acquire/release loads and stores, fetch-add and compare-exchange on
- * memory shared by producer threads and the packet processor (queue indices, packet headers, signal
- * values), plus 64-byte aligned allocation for rings, queues and signals. Built with cffi (API mode). */
+/* Native half of pyhip's AQL core (pyhip/aql/): every store a producer, the packet processor or a waiter
+ * makes to memory shared between threads (queue indices, packet headers, signal values) is an atomic
+ * here, with the ordering HSA asks for.  Built with cffi (API mode) by native/build_aql.py into
+ * pyhip._native_aql.
+ *
+ * Layouts (docs/amdgpu-code-object.md §7):
+ *   amd_signal_t (64 B): kind i64 @0, value i64 @8, event_mailbox_ptr @16, event_id u32 @24,
+ *     start_ts @32, end_ts @40, queue_ptr @48, reserved u32[2] @56.
+ *     pyhip uses the reserved words:  @28 wake sequence (futex word), @56 error code (0 = ok),
+ *     @60 number of sleeping waiters.
+ *   amd_queue_t (256 B): hsa_queue_t @0 (base_address @8, doorbell_signal @16, size u32 @24),
+ *     write_dispatch_id @56, read_dispatch_id @128.  pyhip uses reserved4[] @200..:  @200 retire
+ *     sequence (futex word), @204 producers sleeping on a full queue, @208 closed flag.
+ *
+ * Waiting = a short spin (GIL released: cffi drops it around every call), then futex sleeps on a sequence
+ * word that every update bumps; a sleep never lasts longer than PYHIP_MAX_SLEEP_NS so that writers that do
+ * not bump the sequence (e.g. device code storing to a signal directly) are still seen, and every timeout
+ * is honoured.  Nobody busy-burns a CPU for longer than the spin budget.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 
+#define SIG_KIND 0
+#define SIG_VALUE 8
+#define SIG_SEQ 28
+#define SIG_START_TS 32
+#define SIG_END_TS 40
+#define SIG_ERROR 56
+#define SIG_WAITERS 60
+
+#define Q_BASE 8
+#define Q_DOORBELL 16
+#define Q_SIZE 24
+#define Q_WRITE 56
+#define Q_READ 128
+#define Q_RETIRE_SEQ 200
+#define Q_SPACE_WAITERS 204
+#define Q_CLOSED 208
+
+#define PKT_INVALID 1u
+#define PYHIP_MAX_SLEEP_NS 20000000LL /* 20 ms */
+
+#define AT(p, off, T) ((T*)((char*)(p) + (off)))
+
+/* Multi-signal waits (barrier-AND/OR) sleep on this global sequence, bumped by every signal update. */
+static uint32_t g_any_seq, g_any_waiters;
+
+int64_t pyhip_now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+static void futex_sleep(uint32_t* word, uint32_t expected, int64_t ns) {
+    if (ns <= 0) return;
+    if (ns > PYHIP_MAX_SLEEP_NS) ns = PYHIP_MAX_SLEEP_NS;
+    struct timespec ts = {(time_t)(ns / 1000000000LL), (long)(ns % 1000000000LL)};
+    syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, expected, &ts, NULL, 0);
+}
+
+static void bump(uint32_t* seq, uint32_t* waiters) {
+    __atomic_fetch_add(seq, 1, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(waiters, __ATOMIC_SEQ_CST))
+        syscall(SYS_futex, seq, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+
+/* ---- memory --------------------------------------------------------------------------------------- */
 void* pyhip_alloc64(size_t size) {
     void* p = NULL;
-    if (posix_memalign(&p, 64, size ? size : 64) != 0) return NULL;
-    memset(p, 0, size ? size : 64);
+    if (size == 0) size = 64;
+    size = (size + 63) & ~(size_t)63;
+    if (posix_memalign(&p, 64, size) != 0) return NULL;
+    memset(p, 0, size);
     return p;
 }
 void pyhip_free(void* p) { free(p); }
 
+/* ---- plain atomics (for anyone sharing native words between threads) -------------------------------- */
 uint64_t pyhip_load_acquire_u64(const uint64_t* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
 void pyhip_store_release_u64(uint64_t* p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
 uint64_t pyhip_fetch_add_u64(uint64_t* p, uint64_t v) { return __atomic_fetch_add(p, v, __ATOMIC_ACQ_REL); }
@@ -26,23 +105,228 @@ uint32_t pyhip_load_acquire_u32(const uint32_t* p) { return __atomic_load_n(p, _
 void pyhip_store_release_u32(uint32_t* p, uint32_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
 uint16_t pyhip_load_acquire_u16(const uint16_t* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
 
-/* Write a packet body (bytes 4..63) then publish header+setup with one 32-bit release store. */
-void pyhip_publish_packet(uint8_t* slot, const uint8_t* packet64) {
-    memcpy(slot + 4, packet64 + 4, 60);
-    uint32_t hs;
-    memcpy(&hs, packet64, 4);
-    __atomic_store_n((uint32_t*)slot, hs, __ATOMIC_RELEASE);
+/* ---- signals ---------------------------------------------------------------------------------------- */
+void pyhip_signal_notify(void* sig) {
+    bump(AT(sig, SIG_SEQ, uint32_t), AT(sig, SIG_WAITERS, uint32_t));
+    bump(&g_any_seq, &g_any_waiters);
 }
-/* Consumer: copy a published packet out (after an acquire load of its header). */
-uint32_t pyhip_take_packet(const uint8_t* slot, uint8_t* out64) {
-    uint32_t hs = __atomic_load_n((const uint32_t*)slot, __ATOMIC_ACQUIRE);
-    memcpy(out64, &hs, 4);
-    memcpy(out64 + 4, slot + 4, 60);
-    return hs;
+int64_t pyhip_signal_load(void* sig) { return __atomic_load_n(AT(sig, SIG_VALUE, int64_t), __ATOMIC_ACQUIRE); }
+void pyhip_signal_store(void* sig, int64_t v) {
+    __atomic_store_n(AT(sig, SIG_VALUE, int64_t), v, __ATOMIC_RELEASE);
+    pyhip_signal_notify(sig);
 }
-
-/* Doorbell ring from several producers: the value only ever grows. */
-void pyhip_store_max_i64(int64_t* p, int64_t v) {
+int64_t pyhip_signal_add(void* sig, int64_t delta) { /* returns the new value */
+    int64_t v = __atomic_add_fetch(AT(sig, SIG_VALUE, int64_t), delta, __ATOMIC_ACQ_REL);
+    pyhip_signal_notify(sig);
+    return v;
+}
+int64_t pyhip_signal_exchange(void* sig, int64_t v) {
+    int64_t old = __atomic_exchange_n(AT(sig, SIG_VALUE, int64_t), v, __ATOMIC_ACQ_REL);
+    pyhip_signal_notify(sig);
+    return old;
+}
+int64_t pyhip_signal_cas(void* sig, int64_t expected, int64_t desired) { /* returns the observed value */
+    int64_t e = expected;
+    if (__atomic_compare_exchange_n(AT(sig, SIG_VALUE, int64_t), &e, desired, 0, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_ACQUIRE))
+        pyhip_signal_notify(sig);
+    return e;
+}
+void pyhip_signal_store_max(void* sig, int64_t v) { /* value = max(value, v) */
+    int64_t* p = AT(sig, SIG_VALUE, int64_t);
     int64_t cur = __atomic_load_n(p, __ATOMIC_ACQUIRE);
     while (cur < v && !__atomic_compare_exchange_n(p, &cur, v, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {}
+    pyhip_signal_notify(sig);
 }
+
+static inline int cond_ok(int64_t v, int cond, int64_t cmp) {
+    switch (cond) {
+    case 0: return v == cmp;
+    case 1: return v != cmp;
+    case 2: return v < cmp;
+    case 3: return v >= cmp;
+    }
+    return 0;
+}
+
+/* Wait until ((value & mask) cond cmp).  cond: 0 EQ, 1 NE, 2 LT, 3 GTE.  timeout_ns < 0 = no limit.
+ * Returns 1 when satisfied, 0 on timeout, -1 for a bad condition; *out = the last value read. */
+int pyhip_signal_wait(void* sig, int cond, int64_t cmp, int64_t mask, int64_t timeout_ns, int64_t spin_ns,
+                      int64_t* out) {
+    if (cond < 0 || cond > 3) return -1;
+    int64_t* val = AT(sig, SIG_VALUE, int64_t);
+    int64_t v = __atomic_load_n(val, __ATOMIC_ACQUIRE);
+    *out = v;
+    if (cond_ok(v & mask, cond, cmp)) return 1;
+    int64_t start = pyhip_now_ns(), now = start;
+    int64_t deadline = timeout_ns < 0 ? INT64_MAX : start + timeout_ns;
+    int64_t spin_end = start + spin_ns < deadline ? start + spin_ns : deadline;
+    while (now < spin_end) {
+        for (int i = 0; i < 32; ++i) cpu_relax();
+        v = __atomic_load_n(val, __ATOMIC_ACQUIRE);
+        if (cond_ok(v & mask, cond, cmp)) { *out = v; return 1; }
+        now = pyhip_now_ns();
+    }
+    uint32_t* seq = AT(sig, SIG_SEQ, uint32_t);
+    uint32_t* waiters = AT(sig, SIG_WAITERS, uint32_t);
+    int r = 0;
+    __atomic_fetch_add(waiters, 1, __ATOMIC_SEQ_CST);
+    for (;;) {
+        uint32_t s = __atomic_load_n(seq, __ATOMIC_SEQ_CST);
+        v = __atomic_load_n(val, __ATOMIC_ACQUIRE);
+        if (cond_ok(v & mask, cond, cmp)) { r = 1; break; }
+        now = pyhip_now_ns();
+        if (now >= deadline) break;
+        futex_sleep(seq, s, deadline - now);
+    }
+    __atomic_fetch_sub(waiters, 1, __ATOMIC_SEQ_CST);
+    *out = v;
+    return r;
+}
+
+/* Barrier-AND (all = 1: every signal is 0) / barrier-OR (all = 0: any signal is 0).  n == 0 is satisfied.
+ * Returns 1 when satisfied, 0 on timeout. */
+static int multi_ok(void* const* sigs, int n, int all) {
+    if (n == 0) return 1;
+    int zero = 0;
+    for (int i = 0; i < n; ++i) zero += __atomic_load_n(AT(sigs[i], SIG_VALUE, int64_t), __ATOMIC_ACQUIRE) == 0;
+    return all ? zero == n : zero > 0;
+}
+int pyhip_signal_wait_multi(void* const* sigs, int n, int all, int64_t timeout_ns, int64_t spin_ns) {
+    if (multi_ok(sigs, n, all)) return 1;
+    int64_t start = pyhip_now_ns(), now = start;
+    int64_t deadline = timeout_ns < 0 ? INT64_MAX : start + timeout_ns;
+    int64_t spin_end = start + spin_ns < deadline ? start + spin_ns : deadline;
+    while (now < spin_end) {
+        for (int i = 0; i < 32; ++i) cpu_relax();
+        if (multi_ok(sigs, n, all)) return 1;
+        now = pyhip_now_ns();
+    }
+    int r = 0;
+    __atomic_fetch_add(&g_any_waiters, 1, __ATOMIC_SEQ_CST);
+    for (;;) {
+        uint32_t s = __atomic_load_n(&g_any_seq, __ATOMIC_SEQ_CST);
+        if (multi_ok(sigs, n, all)) { r = 1; break; }
+        now = pyhip_now_ns();
+        if (now >= deadline) break;
+        futex_sleep(&g_any_seq, s, deadline - now);
+    }
+    __atomic_fetch_sub(&g_any_waiters, 1, __ATOMIC_SEQ_CST);
+    return r;
+}
+
+void pyhip_signal_set_start(void* sig) { __atomic_store_n(AT(sig, SIG_START_TS, uint64_t), (uint64_t)pyhip_now_ns(), __ATOMIC_RELEASE); }
+
+/* Packet completion: end_ts, error code, then the atomic decrement (last write), then wake waiters. */
+int64_t pyhip_signal_complete(void* sig, uint32_t error_code) {
+    __atomic_store_n(AT(sig, SIG_END_TS, uint64_t), (uint64_t)pyhip_now_ns(), __ATOMIC_RELAXED);
+    __atomic_store_n(AT(sig, SIG_ERROR, uint32_t), error_code, __ATOMIC_RELAXED);
+    return pyhip_signal_add(sig, -1);
+}
+
+/* ---- queues ------------------------------------------------------------------------------------------ */
+static inline uint8_t* slot_of(void* q, uint64_t index) {
+    uint64_t base = *AT(q, Q_BASE, uint64_t);
+    uint32_t size = *AT(q, Q_SIZE, uint32_t);
+    return (uint8_t*)(uintptr_t)(base + (index & (uint64_t)(size - 1)) * 64u);
+}
+
+/* Producer: reserve one slot (CAS on the write index, only when the slot is free: a timeout never leaves
+ * a hole).  Sleeps while the queue is full.  Returns the index, -1 on timeout, -2 if the queue is closed. */
+int64_t pyhip_queue_reserve(void* q, int64_t timeout_ns) {
+    uint64_t* w = AT(q, Q_WRITE, uint64_t);
+    uint64_t* rd = AT(q, Q_READ, uint64_t);
+    uint64_t size = *AT(q, Q_SIZE, uint32_t);
+    uint32_t* seq = AT(q, Q_RETIRE_SEQ, uint32_t);
+    uint32_t* waiters = AT(q, Q_SPACE_WAITERS, uint32_t);
+    uint32_t* closed = AT(q, Q_CLOSED, uint32_t);
+    int64_t deadline = -1, res;
+    int registered = 0;
+    for (;;) {
+        if (__atomic_load_n(closed, __ATOMIC_ACQUIRE)) { res = -2; break; }
+        uint32_t s = __atomic_load_n(seq, __ATOMIC_SEQ_CST);
+        uint64_t wi = __atomic_load_n(w, __ATOMIC_ACQUIRE);
+        uint64_t ri = __atomic_load_n(rd, __ATOMIC_ACQUIRE);
+        if ((int64_t)(wi - ri) < (int64_t)size) {
+            if (__atomic_compare_exchange_n(w, &wi, wi + 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+                res = (int64_t)wi;
+                break;
+            }
+            continue;
+        }
+        if (!registered) { /* register, then re-check before sleeping */
+            __atomic_fetch_add(waiters, 1, __ATOMIC_SEQ_CST);
+            registered = 1;
+            continue;
+        }
+        int64_t now = pyhip_now_ns();
+        if (deadline < 0) deadline = timeout_ns < 0 ? INT64_MAX : now + timeout_ns;
+        if (now >= deadline) { res = -1; break; }
+        futex_sleep(seq, s, deadline - now);
+    }
+    if (registered) __atomic_fetch_sub(waiters, 1, __ATOMIC_SEQ_CST);
+    return res;
+}
+
+/* Producer: body first, then header+setup with ONE 32-bit release store, then ring the doorbell. */
+void pyhip_queue_publish(void* q, uint64_t index, const uint8_t* packet64) {
+    uint8_t* slot = slot_of(q, index);
+    uint32_t hs;
+    memcpy(slot + 4, packet64 + 4, 60);
+    memcpy(&hs, packet64, 4);
+    __atomic_store_n((uint32_t*)slot, hs, __ATOMIC_RELEASE);
+    void* doorbell = (void*)(uintptr_t)*AT(q, Q_DOORBELL, uint64_t);
+    pyhip_signal_store_max(doorbell, (int64_t)index);
+}
+
+/* Consumer: wait until the packet at `index` is published, copy it to out64.  1 = got it, 0 = timeout. */
+int pyhip_queue_wait_packet(void* q, uint64_t index, uint8_t* out64, int64_t timeout_ns, int64_t spin_ns) {
+    const uint32_t* slot = (const uint32_t*)slot_of(q, index);
+    void* doorbell = (void*)(uintptr_t)*AT(q, Q_DOORBELL, uint64_t);
+    uint32_t* seq = AT(doorbell, SIG_SEQ, uint32_t);
+    uint32_t* waiters = AT(doorbell, SIG_WAITERS, uint32_t);
+    uint32_t hs = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+    int r = 0;
+    if ((hs & 0xFF) != PKT_INVALID) goto got;
+    int64_t start = pyhip_now_ns(), now = start;
+    int64_t deadline = timeout_ns < 0 ? INT64_MAX : start + timeout_ns;
+    int64_t spin_end = start + spin_ns < deadline ? start + spin_ns : deadline;
+    while (now < spin_end) {
+        for (int i = 0; i < 32; ++i) cpu_relax();
+        hs = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+        if ((hs & 0xFF) != PKT_INVALID) goto got;
+        now = pyhip_now_ns();
+    }
+    __atomic_fetch_add(waiters, 1, __ATOMIC_SEQ_CST);
+    for (;;) {
+        uint32_t s = __atomic_load_n(seq, __ATOMIC_SEQ_CST);
+        hs = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+        if ((hs & 0xFF) != PKT_INVALID) { r = 1; break; }
+        now = pyhip_now_ns();
+        if (now >= deadline) break;
+        futex_sleep(seq, s, deadline - now);
+    }
+    __atomic_fetch_sub(waiters, 1, __ATOMIC_SEQ_CST);
+    if (!r) return 0;
+got:
+    memcpy(out64, &hs, 4);
+    memcpy(out64 + 4, (const uint8_t*)slot + 4, 60);
+    return 1;
+}
+
+/* Consumer: mark the slot INVALID, advance the read index past it (release), wake full-queue waiters. */
+void pyhip_queue_retire(void* q, uint64_t index) {
+    __atomic_store_n((uint32_t*)slot_of(q, index), PKT_INVALID, __ATOMIC_RELEASE);
+    __atomic_store_n(AT(q, Q_READ, uint64_t), index + 1, __ATOMIC_RELEASE);
+    bump(AT(q, Q_RETIRE_SEQ, uint32_t), AT(q, Q_SPACE_WAITERS, uint32_t));
+}
+
+/* No more reservations; wakes producers sleeping on a full queue (they get -2) and the consumer. */
+void pyhip_queue_close(void* q) {
+    __atomic_store_n(AT(q, Q_CLOSED, uint32_t), 1, __ATOMIC_RELEASE);
+    bump(AT(q, Q_RETIRE_SEQ, uint32_t), AT(q, Q_SPACE_WAITERS, uint32_t));
+    pyhip_signal_notify((void*)(uintptr_t)*AT(q, Q_DOORBELL, uint64_t));
+}
+
+/* Wake the consumer without publishing anything (used to make it look at its stop flag). */
+void pyhip_queue_kick(void* q) { pyhip_signal_notify((void*)(uintptr_t)*AT(q, Q_DOORBELL, uint64_t)); }

@@ -1,13 +1,18 @@
-"""cffi (API mode) build of pyhip._native_aql from native/aql_atomics.c.  Used by setup.py
-(``cffi_modules``) and, when the package was not built (e.g. a source checkout), on first import."""
+"""cffi (API mode) build of ``pyhip._native_aql`` from native/aql_atomics.c.
+
+Used by setup.py (``cffi_modules=["native/build_aql.py:ffibuilder"]``, so ``pip install -e .`` builds it)
+and, when the package was not built (a bare source checkout), by pyhip/aql/native.py on first import.
+``python native/build_aql.py`` builds it in place."""
 from pathlib import Path
 
 import cffi
 
 HERE = Path(__file__).resolve().parent
 CDEF = """
+int64_t pyhip_now_ns(void);
 void* pyhip_alloc64(size_t size);
 void pyhip_free(void* p);
+
 uint64_t pyhip_load_acquire_u64(const uint64_t* p);
 void pyhip_store_release_u64(uint64_t* p, uint64_t v);
 uint64_t pyhip_fetch_add_u64(uint64_t* p, uint64_t v);
@@ -18,9 +23,26 @@ int64_t pyhip_add_fetch_i64(int64_t* p, int64_t v);
 uint32_t pyhip_load_acquire_u32(const uint32_t* p);
 void pyhip_store_release_u32(uint32_t* p, uint32_t v);
 uint16_t pyhip_load_acquire_u16(const uint16_t* p);
-void pyhip_publish_packet(uint8_t* slot, const uint8_t* packet64);
-uint32_t pyhip_take_packet(const uint8_t* slot, uint8_t* out64);
-void pyhip_store_max_i64(int64_t* p, int64_t v);
+
+void pyhip_signal_notify(void* sig);
+int64_t pyhip_signal_load(void* sig);
+void pyhip_signal_store(void* sig, int64_t v);
+int64_t pyhip_signal_add(void* sig, int64_t delta);
+int64_t pyhip_signal_exchange(void* sig, int64_t v);
+int64_t pyhip_signal_cas(void* sig, int64_t expected, int64_t desired);
+void pyhip_signal_store_max(void* sig, int64_t v);
+int pyhip_signal_wait(void* sig, int cond, int64_t cmp, int64_t mask, int64_t timeout_ns, int64_t spin_ns,
+                      int64_t* out);
+int pyhip_signal_wait_multi(void* const* sigs, int n, int all, int64_t timeout_ns, int64_t spin_ns);
+void pyhip_signal_set_start(void* sig);
+int64_t pyhip_signal_complete(void* sig, uint32_t error_code);
+
+int64_t pyhip_queue_reserve(void* q, int64_t timeout_ns);
+void pyhip_queue_publish(void* q, uint64_t index, const uint8_t* packet64);
+int pyhip_queue_wait_packet(void* q, uint64_t index, uint8_t* out64, int64_t timeout_ns, int64_t spin_ns);
+void pyhip_queue_retire(void* q, uint64_t index);
+void pyhip_queue_close(void* q);
+void pyhip_queue_kick(void* q);
 """
 
 ffibuilder = cffi.FFI()
@@ -29,4 +51,4 @@ ffibuilder.set_source("pyhip._native_aql", (HERE / "aql_atomics.c").read_text(),
                       extra_compile_args=["-O2", "-std=gnu11"])
 
 if __name__ == "__main__":
-    ffibuilder.compile(verbose=True)
+    ffibuilder.compile(tmpdir=str(HERE.parent), verbose=True)

@@ -1,10 +1,20 @@
-"""pyhip's own AQL core: byte-exact HSA packets, queues with native atomics, signals, packet processors."""
-from .packets import (AGENT_CALLBACK, AGENT_COPY, AGENT_FILL, AgentDispatchPacket, BarrierPacket,
-                      BarrierValuePacket, KernelDispatchPacket, header)
-from .processor import Fault, PacketProcessor
-from .queue import Queue, QueueFullTimeout
-from .signal import COND_EQ, COND_GTE, COND_LT, COND_NE, Signal, SignalPool
+"""pyhip's own AQL core: byte-exact HSA packets, queues with native atomics, signals, packet processors.
 
-__all__ = ["AGENT_CALLBACK", "AGENT_COPY", "AGENT_FILL", "AgentDispatchPacket", "BarrierPacket",
-           "BarrierValuePacket", "KernelDispatchPacket", "header", "Fault", "PacketProcessor", "Queue",
-           "QueueFullTimeout", "COND_EQ", "COND_GTE", "COND_LT", "COND_NE", "Signal", "SignalPool"]
+Layouts: docs/amdgpu-code-object.md §7.  Native half: native/aql_atomics.c (module pyhip._native_aql)."""
+from .agent import Agent, NullAgent
+from .packets import (AGENT_CALLBACK, AGENT_COPY, AGENT_FILL, AGENT_NOP, FENCE_AGENT, FENCE_NONE, FENCE_SYSTEM,
+                      TYPE_AGENT_DISPATCH, TYPE_BARRIER_AND, TYPE_BARRIER_OR, TYPE_INVALID, TYPE_KERNEL_DISPATCH,
+                      TYPE_VENDOR, AgentDispatchPacket, BarrierPacket, BarrierValuePacket, KernelDispatchPacket,
+                      decode, header, header_fields)
+from .processor import Aborted, Fault, PacketError, PacketProcessor
+from .queue import Queue, QueueClosed, QueueFullTimeout
+from .signal import (COND_EQ, COND_GTE, COND_LT, COND_NE, ERROR_ABORTED, ERROR_EXCEPTION, ERROR_INVALID_PACKET,
+                     ERROR_INVALID_SIGNAL, Signal, SignalPool, wait_multi)
+
+__all__ = ["Agent", "NullAgent", "AGENT_CALLBACK", "AGENT_COPY", "AGENT_FILL", "AGENT_NOP", "FENCE_AGENT",
+           "FENCE_NONE", "FENCE_SYSTEM", "TYPE_AGENT_DISPATCH", "TYPE_BARRIER_AND", "TYPE_BARRIER_OR",
+           "TYPE_INVALID", "TYPE_KERNEL_DISPATCH", "TYPE_VENDOR", "AgentDispatchPacket", "BarrierPacket",
+           "BarrierValuePacket", "KernelDispatchPacket", "decode", "header", "header_fields", "Aborted", "Fault",
+           "PacketError", "PacketProcessor", "Queue", "QueueClosed", "QueueFullTimeout", "COND_EQ", "COND_GTE",
+           "COND_LT", "COND_NE", "ERROR_ABORTED", "ERROR_EXCEPTION", "ERROR_INVALID_PACKET", "ERROR_INVALID_SIGNAL",
+           "Signal", "SignalPool", "wait_multi"]

@@ -1,25 +1,45 @@
-"""The compiled atomics (native/aql_atomics.c via cffi) and typed views on native memory."""
+"""The compiled half of the AQL core (native/aql_atomics.c via cffi, module ``pyhip._native_aql``) and
+:class:`NativeBlock`, a zeroed 64-byte aligned allocation that rings, queues and signals live in."""
 from __future__ import annotations
 
-try:
-    from .._native_aql import ffi, lib
-except ImportError:  # a source checkout that was not built: compile once into the package directory
+_REQUIRED = ("pyhip_queue_reserve", "pyhip_signal_wait_multi", "pyhip_signal_complete")
+
+
+def _build_in_place():
+    """A source checkout that was never built: compile once (in a temporary directory) and put only the
+    shared object into the package directory."""
     import importlib
+    import shutil
     import sys
+    import tempfile
     from pathlib import Path
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "native"))
+    root = Path(__file__).resolve().parents[2]
+    sys.path.insert(0, str(root / "native"))
     try:
         from build_aql import ffibuilder  # type: ignore
     finally:
         sys.path.pop(0)
-    ffibuilder.compile(tmpdir=str(Path(__file__).resolve().parents[2]))
-    mod = importlib.import_module("pyhip._native_aql")
-    ffi, lib = mod.ffi, mod.lib
+    with tempfile.TemporaryDirectory() as tmp:
+        so = Path(ffibuilder.compile(tmpdir=tmp))
+        shutil.copy2(so, root / "pyhip" / so.name)
+    return importlib.import_module("pyhip._native_aql")
+
+
+try:
+    from .. import _native_aql as _mod
+except ImportError:
+    _mod = _build_in_place()
+
+ffi, lib = _mod.ffi, _mod.lib
+_missing = [n for n in _REQUIRED if not hasattr(lib, n)]
+if _missing:
+    raise ImportError(f"pyhip._native_aql ({_mod.__file__}) is stale (no {', '.join(_missing)}); "
+                      "rebuild it with `pip install -e .` or `python native/build_aql.py`")
 
 
 class NativeBlock:
-    """A zeroed, 64-byte aligned native allocation, freed with its owner."""
+    """A zeroed, 64-byte aligned native allocation, freed when its owner is collected."""
 
     __slots__ = ("ptr", "size", "address", "__weakref__")
 
@@ -27,21 +47,29 @@ class NativeBlock:
         p = lib.pyhip_alloc64(size)
         if p == ffi.NULL:
             raise MemoryError(f"cannot allocate {size} bytes of native memory")
-        self.ptr = ffi.gc(p, lib.pyhip_free)
+        self.ptr = ffi.gc(p, lib.pyhip_free, size)
         self.size = size
         self.address = int(ffi.cast("uintptr_t", self.ptr))
 
+    def at(self, offset: int, ctype: str = "uint8_t*"):
+        return ffi.cast(ctype, ffi.cast("char*", self.ptr) + offset)
+
     def u64(self, offset: int):
-        return ffi.cast("uint64_t*", ffi.cast("char*", self.ptr) + offset)
+        return self.at(offset, "uint64_t*")
 
     def i64(self, offset: int):
-        return ffi.cast("int64_t*", ffi.cast("char*", self.ptr) + offset)
+        return self.at(offset, "int64_t*")
 
     def u32(self, offset: int):
-        return ffi.cast("uint32_t*", ffi.cast("char*", self.ptr) + offset)
+        return self.at(offset, "uint32_t*")
 
     def bytes_at(self, offset: int):
-        return ffi.cast("uint8_t*", ffi.cast("char*", self.ptr) + offset)
+        return self.at(offset, "uint8_t*")
 
     def buffer(self):
         return ffi.buffer(self.ptr, self.size)
+
+
+def now_ns() -> int:
+    """CLOCK_MONOTONIC in ns (the clock of signal start_ts / end_ts; equals ``time.monotonic_ns()``)."""
+    return lib.pyhip_now_ns()

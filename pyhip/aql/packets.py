@@ -13,8 +13,13 @@ HEADER_TYPE_SHIFT, HEADER_BARRIER_SHIFT = 0, 8
 HEADER_ACQUIRE_SHIFT, HEADER_RELEASE_SHIFT = 9, 11
 FENCE_NONE, FENCE_AGENT, FENCE_SYSTEM = 0, 1, 2
 
-# agent-dispatch types used by pyhip's runtime (HSA leaves 0x8000+ to the vendor / application)
-AGENT_COPY, AGENT_FILL, AGENT_CALLBACK = 0x8001, 0x8002, 0x8003
+# Agent-dispatch ``type`` codes used by pyhip (HSA reserves 0x8000+ for the vendor / application):
+#   AGENT_NOP      0x8000  nothing (a stream-ordered marker; still completes its signal)
+#   AGENT_COPY     0x8001  arg0 dst, arg1 src, arg2 size in bytes          -> agent.copy(dst, src, size)
+#   AGENT_FILL     0x8002  arg0 dst, arg1 value, arg2 element count, arg3 element width (1, 2, 4, 8 bytes)
+#                                                                         -> agent.fill(dst, value, count, width)
+#   AGENT_CALLBACK 0x8003  arg0 id from PacketProcessor.register_callback  -> fn() on the processor thread
+AGENT_NOP, AGENT_COPY, AGENT_FILL, AGENT_CALLBACK = 0x8000, 0x8001, 0x8002, 0x8003
 
 _DISPATCH = struct.Struct("<HHHHHHIIIIIQQQQ")
 _BARRIER = struct.Struct("<HHI5QQQ")

@@ -1,160 +1,284 @@
-"""The packet processor: one consumer thread per queue, processing packets strictly in order.
+"""The packet processor: one consumer thread per queue (started lazily by the first submit, or by
+:meth:`PacketProcessor.start`), processing packets strictly in order.
 
-Kernel dispatches go to the agent; barrier-AND/OR wait on their dependency signals; agent-dispatch
-packets carry copies, fills and host callbacks so stream order covers them; the vendor barrier-value
-packet waits on a masked condition.  At the end of each packet the completion signal gets its end
-timestamp and is decremented.  An exception (a kernel fault, a bad copy, a raising callback) is
-recorded on that signal and in :attr:`PacketProcessor.faults`; the processor keeps running.
+Per packet (index i):
+
+1. wait until slot i is published (futex on the doorbell; no busy loop), copy it out;
+2. barrier bit set → wait until every earlier packet has completed.  The agent protocol is synchronous
+   (a dispatch returns when its grid is done), so in this single in-order processor nothing is ever still
+   in flight at that point; the wait is modelled explicitly (``_inflight``) and counted
+   (``stats["barrier_bit"]``) so an asynchronous agent could be slotted in later;
+3. acquire fence scope recorded (``fences[(acquire, release)]``; memory is coherent in the emulator) and
+   the optional ``agent.acquire_fence(scope)`` hook called; completion signal ``start_ts`` written;
+4. execute: kernel dispatch → ``agent.dispatch_kernel``; barrier-AND/OR → wait for all/any dependency
+   signal to be 0 (0 handles ignored; none at all = satisfied); agent dispatch → copy / fill / host
+   callback / no-op (codes in :mod:`pyhip.aql.packets`); AMD barrier-value → wait for
+   ``(signal & mask) cond value``;
+5. release fence recorded (optional ``agent.release_fence(scope)``), then the completion signal gets
+   end_ts, its error code (@56, 0 = ok) and an atomic decrement (native, waking waiters);
+6. the slot is marked INVALID and the read index advanced.
+
+Errors: any exception while executing a packet (an agent fault, a raising host callback, an undecodable
+packet, an unknown dependency signal) is a *fault*: the exception is stored on the completion signal
+(``Signal.error``, code ``error_code_of(exc)`` @56 — a HipError's ``code`` or 0x1016) and appended to
+:attr:`PacketProcessor.faults` as a :class:`Fault` with the packet, index, type, signal and traceback.
+The signal is still decremented, the thread keeps running and the queue stays usable.
+
+Shutdown (:meth:`stop`): closes the queue (new submits raise QueueClosed), then either drains what was
+submitted (``drain=True``, up to ``timeout`` s) or aborts: a barrier wait in progress and every packet
+not yet executed is *cancelled* — its completion signal gets ERROR_ABORTED and is decremented, so no
+waiter hangs — and recorded in :attr:`cancelled`.  An agent call or host callback that never returns
+cannot be interrupted; ``stop`` then returns False after its timeout (the thread is a daemon).
 """
 from __future__ import annotations
 
+import collections
 import itertools
+import struct
 import threading
-import time
-from dataclasses import dataclass
+import traceback
+from dataclasses import dataclass, field
 
 from . import packets as P
+from .native import lib, now_ns
 from .queue import Queue
-from .signal import COND_EQ, COND_GTE, COND_LT, COND_NE, Signal
+from .signal import (ERROR_ABORTED, ERROR_EXCEPTION, ERROR_INVALID_PACKET, ERROR_INVALID_SIGNAL, Signal,
+                     error_code_of, wait_multi)
+
+_POLL_S = 0.05          # how often blocking waits look at the abort flag
 
 
 class PacketError(RuntimeError):
-    pass
+    """A packet the processor cannot execute (bad type, unknown signal or callback)."""
+
+    def __init__(self, message: str, code: int = ERROR_INVALID_PACKET):
+        super().__init__(message)
+        self.code = code
+
+
+class Aborted(RuntimeError):
+    """The packet was cancelled because its queue's processor was stopped without draining."""
+    code = ERROR_ABORTED
 
 
 @dataclass
 class Fault:
-    index: int
-    packet: object
+    index: int                      # packet index in the queue
+    packet: object                  # decoded packet (raw bytes if it could not be decoded)
     error: BaseException
+    packet_type: int = 0
+    signal: int = 0                 # completion signal handle (0 = none)
+    code: int = ERROR_EXCEPTION     # what was written to the signal's error word
+    time_ns: int = 0
+    traceback: str = field(default="", repr=False)
 
 
 class PacketProcessor:
-    def __init__(self, queue: Queue, agent, name: str = ""):
+    def __init__(self, queue: Queue, agent, name: str = "", *, lazy: bool = True, on_fault=None):
         self.queue = queue
         self.agent = agent
         self.name = name or f"pyhip-aql-{queue.id}"
+        self.on_fault = on_fault                  # optional fn(Fault), called on the processor thread
         self.faults: list[Fault] = []
+        self.cancelled: list[int] = []            # indices of packets cancelled by stop(drain=False)
         self.processed = 0
-        self.fences: dict[tuple[int, int], int] = {}
-        self._callbacks: dict[int, object] = {}
+        self.fences: collections.Counter = collections.Counter()   # (acquire, release) scope pairs
+        self.stats: collections.Counter = collections.Counter()    # per packet type name, "barrier_bit"
+        self._acquire_hook = getattr(agent, "acquire_fence", None)
+        self._release_hook = getattr(agent, "release_fence", None)
+        self._callbacks: dict[int, tuple[object, bool]] = {}
         self._cb_ids = itertools.count(1)
         self._cb_lock = threading.Lock()
-        self._stop = False
+        self._inflight = 0
+        self._stopping = False
+        self._abort = False
         self._thread: threading.Thread | None = None
         self._start_lock = threading.Lock()
+        if lazy:
+            queue._on_submit = self._lazy_start
 
-    # -- lifecycle ---------------------------------------------------------------------------------
+    # -- lifecycle -------------------------------------------------------------------------------------
     def start(self) -> None:
         with self._start_lock:
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name=self.name, daemon=True)
                 self._thread.start()
+            if self.queue._on_submit == self._lazy_start:
+                self.queue._on_submit = None
 
-    def stop(self, timeout: float = 10.0) -> bool:
-        """Finish what was published, then stop.  Returns False if the thread did not end in time."""
-        self._stop = True
-        self.queue.doorbell.store_max(self.queue.doorbell.load())
-        if self._thread is not None:
-            self._thread.join(timeout)
-            return not self._thread.is_alive()
-        return True
+    def _lazy_start(self) -> None:
+        if self._thread is None:
+            self.start()
 
-    def register_callback(self, fn) -> int:
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def stop(self, timeout: float = 10.0, drain: bool = True) -> bool:
+        """Close the queue, finish (``drain``) or cancel what was submitted, end the thread.  After
+        ``timeout`` s of draining the rest is cancelled.  True if the thread ended."""
+        self.queue.close()
+        self._stopping = True
+        if not drain:
+            self._abort = True
+        if self._thread is None:
+            if self.queue.write_index == self.queue.read_index:
+                return True
+            self.start()                          # packets were submitted without a consumer
+        self.queue.kick()
+        self._thread.join(timeout)
+        if self._thread.is_alive():
+            self._abort = True
+            self.queue.kick()
+            self._thread.join(min(2.0, max(timeout, 0.2)))
+        return not self._thread.is_alive()
+
+    def register_callback(self, fn, once: bool = True) -> int:
+        """An id for an AGENT_CALLBACK packet (arg0); ``fn()`` runs on the processor thread in stream
+        order.  ``once`` ids are forgotten after they ran (or were cancelled)."""
         with self._cb_lock:
             cid = next(self._cb_ids)
-            self._callbacks[cid] = fn
+            self._callbacks[cid] = (fn, once)
             return cid
 
     # -- the loop ----------------------------------------------------------------------------------------
     def _run(self) -> None:
         q = self.queue
         index = q.read_index
-        while True:
-            raw = q.peek(index)
+        while not self._abort:
+            raw = q.wait_packet(index, _POLL_S)
             if raw is None:
-                if self._stop and q.write_index <= index:
+                if self._stopping and q.write_index <= index:
                     return
-                q.wait_doorbell(index, 0.05)
                 continue
-            self._process(raw, index)
+            try:
+                self._process(raw, index)
+            except BaseException as exc:          # a bug in the processor itself: record, go on
+                self._record(index, raw, exc, 0, 0, ERROR_EXCEPTION)
             q.retire(index)
             self.processed += 1
             index += 1
+        self._cancel_from(index)
+
+    def _cancel_from(self, index: int) -> None:
+        """Abort: complete every packet still in the (closed) queue with ERROR_ABORTED."""
+        q = self.queue
+        while index < q.write_index:
+            raw = q.wait_packet(index, 1.0)       # a reserved slot is published right after reservation
+            if raw is not None:
+                sig = Signal.from_handle(struct.unpack_from("<Q", raw, 56)[0])
+                if raw[0] == P.TYPE_AGENT_DISPATCH and raw[2] | raw[3] << 8 == P.AGENT_CALLBACK:
+                    with self._cb_lock:
+                        self._callbacks.pop(struct.unpack_from("<Q", raw, 16)[0], None)
+                if sig is not None:
+                    sig.error = Aborted(f"packet {index} cancelled: queue {q.id} stopped")
+                    lib.pyhip_signal_complete(sig.ptr, ERROR_ABORTED)
+                self.cancelled.append(index)
+            q.retire(index)
+            index += 1
+
+    def _record(self, index, pkt, exc, ptype, handle, code) -> None:
+        f = Fault(index, pkt, exc, ptype, handle, code, now_ns(),
+                  "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
+        self.faults.append(f)
+        if self.on_fault is not None:
+            try:
+                self.on_fault(f)
+            except BaseException:  # noqa: BLE001 - a bad hook must not kill the processor
+                pass
 
     def _process(self, raw: bytes, index: int) -> None:
         ptype, barrier, acquire, release = P.header_fields(raw[0] | raw[1] << 8)
-        self.fences[(acquire, release)] = self.fences.get((acquire, release), 0) + 1
+        self.fences[(acquire, release)] += 1
+        handle = struct.unpack_from("<Q", raw, 56)[0]   # completion_signal: +56 in every packet format
+        sig = Signal.from_handle(handle) if handle else None
+        if handle and sig is None:
+            self._record(index, raw, PacketError(f"unknown completion signal 0x{handle:x}", ERROR_INVALID_SIGNAL),
+                         ptype, handle, ERROR_INVALID_SIGNAL)
+        if barrier:
+            self.stats["barrier_bit"] += 1
+            self._wait_idle()
+        if acquire and self._acquire_hook is not None:
+            self._acquire_hook(acquire)
+        if sig is not None:
+            lib.pyhip_signal_set_start(sig.ptr)
+        error, code, pkt = None, 0, raw
+        self._inflight += 1
         try:
             pkt = P.decode(raw)
-        except ValueError as exc:
-            self.faults.append(Fault(index, raw, exc))
-            return
-        signal = Signal.from_handle(pkt.completion_signal) if pkt.completion_signal else None
-        if pkt.completion_signal and signal is None:
-            self.faults.append(Fault(index, pkt, PacketError("unknown completion signal handle")))
-        if signal is not None:
-            signal.set_times(start_ns=time.monotonic_ns())
-        error = None
-        try:
-            if ptype == P.TYPE_KERNEL_DISPATCH:
-                self.agent.dispatch_kernel(pkt, self.queue.slot_address(index), self.queue)
-            elif ptype in (P.TYPE_BARRIER_AND, P.TYPE_BARRIER_OR):
-                self._barrier(pkt, ptype == P.TYPE_BARRIER_AND)
-            elif ptype == P.TYPE_AGENT_DISPATCH:
-                self._agent_packet(pkt)
-            elif ptype == P.TYPE_VENDOR:
-                self._barrier_value(pkt)
-        except BaseException as exc:   # a fault never kills the processor
-            error = exc
-            self.faults.append(Fault(index, pkt, exc))
-        if signal is not None:
-            signal.set_error(error)
-            signal.set_times(end_ns=time.monotonic_ns())
-            signal.subtract(1)
+            self.stats[type(pkt).__name__] += 1
+            self._execute(ptype, pkt, index)
+        except Aborted as exc:
+            error, code = exc, ERROR_ABORTED
+            self.cancelled.append(index)
+        except BaseException as exc:            # a fault never kills the processor
+            error, code = exc, error_code_of(exc)
+            self._record(index, pkt, exc, ptype, handle, code)
+        finally:
+            self._inflight -= 1
+        if release and self._release_hook is not None:
+            try:
+                self._release_hook(release)
+            except BaseException as exc:  # noqa: BLE001
+                self._record(index, pkt, exc, ptype, handle, error_code_of(exc))
+        if sig is not None:
+            sig.error = error                   # Python-side record first, then the native decrement
+            lib.pyhip_signal_complete(sig.ptr, code)
 
-    def _deps(self, handles) -> list[Signal]:
-        out = []
-        for h in handles:
-            if h:
-                s = Signal.from_handle(h)
-                if s is None:
-                    raise PacketError(f"barrier depends on unknown signal 0x{h:x}")
-                out.append(s)
-        return out
+    def _wait_idle(self) -> None:
+        # Synchronous agent: every earlier packet completed before this one was taken (see module doc).
+        if self._inflight:
+            raise PacketError("barrier bit: earlier packets still in flight")
 
-    def _barrier(self, pkt, all_of: bool) -> None:
-        deps = self._deps(pkt.dep_signals)
-        if not deps:
-            return
-        while True:
-            done = [s.load() == 0 for s in deps]
-            if all(done) if all_of else any(done):
-                return
-            waiting = next(s for s, d in zip(deps, done) if not d)
-            waiting.wait(COND_EQ, 0, 0.05)
+    def _execute(self, ptype: int, pkt, index: int) -> None:
+        if ptype == P.TYPE_KERNEL_DISPATCH:
+            self.agent.dispatch_kernel(pkt, self.queue.slot_address(index), self.queue)
+        elif ptype in (P.TYPE_BARRIER_AND, P.TYPE_BARRIER_OR):
+            self._barrier(pkt, ptype == P.TYPE_BARRIER_AND)
+        elif ptype == P.TYPE_AGENT_DISPATCH:
+            self._agent_packet(pkt)
+        elif ptype == P.TYPE_VENDOR:
+            self._barrier_value(pkt)
+        else:
+            raise PacketError(f"unsupported packet type {ptype}")
 
-    def _barrier_value(self, pkt) -> None:
-        s = Signal.from_handle(pkt.signal)
+    def _signal(self, handle: int) -> Signal:
+        s = Signal.from_handle(handle)
         if s is None:
-            raise PacketError(f"barrier-value on unknown signal 0x{pkt.signal:x}")
-        conds = {P.BV_EQ: lambda v: v == pkt.value, P.BV_NE: lambda v: v != pkt.value,
-                 P.BV_LT: lambda v: v < pkt.value, P.BV_GTE: lambda v: v >= pkt.value}
-        test = conds[pkt.condition]
-        while not test(s.load() & pkt.mask):
-            s.wait(COND_NE, s.load(), 0.05)
+            raise PacketError(f"dependency 0x{handle:x} is not a live signal", ERROR_INVALID_SIGNAL)
+        return s
 
-    def _agent_packet(self, pkt) -> None:
+    def _barrier(self, pkt: P.BarrierPacket, all_of: bool) -> None:
+        deps = [self._signal(h) for h in pkt.dep_signals if h]
+        while not wait_multi(deps, all_of, _POLL_S):
+            if self._abort:
+                raise Aborted("barrier wait cancelled: queue stopped")
+
+    def _barrier_value(self, pkt: P.BarrierValuePacket) -> None:
+        if pkt.condition not in (P.BV_EQ, P.BV_NE, P.BV_LT, P.BV_GTE):
+            raise PacketError(f"barrier-value condition {pkt.condition}")
+        s = self._signal(pkt.signal)
+        while not s.wait(pkt.condition, pkt.value, _POLL_S, pkt.mask):
+            if self._abort:
+                raise Aborted("barrier-value wait cancelled: queue stopped")
+
+    def _agent_packet(self, pkt: P.AgentDispatchPacket) -> None:
         a0, a1, a2, a3 = pkt.args
         if pkt.type == P.AGENT_COPY:
             self.agent.copy(a0, a1, a2)
         elif pkt.type == P.AGENT_FILL:
+            if a3 not in (1, 2, 4, 8):
+                raise PacketError(f"fill element width {a3}")
             self.agent.fill(a0, a1, a2, a3)
         elif pkt.type == P.AGENT_CALLBACK:
             with self._cb_lock:
-                fn = self._callbacks.pop(a0, None)
-            if fn is None:
-                raise PacketError(f"unknown host callback {a0}")
-            fn()
+                entry = self._callbacks.get(a0)
+                if entry is not None and entry[1]:
+                    del self._callbacks[a0]
+            if entry is None:
+                raise PacketError(f"unknown host callback id {a0}")
+            entry[0]()
+        elif pkt.type == P.AGENT_NOP:
+            pass
         else:
             raise PacketError(f"unsupported agent-dispatch type 0x{pkt.type:x}")

@@ -205,7 +205,10 @@ class PacketProcessor:
         error, code, pkt = None, 0, raw
         self._inflight += 1
         try:
-            pkt = P.decode(raw)
+            try:
+                pkt = P.decode(raw)
+            except ValueError as exc:
+                raise PacketError(str(exc)) from exc
             self.stats[type(pkt).__name__] += 1
             self._execute(ptype, pkt, index)
         except Aborted as exc:

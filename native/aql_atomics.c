@@ -17,7 +17,9 @@
  * not bump the sequence (e.g. device code storing to a signal directly) are still seen, and every timeout
  * is honoured.  Nobody busy-burns a CPU for longer than the spin budget.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>

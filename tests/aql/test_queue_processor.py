@@ -419,3 +419,37 @@ def test_stop_with_drain_escalates_after_timeout(proc):
     assert p.stop(0.3)                              # drain gives up after 0.3 s, then cancels
     assert time.perf_counter() - t0 < 1.5
     assert ag.seen == [1] and bsig.load() == 0 and bsig.error_code == A.ERROR_ABORTED
+
+
+def test_sleepers_are_woken_not_polled(proc):
+    """Each wait below is entered after the spin budget, so it sleeps in the futex; without wake-ups
+    every hand-off would cost the 20 ms sleep cap (≥ 0.8 s in total for each loop)."""
+    a, b = A.Signal(0), A.Signal(0)
+
+    def pong():
+        for i in range(1, 41):
+            assert a.wait(A.COND_EQ, i, 5)
+            time.sleep(0.001)
+            b.store(i)
+    th = threading.Thread(target=pong)
+    th.start()
+    t0 = time.perf_counter()
+    for i in range(1, 41):                          # signal → signal
+        time.sleep(0.001)
+        a.store(i)
+        assert b.wait(A.COND_EQ, i, 5)
+    th.join()
+    assert time.perf_counter() - t0 < 0.4
+    q, ag, p = proc(size=2, delay=0.001)
+    t0 = time.perf_counter()
+    for i in range(40):                             # doorbell → consumer, completion → waiter
+        time.sleep(0.001)
+        s = A.Signal(1)
+        dispatch(q, i, s)
+        assert s.wait(A.COND_EQ, 0, 5)
+    assert time.perf_counter() - t0 < 0.4
+    t0 = time.perf_counter()
+    for i in range(40):                             # retire → producer waiting on a full queue
+        dispatch(q, i)
+    marker(q)
+    assert time.perf_counter() - t0 < 0.4

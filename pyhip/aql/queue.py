@@ -21,7 +21,8 @@ import time
 
 from .native import NativeBlock, ffi, lib
 from .packets import PACKET_SIZE, TYPE_INVALID
-from .signal import _CHUNK_S, SPIN_NS, Signal
+from . import signal as _signal
+from .signal import _CHUNK_S, Signal
 
 AMD_QUEUE_SIZE = 256
 QUEUE_TYPE_MULTI, QUEUE_TYPE_SINGLE = 0, 1
@@ -135,8 +136,10 @@ class Queue:
         lib.pyhip_queue_close(self._q)
 
     # -- consumer side ---------------------------------------------------------------------------------
-    def wait_packet(self, index: int, timeout: float, spin_ns: int = SPIN_NS) -> bytes | None:
+    def wait_packet(self, index: int, timeout: float, spin_ns: int | None = None) -> bytes | None:
         """The packet at ``index`` once its header is published (acquire), or None after ``timeout``."""
+        if spin_ns is None:
+            spin_ns = _signal.SPIN_NS
         out = ffi.new("uint8_t[64]")
         if lib.pyhip_queue_wait_packet(self._q, index, out, max(int(timeout * 1e9), 0), spin_ns):
             return bytes(ffi.buffer(out, PACKET_SIZE))

@@ -7,6 +7,7 @@ from ..memory import GPUFault
 from ..operands import write_loaded, write_v
 from ..state import count, indices, LANES
 from . import op, register
+from .. import atomics
 
 U8, U16, U32, U64, I32, F32 = np.uint8, np.uint16, np.uint32, np.uint64, np.int32, np.float32
 
@@ -90,7 +91,9 @@ register("ds_write2st64_b32", _write(4, count=2, stride_mult=64))
 register("ds_write2st64_b64", _write(8, count=2, stride_mult=64))
 
 
-def _atomic(fn, returns, dtype=U32, size=4):
+def _atomic(name, returns, swap_operands=False):
+    """LDS atomic ``name`` (see :mod:`pyhip.emu.atomics`); ``swap_operands``: ds_cmpst takes the compare
+    value in data0 and the new value in data1."""
     def factory(inst, K):
         f = inst.fields
         a, d0, d1, dst = f["addr"], f["data0"], f["data1"], f["vdst"]
@@ -98,59 +101,47 @@ def _atomic(fn, returns, dtype=U32, size=4):
 
         def run(st, w):
             m = st.exec_mask(w)
-            addr = st.vgpr[a, w].astype(np.int64) + off
-            val = st.vgpr[d0, w]
-            cmpv = st.vgpr[d1, w]
             widx, lidx = np.nonzero(m)
-            o = addr[widx, lidx]
-            if ((o < 0) | (o + size > st.lds_size)).any():
-                raise GPUFault(f"LDS atomic out of range (allocated {st.lds_size} bytes)")
+            if not len(widx):
+                return
+            o = st.vgpr[a, w][widx, lidx].astype(np.int64) + off
+            bad = (o < 0) | (o + 4 > st.lds_size)
+            if bad.any():
+                raise GPUFault(f"LDS atomic out of range (allocated {st.lds_size} bytes)",
+                               address=int(o[np.argmax(bad)]), access="4 bytes")
             g = st.group[w][widx]
-            key = g * (st.lds_size + 8) + o
-            v, c = val[widx, lidx], cmpv[widx, lidx]
-            old_all = np.zeros(len(o), dtype=U32)
-            lds32 = st.lds.view(U8)
-            remaining = np.arange(len(o))
-            while len(remaining):           # same-address lanes apply in lane order
-                _, first = np.unique(key[remaining], return_index=True)
-                take = remaining[np.sort(first)]
-                gg, oo = g[take], o[take]
-                cols = oo[:, None] + np.arange(4)
-                old = lds32[gg[:, None], cols].copy().view(U32).reshape(-1)
-                with np.errstate(all="ignore"):
-                    new = fn(old, v[take], c[take])
-                lds32[gg[:, None], cols] = new.astype(U32).view(U8).reshape(-1, 4)
-                old_all[take] = old
-                remaining = np.setdiff1d(remaining, take, assume_unique=True)
+            groups = atomics.Groups(g * (st.lds_size + 16) + o)
+            f0 = groups.first
+            cols = o[f0][:, None] + np.arange(4)
+            init = np.ascontiguousarray(st.lds[g[f0][:, None], cols]).view(U32).reshape(-1)
+            v, c = st.vgpr[d0, w][widx, lidx], st.vgpr[d1, w][widx, lidx]
+            if swap_operands:
+                v, c = c, v
+            old, final = atomics.apply(name, U32, init, v, c, groups)
+            st.lds[g[f0][:, None], cols] = final.view(U8).reshape(-1, 4)
             if returns:
                 res = np.zeros((count(st, w), LANES), dtype=U32)
-                res[widx, lidx] = old_all
+                res[widx, lidx] = old
                 write_v(st, w, dst, res, m)
         return run
     return factory
 
 
+# ds mnemonic stem -> (atomics operation, swap data0/data1)
 _DS_ATOMICS = {
-    "add_u32": lambda o, v, c: o + v, "sub_u32": lambda o, v, c: o - v, "rsub_u32": lambda o, v, c: v - o,
-    "inc_u32": lambda o, v, c: np.where(o >= v, U32(0), o + U32(1)),
-    "dec_u32": lambda o, v, c: np.where((o == 0) | (o > v), v, o - U32(1)),
-    "min_i32": lambda o, v, c: np.minimum(o.view(I32), v.view(I32)).view(U32),
-    "max_i32": lambda o, v, c: np.maximum(o.view(I32), v.view(I32)).view(U32),
-    "min_u32": lambda o, v, c: np.minimum(o, v), "max_u32": lambda o, v, c: np.maximum(o, v),
-    "and_b32": lambda o, v, c: o & v, "or_b32": lambda o, v, c: o | v, "xor_b32": lambda o, v, c: o ^ v,
-    "mskor_b32": lambda o, v, c: (o & ~v) | c, "wrxchg_rtn_b32": lambda o, v, c: v,
-    "cmpst_b32": lambda o, v, c: np.where(o == v, c, o),
-    "add_f32": lambda o, v, c: (o.view(F32) + v.view(F32)).view(U32),
-    "min_f32": lambda o, v, c: np.fmin(o.view(F32), v.view(F32)).view(U32),
-    "max_f32": lambda o, v, c: np.fmax(o.view(F32), v.view(F32)).view(U32),
+    "add_u32": "add", "sub_u32": "sub", "rsub_u32": "rsub", "inc_u32": "inc", "dec_u32": "dec",
+    "min_i32": "smin", "max_i32": "smax", "min_u32": "umin", "max_u32": "umax",
+    "and_b32": "and", "or_b32": "or", "xor_b32": "xor", "mskor_b32": "mskor", "wrxchg_rtn_b32": "swap",
+    "cmpst_b32": "cmpswap", "add_f32": "fadd", "min_f32": "fmin", "max_f32": "fmax",
 }
-for _n, _fn in _DS_ATOMICS.items():
+for _n, _op in _DS_ATOMICS.items():
+    _swap = _op == "cmpswap"
     if _n.startswith("wrxchg"):
-        register(f"ds_{_n}", _atomic(_fn, True))
+        register(f"ds_{_n}", _atomic(_op, True))
         continue
-    register(f"ds_{_n}", _atomic(_fn, False))
+    register(f"ds_{_n}", _atomic(_op, False, _swap))
     base, typ = _n.rsplit("_", 1)
-    register(f"ds_{base}_rtn_{typ}", _atomic(_fn, True))
+    register(f"ds_{base}_rtn_{typ}", _atomic(_op, True, _swap))
 
 
 @op("ds_swizzle_b32")

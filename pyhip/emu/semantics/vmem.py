@@ -8,6 +8,7 @@ from ..memory import APERTURE_SIZE, GPUFault, PRIVATE_APERTURE, SHARED_APERTURE
 from ..operands import sreader, write_loaded, write_v
 from ..state import count, indices, LANES
 from . import register
+from .. import atomics
 
 U8, U16, U32, U64, I32, I64 = np.uint8, np.uint16, np.uint32, np.uint64, np.int32, np.int64
 F32, F64 = np.float32, np.float64
@@ -160,6 +161,41 @@ def _check_range(o, size, limit, what):
                        access=f"{size} bytes")
 
 
+def lane_keys(st, w, space, widx, lidx, o):
+    """One key per distinct memory location (LDS is per workgroup, private memory per lane)."""
+    if space == "global":
+        return o.astype(U64)
+    if space == "lds":
+        return st.group[w][widx].astype(I64) * (st.lds_size + 16) + o
+    return (indices(st, w)[widx] * LANES + lidx) * (st.private_bytes + 16) + o
+
+
+def lane_read(K, st, w, space, widx, lidx, o, size):
+    """``size`` bytes per listed lane → (n, size) uint8 (bounds-checked)."""
+    if space == "global":
+        return K.memory.gather(o.astype(U64), size)
+    if space == "lds":
+        _check_range(o, size, st.lds_size, "LDS")
+        return st.lds[st.group[w][widx][:, None], o[:, None] + np.arange(size)]
+    _check_range(o, size, st.private_bytes, "scratch (private segment)")
+    flat = st.private.reshape(st.private.shape[0], -1)
+    return flat[indices(st, w)[widx][:, None], (lidx * st.private_bytes + o)[:, None] + np.arange(size)]
+
+
+def lane_write(K, st, w, space, widx, lidx, o, data):
+    size = data.shape[-1]
+    if space == "global":
+        K.memory.scatter(o.astype(U64), data)
+        return
+    if space == "lds":
+        _check_range(o, size, st.lds_size, "LDS")
+        st.lds[st.group[w][widx][:, None], o[:, None] + np.arange(size)] = data
+        return
+    _check_range(o, size, st.private_bytes, "scratch (private segment)")
+    flat = st.private.reshape(st.private.shape[0], -1)
+    flat[indices(st, w)[widx][:, None], (lidx * st.private_bytes + o)[:, None] + np.arange(size)] = data
+
+
 # ---- loads and stores ---------------------------------------------------------------------------------------
 def _load(size, signed, d16_hi=False):
     def factory(inst, K):
@@ -227,18 +263,8 @@ for _pfx in ("global", "flat", "scratch", "buffer"):
 
 
 # ---- atomics ----------------------------------------------------------------------------------------------------
-def _as(v, kind):
-    return {"u32": v.astype(U32), "i32": v.astype(U32).view(I32), "f32": v.astype(U32).view(F32),
-            "u64": v.astype(U64), "i64": v.astype(U64).view(I64), "f64": v.astype(U64).view(F64)}[kind]
-
-
-ATOMICS = {
-    "swap": ("u", lambda o, v, c: v), "add": ("u", lambda o, v, c: o + v), "sub": ("u", lambda o, v, c: o - v),
-    "smin": ("i", np.minimum), "umin": ("u", np.minimum), "smax": ("i", np.maximum), "umax": ("u", np.maximum),
-    "and": ("u", lambda o, v, c: o & v), "or": ("u", lambda o, v, c: o | v), "xor": ("u", lambda o, v, c: o ^ v),
-    "inc": ("u", None), "dec": ("u", None), "cmpswap": ("u", None), "add_f32": ("f", None),
-    "add_f64": ("f", None), "min_f64": ("f", None), "max_f64": ("f", None),
-}
+ATOMICS = ("swap", "add", "sub", "smin", "umin", "smax", "umax", "and", "or", "xor", "inc", "dec", "cmpswap",
+           "add_f32", "add_f64", "min_f64", "max_f64")
 
 
 def _atomic(opname, wide):
@@ -259,23 +285,7 @@ def _atomic(opname, wide):
                 return st.vgpr[r, w].astype(U64) | (st.vgpr[r + 1, w].astype(U64) << U64(32))
             return st.vgpr[r, w]
 
-        def combine(old, val, cmp):
-            if opname in ("swap", "add", "sub", "and", "or", "xor", "umin", "umax"):
-                return ATOMICS[opname][1](old, val, cmp) if opname not in ("umin", "umax") else ATOMICS[opname][1](old, val)
-            if opname in ("smin", "smax"):
-                it = I64 if is64 else I32
-                return ATOMICS[opname][1](old.view(it), val.view(it)).view(dt)
-            if opname == "inc":
-                return np.where(old >= val, dt(0), old + dt(1))
-            if opname == "dec":
-                return np.where((old == 0) | (old > val), val, old - dt(1))
-            if opname == "cmpswap":
-                return np.where(old == cmp, val, old)
-            ft = F64 if is64 else F32
-            a, b = old.view(ft), val.view(ft)
-            with np.errstate(all="ignore"):
-                r = {"add_f32": a + b, "add_f64": a + b, "min_f64": np.fmin(a, b), "max_f64": np.fmax(a, b)}[opname]
-            return r.view(dt)
+        seq_name = {"add_f32": "fadd", "add_f64": "fadd", "min_f64": "fmin", "max_f64": "fmax"}.get(opname, opname)
 
         def run(st, w):
             m = st.exec_mask(w)
@@ -294,28 +304,15 @@ def _atomic(opname, wide):
                 if not len(widx):
                     continue
                 o = offs[widx, lidx]
-                v = val[widx, lidx]
-                c = cmp[widx, lidx] if cmp is not None else None
-                old_all = np.zeros(len(o), dtype=dt)
-                remaining = np.arange(len(o))
-                while len(remaining):          # lanes hitting the same address apply in lane order
-                    _, first = np.unique(o[remaining], return_index=True)
-                    take = remaining[np.sort(first)]
-                    one = np.zeros(sel.shape, bool)
-                    one[widx[take], lidx[take]] = True
-                    _, _, old_bytes = Space.gather(K, st, w, space, one, offs, size)
-                    old_bytes = old_bytes.reshape(-1, size)
-                    # gather returns lanes in row-major order, as np.nonzero(one): align with take
-                    order = np.lexsort((lidx[take], widx[take]))
-                    old = np.empty(len(take), dtype=dt)
-                    old[order] = old_bytes.view(dt).reshape(-1)
-                    new = combine(old, v[take], c[take] if c is not None else None)
-                    buf = np.zeros((count(st, w), LANES, size), dtype=U8)
-                    buf[widx[take], lidx[take]] = new.astype(dt).view(U8).reshape(len(take), size)
-                    Space.scatter(K, st, w, space, one, offs, buf)
-                    old_all[take] = old
-                    remaining = np.setdiff1d(remaining, take, assume_unique=True)
-                result[widx, lidx] = old_all
+                keys = lane_keys(st, w, space, widx, lidx, o)
+                groups = atomics.Groups(keys)
+                f0 = groups.first
+                init = np.ascontiguousarray(lane_read(K, st, w, space, widx[f0], lidx[f0], o[f0], size)).view(dt).reshape(-1)
+                old, final = atomics.apply(seq_name, dt, init, val[widx, lidx],
+                                           cmp[widx, lidx] if cmp is not None else None, groups)
+                lane_write(K, st, w, space, widx[f0], lidx[f0], o[f0],
+                           final.astype(dt).view(U8).reshape(len(f0), size))
+                result[widx, lidx] = old
             if returns:
                 if is64:
                     write_v(st, w, dst, (result & U64(0xFFFFFFFF)).astype(U32), m)

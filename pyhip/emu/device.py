@@ -46,7 +46,10 @@ class EmulatedGPU:
         with self._lock:
             if p in self.programs:
                 self.programs.remove(p)
-                self._compiled.pop(id(p), None)
+                for key in [k for k in self._compiled if k[0] == id(p)]:
+                    del self._compiled[key]     # ids are reused: a later program must not see this code
+                for key in [k for k in self._contexts if k[0] == id(p)]:
+                    del self._contexts[key]
                 self.memory.free(p.base)
                 p.unloaded = True
 

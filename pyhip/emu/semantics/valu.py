@@ -102,8 +102,8 @@ reg("v_frexp_mant_f32", ("f32",), "f32", lambda a: np.where(np.isfinite(a), np.f
 reg("v_frexp_exp_i32_f32", ("f32",), "i32", lambda a: np.where(np.isfinite(a), np.frexp(a)[1], 0).astype(I32))
 reg("v_cvt_f32_u32", ("u32",), "f32", lambda a: a.astype(F32))
 reg("v_cvt_f32_i32", ("i32",), "f32", lambda a: a.astype(F32))
-reg("v_cvt_u32_f32", ("f32",), "u32", lambda a: np.clip(np.nan_to_num(np.trunc(a), nan=0), 0, 4294967295).astype(np.float64).astype(U32))
-reg("v_cvt_i32_f32", ("f32",), "i32", lambda a: np.clip(np.nan_to_num(np.trunc(a), nan=0), -2147483648, 2147483647).astype(np.float64).astype(I32))
+reg("v_cvt_u32_f32", ("f32",), "u32", lambda a: np.clip(np.nan_to_num(np.trunc(a.astype(np.float64)), nan=0), 0, 4294967295).astype(U32))
+reg("v_cvt_i32_f32", ("f32",), "i32", lambda a: np.clip(np.nan_to_num(np.trunc(a.astype(np.float64)), nan=0), -2147483648, 2147483647).astype(I32))
 reg("v_cvt_f64_f32", ("f32",), "f64", lambda a: a.astype(F64))
 reg("v_cvt_f32_f64", ("f64",), "f32", lambda a: a.astype(F32))
 reg("v_cvt_f64_i32", ("i32",), "f64", lambda a: a.astype(F64))
@@ -382,38 +382,52 @@ def _mad64(inst, K):
     return run
 
 
+def _exponent(x, width):
+    """The biased exponent field of each float."""
+    if width == 64:
+        return ((x.view(U64) >> U64(52)) & U64(0x7FF)).astype(np.int64)
+    return ((x.view(U32) >> U32(23)) & U32(0xFF)).astype(np.int64)
+
+
+def _is_denorm(x, width):
+    tiny = 2.0 ** -1022 if width == 64 else 2.0 ** -126
+    return (x != 0) & (np.abs(x) < tiny)
+
+
 def _div_scale(width):
+    """V_DIV_SCALE (ISA pseudocode): scale numerator or denominator by 2^±128 (f64) / 2^±64 (f32) so
+    the reciprocal refinement stays in range; VCC tells V_DIV_FMAS to undo a quotient scaling."""
     def factory(inst, K):
         rds = readers(inst, 3, (width,) * 3, is_float=True)
         sdst = inst.fields["sdst"]
         ft, ut = (F64, U64) if width == 64 else (F32, U32)
-        emin = -1022 if width == 64 else -126
-        mant = 53 if width == 64 else 24
-        big = 2.0 ** (2 * mant if width == 64 else 64)
+        big, sc, tiny_exp = (768, 128, 53) if width == 64 else (96, 64, 23)
 
         def run(st, w):
             m = st.exec_mask(w)
-            s0, s1, s2 = (r(st, w).view(ft) for r in rds)   # s0 = the value to scale; s1 = denominator; s2 = numerator
+            s0, s1, s2 = (r(st, w).view(ft) for r in rds)   # s0 = value to scale; s1 = denominator; s2 = numerator
             with ERR:
-                d_exp = np.frexp(s1)[1]
-                n_exp = np.frexp(s2)[1]
-                vcc = np.zeros(s0.shape, bool)
+                e1, e2 = _exponent(s1, width), _exponent(s2, width)
+                rcp_den = _is_denorm(ft(1.0) / s1, width)
+                quo_den = _is_denorm(s2 / s1, width)
+                up, down = np.ldexp(s0, sc).astype(ft), np.ldexp(s0, -sc).astype(ft)
+                zero = (s2 == 0) | (s1 == 0)
+                c_big = ~zero & (e2 - e1 >= big)
+                c_dden = ~zero & ~c_big & _is_denorm(s1, width)
+                c_both = ~zero & ~c_big & ~c_dden & rcp_den & quo_den
+                c_rcp = ~zero & ~c_big & ~c_dden & ~c_both & rcp_den
+                c_quo = ~zero & ~c_big & ~c_dden & ~c_both & ~c_rcp & quo_den
+                c_tiny = ~zero & ~c_big & ~c_dden & ~c_both & ~c_rcp & ~c_quo & (e2 <= tiny_exp)
                 res = s0.copy()
-                scale_up = ft(2.0 ** (mant * 2 if width == 64 else 64))
-                # cases from the ISA: rescale to avoid denormals/overflow in the reciprocal sequence
-                c1 = (s2 == 0) | (s1 == 0)
-                c2 = (n_exp - d_exp >= (1023 if width == 64 else 127) - 1)
-                c3 = (d_exp - 1 >= (1023 if width == 64 else 127) - 2) & (s0 == s1)
-                c4 = (n_exp - 1 <= emin + mant - 1 + 1) & (s0 == s2)
-                scale_d = ~c1 & (c2 | (np.abs(s1) < ft(2.0 ** emin)))
-                res = np.where(~c1 & c2 & (s0 == s1), s0 * scale_up, res)
-                res = np.where(~c1 & c3, s0 * ft(2.0 ** -(mant * 2 if width == 64 else 64)), res)
-                vcc = np.where(~c1 & c2 & (s0 != s1), True, vcc)
-                res = np.where(~c1 & c4 & ~c3, s0 * scale_up, res)
-                vcc = np.where(~c1 & c4 & ~c3, True, vcc)
-                nan = np.isnan(s1) | np.isnan(s2) | c1
-                res = np.where(c1, ft(np.nan), res)
-            (store64 if width == 64 else store32)(inst, st, w, res.view(ut), m)
+                res = np.where(c_big & (s0 == s1), up, res)
+                res = np.where(c_dden, up, res)
+                res = np.where(c_both & (s0 == s1), down, res)
+                res = np.where(c_rcp, down, res)
+                res = np.where(c_quo & (s0 == s2), up, res)
+                res = np.where(c_tiny, up, res)
+                res = np.where(zero | np.isnan(s1) | np.isnan(s2), ft(np.nan), res)
+                vcc = c_big | c_both | c_quo
+            (store64 if width == 64 else store32)(inst, st, w, res.astype(ft).view(ut), m)
             st.set_sgpr_mask(w, sdst, vcc & m)
         return run
     return factory
@@ -423,19 +437,59 @@ register("v_div_scale_f32", _div_scale(32))
 register("v_div_scale_f64", _div_scale(64))
 
 
+def _scaled_fma_exact(a, b, c, k, ft):
+    """Correctly rounded fma(a, b, c) * 2^k for a few lanes (denormal results: one rounding, not two)."""
+    from fractions import Fraction
+
+    out = np.empty(len(a), dtype=ft)
+    for i in range(len(a)):
+        x, y, z = float(a[i]), float(b[i]), float(c[i])
+        if not all(np.isfinite(v) for v in (x, y, z)):
+            out[i] = ft(np.ldexp(fp.fma64(np.array([x]), np.array([y]), np.array([z]))[0], int(k[i])))
+            continue
+        v = (Fraction(x) * Fraction(y) + Fraction(z)) * Fraction(2) ** int(k[i])
+        out[i] = _round_fraction(v, ft)
+    return out
+
+
+def _round_fraction(v, ft):
+    from fractions import Fraction
+
+    f = ft(float(v))
+    best = None
+    for cand in (np.nextafter(f, ft(-np.inf)), f, np.nextafter(f, ft(np.inf))):
+        if not np.isfinite(cand):
+            continue
+        d = abs(Fraction(float(cand)) - v)
+        even = int(np.array([cand], dtype=ft).view(U64 if ft is F64 else U32)[0]) & 1 == 0
+        if best is None or d < best[0] or (d == best[0] and even):
+            best = (d, cand)
+    return best[1] if best is not None else f
+
+
 def _div_fmas(width):
+    """V_DIV_FMAS: fma, scaled by 2^+128 (quotient estimate S2 >= 1) or 2^-128 (S2 < 1) where VCC is set
+    (f32: 2^±64) with a single rounding."""
     def factory(inst, K):
         rds = readers(inst, 3, (width,) * 3, is_float=True)
         ft, ut = (F64, U64) if width == 64 else (F32, U32)
         fma = fp.fma64 if width == 64 else fp.fma32
-        scale = ft(2.0 ** (128 if width == 64 else 64))
+        sc, bias = (128, 1023) if width == 64 else (64, 127)
+        tiny = 2.0 ** -1022 if width == 64 else 2.0 ** -126
 
         def run(st, w):
             m = st.exec_mask(w)
             a, b, c = (r(st, w).view(ft) for r in rds)
             with ERR:
                 r = fma(a, b, c)
-                r = np.where(st.vcc_mask(w), r * scale, r)
+                v = st.vcc_mask(w) & m
+                if v.any():
+                    k = np.where(_exponent(c, width) >= bias, sc, -sc)
+                    scaled = np.ldexp(r, k).astype(ft)
+                    fix = v & (np.abs(scaled) < tiny) & (r != 0) & np.isfinite(r)    # denormal: round once
+                    if fix.any():
+                        scaled[fix] = _scaled_fma_exact(a[fix], b[fix], c[fix], k[fix], ft)
+                    r = np.where(v, scaled, r)
             (store64 if width == 64 else store32)(inst, st, w, r.view(ut), m)
         return run
     return factory
@@ -446,6 +500,8 @@ register("v_div_fmas_f64", _div_fmas(64))
 
 
 def _div_fixup(width):
+    """V_DIV_FIXUP (ISA pseudocode): special cases of n/d from the numerator and denominator, otherwise
+    the quotient's magnitude with the sign of n/d."""
     def factory(inst, K):
         rds = readers(inst, 3, (width,) * 3, is_float=True)
         ft, ut = (F64, U64) if width == 64 else (F32, U32)

@@ -1,0 +1,190 @@
+"""Tiny kernels assembled with llvm-mc-19 and linked with ld.lld-19, run directly on an EmulatedGPU.
+
+Vector template (one wave of 64 lanes, or ``lanes`` < 64 for a partial wave): per lane i, three 64-bit
+operands are loaded into v[2:3], v[4:5], v[6:7] from ``a[i]``, ``b[i]``, ``c[i]``; the body under test
+writes v[8:9] and v[10:11], which are stored to two 64-bit outputs per lane (poisoned with 0xCD first).
+v1 holds the lane's byte offset (i*8) and must be preserved; s[4:5]/s[6:7] hold the buffer pointers.
+
+Scalar template: 64 one-wave workgroups; workgroup g loads its operands ``a[g]``, ``b[g]``, ``c[g]`` into
+s[20:21], s[22:23], s[24:25]; the body writes s[26:27] and s[28:29] (SCC can be captured with
+``s_cselect_b32``); both are stored per workgroup.
+"""
+from __future__ import annotations
+
+import functools
+import shutil
+import struct
+import subprocess
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pyhip.emu.device import EmulatedGPU
+from pyhip.loader import load
+
+POISON = 0xCDCDCDCDCDCDCDCD
+
+VECTOR_PROLOGUE = """
+  s_load_dwordx4 s[4:7], s[0:1], 0x0
+  s_waitcnt lgkmcnt(0)
+  v_lshlrev_b32 v1, 3, v0
+  global_load_dwordx2 v[2:3], v1, s[4:5]
+  global_load_dwordx2 v[4:5], v1, s[4:5] offset:512
+  global_load_dwordx2 v[6:7], v1, s[4:5] offset:1024
+  v_mov_b32 v8, 0
+  v_mov_b32 v9, 0
+  v_mov_b32 v10, 0
+  v_mov_b32 v11, 0
+  s_waitcnt vmcnt(0)
+"""
+VECTOR_EPILOGUE = """
+  global_store_dwordx2 v1, v[8:9], s[6:7]
+  global_store_dwordx2 v1, v[10:11], s[6:7] offset:512
+  s_endpgm
+"""
+SCALAR_PROLOGUE = """
+  s_load_dwordx4 s[4:7], s[0:1], 0x0
+  s_lshl_b32 s12, s2, 3
+  s_waitcnt lgkmcnt(0)
+  s_load_dwordx2 s[20:21], s[4:5], s12
+  s_add_u32 s13, s12, 512
+  s_load_dwordx2 s[22:23], s[4:5], s13
+  s_add_u32 s13, s12, 1024
+  s_load_dwordx2 s[24:25], s[4:5], s13
+  s_mov_b64 s[26:27], 0
+  s_mov_b64 s[28:29], 0
+  s_waitcnt lgkmcnt(0)
+"""
+SCALAR_EPILOGUE = """
+  v_mov_b32 v1, s12
+  v_mov_b32 v2, s26
+  v_mov_b32 v3, s27
+  v_mov_b32 v4, s28
+  v_mov_b32 v5, s29
+  v_cmp_eq_u32 vcc, 0, v0
+  s_and_saveexec_b64 s[30:31], vcc
+  global_store_dwordx2 v1, v[2:3], s[6:7]
+  global_store_dwordx2 v1, v[4:5], s[6:7] offset:512
+  s_endpgm
+"""
+
+TEMPLATE = """
+.amdgcn_target "amdgcn-amd-amdhsa--{target}"
+.text
+.globl k
+.p2align 8
+.type k,@function
+k:
+{prologue}
+{body}
+{epilogue}
+.rodata
+.p2align 6
+.amdhsa_kernel k
+  .amdhsa_user_sgpr_kernarg_segment_ptr 1
+  .amdhsa_system_sgpr_workgroup_id_x 1
+  .amdhsa_next_free_vgpr 64
+  .amdhsa_next_free_sgpr 40
+  .amdhsa_accum_offset 64
+  .amdhsa_group_segment_fixed_size {lds}
+  .amdhsa_ieee_mode {ieee}
+  .amdhsa_dx10_clamp {ieee}
+.end_amdhsa_kernel
+.amdgpu_metadata
+---
+amdhsa.version: [1, 2]
+amdhsa.kernels:
+  - .name: k
+    .symbol: k.kd
+    .kernarg_segment_size: 16
+    .group_segment_fixed_size: {lds}
+    .private_segment_fixed_size: 0
+    .kernarg_segment_align: 8
+    .wavefront_size: 64
+    .sgpr_count: 40
+    .vgpr_count: 64
+    .max_flat_workgroup_size: 256
+    .args:
+      - {{.offset: 0, .size: 8, .value_kind: global_buffer, .address_space: global}}
+      - {{.offset: 8, .size: 8, .value_kind: global_buffer, .address_space: global}}
+...
+.end_amdgpu_metadata
+"""
+
+
+def tools() -> tuple[str, str]:
+    mc, ld = shutil.which("llvm-mc-19"), shutil.which("ld.lld-19")
+    if mc is None or ld is None:
+        pytest.fail("llvm-mc-19 and ld.lld-19 are needed (tools/run_tests.sh installs the Debian toolchain)")
+    return mc, ld
+
+
+@functools.lru_cache(maxsize=None)
+def assemble(source: str, target: str) -> bytes:
+    mc, ld = tools()
+    with tempfile.TemporaryDirectory() as d:
+        s, o, so = Path(d, "k.s"), Path(d, "k.o"), Path(d, "k.so")
+        s.write_text(source)
+        r = subprocess.run([mc, "-triple", "amdgcn-amd-amdhsa", f"-mcpu={target}", "-filetype=obj", str(s),
+                            "-o", str(o)], capture_output=True, text=True)
+        if r.returncode:
+            raise AssertionError(f"llvm-mc-19 rejected the kernel:\n{r.stderr}")
+        subprocess.run([ld, "-shared", str(o), "-o", str(so)], check=True, capture_output=True)
+        return so.read_bytes()
+
+
+_GPUS: dict[str, EmulatedGPU] = {}
+
+
+def gpu(target: str) -> EmulatedGPU:
+    if target not in _GPUS:
+        _GPUS[target] = EmulatedGPU(target, watchdog_steps=200_000)
+    return _GPUS[target]
+
+
+def run(body: str, a, b=None, c=None, *, target="gfx90a", scalar=False, lanes=64, lds=0, ieee=1):
+    """→ (r0, r1) as uint64 arrays of 64 (lanes beyond ``lanes`` keep the poison)."""
+    src = TEMPLATE.format(target=target, body=body, lds=lds, ieee=ieee,
+                          prologue=SCALAR_PROLOGUE if scalar else VECTOR_PROLOGUE,
+                          epilogue=SCALAR_EPILOGUE if scalar else VECTOR_EPILOGUE)
+    g = gpu(target)
+    co = load(assemble(src, target)).code_objects[0].code_object
+    prog = g.load_program(co)
+    mem = g.memory
+    ops = [_bits64(x) for x in (a, b, c)]
+    inp, out, ka = mem.alloc(1536), mem.alloc(1024), mem.alloc(16)
+    try:
+        mem.write(inp, np.concatenate(ops).astype(np.uint64).tobytes())
+        mem.fill(out, 0xCD, 1024, 1)
+        mem.write(ka, struct.pack("<QQ", inp, out))
+        grid = (64 * 64, 1, 1) if scalar else (lanes, 1, 1)
+        g.run_dispatch(kernel_object=prog.kernel_object("k"), kernarg_address=ka, grid_size=grid,
+                       workgroup_size=(64, 1, 1), group_segment_size=lds, private_segment_size=0)
+        r = np.frombuffer(mem.read(out, 1024), np.uint64)
+        return r[:64].copy(), r[64:].copy()
+    finally:
+        for p in (inp, out, ka):
+            mem.free(p)
+        g.unload_program(prog)
+
+
+def _bits64(x):
+    """Operands as raw bits: 8-byte items as they are, 4-byte items (f32/u32/i32) zero-extended."""
+    if x is None:
+        return np.zeros(64, np.uint64)
+    x = np.ascontiguousarray(x)
+    if x.dtype.itemsize == 8:
+        return x.view(np.uint64)
+    if x.dtype.itemsize == 4:
+        return x.view(np.uint32).astype(np.uint64)
+    raise TypeError(f"operands must have 4- or 8-byte items, not {x.dtype}")
+
+
+def lo(x):
+    return (np.asarray(x) & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+
+
+def hi(x):
+    return (np.asarray(x) >> np.uint64(32)).astype(np.uint32)

@@ -37,7 +37,7 @@ class WaveState:
         self.group = np.zeros(n_waves, dtype=np.int64)        # batch-local workgroup index of each wave
         self.group_ids = np.zeros((n_groups, 3), dtype=np.int64)
         self.wave_in_group = np.zeros(n_waves, dtype=np.int64)
-        self.lds = np.zeros((n_groups, max(lds_bytes, 4)), dtype=np.uint8)
+        self.lds = np.zeros((n_groups, max((lds_bytes + 3) // 4 * 4, 4)), dtype=np.uint8)
         self.lds_size = lds_bytes
         self.private_bytes = private_bytes
         self.private = np.zeros((n_waves, LANES, private_bytes), dtype=np.uint8) if private_bytes else None

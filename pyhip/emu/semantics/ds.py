@@ -13,20 +13,39 @@ U8, U16, U32, U64, I32, F32 = np.uint8, np.uint16, np.uint32, np.uint64, np.int3
 
 
 def _lds_io(st, w, m, offs, size, data=None):
-    """Gather (data None) or scatter ``size`` bytes per active lane at LDS byte offsets (nw, 64)."""
-    widx, lidx = np.nonzero(m)
-    o = offs[widx, lidx].astype(np.int64)
-    bad = (o < 0) | (o + size > st.lds_size)
+    """Gather (data None) → (nw, 64, size) uint8, or scatter ``data`` (nw, 64, size), ``size`` bytes per
+    active lane at LDS byte offsets ``offs`` (nw, 64).  The batch's LDS is one flat buffer (workgroup g at
+    g * row); aligned dword accesses go through a uint32 view (one gather per dword, not per byte)."""
+    o = offs.astype(np.int64, copy=False)
+    bad = m & ((o < 0) | (o + size > st.lds_size))
     if bad.any():
-        raise GPUFault(f"LDS access out of range (allocated {st.lds_size} bytes)", address=int(o[np.argmax(bad)]),
+        raise GPUFault(f"LDS access out of range (allocated {st.lds_size} bytes)", address=int(o[bad][0]),
                        access=f"{size} bytes")
-    g = st.group[w][widx]
-    cols = o[:, None] + np.arange(size)
+    row = st.lds.shape[1]
+    flat = st.group[w][:, None] * row + o
+    buf = st.lds.reshape(-1)
+    words = size % 4 == 0 and row % 4 == 0
     if data is None:
-        out = np.zeros((count(st, w), LANES, size), dtype=U8)
-        out[widx, lidx] = st.lds[g[:, None], cols]
-        return out
-    st.lds[g[:, None], cols] = data[widx, lidx]
+        idx = np.where(m, flat, 0)
+        if words and not (idx & 3).any():
+            k = size // 4
+            wi = idx >> 2
+            got = buf.view(U32)[wi if k == 1 else wi[..., None] + np.arange(k)]
+            return got.reshape(idx.shape + (k,)).view(U8)
+        return buf[idx[..., None] + np.arange(size)]
+    if m.all():
+        sel, d = flat.reshape(-1), data.reshape(-1, size)
+    else:
+        sel, d = flat[m], data[m]
+    if words and not (sel & 3).any():
+        k = size // 4
+        dw = np.ascontiguousarray(d).view(U32).reshape(-1, k)
+        if k == 1:
+            buf.view(U32)[sel >> 2] = dw[:, 0]
+        else:
+            buf.view(U32)[(sel >> 2)[:, None] + np.arange(k)] = dw
+        return None
+    buf[sel[:, None] + np.arange(size)] = d
     return None
 
 

@@ -70,3 +70,23 @@ def test_2d_tiles_with_loop(arch):
     bm = meta["constexprs"]["BM"]
     k((M + bm - 1) // bm, meta["block"], pyhip.to_device(x), o, M, N, 0, 0, shared=meta["shared"])
     assert np.allclose(o.get(), (x.astype(np.float64) ** 2).sum(axis=1), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("arch", sorted(ARCHS))
+@pytest.mark.parametrize("dtype", ["fp32", "fp16"])
+def test_matmul_mfma(arch, dtype):
+    """Triton's tiled matmul: MFMA 32x32 (f32 / xf32 / f16 inputs), LDS staging, masked edges."""
+    k, meta = load(f"matmul_{dtype}", arch)
+    M, N, K = 45, 70, 40                              # not multiples of the 32x32x16 tiles
+    ft = np.float32 if dtype == "fp32" else np.float16
+    a, b = RNG.standard_normal((M, K)).astype(ft), RNG.standard_normal((K, N)).astype(ft)
+    c = pyhip.empty(M * N, ft)
+    c.fill_bytes(0xCD)
+    bm, bn = meta["constexprs"]["BM"], meta["constexprs"]["BN"]
+    grid = ((M + bm - 1) // bm, (N + bn - 1) // bn)      # program_id(0) over M, program_id(1) over N
+    k(grid, meta["block"], pyhip.to_device(a), pyhip.to_device(b), c, M, N, K, 0, 0, shared=meta["shared"])
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    got = c.get().reshape(M, N).astype(np.float64)
+    xf32 = dtype == "fp32" and arch == "gfx942"        # inputs rounded to 10 mantissa bits
+    tol = 2e-3 if (dtype == "fp16" or xf32) else 1e-5
+    assert np.allclose(got, ref, rtol=tol, atol=tol * np.sqrt(K))

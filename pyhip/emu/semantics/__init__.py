@@ -23,5 +23,5 @@ def register(name, factory):
 
 
 def load_all():
-    from . import ds, salu, smem, valu, vcmp, vmem  # noqa: F401
+    from . import ds, mfma, salu, smem, valu, vcmp, vmem  # noqa: F401
     return SEMANTICS

@@ -346,3 +346,33 @@ def test_lshl_add_u64_gfx942():
     c = RNG.integers(0, 2 ** 64, 64, dtype=U64)
     r0, _ = run("v_lshl_add_u64 v[8:9], v[2:3], 3, v[6:7]", a, b, c, target="gfx942")
     assert np.array_equal(r0, (a << U64(3)) + c)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_f32_division_sequence(target):
+    """LLVM's correctly rounded f32 division (denormals kept): div_scale f32 paths incl. tiny and huge
+    quotients, compared with numpy's correctly rounded float32 division."""
+    a = (RNG.standard_normal(64) * 2.0 ** RNG.integers(-100, 100, 64)).astype(F32)
+    b = (RNG.standard_normal(64) * 2.0 ** RNG.integers(-100, 100, 64)).astype(F32)
+    a[:8] = [1.0, 0.0, np.inf, 3.0, 1e-40, 3e38, 1e-30, -7.0]
+    b[:8] = [0.0, 0.0, 2.0, np.inf, 3.0, 1e-30, 3e30, 1e-39]
+    body = """
+  v_div_scale_f32 v12, s[10:11], v4, v4, v2
+  v_rcp_f32 v13, v12
+  v_div_scale_f32 v14, vcc, v2, v4, v2
+  v_fma_f32 v15, -v12, v13, 1.0
+  v_fmac_f32 v13, v15, v13
+  v_mul_f32 v15, v14, v13
+  v_fma_f32 v16, -v12, v15, v14
+  v_fmac_f32 v15, v16, v13
+  v_fma_f32 v12, -v12, v15, v14
+  v_div_fmas_f32 v12, v12, v13, v15
+  v_div_fixup_f32 v8, v12, v4, v2
+"""
+    r0, _ = run(body, a, b, target=target)
+    with np.errstate(all="ignore"):
+        ref = a / b
+    got = lo(r0).view(F32)
+    assert np.array_equal(np.isnan(got), np.isnan(ref))
+    ok = ~np.isnan(ref)
+    assert np.array_equal(got[ok], ref[ok]), np.nonzero(got[ok] != ref[ok])

@@ -30,6 +30,13 @@ def fkind(width: int, is_float: bool) -> str:
     return ("f64" if is_float else "b64") if width == 64 else ("f32" if is_float else "b32")
 
 
+# VOP3B instructions: bits 14:8 hold SDST, so the VOP3A abs/op_sel bits a decoder may report are not modifiers
+VOP3B_NAMES = frozenset({
+    "v_div_scale_f32", "v_div_scale_f64", "v_add_co_u32", "v_sub_co_u32", "v_subrev_co_u32", "v_addc_co_u32",
+    "v_subb_co_u32", "v_subbrev_co_u32", "v_mad_u64_u32", "v_mad_i64_i32",
+})
+
+
 def readers(inst, n: int, widths=(32, 32, 32), is_float: bool = False, kinds=None):
     """Vector readers for the first ``n`` sources, with DPP applied to src0 and VOP3 abs/neg."""
     codes = srcs(inst)
@@ -39,7 +46,8 @@ def readers(inst, n: int, widths=(32, 32, 32), is_float: bool = False, kinds=Non
         k = kinds[i] if kinds else fkind(wdt, is_float)
         rd = (vreader64 if wdt == 64 else vreader)(codes[i], inst.literal, k)
         if is_float and inst.encoding in ("VOP3", "VOP3B"):
-            rd = _float_mods(rd, inst.fields.get("abs", 0) >> i & 1, inst.fields.get("neg", 0) >> i & 1, wdt)
+            absf = 0 if inst.name in VOP3B_NAMES else inst.fields.get("abs", 0)
+            rd = _float_mods(rd, absf >> i & 1, inst.fields.get("neg", 0) >> i & 1, wdt)
         if i == 0 and inst.dpp is not None:
             rd = dpp_reader(rd, inst.dpp)
         if inst.dpp is not None and is_float:

@@ -60,8 +60,41 @@ def fma64(a, b, c):
             | (np.abs(uh) < 1e-290) & (uh != 0)
         if bad.any():
             r = np.where(bad, naive, r)
-            # exact zero products keep IEEE signed-zero rules
+            # extreme exponents (the splits overflow or the error terms underflow): exact rational
+            # arithmetic for those few finite lanes; non-finite inputs follow IEEE through ``naive``
+            slow = bad & np.isfinite(a) & np.isfinite(b) & np.isfinite(c)
+            if slow.any():
+                r = np.array(r, dtype=np.float64, copy=True)
+                r[slow] = fma_exact(a[slow] if a.ndim else a, b[slow] if b.ndim else b,
+                                    c[slow] if c.ndim else c, np.broadcast_to(naive, slow.shape)[slow])
     return r
+
+
+def round_fraction64(v) -> float:
+    """Nearest binary64 (ties to even) of an exact rational; CPython's int/int division rounds correctly."""
+    try:
+        return float(v)
+    except OverflowError:
+        return float("inf") if v > 0 else float("-inf")
+
+
+def fma_exact(a, b, c, naive):
+    """Correctly rounded a*b+c for finite float64 values, one lane at a time (a cold path: only lanes
+    whose exponents defeat the error-free transformations come here)."""
+    from fractions import Fraction
+
+    a, b, c = np.broadcast_arrays(np.atleast_1d(a), np.atleast_1d(b), np.atleast_1d(c))
+    naive = np.broadcast_to(np.atleast_1d(naive), a.shape)
+    out = np.empty(a.shape, dtype=np.float64)
+    for i in range(a.size):
+        x, y, z = float(a.flat[i]), float(b.flat[i]), float(c.flat[i])
+        v = Fraction(x) * Fraction(y) + Fraction(z)
+        if v == 0:
+            # exact zero: signed-zero rules of x*y + z (x*y exactly zero) or +0 for a cancellation
+            out.flat[i] = naive.flat[i] if x == 0 or y == 0 else 0.0
+        else:
+            out.flat[i] = round_fraction64(v)
+    return out
 
 
 def fma32(a, b, c):

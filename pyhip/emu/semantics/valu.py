@@ -515,8 +515,11 @@ def _div_fixup(width):
                 r = np.where(special, exact, q)
                 sign = np.signbit(n) ^ np.signbit(d)
                 r = np.where(~special, np.copysign(np.abs(q), np.where(sign, -1.0, 1.0)).astype(ft), r)
-                # a NaN quotient estimate from finite, nonzero operands is an overflow in the refinement
-                r = np.where(~special & np.isnan(q), np.where(sign, ft(-np.inf), ft(np.inf)), r)
+                # exponent(n) - exponent(d) below the denormal range: the quotient underflows to zero;
+                # otherwise a NaN estimate from finite, nonzero operands is an overflow in the refinement
+                under = ~special & (_exponent(n, width) - _exponent(d, width) < (-1075 if width == 64 else -150))
+                r = np.where(~special & ~under & np.isnan(q), np.where(sign, ft(-np.inf), ft(np.inf)), r)
+                r = np.where(under, np.where(sign, ft(-0.0), ft(0.0)), r)
             (store64 if width == 64 else store32)(inst, st, w, r.view(ut), m)
         return run
     return factory

@@ -91,6 +91,8 @@ k:
   .amdhsa_group_segment_fixed_size {lds}
   .amdhsa_ieee_mode {ieee}
   .amdhsa_dx10_clamp {ieee}
+  .amdhsa_float_denorm_mode_32 3
+  .amdhsa_float_denorm_mode_16_64 3
 .end_amdhsa_kernel
 .amdgpu_metadata
 ---

@@ -386,3 +386,20 @@ def test_f32_division_sequence(target):
     assert np.array_equal(np.isnan(got), np.isnan(ref))
     ok = ~np.isnan(ref)
     assert np.array_equal(got[ok], ref[ok]), np.nonzero(got[ok] != ref[ok])
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_denormal_modes(target):
+    """MODE.FP_DENORM from the descriptor and s_setreg: f32 denormals kept (default) or flushed to signed
+    zero on input and output."""
+    a = np.array([1e-39, -1e-39, 2.0 ** -126, 3.0, 1e-20] * 13, F32)[:64]
+    b = np.array([1.0, 1.0, 0.5, 2.0 ** -130, 1e-20] * 13, F32)[:64]
+    body = "v_mul_f32 v8, v2, v4\n  v_mul_f32 v9, 1.0, v2"
+    keep, _ = run(body, a, b, target=target)
+    assert np.array_equal(lo(keep).view(F32), a * b)
+    assert np.array_equal(hi(keep).view(F32), a)
+    flush, _ = run("s_setreg_imm32_b32 hwreg(HW_REG_MODE, 4, 2), 0\n  " + body, a, b, target=target)
+    ftz = lambda x: np.where(np.abs(x) < F32(2.0 ** -126), np.copysign(F32(0), x), x).astype(F32)
+    assert np.array_equal(lo(flush).view(F32), ftz(ftz(a) * ftz(b)))
+    assert np.array_equal(hi(flush).view(F32), ftz(a))
+    assert np.signbit(hi(flush).view(F32)[1])

@@ -54,15 +54,34 @@ def make(kinds_in, kind_out, fn):
         post = output_mods(inst, kind_out in FLOAT)
         store = store64 if WIDTH[kind_out] == 64 else store32
 
+        fin = [k in ("f32", "f64") for k in kinds_in]
+        fout = kind_out in ("f32", "f64")
+
         def run(st, w):
             m = st.exec_mask(w)
             with ERR:
-                r = fn(*[view(rd(st, w), k) for rd, k in zip(rds, kinds_in)])
+                args = [view(rd(st, w), k) for rd, k in zip(rds, kinds_in)]
+                mode = st.mode
+                if (mode & 0xF0) != 0xF0:          # a denormal mode other than "allow in and out"
+                    args = [flush_denormals(a, mode, k, 0) if f else a for a, k, f in zip(args, kinds_in, fin)]
+                r = fn(*args)
                 if post is not None:
                     r = post(r)
+                if fout and (mode & 0xF0) != 0xF0:
+                    r = flush_denormals(np.asarray(r), mode, kind_out, 1)
             store(inst, st, w, bits(r, kind_out), m)
         return run
     return factory
+
+
+def flush_denormals(x, mode, kind, out):
+    """MODE.FP_DENORM: bits 4/5 allow f32 input/output denormals, bits 6/7 the f64 (and f16) ones; a
+    flushed denormal becomes a zero of the same sign."""
+    bit = (4 if kind == "f32" else 6) + out
+    if mode >> bit & 1:
+        return x
+    tiny = F32(2.0 ** -126) if kind == "f32" else F64(2.0 ** -1022)
+    return np.where((np.abs(x) < tiny) & (x != 0), np.copysign(np.zeros((), x.dtype), x), x)
 
 
 def reg(names, kinds_in, kind_out, fn):

@@ -27,6 +27,14 @@ class GPUFault(HipError):
         self.details = details
         super().__init__(code, message)
 
+    FIELDS = ("kernel", "workgroup", "wave", "lane", "pc", "instruction", "address", "access")
+
+    def __getattr__(self, name):
+        # fault.kernel, fault.workgroup, fault.wave, fault.pc, fault.instruction, fault.address, ...
+        if name in GPUFault.FIELDS:
+            return self.__dict__.get("details", {}).get(name)
+        raise AttributeError(name)
+
     def with_context(self, **ctx) -> "GPUFault":
         d = dict(self.details)
         d.update({k: v for k, v in ctx.items() if v is not None})

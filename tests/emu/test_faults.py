@@ -114,3 +114,20 @@ def test_bad_kernel_object_and_kernarg_pointer():
         gpu.run_dispatch(kernel_object=f.kernel_object, kernarg_address=0xDEAD0000, grid_size=(64, 1, 1),
                          workgroup_size=(64, 1, 1), group_segment_size=0, private_segment_size=0)
     assert ei.value.code == hipError_t.hipErrorIllegalAddress and "kernarg" in str(ei.value)
+
+
+def test_fault_fields_on_the_direct_api():
+    """EmulatedGPU.run_dispatch raises GPUFault with its fields as attributes; the next dispatch works."""
+    from asmkit import run
+    from pyhip.emu.memory import GPUFault
+
+    body = "v_add_u32 v12, 0x100000, v1\n  global_store_dword v12, v2, s[6:7]"   # 1 MiB past the output
+    with pytest.raises(GPUFault) as ei:
+        run(body, np.zeros(64, np.uint64))
+    f = ei.value
+    assert f.code == hipError_t.hipErrorIllegalAddress
+    assert f.kernel == "k" and f.workgroup == (0, 0, 0) and f.wave == 0
+    assert isinstance(f.pc, int) and "global_store_dword" in f.instruction
+    assert isinstance(f.address, int) and f.address > 0x100000
+    r0, _ = run("v_mov_b32 v8, 7", np.zeros(64, np.uint64))
+    assert (r0 == 7).all()

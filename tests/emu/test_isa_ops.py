@@ -403,3 +403,47 @@ def test_denormal_modes(target):
     assert np.array_equal(lo(flush).view(F32), ftz(ftz(a) * ftz(b)))
     assert np.array_equal(hi(flush).view(F32), ftz(a))
     assert np.signbit(hi(flush).view(F32)[1])
+
+
+def _mfma16_lanes(A, B, kpl):
+    """Pack A (16 x K) and B (K x 16) into lanes as the 16x16 single-block MFMA layout says."""
+    lane = np.arange(64)
+    a = np.stack([A[lane % 16, (lane // 16) * kpl + e] for e in range(kpl)], axis=1)     # (64, kpl)
+    b = np.stack([B[(lane // 16) * kpl + e, lane % 16] for e in range(kpl)], axis=1)
+    return a, b
+
+
+def _mfma16_unpack(r0, r1):
+    """D (16 x 16) from v[8:11]: register r of lane l holds D[4*(l//16) + r][l % 16]."""
+    regs = [lo(r0), hi(r0), lo(r1), hi(r1)]
+    lane = np.arange(64)
+    D = np.zeros((16, 16), np.uint32)
+    for r in range(4):
+        D[4 * (lane // 16) + r, lane % 16] = regs[r]
+    return D
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_mfma_16x16_shapes(target):
+    A, B = RNG.standard_normal((16, 4)).astype(F32), RNG.standard_normal((4, 16)).astype(F32)
+    a, b = _mfma16_lanes(A, B, 1)
+    name = "v_mfma_f32_16x16x4f32" if target == "gfx90a" else "v_mfma_f32_16x16x4_f32"
+    r0, r1 = run(f"{name} v[8:11], v2, v4, 0\n  s_nop 7\n  s_nop 7", a[:, 0], b[:, 0], target=target)
+    D = _mfma16_unpack(r0, r1).view(F32)
+    assert np.allclose(D, A.astype(F64) @ B.astype(F64), rtol=1e-6, atol=1e-6)
+    A, B = RNG.standard_normal((16, 16)).astype(np.float16), RNG.standard_normal((16, 16)).astype(np.float16)
+    a, b = _mfma16_lanes(A, B, 4)
+    name = "v_mfma_f32_16x16x16f16" if target == "gfx90a" else "v_mfma_f32_16x16x16_f16"
+    r0, r1 = run(f"{name} v[8:11], v[2:3], v[4:5], 0\n  s_nop 7\n  s_nop 7",
+                 np.ascontiguousarray(a).view(np.uint64)[:, 0], np.ascontiguousarray(b).view(np.uint64)[:, 0],
+                 target=target)
+    D = _mfma16_unpack(r0, r1).view(F32)
+    assert np.allclose(D, A.astype(F64) @ B.astype(F64), rtol=1e-6, atol=1e-6)
+    if target == "gfx90a":
+        A = RNG.integers(-128, 128, (16, 16)).astype(np.int8)
+        B = RNG.integers(-128, 128, (16, 16)).astype(np.int8)
+        a, b = _mfma16_lanes(A, B, 4)
+        r0, r1 = run("v_mfma_i32_16x16x16i8 v[8:11], v2, v4, 0\n  s_nop 7\n  s_nop 7",
+                     np.ascontiguousarray(a).view(np.uint32)[:, 0], np.ascontiguousarray(b).view(np.uint32)[:, 0])
+        D = _mfma16_unpack(r0, r1).view(np.int32)
+        assert np.array_equal(D, A.astype(np.int32) @ B.astype(np.int32))

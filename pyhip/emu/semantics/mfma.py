@@ -1,9 +1,11 @@
-"""Matrix fused multiply-add (MAI: v_mfma_*) for the 32x32 single-block shapes, plus v_accvgpr_*.
+"""Matrix fused multiply-add (MAI: v_mfma_*) for the single-block 32x32 and 16x16 shapes (f32, xf32, f16,
+bf16, i8 inputs), plus v_accvgpr_read/write/mov.  Multi-block (_2b/_4b/4x4) and f64 shapes are not here.
 
-Operand layouts (AMD matrix instruction calculator, one block): lane ``l`` of A holds row ``i = l % 32``
-and K-slice ``l // 32`` (``kpl`` consecutive k values packed in its registers), B likewise with the
-column ``j = l % 32``; D/C are 16 registers per lane with ``D[i][j]`` in register ``4*(i//8) + i%4`` of
-lane ``j + 32*((i//4) % 2)``.  Products of the f32/f16 inputs are exact in float64 and the sum is rounded
+Operand layouts (AMD matrix instruction calculator, one block of M x M): lane ``l`` of A holds row
+``i = l % M`` and K-slice ``l // M`` (``kpl`` consecutive k values packed in its registers), B likewise
+with the column ``j = l % M``.  32x32: D/C are 16 registers per lane with ``D[i][j]`` in register
+``4*(i//8) + i%4`` of lane ``j + 32*((i//4) % 2)``; 16x16: 4 registers, ``D[i][j]`` in register ``i % 4``
+of lane ``j + 16*(i//4)``.  i8 products accumulate exactly in int32 (wrapping).  Products of the f32/f16 inputs are exact in float64 and the sum is rounded
 to f32 once per instruction (the hardware's internal accumulation order is unspecified; results agree
 to the last bit or two).  xf32 inputs are rounded to 10 mantissa bits (nearest even) first.  MFMA
 ignores EXEC (every lane's registers take part), as on hardware.
@@ -17,10 +19,17 @@ from . import op as register_op, register
 U16, U32, F16, F32, F64 = np.uint16, np.uint32, np.float16, np.float32, np.float64
 
 _LANE = np.arange(64)
-_REG = np.arange(16)
-# output element (i, j) held by register r of lane l
-_II = 8 * (_REG[:, None] // 4) + 4 * (_LANE[None, :] // 32) + (_REG[:, None] % 4)     # (16, 64)
-_JJ = np.broadcast_to(_LANE[None, :] % 32, (16, 64))
+
+
+def _out_layout(M):
+    """(rows, cols) index arrays (regs, 64): the output element each register of each lane holds."""
+    if M == 32:
+        reg = np.arange(16)
+        ii = 8 * (reg[:, None] // 4) + 4 * (_LANE[None, :] // 32) + (reg[:, None] % 4)
+        return ii, np.broadcast_to(_LANE[None, :] % 32, (16, 64))
+    reg = np.arange(4)                                     # 16x16: lane = j + 16*(i//4), register i % 4
+    ii = 4 * (_LANE[None, :] // 16) + reg[:, None]
+    return ii, np.broadcast_to(_LANE[None, :] % 16, (4, 64))
 
 
 def _xf32(x):
@@ -40,20 +49,28 @@ def _inputs(st, w, reg, kind):
     if kind == "xf32":
         v = np.stack([st.vgpr[reg + i, w] for i in range(2)], axis=-1).view(F32)
         return _xf32(v).astype(F64)
-    if kind == "f16":
+    if kind in ("f16", "bf16"):
         v = np.ascontiguousarray(np.stack([st.vgpr[reg + i, w] for i in range(2)], axis=-1))
-        return v.view(F16).astype(F64)                   # (nw, 64, 4): element e = half e of the pair
+        if kind == "f16":
+            return v.view(F16).astype(F64)               # (nw, 64, 4): element e = half e of the pair
+        return (v.view(U16).astype(U32) << U32(16)).view(F32).astype(F64)
+    if kind == "i8":
+        v = np.ascontiguousarray(st.vgpr[reg, w])[:, :, None]
+        return v.view(np.int8).astype(np.int64)          # (nw, 64, 4)
     raise NotImplementedError(kind)
 
 
-def _mfma(kind, kpl):
-    """32x32 output, K = 2 * kpl (two K-slices of ``kpl`` values per lane)."""
-    K = 2 * kpl
-    # A[i, k] = input (lane = i + 32*(k // kpl), item = k % kpl); B[k, j] with lane = j + 32*(k // kpl)
-    i, k = np.meshgrid(np.arange(32), np.arange(K), indexing="ij")
-    a_lane, a_item = i + 32 * (k // kpl), k % kpl
-    b_lane, b_item = (np.arange(32)[None, :] + 32 * (np.arange(K)[:, None] // kpl)), \
-        np.broadcast_to(np.arange(K)[:, None] % kpl, (K, 32))
+def _mfma(kind, M, kpl):
+    """One block, M x M output, K = (64 // M) * kpl: lane group g = lane // M holds k in [g*kpl, (g+1)*kpl)."""
+    groups = 64 // M
+    K = groups * kpl
+    i, k = np.meshgrid(np.arange(M), np.arange(K), indexing="ij")
+    a_lane, a_item = i + M * (k // kpl), k % kpl                      # A[i, k]
+    k2, j2 = np.meshgrid(np.arange(K), np.arange(M), indexing="ij")
+    b_lane, b_item = j2 + M * (k2 // kpl), k2 % kpl                   # B[k, j]
+    II, JJ = _out_layout(M)
+    nregs = II.shape[0]
+    integer = kind == "i8"
 
     def factory(inst, K_):
         f = inst.fields
@@ -70,36 +87,44 @@ def _mfma(kind, kpl):
         c_reg = c_code - 256 + acc if c_code >= 256 else None
         if c_reg is None:
             from ..operands import constant
-            cval = constant(c_code, inst.literal, "f32")
+            cval = constant(c_code, inst.literal, "b32" if integer else "f32")
             if cval is None:
                 raise NotImplementedError("MFMA with a scalar register C operand")
-            c_const = np.array([cval & 0xFFFFFFFF], U32).view(F32)[0]
+            c_bits = np.array([cval & 0xFFFFFFFF], U32)
 
         def run(st, w):
             av, bv = _inputs(st, w, a_reg, kind), _inputs(st, w, b_reg, kind)
-            A = av[:, a_lane, a_item]                      # (nw, 32, K)
-            B = bv[:, b_lane, b_item]                      # (nw, K, 32)
-            D = np.matmul(A, B)                            # (nw, 32, 32), float64
+            A = av[:, a_lane, a_item]                      # (nw, M, K)
+            B = bv[:, b_lane, b_item]                      # (nw, K, M)
+            D = np.matmul(A, B)                            # float64 (exact products), or int64
             if c_reg is not None:
-                regs = np.stack([st.vgpr[c_reg + r, w] for r in range(16)], axis=1).view(F32)   # (nw, 16, 64)
+                regs = np.stack([st.vgpr[c_reg + r, w] for r in range(nregs)], axis=1)    # (nw, regs, 64)
                 C = np.empty_like(D)
-                C[:, _II, _JJ] = regs
+                C[:, II, JJ] = regs.view(np.int32) if integer else regs.view(F32)
                 D += C
             else:
-                D += F64(c_const)
-            out = D[:, _II, _JJ].astype(F32).view(U32)     # (nw, 16, 64)
-            for r in range(16):
+                D += c_bits.view(np.int32)[0] if integer else F64(c_bits.view(F32)[0])
+            out = D[:, II, JJ]
+            out = (out & 0xFFFFFFFF).astype(U32) if integer else out.astype(F32).view(U32)
+            for r in range(nregs):
                 st.vgpr[d_reg + r, w] = out[:, r]
         return run
     return factory
 
 
-register("v_mfma_f32_32x32x2f32", _mfma("f32", 1))
-register("v_mfma_f32_32x32x2_f32", _mfma("f32", 1))
-register("v_mfma_f32_32x32x8f16", _mfma("f16", 4))
-register("v_mfma_f32_32x32x8_f16", _mfma("f16", 4))
-register("v_mfma_f32_32x32x4_xf32", _mfma("xf32", 2))
-
+_SHAPES = {
+    # name: (input kind, M, values per lane)
+    "v_mfma_f32_32x32x2f32": ("f32", 32, 1), "v_mfma_f32_32x32x2_f32": ("f32", 32, 1),
+    "v_mfma_f32_16x16x4f32": ("f32", 16, 1), "v_mfma_f32_16x16x4_f32": ("f32", 16, 1),
+    "v_mfma_f32_32x32x8f16": ("f16", 32, 4), "v_mfma_f32_32x32x8_f16": ("f16", 32, 4),
+    "v_mfma_f32_16x16x16f16": ("f16", 16, 4), "v_mfma_f32_16x16x16_f16": ("f16", 16, 4),
+    "v_mfma_f32_32x32x8bf16_1k": ("bf16", 32, 4), "v_mfma_f32_32x32x8_bf16": ("bf16", 32, 4),
+    "v_mfma_f32_16x16x16bf16_1k": ("bf16", 16, 4), "v_mfma_f32_16x16x16_bf16": ("bf16", 16, 4),
+    "v_mfma_f32_32x32x4_xf32": ("xf32", 32, 2), "v_mfma_f32_16x16x8_xf32": ("xf32", 16, 2),
+    "v_mfma_i32_32x32x8i8": ("i8", 32, 4), "v_mfma_i32_16x16x16i8": ("i8", 16, 4),
+}
+for _name, (_kind, _m, _kpl) in _SHAPES.items():
+    register(_name, _mfma(_kind, _m, _kpl))
 
 def _accvgpr(read):
     def factory(inst, K):

@@ -27,6 +27,7 @@ class EmulatedGPU:
         self.programs: list[LoadedProgram] = []
         self._contexts = {}
         self._compiled = {}
+        self._blocks = {}
         self._lock = threading.RLock()
         self._mirrors: dict[int, int] = {}
         self._descriptors: dict[bytes, KernelDescriptor] = {}    # decoded once per descriptor contents
@@ -46,8 +47,9 @@ class EmulatedGPU:
         with self._lock:
             if p in self.programs:
                 self.programs.remove(p)
-                for key in [k for k in self._compiled if k[0] == id(p)]:
-                    del self._compiled[key]     # ids are reused: a later program must not see this code
+                for cache in (self._compiled, self._blocks):
+                    for key in [k for k in cache if k[0] == id(p)]:
+                        del cache[key]      # ids are reused: a later program must not see this code
                 for key in [k for k in self._contexts if k[0] == id(p)]:
                     del self._contexts[key]
                 self.memory.free(p.base)
@@ -62,6 +64,9 @@ class EmulatedGPU:
 
     def compiled(self, program, K) -> dict:
         return self._compiled.setdefault((id(program), K.accum_offset), {})
+
+    def blocks(self, program, K) -> dict:
+        return self._blocks.setdefault((id(program), K.accum_offset), {})
 
     def compile_at(self, program, K, pc: int):
         inst = program.instructions.get(pc)

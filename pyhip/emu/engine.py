@@ -17,6 +17,10 @@ ADD_TID_ENABLE = 1 << 23
 MAX_WAVES_PER_BATCH = 1024
 MAX_PRIVATE_PER_BATCH = 256 << 20
 ALL = slice(None)
+MAX_BLOCK = 256
+# instructions after which the engine re-examines the waves' PCs (control flow, waits, traps)
+BLOCK_ENDS = ("s_branch", "s_cbranch", "s_endpgm", "s_barrier", "s_setpc", "s_swappc", "s_getpc", "s_call",
+              "s_trap", "s_sethalt", "s_rfe", "s_subvector", "s_set_gpr_idx", "s_sleep")
 
 
 class KernelContext:
@@ -87,6 +91,7 @@ class Dispatch:
         self.waves_per_group = -(-(self.wg[0] * self.wg[1] * self.wg[2]) // LANES)
         self.steps = 0
         self.wave_instructions = 0
+        self._state = None                # reused by the next batch of the same size
 
     # -- geometry ---------------------------------------------------------------------------------------
     def run(self) -> None:
@@ -96,8 +101,11 @@ class Dispatch:
         per_batch = max(1, MAX_WAVES_PER_BATCH // self.waves_per_group)
         if self.private:
             per_batch = max(1, min(per_batch, MAX_PRIVATE_PER_BATCH // (self.private * LANES * self.waves_per_group)))
-        for start in range(0, total, per_batch):
-            self._run_batch(np.arange(start, min(total, start + per_batch)))
+        try:
+            for start in range(0, total, per_batch):
+                self._run_batch(np.arange(start, min(total, start + per_batch)))
+        finally:
+            self._state = None
 
     def _group_ids(self, flat):
         cx, cy, _ = self.counts
@@ -106,7 +114,11 @@ class Dispatch:
     def _setup(self, flat_groups) -> WaveState:
         ng, wpg = len(flat_groups), self.waves_per_group
         nw = ng * wpg
-        st = WaveState(nw, self.nvgpr + 8, ng, self.lds_size, self.private)
+        st = self._state
+        if st is not None and st.n == nw and st.lds.shape[0] == ng:
+            st.reset()
+        else:
+            st = self._state = WaveState(nw, self.nvgpr + 8, ng, self.lds_size, self.private)
         gid = self._group_ids(flat_groups)
         st.group_ids = gid
         st.group = np.repeat(np.arange(ng), wpg)
@@ -194,11 +206,10 @@ class Dispatch:
 
     def _run_batch_inner(self, flat_groups) -> None:
         st = self._setup(flat_groups)
-        prog = self.program
-        code = self.gpu.compiled(prog, self.K)
-        insts = prog.instructions
+        prog, K, gpu = self.program, self.K, self.gpu
+        blocks = gpu.blocks(prog, K)
         done, at_barrier, pc = st.done, st.at_barrier, st.pc
-        all_waves = np.arange(st.n)
+        max_steps = self.max_steps
         while True:
             live = ~done & ~at_barrier
             if not live.any():
@@ -210,25 +221,56 @@ class Dispatch:
             p = int(lp.min())
             if live.all() and lp.max() == p:
                 w = ALL                      # a slice: register reads are views, writes in place
+                nw = st.n
             else:
                 w = np.nonzero(live & (pc == p))[0]
-            fn = code.get(p)
-            if fn is None:
-                fn = self.gpu.compile_at(prog, self.K, p)
-            pc[w] += insts[p].size if p in insts else 4
-            self.steps += 1
-            self.wave_instructions += count(st, w)
-            if self.steps > self.max_steps:
-                raise self._fault(GPUFault(f"watchdog: dispatch exceeded {self.max_steps} instruction steps "
+                nw = len(w)
+            blk = blocks.get(p)
+            if blk is None:
+                blk = blocks[p] = self._block(p)
+            fns, pcs = blk
+            n = len(fns)
+            self.steps += n
+            self.wave_instructions += nw * n
+            if self.steps > max_steps:
+                raise self._fault(GPUFault(f"watchdog: dispatch exceeded {max_steps} instruction steps "
                                            f"(infinite loop?); waves: {self._wave_dump(st)}",
                                            code=hipError_t.hipErrorLaunchTimeOut), st, w, p)
+            i = 0
             try:
-                fn(st, w)
+                for i in range(n - 1):
+                    fns[i](st, w)
+                i = n - 1
+                pc[w] = pcs[n]               # the last instruction may branch: pc points past it first
+                fns[i](st, w)
             except GPUFault as exc:
-                raise self._fault(exc, st, w, p) from None
+                pc[w] = pcs[i]
+                raise self._fault(exc, st, w, pcs[i]) from None
             except (IndexError, ValueError, KeyError, FloatingPointError, OverflowError) as exc:
+                pc[w] = pcs[i]
                 raise self._fault(GPUFault(f"emulator error: {type(exc).__name__}: {exc}",
-                                           code=hipError_t.hipErrorLaunchFailure), st, w, p) from None
+                                           code=hipError_t.hipErrorLaunchFailure), st, w, pcs[i]) from None
+
+    def _block(self, p: int):
+        """The straight-line run of instructions from ``p`` up to and including the first one that may
+        change control flow (branches, calls, s_getpc, s_endpgm, s_barrier, traps), or up to the end of
+        the code: ``(functions, pcs)`` where ``pcs`` has one more entry, the address after the block."""
+        prog, K, gpu = self.program, self.K, self.gpu
+        code = gpu.compiled(prog, K)
+        insts = prog.instructions
+        fns, pcs = [], []
+        while True:
+            fn = code.get(p)
+            if fn is None:
+                fn = gpu.compile_at(prog, K, p)      # faults for an address that is not an instruction
+            inst = insts[p]
+            fns.append(fn)
+            pcs.append(p)
+            p += inst.size
+            if inst.name.startswith(BLOCK_ENDS) or p not in insts or len(fns) >= MAX_BLOCK:
+                break
+        pcs.append(p)
+        return fns, pcs
 
     def _release_barriers(self, st: WaveState) -> None:
         live_g = np.bincount(st.group, weights=(~st.done).astype(np.int64), minlength=len(st.group_ids))

@@ -45,13 +45,28 @@ class WaveState:
         self.trap_sts = 0
         self._exec_cache = None
 
+    def reset(self) -> None:
+        """Reuse for the next batch of the same shape.  VGPRs keep what the previous waves left (as on
+        hardware, where a new wave's VGPRs are undefined); everything else starts from zero."""
+        self.sgpr.fill(0)
+        self.scc.fill(0)
+        self.pc.fill(0)
+        self.done.fill(False)
+        self.at_barrier.fill(False)
+        self.lds.fill(0)
+        if self.private is not None:
+            self.private.fill(0)
+        self.mode = 0
+        self.trap_sts = 0
+        self._exec_cache = None
+
     def exec_mask(self, w) -> np.ndarray:
         """EXEC as bool lanes; recomputed only when some wave's EXEC changed since the last call."""
-        lo, hi = self.sgpr[:, EXEC], self.sgpr[:, EXEC + 1]
+        key = self.sgpr[:, EXEC:EXEC + 2].tobytes()
         c = self._exec_cache
-        if c is None or not (np.array_equal(lo, c[0]) and np.array_equal(hi, c[1])):
-            c = self._exec_cache = (lo.copy(), hi.copy(), mask_from_pair(lo, hi))
-        return c[2][w]
+        if c is None or c[0] != key:
+            c = self._exec_cache = (key, mask_from_pair(self.sgpr[:, EXEC], self.sgpr[:, EXEC + 1]))
+        return c[1][w]
 
     def vcc_mask(self, w) -> np.ndarray:
         return mask_from_pair(self.sgpr[w, VCC], self.sgpr[w, VCC + 1])

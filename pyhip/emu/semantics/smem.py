@@ -36,8 +36,10 @@ def _load(n, buffer=False):
             if soff is not None:
                 addr = addr + soff(st, w).astype(U64)
             addr = addr & ~U64(3)
-            lanes = (addr[:, None] + word_off).reshape(-1)
-            vals = mem.gather(lanes, 4).view(U32).reshape(len(addr), n)
+            if len(addr) > 1 and addr.min() == addr.max():      # the usual case: one address for all waves
+                vals = np.broadcast_to(mem.gather(addr[0] + word_off, 4).view(U32).reshape(1, n), (len(addr), n))
+            else:
+                vals = mem.gather((addr[:, None] + word_off).reshape(-1), 4).view(U32).reshape(len(addr), n)
             for i in range(n):
                 if d + i < 106:
                     st.sgpr[w, d + i] = vals[:, i]

@@ -206,9 +206,40 @@ reg("v_perm_b32", ("u32", "u32", "u32"), "u32", lambda a, b, c: _perm(a, b, c))
 reg("v_sad_u32", ("u32", "u32", "u32"), "u32", lambda a, b, c: np.where(a > b, a - b, b - a) + c)
 
 # ---- 64-bit integer -------------------------------------------------------------------------------------
-reg("v_lshlrev_b64", ("u32", "u64"), "u64", lambda a, b: b << (a & U32(63)).astype(U64))
-reg("v_lshrrev_b64", ("u32", "u64"), "u64", lambda a, b: b >> (a & U32(63)).astype(U64))
-reg("v_ashrrev_i64", ("u32", "i64"), "i64", lambda a, b: b >> (a & U32(63)).astype(I64))
+def _shift64(kind, general):
+    """64-bit shifts; by an inline-constant amount (the usual index scaling) they run on the two 32-bit
+    halves without building 64-bit lanes."""
+    def factory(inst, K):
+        f = inst.fields
+        code = f["src0"]
+        if inst.encoding != "VOP3" or not 128 <= code <= 192 or f.get("clamp", 0) or f.get("omod", 0) \
+                or f.get("neg", 0) or f.get("abs", 0) or f.get("src1", 0) < 256:
+            return general(inst, K)
+        k, r, d = code - 128, f["src1"] - 256, f["vdst"]
+
+        def run(st, w):
+            m = st.exec_mask(w)
+            lo, hi = st.vgpr[r, w], st.vgpr[r + 1, w]
+            if kind == "lshl":
+                nlo = lo << U32(k) if k < 32 else np.zeros_like(lo)
+                nhi = ((hi << U32(k)) | (lo >> U32(32 - k)) if k else hi.copy()) if k < 32 else lo << U32(k - 32)
+            else:
+                hs = hi if kind == "lshr" else hi.view(I32)
+                nlo = ((lo >> U32(k)) | (hi << U32(32 - k)) if k else lo.copy()) if k < 32 else \
+                    (hs >> hs.dtype.type(k - 32)).view(U32)
+                if kind == "lshr":
+                    nhi = hi >> U32(k) if k < 32 else np.zeros_like(hi)
+                else:
+                    nhi = (hs >> I32(min(k, 31))).view(U32)
+            write_v(st, w, d, nlo, m)
+            write_v(st, w, d + 1, nhi, m)
+        return run
+    return factory
+
+
+register("v_lshlrev_b64", _shift64("lshl", make(("u32", "u64"), "u64", lambda a, b: b << (a & U32(63)).astype(U64))))
+register("v_lshrrev_b64", _shift64("lshr", make(("u32", "u64"), "u64", lambda a, b: b >> (a & U32(63)).astype(U64))))
+register("v_ashrrev_i64", _shift64("ashr", make(("u32", "i64"), "i64", lambda a, b: b >> (a & U32(63)).astype(I64))))
 reg("v_lshl_add_u64", ("u64", "u32", "u64"), "u64", lambda a, b, c: (a << (b & U32(7)).astype(U64)) + c)
 reg("v_mov_b64", ("u64",), "u64", lambda a: a)
 

@@ -8,7 +8,7 @@ from ..memory import APERTURE_SIZE, GPUFault, PRIVATE_APERTURE, SHARED_APERTURE
 from ..operands import sreader, write_loaded, write_v
 from ..state import count, indices, LANES
 from . import register
-from .. import atomics
+from .. import atomics, fastmem
 
 U8, U16, U32, U64, I32, I64 = np.uint8, np.uint16, np.uint32, np.uint64, np.int32, np.int64
 F32, F64 = np.float32, np.float64
@@ -203,9 +203,12 @@ def _load(size, signed, d16_hi=False):
         d = inst.fields.get("vdst") if inst.encoding not in ("MUBUF", "MTBUF") else inst.fields["vdata"]
         acc = inst.fields.get("acc", 0)
         dreg = d + (K.accum_offset if acc else 0)
+        fast = fastmem.address_parts(inst) if size % 4 == 0 and not d16_hi else None
 
         def run(st, w):
             m = st.exec_mask(w)
+            if fast is not None and m.all() and fastmem.load(K.memory, st, w, fast, dreg, size // 4):
+                return
             kind, a = addr(st, w)
             raw = np.zeros((count(st, w), LANES, max(size, 4)), dtype=U8)
             for space, sel, offs in Space.split(K, st, w, kind, a, m):
@@ -237,9 +240,12 @@ def _store(size, d16_hi=False):
         src = f["data"] if inst.encoding in ("GLOBAL", "FLAT", "SCRATCH") else f["vdata"]
         src += K.accum_offset if f.get("acc", 0) else 0
         nregs = max(1, (size + 3) // 4)
+        fast = fastmem.address_parts(inst) if size % 4 == 0 and not d16_hi else None
 
         def run(st, w):
             m = st.exec_mask(w)
+            if fast is not None and m.all() and fastmem.store(K.memory, st, w, fast, src, nregs):
+                return
             kind, a = addr(st, w)
             words = np.stack([st.vgpr[src + i, w] for i in range(nregs)], axis=-1)
             if d16_hi:

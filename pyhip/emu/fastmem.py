@@ -49,9 +49,17 @@ def global_offsets(memory, st, w, parts, size: int):
     i = int(np.searchsorted(starts, np.uint64(start), side="right")) - 1 if len(starts) else -1
     if i < 0 or end > int(ends[i]) or ext[i] or start < int(starts[i]):
         return None
+    n = lo.size
+    if lo_max - lo_min == (n - 1) * size and n <= len(_RAMP):
+        # maybe lane-consecutive (coalesced): a slice instead of a gather
+        if (lo - U32(lo_min) == _RAMP[:n].reshape(lo.shape) * U32(size)).all():
+            return (const + lo_min) >> 2
     idx = (lo >> U32(2)).astype(I64)
     idx += const >> 2
     return idx
+
+
+_RAMP = np.arange(1 << 16, dtype=U32)
 
 
 def load(memory, st, w, parts, dreg: int, nwords: int) -> bool:
@@ -59,6 +67,12 @@ def load(memory, st, w, parts, dreg: int, nwords: int) -> bool:
     if idx is None:
         return False
     words = memory.arena.view(U32)
+    if isinstance(idx, int):
+        shape = st.vgpr[dreg, w].shape
+        data = words[idx:idx + shape[0] * shape[1] * nwords].reshape(shape + (nwords,))
+        for k in range(nwords):
+            st.vgpr[dreg + k, w] = data[..., k]
+        return True
     if nwords == 1:
         st.vgpr[dreg, w] = words[idx]
         return True
@@ -73,6 +87,12 @@ def store(memory, st, w, parts, sreg: int, nwords: int) -> bool:
     if idx is None:
         return False
     words = memory.arena.view(U32)
+    if isinstance(idx, int):
+        shape = st.vgpr[sreg, w].shape
+        dst = words[idx:idx + shape[0] * shape[1] * nwords].reshape(shape + (nwords,))
+        for k in range(nwords):
+            dst[..., k] = st.vgpr[sreg + k, w]
+        return True
     if nwords == 1:
         words[idx.reshape(-1)] = st.vgpr[sreg, w].reshape(-1)     # later lanes win, as in hardware order
         return True

@@ -98,6 +98,10 @@ def vreader(code: int, lit: int | None, kind: str = "b32"):
     if code >= 256:
         r = code - 256
         return lambda st, w: st.vgpr[r, w]
+    c = constant(code, lit, kind)
+    if c is not None:       # the same value in every lane: a read-only broadcast view, no copy
+        c = np.array(c & 0xFFFFFFFF, dtype=U32)
+        return lambda st, w: np.broadcast_to(c, (st.n if isinstance(w, slice) else len(w), LANES))
     s = sreader(code, lit, kind)
     return lambda st, w: np.repeat(s(st, w)[:, None], LANES, axis=1)
 
@@ -106,6 +110,10 @@ def vreader64(code: int, lit: int | None, kind: str = "b64"):
     if code >= 256:
         r = code - 256
         return lambda st, w: st.vgpr[r, w].astype(U64) | (st.vgpr[r + 1, w].astype(U64) << U64(32))
+    c = constant(code, lit, kind)
+    if c is not None:
+        c = np.array(c & ((1 << 64) - 1), dtype=U64)
+        return lambda st, w: np.broadcast_to(c, (st.n if isinstance(w, slice) else len(w), LANES))
     s = sreader64(code, lit, kind)
     return lambda st, w: np.repeat(s(st, w)[:, None], LANES, axis=1)
 

@@ -317,12 +317,11 @@ def _carry_factory(kind):
             b = rds[1](st, w)
             if kind in ("add", "addc"):                 # 32-bit arithmetic, carries from unsigned wrap
                 r = a + b
-                c = r < a
+                c = r < b
                 if n == 3:
-                    cin = st.sgpr_mask(w, cin_reg)
-                    r2 = r + cin.astype(U32)
-                    c |= r2 < r
-                    r = r2
+                    cin = st.sgpr_mask(w, cin_reg).view(np.uint8)
+                    r += cin
+                    c |= r < cin
             else:
                 x, y = (a, b) if kind in ("sub", "subb") else (b, a)
                 r = x - y
@@ -332,7 +331,7 @@ def _carry_factory(kind):
                     c |= cin & (r == 0)
                     r = r - cin.astype(U32)
             store32(inst, st, w, r, m)
-            st.set_sgpr_mask(w, cout, m & c)       # inactive lanes write 0
+            st.set_sgpr_mask(w, cout, c if m.all() else m & c)       # inactive lanes write 0
         return run
     return factory
 

@@ -90,3 +90,34 @@ def test_access_past_the_allocation_still_faults(target):
     assert e.value.address is not None and e.value.instruction.startswith("global_load_dword")
     with pytest.raises(GPUFault):
         run(spread + "global_store_dword v30, v2, s[4:5]", a, target=target)
+
+
+@pytest.mark.parametrize("target", ["gfx90a", "gfx942"])
+def test_constant_operands_in_elementwise_ops(target):
+    a = RNG.integers(0, 2 ** 64, 64, dtype=U64)
+    b = RNG.standard_normal(64).astype(np.float32)
+    lo_a, hi_a = (a & U64(0xFFFFFFFF)).astype(U32), (a >> U64(32)).astype(U32)
+    body = """
+  v_add_u32 v8, 7, v2
+  v_ashrrev_i32 v9, 31, v3
+  v_mov_b32 v10, -5
+  v_sub_u32 v11, 0x12345678, v2
+"""
+    r0, r1 = run(body, a, target=target, lanes=50)
+    assert np.array_equal((r0[:50] & U64(0xFFFFFFFF)).astype(U32), lo_a[:50] + U32(7))
+    assert np.array_equal((r0[:50] >> U64(32)).astype(U32), (hi_a[:50].view(np.int32) >> 31).view(U32))
+    assert np.array_equal((r1[:50] & U64(0xFFFFFFFF)).astype(U32), np.full(50, 2 ** 32 - 5, U32))
+    assert np.array_equal((r1[:50] >> U64(32)).astype(U32), U32(0x12345678) - lo_a[:50])
+    assert (r1[50:] == U64(0xCDCDCDCDCDCDCDCD)).all()
+    body = """
+  v_add_f32 v8, 0.5, v4
+  v_mul_f32 v9, 0x40490fdb, v4
+  v_mov_b32 v20, 1
+  v_perm_b32 v10, v20, v2, v3
+  v_perm_b32 v11, 1, v2, v3
+"""
+    r0, r1 = run(body, a, b, target=target)
+    f = lambda x: (x & U64(0xFFFFFFFF)).astype(U32).view(np.float32)   # noqa: E731
+    assert np.array_equal(f(r0), b + np.float32(0.5))
+    assert np.array_equal((r0 >> U64(32)).astype(U32).view(np.float32), b * np.float32(np.pi))
+    assert np.array_equal(r1 & U64(0xFFFFFFFF), r1 >> U64(32))      # constant operand = register operand

@@ -6,7 +6,7 @@ import contextlib
 import numpy as np
 
 from .. import fp
-from ..operands import sreader, vreader, write_s, write_v
+from ..operands import constant, sreader, vreader, write_s, write_v
 from ..state import LANES, VCC, pair_from_mask, mask_from_pair
 from . import op, register
 from .common import (F32, F64, I32, I64, U32, U64, carry_dst, dst, output_mods, readers, srcs, store32,
@@ -56,6 +56,16 @@ def make(kinds_in, kind_out, fn):
 
         fin = [k in ("f32", "f64") for k in kinds_in]
         fout = kind_out in ("f32", "f64")
+        # inline constants and literals enter element-wise ops as 0-d values: no full-size pass over a
+        # broadcast constant (the result is broadcast to the lanes when every source is a constant)
+        consts = {}
+        if inst.dpp is None and inst.sdwa is None and (not is_float or inst.name in SIMPLE_FLOAT):
+            for i, code in enumerate(srcs(inst)[:n]):
+                if constant(code, inst.literal, "b64" if WIDTH[kinds_in[i]] == 64 else "b32") is not None:
+                    consts[i] = np.asarray(rds[i](None, [0])[0, 0])
+        full_rds = rds
+        if consts:
+            rds = [(lambda st, w, c=consts[i]: c) if i in consts else rd for i, rd in enumerate(rds)]
 
         def run(st, w):
             m = st.exec_mask(w)
@@ -64,14 +74,30 @@ def make(kinds_in, kind_out, fn):
                 mode = st.mode
                 if (mode & 0xF0) != 0xF0:          # a denormal mode other than "allow in and out"
                     args = [flush_denormals(a, mode, k, 0) if f else a for a, k, f in zip(args, kinds_in, fin)]
-                r = fn(*args)
+                try:
+                    r = fn(*args)
+                except ValueError:
+                    if not consts:
+                        raise
+                    # an op that builds arrays from an operand's shape: give it full-size operands
+                    args = [view(rd(st, w), k) for rd, k in zip(full_rds, kinds_in)]
+                    if (mode & 0xF0) != 0xF0:
+                        args = [flush_denormals(a, mode, k, 0) if f else a for a, k, f in zip(args, kinds_in, fin)]
+                    r = fn(*args)
                 if post is not None:
                     r = post(r)
                 if fout and (mode & 0xF0) != 0xF0:
                     r = flush_denormals(np.asarray(r), mode, kind_out, 1)
+            if consts and np.shape(r) != m.shape:
+                r = np.broadcast_to(r, m.shape)
             store(inst, st, w, bits(r, kind_out), m)
         return run
     return factory
+
+
+# float ops that are plain element-wise numpy (safe with a 0-d constant operand)
+SIMPLE_FLOAT = frozenset("v_add_f32 v_sub_f32 v_subrev_f32 v_mul_f32 v_max_f32 v_min_f32 v_add_f64 v_mul_f64 "
+                         "v_max_f64 v_min_f64".split())
 
 
 def flush_denormals(x, mode, kind, out):

@@ -6,6 +6,7 @@ import numpy as np
 
 from ..errors import hipError_t
 from ..loader.descriptor import KernelDescriptor
+from .fusion import fuse_pair, nothing
 from .memory import GPUFault
 from .semantics import SEMANTICS, load_all
 from .state import EXEC, FLAT_SCRATCH, LANES, WaveState, count, indices
@@ -286,6 +287,10 @@ class Dispatch:
             if inst.name.startswith(BLOCK_ENDS) or p not in insts or len(fns) >= MAX_BLOCK:
                 break
         pcs.append(p)
+        for i in range(len(fns) - 1):
+            fused = fuse_pair(insts[pcs[i]], insts[pcs[i + 1]], K)
+            if fused is not None:
+                fns[i], fns[i + 1] = fused, nothing
         return fns, pcs
 
     def _release_barriers(self, st: WaveState) -> None:

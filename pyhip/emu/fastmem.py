@@ -41,22 +41,35 @@ def global_offsets(memory, st, w, parts, size: int):
             return None
         base = int(s_hi[0]) << 32 | b if len(s_hi) else 0
     const = base + off - memory.base
-    if const & 3 or int(np.bitwise_or.reduce(lo, axis=None)) & 3:
-        return None
     lo_min, lo_max = int(lo.min()), int(lo.max())
+    n = lo.size
+    contiguous = lo_max - lo_min == (n - 1) * size and n <= len(_RAMP) and \
+        (lo - U32(lo_min) == _ramp(size, n).reshape(lo.shape)).all()
+    if contiguous:              # lane-consecutive (coalesced): a slice instead of a gather
+        if (const + lo_min) & 3:
+            return None
+    elif const & 3 or int(np.bitwise_or.reduce(lo, axis=None)) & 3:
+        return None
     start, end = memory.base + const + lo_min, memory.base + const + lo_max + size
     starts, ends, ext, _ = memory._index
     i = int(np.searchsorted(starts, np.uint64(start), side="right")) - 1 if len(starts) else -1
     if i < 0 or end > int(ends[i]) or ext[i] or start < int(starts[i]):
         return None
-    n = lo.size
-    if lo_max - lo_min == (n - 1) * size and n <= len(_RAMP):
-        # maybe lane-consecutive (coalesced): a slice instead of a gather
-        if (lo - U32(lo_min) == _RAMP[:n].reshape(lo.shape) * U32(size)).all():
-            return (const + lo_min) >> 2
+    if contiguous:
+        return (const + lo_min) >> 2
     idx = (lo >> U32(2)).astype(I64)
     idx += const >> 2
     return idx
+
+
+_RAMPS: dict = {}
+
+
+def _ramp(size: int, n: int) -> np.ndarray:
+    r = _RAMPS.get(size)
+    if r is None:
+        r = _RAMPS[size] = _RAMP * U32(size)
+    return r[:n]
 
 
 _RAMP = np.arange(1 << 16, dtype=U32)

@@ -121,3 +121,31 @@ def test_constant_operands_in_elementwise_ops(target):
     assert np.array_equal(f(r0), b + np.float32(0.5))
     assert np.array_equal((r0 >> U64(32)).astype(U32).view(np.float32), b * np.float32(np.pi))
     assert np.array_equal(r1 & U64(0xFFFFFFFF), r1 >> U64(32))      # constant operand = register operand
+
+
+@pytest.mark.parametrize("target", ["gfx90a", "gfx942"])
+@pytest.mark.parametrize("lanes", [64, 41])
+def test_fused_64bit_add_matches_numpy(target, lanes):
+    """v_add_co_u32 + v_addc_co_u32 (fused by the engine): sums, the final carries in VCC, and a second
+    pair that consumes the first pair's result."""
+    a = RNG.integers(0, 2 ** 64, 64, dtype=U64)
+    b = RNG.integers(0, 2 ** 64, 64, dtype=U64)
+    a[:3] = [2 ** 64 - 1, 2 ** 32 - 1, 2 ** 63]
+    b[:3] = [1, 1, 2 ** 63]
+    body = """
+  v_add_co_u32 v8, vcc, v2, v4
+  v_addc_co_u32 v9, vcc, v3, v5, vcc
+  v_cndmask_b32 v10, 0, 1, vcc
+  v_add_co_u32 v12, vcc, v8, v4
+  v_addc_co_u32 v13, vcc, v9, v5, vcc
+  v_cndmask_b32 v11, 0, 1, vcc
+"""
+    r0, r1 = run(body, a, b, target=target, lanes=lanes)
+    s1 = a + b
+    c1 = (s1 < a).astype(U64)
+    s2 = s1 + b
+    c2 = (s2 < s1).astype(U64)
+    n = lanes
+    assert np.array_equal(r0[:n], s1[:n])
+    assert np.array_equal(r1[:n], (c1 | (c2 << U64(32)))[:n])
+    assert (r0[n:] == U64(0xCDCDCDCDCDCDCDCD)).all()

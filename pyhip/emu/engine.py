@@ -117,12 +117,14 @@ class Dispatch:
         ng, wpg = len(flat_groups), self.waves_per_group
         nw = ng * wpg
         st = self._state
+        tmpl = self._template
+        if tmpl is not None and tmpl[0] != ng:
+            tmpl = None
         if st is not None and st.n == nw and st.lds.shape[0] == ng:
-            st.reset()
+            st.reset(sgpr=tmpl is None)
         else:
             st = self._state = WaveState(nw, self.nvgpr + 8, ng, self.lds_size, self.private)
-        tmpl = self._template
-        if tmpl is not None and tmpl[0] == ng:
+        if tmpl is not None:
             # same batch shape as before and no partial workgroups: only the workgroup ids differ
             _, sgpr, vgpr, st.group, st.wave_in_group, id_cols, st.mode = tmpl
             st.sgpr[:] = sgpr
@@ -213,7 +215,7 @@ class Dispatch:
             kd.rsrc1["float_denorm_mode_32"] << 4 | kd.rsrc1["float_denorm_mode_16_64"] << 6 | \
             kd.rsrc1["enable_dx10_clamp"] << 8 | kd.rsrc1["enable_ieee_mode"] << 9
         if all(g % w == 0 for g, w in zip(self.grid, self.wg)):      # every batch of this size looks the same
-            self._template = (ng, st.sgpr.copy(), st.vgpr[:nv].copy(), st.group, st.wave_in_group, id_cols, st.mode)
+            self._template = (ng, st.sgpr.copy(order="K"), st.vgpr[:nv].copy(), st.group, st.wave_in_group, id_cols, st.mode)
         return st
 
     # -- the loop --------------------------------------------------------------------------------------------

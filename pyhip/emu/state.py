@@ -29,7 +29,9 @@ class WaveState:
     def __init__(self, n_waves: int, n_vgprs: int, n_groups: int, lds_bytes: int, private_bytes: int):
         self.n = n_waves
         self.vgpr = np.zeros((max(n_vgprs, 1), n_waves, LANES), dtype=np.uint32)
-        self.sgpr = np.zeros((n_waves, 128), dtype=np.uint32)
+        # indexed [wave, register] but stored register-major: one register of all waves is contiguous
+        # (scalar ops and the EXEC checks read registers across waves)
+        self.sgpr = np.zeros((128, n_waves), dtype=np.uint32).T
         self.scc = np.zeros(n_waves, dtype=np.uint32)
         self.pc = np.zeros(n_waves, dtype=np.int64)
         self.done = np.zeros(n_waves, dtype=bool)
@@ -45,10 +47,12 @@ class WaveState:
         self.trap_sts = 0
         self._exec_cache = None
 
-    def reset(self) -> None:
+    def reset(self, sgpr: bool = True) -> None:
         """Reuse for the next batch of the same shape.  VGPRs keep what the previous waves left (as on
-        hardware, where a new wave's VGPRs are undefined); everything else starts from zero."""
-        self.sgpr.fill(0)
+        hardware, where a new wave's VGPRs are undefined); everything else starts from zero (the SGPRs
+        too unless the caller overwrites them all)."""
+        if sgpr:
+            self.sgpr.fill(0)
         self.scc.fill(0)
         self.pc.fill(0)
         self.done.fill(False)
@@ -62,7 +66,7 @@ class WaveState:
 
     def exec_mask(self, w) -> np.ndarray:
         """EXEC as bool lanes; recomputed only when some wave's EXEC changed since the last call."""
-        key = self.sgpr[:, EXEC:EXEC + 2].tobytes()
+        key = self.sgpr[:, EXEC].tobytes() + self.sgpr[:, EXEC + 1].tobytes()
         c = self._exec_cache
         if c is None or c[0] != key:
             c = self._exec_cache = (key, mask_from_pair(self.sgpr[:, EXEC], self.sgpr[:, EXEC + 1]))

@@ -50,7 +50,9 @@ def _cmp_factory(opname, tname, writes_exec):
         def run(st, w):
             m = st.exec_mask(w)
             with np.errstate(invalid="ignore"):
-                r = fn(_typed(rds[0](st, w), dtype), _typed(rds[1](st, w), dtype)) & m
+                r = fn(_typed(rds[0](st, w), dtype), _typed(rds[1](st, w), dtype))
+                if not m.all():
+                    r &= m
             st.set_sgpr_mask(w, dst, r)
             if writes_exec:
                 st.set_sgpr_mask(w, EXEC, r)

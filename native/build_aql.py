@@ -43,6 +43,7 @@ int pyhip_queue_wait_packet(void* q, uint64_t index, uint8_t* out64, int64_t tim
 void pyhip_queue_retire(void* q, uint64_t index);
 void pyhip_queue_close(void* q);
 void pyhip_queue_kick(void* q);
+int64_t pyhip_queue_drain_trivial(void* q, const uint64_t* kobjs, int nk, int64_t max, int64_t spin_ns);
 """
 
 ffibuilder = cffi.FFI()

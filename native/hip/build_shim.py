@@ -24,10 +24,8 @@ void __hipRegisterFunction(void** modules, const void* hostFunction, char* devic
 void __hipRegisterVar(void** modules, void* var, char* hostVar, char* deviceVar, int ext, size_t size, int constant,
                       int global);
 void __hipUnregisterFatBinary(void** modules);
-hipError_t __hipPushCallConfiguration(dim3 gridDim, dim3 blockDim, size_t sharedMem, void* stream);
-hipError_t __hipPopCallConfiguration(dim3* gridDim, dim3* blockDim, size_t* sharedMem, void** stream);
-hipError_t hipLaunchKernel(const void* function_address, dim3 numBlocks, dim3 dimBlocks, void** args,
-                           size_t sharedMemBytes, void* stream);
+hipError_t pyhip_slow_hipLaunchKernel(const void* function_address, dim3 numBlocks, dim3 dimBlocks, void** args,
+                                      size_t sharedMemBytes, void* stream);
 hipError_t hipLaunchKernel_spt(const void* function_address, dim3 numBlocks, dim3 dimBlocks, void** args,
                                size_t sharedMemBytes, void* stream);
 hipError_t hipMalloc(void** ptr, size_t size);
@@ -43,8 +41,6 @@ hipError_t hipGetDeviceCount(int* count);
 hipError_t hipSetDevice(int deviceId);
 hipError_t hipGetDevice(int* deviceId);
 hipError_t hipDeviceSynchronize(void);
-hipError_t hipGetLastError(void);
-hipError_t hipPeekAtLastError(void);
 const char* hipGetErrorName(hipError_t hip_error);
 const char* hipGetErrorString(hipError_t hip_error);
 hipError_t hipStreamCreate(void** stream);
@@ -93,6 +89,39 @@ hipError_t hipSetupArgument(const void* arg, size_t size, size_t offset);
 hipError_t hipLaunchByPtr(const void* func);
 """
 
+# implemented in C (fastlaunch.c): the native launch path and the thread's last error
+C_IMPLEMENTED = {"hipLaunchKernel", "hipGetLastError", "hipPeekAtLastError", "__hipPushCallConfiguration",
+                 "__hipPopCallConfiguration"}
+# what Python calls in the shim (fastlaunch.c)
+C_API = """
+typedef struct {
+    const void* handle;
+    void* stream;
+    uint32_t grid[3], block[3];
+    uint64_t shared;
+    uint32_t nargs;
+    uint32_t kernarg_size;
+    uint16_t arg_offset[64];
+    uint16_t arg_size[64];
+    uint8_t kernarg[2048];
+    uint8_t packet[64];
+    void* queue;
+    uint8_t* ring;
+    uint64_t slot_size;
+    uint64_t queue_mask;
+    void* counter;
+    uint64_t* launches;
+} pyhip_fast_entry;
+void pyhip_set_last_error(int code);
+void pyhip_fast_set_fns(void* reserve, void* publish, void* sigadd);
+int pyhip_fast_register(const pyhip_fast_entry* e);
+void pyhip_fast_invalidate(void* stream);
+uint64_t pyhip_fast_hit_count(void);
+int pyhip_call_config_depth(void);
+"""
+SLOW_DECL = ("int pyhip_slow_hipLaunchKernel(const void* function_address, dim3 numBlocks, dim3 dimBlocks, "
+             "void** args, size_t sharedMemBytes, void* stream);\n")
+
 STUB_RETURN = {"hipError_t": "return 801;", "hiprtcResult": "return 1;", "pointer": "return 0;",
                "int": "return 0;", "void": "", "float": "return 0.0f;"}
 STUB_TYPE = {"hipError_t": "int", "hiprtcResult": "int", "pointer": "void*", "int": "int", "void": "void",
@@ -101,7 +130,7 @@ STUB_TYPE = {"hipError_t": "int", "hiprtcResult": "int", "pointer": "void*", "in
 
 def implemented_names() -> set[str]:
     import re
-    return set(re.findall(r"\b(\w+)\s*\(", IMPLEMENTED)) - {"void", "dim3"}
+    return (set(re.findall(r"\b(\w+)\s*\(", IMPLEMENTED)) - {"void", "dim3"}) | C_IMPLEMENTED
 
 
 def stubs_source() -> str:
@@ -119,19 +148,21 @@ def stubs_source() -> str:
 
 def make_builder() -> cffi.FFI:
     ffibuilder = cffi.FFI()
-    ffibuilder.cdef(TYPES)
+    ffibuilder.cdef(TYPES + C_API)
     ffibuilder.embedding_api(IMPLEMENTED)
-    ffibuilder.set_source("_pyhip_hip_shim", "#include <stdint.h>\n#include <stddef.h>\n" + TYPES + stubs_source(),
+    source = ("#include <stdint.h>\n#include <stddef.h>\n" + TYPES + SLOW_DECL + (HERE / "fastlaunch.c").read_text()
+              + stubs_source())
+    ffibuilder.set_source("_pyhip_hip_shim", source,
                           extra_compile_args=["-O2", "-Wno-builtin-declaration-mismatch"],
                           extra_link_args=[f"-Wl,--version-script={HERE / 'libamdhip64.map'}",
-                                           "-Wl,-soname,libamdhip64.so.5"])
+                                           "-Wl,-soname,libamdhip64.so.5", "-lpthread"])
     ffibuilder.embedding_init_code("from pyhip.capi.impl import install\ninstall()\n")
     return ffibuilder
 
 
 def fingerprint() -> str:
     h = hashlib.sha256()
-    for p in (HERE / "exports.txt", HERE / "libamdhip64.map", Path(__file__)):
+    for p in (HERE / "exports.txt", HERE / "libamdhip64.map", HERE / "fastlaunch.c", Path(__file__)):
         h.update(p.read_bytes())
     return h.hexdigest()[:16]
 

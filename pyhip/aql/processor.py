@@ -40,12 +40,13 @@ import traceback
 from dataclasses import dataclass, field
 
 from . import packets as P
-from .native import lib, now_ns
+from .native import ffi, lib, now_ns
 from .queue import Queue
 from .signal import (ERROR_ABORTED, ERROR_EXCEPTION, ERROR_INVALID_PACKET, ERROR_INVALID_SIGNAL, Signal,
                      error_code_of, wait_multi)
 
 _POLL_S = 0.05          # how often blocking waits look at the abort flag
+DRAIN_SPIN_NS = 200_000  # after retiring trivial packets natively, keep watching for the next one this long
 
 
 class PacketError(RuntimeError):
@@ -90,6 +91,7 @@ class PacketProcessor:
         self._cb_ids = itertools.count(1)
         self._cb_lock = threading.Lock()
         self._inflight = 0
+        self._trivial = None                      # (agent's tuple, native array) for _drain_trivial
         self._stopping = False
         self._abort = False
         self._thread: threading.Thread | None = None
@@ -151,6 +153,9 @@ class PacketProcessor:
                 if self._stopping and q.write_index <= index:
                     return
                 continue
+            if raw[0] == P.TYPE_KERNEL_DISPATCH and self._drain_trivial():
+                index = q.read_index
+                continue
             try:
                 self._process(raw, index)
             except BaseException as exc:          # a bug in the processor itself: record, go on
@@ -159,6 +164,21 @@ class PacketProcessor:
             self.processed += 1
             index += 1
         self._cancel_from(index)
+
+    def _drain_trivial(self) -> int:
+        """Kernels the agent reports as doing nothing (``agent.trivial_kernels``) are retired in native code,
+        as many consecutive ones as are published, without the GIL; their signals complete as usual."""
+        kobjs = getattr(self.agent, "trivial_kernels", ())
+        if not kobjs:
+            return 0
+        if self._trivial is None or self._trivial[0] is not kobjs:
+            self._trivial = (kobjs, ffi.new("uint64_t[]", list(kobjs)))
+        n = lib.pyhip_queue_drain_trivial(self.queue._q, self._trivial[1], len(kobjs), 1 << 30, DRAIN_SPIN_NS)
+        if n:
+            self.processed += n
+            self.stats["KernelDispatchPacket"] += n
+            self.stats["trivial"] += n
+        return n
 
     def _cancel_from(self, index: int) -> None:
         """Abort: complete every packet still in the (closed) queue with ERROR_ABORTED."""
@@ -225,7 +245,8 @@ class PacketProcessor:
             except BaseException as exc:  # noqa: BLE001
                 self._record(index, pkt, exc, ptype, handle, error_code_of(exc))
         if sig is not None:
-            sig.error = error                   # Python-side record first, then the native decrement
+            if error is not None or not sig.sticky:
+                sig.error = error               # Python-side record first, then the native decrement
             lib.pyhip_signal_complete(sig.ptr, code)
 
     def _wait_idle(self) -> None:

@@ -53,13 +53,14 @@ def error_code_of(exc: BaseException) -> int:
 class Signal:
     """A user signal (kind 1).  ``Signal.from_handle(h)`` finds a live signal by its address."""
 
-    __slots__ = ("_mem", "_p", "handle", "error", "__weakref__")
+    __slots__ = ("_mem", "_p", "handle", "error", "sticky", "__weakref__")
 
     def __init__(self, initial: int = 0):
         self._mem = NativeBlock(SIGNAL_SIZE)
         self._p = ffi.cast("void*", self._mem.ptr)
         self.handle: int = self._mem.address
         self.error: BaseException | None = None          # exception recorded by the packet processor
+        self.sticky = False              # shared by many packets: a later success does not clear an error
         lib.pyhip_store_release_i64(self._mem.i64(0), KIND_USER)
         lib.pyhip_signal_store(self._p, initial)
         with _registry_lock:

@@ -8,7 +8,8 @@ import struct
 import threading
 
 from ..errors import HipError, error_name, hipError_t
-from ..hip._api import get_last_error, set_last_error
+from ..hip._api import set_last_error
+from .fastpath import FastPath
 
 HIPF_MAGIC = 0x48495046
 PROP_SIZE = 792
@@ -57,12 +58,16 @@ _setup = threading.local()                       # hipConfigureCall / hipSetupAr
 
 
 def install() -> None:
-    from _pyhip_hip_shim import ffi  # provided by the embedding
+    from _pyhip_hip_shim import ffi, lib  # provided by the embedding
 
     from ..runtime import ops
     from ..runtime.context import runtime
 
     rt = runtime()
+    set_c_error = lib.pyhip_set_last_error
+    fast = FastPath(ffi, lib, rt)
+    for dev in rt.devices:
+        fast.hook_device(dev)
 
     def guarded(fn):
         def wrapper(*args):
@@ -74,6 +79,7 @@ def install() -> None:
             except Exception:  # noqa: BLE001 - nothing may unwind into C
                 code = int(hipError_t.hipErrorUnknown)
             set_last_error(code)
+            set_c_error(code)
             return code
         wrapper.__name__ = fn.__name__
         return ffi.def_extern(name=fn.__name__)(wrapper)
@@ -148,23 +154,14 @@ def install() -> None:
 
     @ffi.def_extern(name="__hipUnregisterFatBinary")
     def unregister(modules):
+        fast.invalidate()
         try:
             rt.registry.unregister_fatbin(fatbin_handle(modules))
         except Exception:  # noqa: BLE001
             pass
 
     # -- launches ------------------------------------------------------------------------------------------
-    @guarded
-    def __hipPushCallConfiguration(grid, block, shared, stream):
-        rt.call_config.push((grid.x, grid.y, grid.z), (block.x, block.y, block.z), shared, stream_of(stream))
-
-    @guarded
-    def __hipPopCallConfiguration(grid, block, shared, stream):
-        g, b, sh, st = rt.call_config.pop()
-        grid.x, grid.y, grid.z = g
-        block.x, block.y, block.z = b
-        shared[0] = sh
-        stream[0] = ffi.cast("void*", 0 if st is None else (2 if st == 2 else id(st)))
+    # __hipPushCallConfiguration / __hipPopCallConfiguration are C (fastlaunch.c): a per-thread stack
 
     def launch(handle, grid, block, args, shared, stream):
         st = rt.resolve_stream(stream_of(stream))
@@ -172,12 +169,21 @@ def install() -> None:
         explicit = f.kernel.explicit_args
         blob = bytearray(max((a.offset + a.size for a in explicit), default=0))
         for i, a in enumerate(explicit):
+            if args == ffi.NULL or args[i] == ffi.NULL:
+                raise HipError(hipError_t.hipErrorInvalidValue, f"kernel argument {i} is a null pointer")
             blob[a.offset:a.offset + a.size] = bytes(ffi.buffer(args[i], a.size))
-        f.launch(st, (grid.x, grid.y, grid.z), (block.x, block.y, block.z), int(shared), raw=bytes(blob))
+        g, b = (grid.x, grid.y, grid.z), (block.x, block.y, block.z)
+        f.launch(st, g, b, int(shared), raw=bytes(blob))
+        return f, st, g, b
 
     @guarded
-    def hipLaunchKernel(handle, grid, block, args, shared, stream):
-        launch(handle, grid, block, args, shared, stream)
+    def pyhip_slow_hipLaunchKernel(handle, grid, block, args, shared, stream):
+        # the native path (fastlaunch.c) did not know this configuration: launch here, then teach it
+        f, st, g, b = launch(handle, grid, block, args, shared, stream)
+        try:
+            fast.register(handle, stream, g, b, int(shared), f, st)
+        except Exception:  # noqa: BLE001 - the launch itself succeeded; stay on the Python path
+            fast.enabled = False
 
     @guarded
     def hipLaunchKernel_spt(handle, grid, block, args, shared, stream):
@@ -243,6 +249,7 @@ def install() -> None:
 
     @guarded
     def hipSetDevice(d):
+        fast.invalidate()
         rt.set_device(int(d))
 
     @guarded
@@ -253,13 +260,7 @@ def install() -> None:
     def hipDeviceSynchronize():
         rt.device().synchronize()
 
-    @ffi.def_extern(name="hipGetLastError")
-    def get_last():
-        return int(get_last_error(reset=True))
-
-    @ffi.def_extern(name="hipPeekAtLastError")
-    def peek_last():
-        return int(get_last_error(reset=False))
+    # hipGetLastError / hipPeekAtLastError are C (fastlaunch.c): the thread's last error lives there
 
     def name_of(code):
         code = int(code)
@@ -403,6 +404,7 @@ def install() -> None:
 
     @guarded
     def hipDeviceReset():
+        fast.invalidate()
         check(H.hipDeviceReset())
 
     @guarded
@@ -465,6 +467,7 @@ def install() -> None:
 
     @guarded
     def hipModuleUnload(module):
+        fast.invalidate()
         check(H.hipModuleUnload(obj(module, Module)))
 
     @guarded

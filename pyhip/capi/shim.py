@@ -21,15 +21,27 @@ def cache_dir() -> Path:
 
 
 def shim_path(build: bool = True) -> Path:
-    """Directory holding libamdhip64.so.5 (built on first use)."""
+    """Directory holding libamdhip64.so.5 (built on first use).  Concurrent first uses (several processes)
+    build under an exclusive lock into a private directory and rename the finished library into place, so
+    no program ever loads a half-written file."""
     d = cache_dir()
-    if build and not (d / "libamdhip64.so.5").exists():
-        sys.path.insert(0, str(NATIVE))
-        try:
-            import build_shim  # type: ignore
-        finally:
-            sys.path.pop(0)
-        build_shim.build(d)
+    lib = d / "libamdhip64.so.5"
+    if build and not lib.exists():
+        import fcntl
+        import tempfile
+
+        d.mkdir(parents=True, exist_ok=True)
+        with open(d / ".build.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not lib.exists():
+                sys.path.insert(0, str(NATIVE))
+                try:
+                    import build_shim  # type: ignore
+                finally:
+                    sys.path.pop(0)
+                with tempfile.TemporaryDirectory(dir=d) as tmp:
+                    built = build_shim.build(Path(tmp))
+                    os.replace(built, lib)
     return d
 
 

@@ -12,6 +12,7 @@ DEVICE_STRIDE = 1 << 40          # 1 TiB of address space per device
 from .program import LoadedProgram
 
 SUPPORTED = ("gfx90a", "gfx940", "gfx941", "gfx942")
+S_ENDPGM = bytes.fromhex("000081bf")
 
 
 class EmulatedGPU:
@@ -32,6 +33,7 @@ class EmulatedGPU:
         self._mirrors: dict[int, int] = {}
         self._descriptors: dict[bytes, KernelDescriptor] = {}    # decoded once per descriptor contents
         self.faults: list[GPUFault] = []
+        self.trivial_kernels: tuple[int, ...] = ()     # kernel objects of loaded kernels that are a lone s_endpgm
         self.last_dispatch = None
 
     # -- programs -----------------------------------------------------------------------------------------
@@ -39,14 +41,27 @@ class EmulatedGPU:
         if co.processor not in SUPPORTED and co.processor != self.processor:
             raise HipError(hipError_t.hipErrorNoBinaryForGpu, f"code object for {co.processor} on a {self.processor}")
         p = LoadedProgram(self, co)
+        trivial = [k for k in p.kernels if self._is_trivial(p, k)]
         with self._lock:
             self.programs.append(p)
+            if trivial:
+                self.trivial_kernels = self.trivial_kernels + tuple(trivial)
         return p
+
+    def _is_trivial(self, p, kernel_object: int) -> bool:
+        """A kernel whose first instruction is s_endpgm: dispatching it changes nothing but its completion
+        signal (the packet processor may retire such packets natively)."""
+        kd = KernelDescriptor.from_bytes(self.memory.read(kernel_object, KD_SIZE), p.code_object.processor)
+        if kd.preload["kernarg_preload_spec_length"]:
+            return False
+        entry = kernel_object + kd.kernel_code_entry_byte_offset
+        return p.contains(entry) and p.contains(entry + 3) and self.memory.read(entry, 4) == S_ENDPGM
 
     def unload_program(self, p: LoadedProgram) -> None:
         with self._lock:
             if p in self.programs:
                 self.programs.remove(p)
+                self.trivial_kernels = tuple(k for k in self.trivial_kernels if not p.contains(k))
                 for cache in (self._compiled, self._blocks):
                     for key in [k for k in cache if k[0] == id(p)]:
                         del cache[key]      # ids are reused: a later program must not see this code

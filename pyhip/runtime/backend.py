@@ -9,7 +9,9 @@ import numpy as np
 
 from ..aql import (AGENT_CALLBACK, AGENT_COPY, AGENT_FILL, AgentDispatchPacket, BarrierPacket, COND_EQ,
                    KernelDispatchPacket, PacketProcessor, Queue, SignalPool)
+from ..aql.native import NativeBlock
 from ..aql.packets import TYPE_BARRIER_AND
+from ..aql.signal import Signal
 from ..emu.device import EmulatedGPU
 from ..errors import HipError, hipError_t
 
@@ -50,6 +52,65 @@ class CommandSignal:
             self.pool.release(self.sig)
 
 
+class CounterSignal:
+    """The completion of a stream's native launches (native/hip/fastlaunch.c): +1 per launch, -1 per
+    completed dispatch, so 0 = all done.  Faults on them stick to the signal until reported once."""
+
+    __slots__ = ("sig", "pinned")
+
+    def __init__(self, sig):
+        self.sig, self.pinned = sig, False
+
+    @property
+    def handle(self) -> int:
+        return self.sig.handle
+
+    def is_complete(self) -> bool:
+        return self.sig.load() == 0
+
+    def wait(self, timeout: float | None = None) -> bool:
+        return self.sig.wait(COND_EQ, 0, timeout)
+
+    def error(self) -> HipError | None:
+        e, self.sig.error = self.sig.error, None
+        if e is None or isinstance(e, HipError):
+            return e
+        return HipError(hipError_t.hipErrorLaunchFailure, f"{type(e).__name__}: {e}")
+
+    def end_time(self) -> float:
+        return self.sig.end_ns / 1e9
+
+    def release(self) -> None:
+        pass
+
+
+class FastLaunchState:
+    """What the native launch path needs for one queue: a kernarg buffer per queue slot (host memory mapped
+    at its own address into the device), the counter signal and the count of native launches."""
+
+    SLOT = 2048
+
+    def __init__(self, qb: "QueueBackend"):
+        self.queue = qb.queue
+        size = qb.queue.size
+        self._raw = np.zeros(size * self.SLOT + 256, dtype=np.uint8)
+        off = -self._raw.ctypes.data % 256
+        self.ring = self._raw[off:off + size * self.SLOT]
+        self.ring_address = self.ring.ctypes.data
+        qb.backend.map_host(self.ring_address, self.ring)
+        self.signal = Signal(0)
+        self.signal.sticky = True
+        self.counter = CounterSignal(self.signal)
+        self.launches = NativeBlock(8)
+        self._backend = qb.backend
+
+    def launch_count(self) -> int:
+        return int(self.launches.u64(0)[0])
+
+    def close(self) -> None:
+        self._backend.unmap_host(self.ring_address)
+
+
 class QueueBackend:
     def __init__(self, backend: "DeviceBackend"):
         self.backend = backend
@@ -57,6 +118,7 @@ class QueueBackend:
         self.processor = PacketProcessor(self.queue, backend.gpu)
         self.processor.start()
         self.pool = backend.signals
+        self._fast: FastLaunchState | None = None
 
     def _signal(self) -> CommandSignal:
         return CommandSignal(self.pool.acquire(1), self.pool)
@@ -90,9 +152,16 @@ class QueueBackend:
         self.queue.submit(AgentDispatchPacket(AGENT_FILL, (dst, value, count, width), completion_signal=s.handle).pack())
         return s
 
+    def fast_state(self) -> FastLaunchState:
+        if self._fast is None:
+            self._fast = FastLaunchState(self)
+        return self._fast
+
     def close(self) -> None:
         self.processor.stop()
         self.backend.gpu.release_queue(self.queue)
+        if self._fast is not None:
+            self._fast.close()
 
 
 class DeviceBackend:

@@ -22,6 +22,8 @@ class Device:
         self._lock = threading.RLock()
         self._streams: "weakref.WeakSet[Stream]" = weakref.WeakSet()
         self.null_stream = Stream(self, null=True)
+        self.fast_stream: Stream | None = None      # the stream allowed native launches (C ABI fast path)
+        self.fast_invalidate = None                 # fn(stream): drop its native launch entries (set by the C ABI)
         self._errors: list[HipError] = []
         self._kernarg_free: dict[int, list[int]] = {}
         self._kernarg_busy: list[tuple[int, int, object]] = []

@@ -49,6 +49,8 @@ class Stream:
         self._last: Command | None = None
         self._pending: list[Command] = []       # commands whose signals are not yet released
         self._errors: list = []                 # faults not yet reported
+        self._fast = None                       # native launch state (C ABI fast path), see fast_state()
+        self._fast_seen = 0
         self.handle = id(self)
 
     @property
@@ -78,7 +80,11 @@ class Stream:
 
     def _submit(self, make, keep=None, what: str = "", deps=(), pin: bool = False) -> Command:
         self._check()
+        owner = self.device.fast_stream
+        if owner is not None and owner is not self:
+            owner.disable_fast()                # its native launches must become visible to our ordering
         with self._lock:
+            self.absorb_fast()                  # native launches so far come before this command
             q = self._q()
             wait_on = list(deps) + self._implicit_deps()
             if wait_on:
@@ -144,15 +150,59 @@ class Stream:
         """hipStreamWaitEvent: a barrier-AND packet on the event's signal."""
         self._submit(lambda q: q.barrier_and([signal]), what="wait event")
 
+    # -- native launches (the C ABI's fast path, native/hip/fastlaunch.c) ---------------------------------
+    def fast_state(self):
+        """This stream's native launch state, or None when it may not take native launches now.  Those
+        bypass the implicit null-stream ordering, so one stream per device at a time may have them, and
+        only while no other stream of the device has unfinished work."""
+        dev = self.device
+        with dev._lock:
+            if dev.fast_stream is not None and dev.fast_stream is not self:
+                return None
+            for s in [dev.null_stream] + dev.streams_snapshot():
+                if s is not self and s._last is not None and not s._last.done():
+                    return None
+            dev.fast_stream = self
+        with self._lock:
+            self._check()
+            if self._fast is None:
+                self._fast = self._q().fast_state()
+                self._fast_seen = self._fast.launch_count()
+            return self._fast
+
+    def absorb_fast(self) -> None:
+        """Fold native launches made since the last look into this stream's last command."""
+        fs = self._fast
+        if fs is None:
+            return
+        n = fs.launch_count()
+        if n != self._fast_seen:
+            self._fast_seen = n
+            self._track(Command(fs.counter, what="native launches"))
+
+    def disable_fast(self) -> None:
+        """No more native launches on this stream (until fast_state() is granted again)."""
+        dev = self.device
+        hook = dev.fast_invalidate
+        if hook is not None:
+            hook(self)                          # returns once no native launch is in progress
+        with self._lock:
+            self.absorb_fast()
+        with dev._lock:
+            if dev.fast_stream is self:
+                dev.fast_stream = None
+
     # -- synchronisation ------------------------------------------------------------------------------
     def query(self) -> bool:
         self._check()
         with self._lock:
+            self.absorb_fast()
             return self._last is None or self._last.done()
 
     def synchronize(self, timeout: float | None = None) -> None:
         self._check()
         with self._lock:
+            self.absorb_fast()
             last = self._last
         if last is not None:
             if not last.signal.wait(timeout):
@@ -163,6 +213,8 @@ class Stream:
     def destroy(self) -> None:
         if self.destroyed:
             return
+        if self._fast is not None:
+            self.disable_fast()
         try:
             self.synchronize()
         finally:

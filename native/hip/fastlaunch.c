@@ -1,0 +1,191 @@
+/* The native launch path of the drop-in libamdhip64.so.5 (compiled into the cffi embedding shim).
+ *
+ * hipLaunchKernel(handle, grid, block, args, shared, stream) is the hot call of every hipcc-built
+ * program.  The first launch of a configuration (handle, stream, grid, block, shared memory) goes
+ * through Python (pyhip_slow_hipLaunchKernel: argument checks, lazy loading, kernarg layout from the
+ * code object's metadata).  Python then registers a *fast entry* for it: the complete kernarg segment
+ * with every hidden argument filled, the explicit arguments' offsets and sizes, and the AQL packet.
+ * Later launches of that configuration never enter Python: copy the template into this packet slot's
+ * kernarg buffer, copy the explicit arguments over it, reserve a queue slot, publish the packet (body,
+ * then header with a release store, then the doorbell — the AQL core's own native functions).
+ *
+ * Kernarg buffers: one per queue slot (ring of size × slot_size bytes, host memory mapped into the
+ * device's address space by Python).  Slot i's buffer is reused only by packet i + size, which cannot be
+ * reserved before packet i was retired, i.e. after its dispatch finished.
+ *
+ * Completion: the fast packets of a stream share one counter signal: +1 before publishing, -1 by the
+ * packet processor when the dispatch is done; the stream (Python) folds them into its last command when
+ * it synchronises.  Entries are dropped by Python whenever that bookkeeping could be wrong (another
+ * stream of the device gets work, the stream or module goes away).
+ *
+ * The thread's last error (hipGetLastError / hipPeekAtLastError) lives here, in C thread-local storage:
+ * Python's implementations set it after every call, the fast path sets it to hipSuccess.
+ */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PYHIP_FAST_MAX 64
+#define PYHIP_FAST_MAX_ARGS 64
+#define PYHIP_FAST_MAX_KERNARG 2048
+
+typedef struct {
+    const void* handle;
+    void* stream;
+    uint32_t grid[3], block[3];
+    uint64_t shared;
+    uint32_t nargs;
+    uint32_t kernarg_size;
+    uint16_t arg_offset[PYHIP_FAST_MAX_ARGS];
+    uint16_t arg_size[PYHIP_FAST_MAX_ARGS];
+    uint8_t kernarg[PYHIP_FAST_MAX_KERNARG];
+    uint8_t packet[64];
+    void* queue;                 /* amd_queue_t */
+    uint8_t* ring;               /* kernarg buffers: host address == device address */
+    uint64_t slot_size;
+    uint64_t queue_mask;
+    void* counter;               /* the stream's counter signal */
+    uint64_t* launches;          /* the stream's count of fast launches */
+} pyhip_fast_entry;
+
+typedef int64_t (*pyhip_reserve_fn)(void*, int64_t);
+typedef void (*pyhip_publish_fn)(void*, uint64_t, const uint8_t*);
+typedef int64_t (*pyhip_sigadd_fn)(void*, int64_t);
+
+static pyhip_fast_entry pyhip_fast_table[PYHIP_FAST_MAX];
+static int pyhip_fast_count, pyhip_fast_next;
+static pthread_mutex_t pyhip_fast_lock = PTHREAD_MUTEX_INITIALIZER;
+static pyhip_reserve_fn pyhip_q_reserve;
+static pyhip_publish_fn pyhip_q_publish;
+static pyhip_sigadd_fn pyhip_sig_add;
+static __thread int pyhip_tls_last_error;
+static uint64_t pyhip_fast_hits, pyhip_fast_misses;
+
+void pyhip_set_last_error(int code) { pyhip_tls_last_error = code; }
+int hipGetLastError(void) { int e = pyhip_tls_last_error; pyhip_tls_last_error = 0; return e; }
+int hipPeekAtLastError(void) { return pyhip_tls_last_error; }
+uint64_t pyhip_fast_hit_count(void) { return __atomic_load_n(&pyhip_fast_hits, __ATOMIC_RELAXED); }
+
+void pyhip_fast_set_fns(void* reserve, void* publish, void* sigadd) {
+    pyhip_q_reserve = (pyhip_reserve_fn)reserve;
+    pyhip_q_publish = (pyhip_publish_fn)publish;
+    pyhip_sig_add = (pyhip_sigadd_fn)sigadd;
+}
+
+static int pyhip_fast_same(const pyhip_fast_entry* e, const void* handle, void* stream, const uint32_t* g,
+                           const uint32_t* b, uint64_t shared) {
+    return e->handle == handle && e->stream == stream && e->grid[0] == g[0] && e->grid[1] == g[1] &&
+           e->grid[2] == g[2] && e->block[0] == b[0] && e->block[1] == b[1] && e->block[2] == b[2] &&
+           e->shared == shared;
+}
+
+/* Add or replace the entry for e's configuration (the oldest entry makes room when the table is full). */
+int pyhip_fast_register(const pyhip_fast_entry* e) {
+    if (e->nargs > PYHIP_FAST_MAX_ARGS || e->kernarg_size > PYHIP_FAST_MAX_KERNARG ||
+        e->kernarg_size > e->slot_size || !pyhip_q_reserve)
+        return 0;
+    pthread_mutex_lock(&pyhip_fast_lock);
+    int i;
+    for (i = 0; i < pyhip_fast_count; ++i)
+        if (pyhip_fast_same(&pyhip_fast_table[i], e->handle, e->stream, e->grid, e->block, e->shared)) break;
+    if (i == pyhip_fast_count) {
+        if (pyhip_fast_count < PYHIP_FAST_MAX) pyhip_fast_count++;
+        else { i = pyhip_fast_next; pyhip_fast_next = (pyhip_fast_next + 1) % PYHIP_FAST_MAX; }
+    }
+    pyhip_fast_table[i] = *e;
+    pthread_mutex_unlock(&pyhip_fast_lock);
+    return 1;
+}
+
+/* Drop every entry of `stream` (NULL: every entry).  Returns after no launch uses them any more. */
+void pyhip_fast_invalidate(void* stream) {
+    pthread_mutex_lock(&pyhip_fast_lock);
+    int j = 0;
+    for (int i = 0; i < pyhip_fast_count; ++i)
+        if (stream && pyhip_fast_table[i].stream != stream) pyhip_fast_table[j++] = pyhip_fast_table[i];
+    pyhip_fast_count = j;
+    pyhip_fast_next = 0;
+    pthread_mutex_unlock(&pyhip_fast_lock);
+}
+
+/* 1 = launched natively, 0 = not a known configuration (or the queue refused): take the Python path. */
+static int pyhip_fast_launch(const void* handle, const uint32_t* g, const uint32_t* b, void** args,
+                             uint64_t shared, void* stream) {
+    int done = 0;
+    pthread_mutex_lock(&pyhip_fast_lock);
+    for (int i = 0; i < pyhip_fast_count; ++i) {
+        pyhip_fast_entry* e = &pyhip_fast_table[i];
+        if (!pyhip_fast_same(e, handle, stream, g, b, shared)) continue;
+        for (uint32_t a = 0; a < e->nargs; ++a)
+            if (!args || !args[a]) goto out;                  /* let Python report the bad argument */
+        int64_t idx = pyhip_q_reserve(e->queue, -1);          /* waits while the queue is full */
+        if (idx < 0) goto out;                                /* closed: Python reports it */
+        uint8_t* ka = e->ring + ((uint64_t)idx & e->queue_mask) * e->slot_size;
+        memcpy(ka, e->kernarg, e->kernarg_size);
+        for (uint32_t a = 0; a < e->nargs; ++a) memcpy(ka + e->arg_offset[a], args[a], e->arg_size[a]);
+        uint8_t pkt[64];
+        memcpy(pkt, e->packet, 64);
+        uint64_t kaddr = (uint64_t)(uintptr_t)ka;
+        memcpy(pkt + 40, &kaddr, 8);
+        pyhip_sig_add(e->counter, 1);
+        ++*e->launches;
+        pyhip_q_publish(e->queue, (uint64_t)idx, pkt);
+        done = 1;
+        break;
+    }
+out:
+    pthread_mutex_unlock(&pyhip_fast_lock);
+    return done;
+}
+
+int hipLaunchKernel(const void* function_address, dim3 numBlocks, dim3 dimBlocks, void** args,
+                    size_t sharedMemBytes, void* stream) {
+    uint32_t g[3] = {numBlocks.x, numBlocks.y, numBlocks.z}, b[3] = {dimBlocks.x, dimBlocks.y, dimBlocks.z};
+    if (pyhip_fast_count && pyhip_fast_launch(function_address, g, b, args, sharedMemBytes, stream)) {
+        __atomic_fetch_add(&pyhip_fast_hits, 1, __ATOMIC_RELAXED);
+        pyhip_tls_last_error = 0;
+        return 0;
+    }
+    __atomic_fetch_add(&pyhip_fast_misses, 1, __ATOMIC_RELAXED);
+    return pyhip_slow_hipLaunchKernel(function_address, numBlocks, dimBlocks, args, sharedMemBytes, stream);
+}
+
+/* hip-clang's launch sequence: the call site pushes <<<grid, block, shared, stream>>>, the kernel's host
+ * stub pops it and calls hipLaunchKernel.  A per-thread stack in C; a push that does not fit (nesting
+ * deeper than any real program does) fails and leaves the stack as it was. */
+#define PYHIP_CONFIG_DEPTH 64
+typedef struct { dim3 grid, block; size_t shared; void* stream; } pyhip_call_config;
+static __thread pyhip_call_config pyhip_config_stack[PYHIP_CONFIG_DEPTH];
+static __thread int pyhip_config_depth;
+
+int __hipPushCallConfiguration(dim3 gridDim, dim3 blockDim, size_t sharedMem, void* stream) {
+    if (pyhip_config_depth >= PYHIP_CONFIG_DEPTH) return pyhip_tls_last_error = 9;   /* hipErrorInvalidConfiguration */
+    pyhip_call_config* c = &pyhip_config_stack[pyhip_config_depth++];
+    c->grid = gridDim;
+    c->block = blockDim;
+    c->shared = sharedMem;
+    c->stream = stream;
+    return pyhip_tls_last_error = 0;
+}
+
+int __hipPopCallConfiguration(dim3* gridDim, dim3* blockDim, size_t* sharedMem, void** stream) {
+    if (pyhip_config_depth <= 0) return pyhip_tls_last_error = 52;                   /* hipErrorMissingConfiguration */
+    pyhip_call_config* c = &pyhip_config_stack[--pyhip_config_depth];
+    if (gridDim) *gridDim = c->grid;
+    if (blockDim) *blockDim = c->block;
+    if (sharedMem) *sharedMem = c->shared;
+    if (stream) *stream = c->stream;
+    return pyhip_tls_last_error = 0;
+}
+
+int pyhip_call_config_depth(void) { return pyhip_config_depth; }
+
+/* PYHIP_SHIM_STATS=1: how many launches took each path, printed when the program exits. */
+__attribute__((destructor)) static void pyhip_fast_report(void) {
+    const char* v = getenv("PYHIP_SHIM_STATS");
+    if (v && *v && *v != '0')
+        fprintf(stderr, "pyhip shim: %llu native launches, %llu through Python\n",
+                (unsigned long long)pyhip_fast_hits, (unsigned long long)pyhip_fast_misses);
+}

@@ -1,0 +1,79 @@
+"""Registering launch configurations with the shim's native launch path (native/hip/fastlaunch.c).
+
+After a hipLaunchKernel went through Python successfully, :func:`register` hands the shim everything a
+repeat of the same (handle, stream, grid, block, shared memory) needs: the full kernarg segment with the
+hidden arguments filled for that geometry, where each explicit argument goes, the AQL dispatch packet, the
+stream's queue, kernarg ring and counter signal.  Repeats then run in C without the interpreter.
+
+Only configurations whose kernarg segment is fully determined by geometry + explicit arguments are
+registered (the packer's hidden arguments are: block counts, group sizes, remainders, dimensions, dynamic
+LDS, offsets), on a stream the runtime grants native launches to (:meth:`Stream.fast_state`).
+"""
+from __future__ import annotations
+
+from ..aql import KernelDispatchPacket
+from ..aql.native import ffi as aql_ffi, lib as aql_lib
+
+MAX_ARGS = 64
+MAX_KERNARG = 2048
+
+
+class FastPath:
+    def __init__(self, ffi, lib, runtime):
+        self.ffi, self.lib, self.rt = ffi, lib, runtime
+        fns = [aql_ffi.cast("uintptr_t", aql_ffi.addressof(aql_lib, n))
+               for n in ("pyhip_queue_reserve", "pyhip_queue_publish", "pyhip_signal_add")]
+        lib.pyhip_fast_set_fns(*(ffi.cast("void*", int(f)) for f in fns))
+        self.enabled = True
+
+    def invalidate(self, stream=None) -> None:
+        """Drop every native entry (streams, modules and devices changing make any of them suspect)."""
+        self.lib.pyhip_fast_invalidate(self.ffi.NULL)
+
+    def hook_device(self, dev) -> None:
+        if dev.fast_invalidate is None:
+            dev.fast_invalidate = self.invalidate
+
+    def register(self, c_handle, c_stream, grid, block, shared: int, function, stream) -> bool:
+        if not self.enabled:
+            return False
+        if int(self.ffi.cast("uintptr_t", c_stream)) == 0 and len(self.rt.devices) != 1:
+            return False                # the null stream means a different device per thread
+        self.hook_device(stream.device)
+        kernel = function.kernel
+        explicit = kernel.explicit_args
+        size = function.packer.size
+        if len(explicit) > MAX_ARGS or size > MAX_KERNARG:
+            return False
+        fs = stream.fast_state()
+        if fs is None or size > fs.SLOT:
+            return False
+        blob = bytes(max((a.offset + a.size for a in explicit), default=0))
+        template = bytes(function.packer.pack_raw(blob, grid, block, dynamic_lds=shared))
+        items = tuple(g * b for g, b in zip(grid, block))
+        dims = 3 if items[2] > 1 or block[2] > 1 else (2 if items[1] > 1 or block[1] > 1 else 1)
+        packet = KernelDispatchPacket(dims, tuple(block), items, kernel.private_segment_fixed_size,
+                                      kernel.group_segment_fixed_size + shared, function.kernel_object, 0,
+                                      fs.signal.handle).pack()
+        e = self.ffi.new("pyhip_fast_entry*")
+        e.handle = c_handle
+        e.stream = c_stream
+        e.grid = list(grid)
+        e.block = list(block)
+        e.shared = shared
+        e.nargs = len(explicit)
+        e.kernarg_size = len(template)
+        for i, a in enumerate(explicit):
+            e.arg_offset[i], e.arg_size[i] = a.offset, a.size
+        self.ffi.memmove(e.kernarg, template, len(template))
+        self.ffi.memmove(e.packet, packet, 64)
+        e.queue = self.ffi.cast("void*", fs.queue.address)
+        e.ring = self.ffi.cast("uint8_t*", fs.ring_address)
+        e.slot_size = fs.SLOT
+        e.queue_mask = fs.queue.size - 1
+        e.counter = self.ffi.cast("void*", fs.signal.handle)
+        e.launches = self.ffi.cast("uint64_t*", fs.launches.address)
+        return bool(self.lib.pyhip_fast_register(e))
+
+    def hits(self) -> int:
+        return int(self.lib.pyhip_fast_hit_count())

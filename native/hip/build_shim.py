@@ -111,8 +111,10 @@ typedef struct {
     uint64_t queue_mask;
     void* counter;
     uint64_t* launches;
+    int device;
 } pyhip_fast_entry;
 void pyhip_set_last_error(int code);
+void pyhip_set_current_device(int device);
 void pyhip_fast_set_fns(void* reserve, void* publish, void* sigadd);
 int pyhip_fast_register(const pyhip_fast_entry* e);
 void pyhip_fast_invalidate(void* stream);

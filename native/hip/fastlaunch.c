@@ -48,6 +48,7 @@ typedef struct {
     uint64_t queue_mask;
     void* counter;               /* the stream's counter signal */
     uint64_t* launches;          /* the stream's count of fast launches */
+    int device;                  /* for the null stream: the device it means (the thread's current one) */
 } pyhip_fast_entry;
 
 typedef int64_t (*pyhip_reserve_fn)(void*, int64_t);
@@ -61,9 +62,11 @@ static pyhip_reserve_fn pyhip_q_reserve;
 static pyhip_publish_fn pyhip_q_publish;
 static pyhip_sigadd_fn pyhip_sig_add;
 static __thread int pyhip_tls_last_error;
+static __thread int pyhip_tls_device;          /* mirrors the runtime's per-thread current device */
 static uint64_t pyhip_fast_hits, pyhip_fast_misses;
 
 void pyhip_set_last_error(int code) { pyhip_tls_last_error = code; }
+void pyhip_set_current_device(int device) { pyhip_tls_device = device; }
 int hipGetLastError(void) { int e = pyhip_tls_last_error; pyhip_tls_last_error = 0; return e; }
 int hipPeekAtLastError(void) { return pyhip_tls_last_error; }
 uint64_t pyhip_fast_hit_count(void) { return __atomic_load_n(&pyhip_fast_hits, __ATOMIC_RELAXED); }
@@ -75,8 +78,9 @@ void pyhip_fast_set_fns(void* reserve, void* publish, void* sigadd) {
 }
 
 static int pyhip_fast_same(const pyhip_fast_entry* e, const void* handle, void* stream, const uint32_t* g,
-                           const uint32_t* b, uint64_t shared) {
-    return e->handle == handle && e->stream == stream && e->grid[0] == g[0] && e->grid[1] == g[1] &&
+                           const uint32_t* b, uint64_t shared, int device) {
+    return e->handle == handle && e->stream == stream && (stream || e->device == device) &&
+           e->grid[0] == g[0] && e->grid[1] == g[1] &&
            e->grid[2] == g[2] && e->block[0] == b[0] && e->block[1] == b[1] && e->block[2] == b[2] &&
            e->shared == shared;
 }
@@ -89,7 +93,8 @@ int pyhip_fast_register(const pyhip_fast_entry* e) {
     pthread_mutex_lock(&pyhip_fast_lock);
     int i;
     for (i = 0; i < pyhip_fast_count; ++i)
-        if (pyhip_fast_same(&pyhip_fast_table[i], e->handle, e->stream, e->grid, e->block, e->shared)) break;
+        if (pyhip_fast_same(&pyhip_fast_table[i], e->handle, e->stream, e->grid, e->block, e->shared, e->device))
+            break;
     if (i == pyhip_fast_count) {
         if (pyhip_fast_count < PYHIP_FAST_MAX) pyhip_fast_count++;
         else { i = pyhip_fast_next; pyhip_fast_next = (pyhip_fast_next + 1) % PYHIP_FAST_MAX; }
@@ -117,7 +122,7 @@ static int pyhip_fast_launch(const void* handle, const uint32_t* g, const uint32
     pthread_mutex_lock(&pyhip_fast_lock);
     for (int i = 0; i < pyhip_fast_count; ++i) {
         pyhip_fast_entry* e = &pyhip_fast_table[i];
-        if (!pyhip_fast_same(e, handle, stream, g, b, shared)) continue;
+        if (!pyhip_fast_same(e, handle, stream, g, b, shared, pyhip_tls_device)) continue;
         for (uint32_t a = 0; a < e->nargs; ++a)
             if (!args || !args[a]) goto out;                  /* let Python report the bad argument */
         int64_t idx = pyhip_q_reserve(e->queue, -1);          /* waits while the queue is full */

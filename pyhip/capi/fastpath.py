@@ -37,8 +37,6 @@ class FastPath:
     def register(self, c_handle, c_stream, grid, block, shared: int, function, stream) -> bool:
         if not self.enabled:
             return False
-        if int(self.ffi.cast("uintptr_t", c_stream)) == 0 and len(self.rt.devices) != 1:
-            return False                # the null stream means a different device per thread
         self.hook_device(stream.device)
         kernel = function.kernel
         explicit = kernel.explicit_args
@@ -73,6 +71,7 @@ class FastPath:
         e.queue_mask = fs.queue.size - 1
         e.counter = self.ffi.cast("void*", fs.signal.handle)
         e.launches = self.ffi.cast("uint64_t*", fs.launches.address)
+        e.device = stream.device.index       # the null stream (0) is the calling thread's current device
         return bool(self.lib.pyhip_fast_register(e))
 
     def hits(self) -> int:

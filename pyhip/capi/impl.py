@@ -249,8 +249,8 @@ def install() -> None:
 
     @guarded
     def hipSetDevice(d):
-        fast.invalidate()
         rt.set_device(int(d))
+        lib.pyhip_set_current_device(int(d))     # the native launch path resolves the null stream with it
 
     @guarded
     def hipGetDevice(d):

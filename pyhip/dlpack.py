@@ -36,9 +36,28 @@ def _deleter(ptr):
     _alive.pop(ctypes.addressof(ptr.contents), None)
 
 
-_PyCapsule_New = ctypes.pythonapi.PyCapsule_New
-_PyCapsule_New.restype = ctypes.py_object
-_PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+_CAPSULE_DESTRUCTOR = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+
+
+def _api(name, restype, *argtypes):
+    """A private prototype of a C-API function (``ctypes.pythonapi.X`` is shared: setting its argtypes
+    would change them for every other user in the process)."""
+    return ctypes.PYFUNCTYPE(restype, *argtypes)((name, ctypes.pythonapi))
+
+
+_PyCapsule_New = _api("PyCapsule_New", ctypes.py_object, ctypes.c_void_p, ctypes.c_char_p, _CAPSULE_DESTRUCTOR)
+_PyCapsule_IsValid = _api("PyCapsule_IsValid", ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p)
+_PyCapsule_GetPointer = _api("PyCapsule_GetPointer", ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p)
+_GetPointer = _api("PyCapsule_GetPointer", ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)
+_SetName = _api("PyCapsule_SetName", ctypes.c_int, ctypes.py_object, ctypes.c_char_p)
+
+
+@_CAPSULE_DESTRUCTOR
+def _capsule_destructor(capsule):
+    # DLPack protocol: a consumer renames the capsule to "used_dltensor" and owns the tensor from then on;
+    # a capsule dropped while still named "dltensor" was never consumed, so its tensor is released here
+    if _PyCapsule_IsValid(capsule, b"dltensor"):
+        _deleter(ctypes.cast(_PyCapsule_GetPointer(capsule, b"dltensor"), ctypes.POINTER(DLManagedTensor)))
 
 
 def to_capsule(address: int, shape, dtype, device_type: int, device_id: int, keepalive=None):
@@ -56,12 +75,19 @@ def to_capsule(address: int, shape, dtype, device_type: int, device_id: int, kee
     mt.dl_tensor.byte_offset = 0
     mt.deleter = _deleter
     _alive[ctypes.addressof(mt)] = (mt, shape_arr, keepalive)
-    return _PyCapsule_New(ctypes.addressof(mt), b"dltensor", None)
+    return _PyCapsule_New(ctypes.addressof(mt), b"dltensor", _capsule_destructor)
 
 
 def capsule_tensor(capsule) -> DLTensor:
-    """Read a ``dltensor`` capsule back (for tests and consumers inside pyhip)."""
-    get = ctypes.pythonapi.PyCapsule_GetPointer
-    get.restype = ctypes.c_void_p
-    get.argtypes = [ctypes.py_object, ctypes.c_char_p]
-    return DLManagedTensor.from_address(get(capsule, b"dltensor")).dl_tensor
+    """Consume a ``dltensor`` capsule (for tests and consumers inside pyhip): renamed "used_dltensor" as
+    the protocol requires, so the tensor stays valid after the capsule is gone, until the consumer calls
+    ``release_tensor`` with it."""
+    mt = DLManagedTensor.from_address(_GetPointer(capsule, b"dltensor"))
+    _SetName(capsule, b"used_dltensor")
+    return mt.dl_tensor
+
+
+def release_tensor(tensor: DLTensor) -> None:
+    """The consumer's side of the protocol: call the managed tensor's deleter once done with it."""
+    mt = DLManagedTensor.from_address(ctypes.addressof(tensor))
+    mt.deleter(ctypes.pointer(mt))

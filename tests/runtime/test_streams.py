@@ -169,7 +169,7 @@ def test_per_thread_stream_and_pythonic_context_managers(mods):
 
 
 def test_dlpack_export_and_numpy_view():
-    from pyhip.dlpack import capsule_tensor
+    from pyhip.dlpack import capsule_tensor, release_tensor
 
     a = pyhip.to_device(np.arange(12, dtype=np.float32).reshape(3, 4))
     assert a.__dlpack_device__() == (10, 0)
@@ -177,6 +177,34 @@ def test_dlpack_export_and_numpy_view():
     assert t.data == int(a.ptr) and t.ndim == 2 and [t.shape[i] for i in range(2)] == [3, 4]
     assert (t.dtype.code, t.dtype.bits, t.device.device_type) == (2, 32, 10)
     assert np.array_equal(a.view(), np.arange(12).reshape(3, 4))
+    release_tensor(t)
+
+
+def test_dlpack_capsules_release_their_tensor():
+    """An unconsumed capsule releases its tensor when dropped; a consumed one (renamed "used_dltensor") is the
+    consumer's: its deleter runs when the consumer calls it, exactly once."""
+    import ctypes
+    import gc
+
+    from pyhip import dlpack
+
+    a = pyhip.to_device(np.arange(5, dtype=np.int32))
+    before = len(dlpack._alive)
+    cap = a.__dlpack__()
+    assert len(dlpack._alive) == before + 1
+    del cap
+    gc.collect()
+    assert len(dlpack._alive) == before
+    cap = a.__dlpack__()
+    get = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)(("PyCapsule_GetPointer", ctypes.pythonapi))
+    mt = dlpack.DLManagedTensor.from_address(get(cap, b"dltensor"))
+    rename = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.py_object, ctypes.c_char_p)(("PyCapsule_SetName", ctypes.pythonapi))
+    assert rename(cap, b"used_dltensor") == 0          # what a consumer does
+    del cap
+    gc.collect()
+    assert len(dlpack._alive) == before + 1              # not released by the capsule any more
+    mt.deleter(ctypes.pointer(mt))                        # the consumer is done with it
+    assert len(dlpack._alive) == before
 
 
 def test_registration_handles_and_lazy_loading():

@@ -318,7 +318,8 @@ class Dispatch:
         return "; ".join(parts)
 
     def _fault(self, exc: GPUFault, st: WaveState, w, p: int) -> GPUFault:
-        first = int(indices(st, w)[0]) if count(st, w) else 0
+        # the faulting wave when the semantics located it (position in the selection), else the first one
+        first = int(indices(st, w)[exc.details.get("batch_wave", 0)]) if count(st, w) else 0
         inst = self.program.instructions.get(p)
         return exc.with_context(kernel=self.kernel.demangled if self.kernel is not None else None,
                                 workgroup=tuple(int(x) for x in st.group_ids[st.group[first]]),

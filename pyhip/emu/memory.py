@@ -201,8 +201,9 @@ class DeviceMemory:
         else:
             ok[:] = False
         if not ok.all():
-            bad = int(addrs[np.argmin(ok)])
-            raise GPUFault("memory access outside any allocation", address=bad, access=f"{size} bytes")
+            i = int(np.argmin(ok))
+            raise GPUFault("memory access outside any allocation", address=int(addrs[i]), access=f"{size} bytes",
+                           index=i)
         if len(addrs) and ext[safe].any():
             return None, (safe, index)
         return self.arena, (addrs - np.uint64(self.base)).astype(np.int64)

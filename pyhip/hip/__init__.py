@@ -23,9 +23,10 @@ from .launch import (HIP_LAUNCH_PARAM_BUFFER_POINTER, HIP_LAUNCH_PARAM_BUFFER_SI
                      hipModuleUnload, hipOccupancyMaxActiveBlocksPerMultiprocessor,
                      hipOccupancyMaxPotentialBlockSize)
 from .streams import (hipEventCreate, hipEventCreateWithFlags, hipEventDestroy, hipEventElapsedTime,
-                      hipEventQuery, hipEventRecord, hipEventSynchronize, hipStreamCreate,
-                      hipStreamCreateWithFlags, hipStreamCreateWithPriority, hipStreamDestroy,
-                      hipStreamQuery, hipStreamSynchronize, hipStreamWaitEvent)
+                      hipEventQuery, hipEventRecord, hipEventSynchronize, hipLaunchHostFunc,
+                      hipStreamAddCallback, hipStreamCreate, hipStreamCreateWithFlags,
+                      hipStreamCreateWithPriority, hipStreamDestroy, hipStreamQuery, hipStreamSynchronize,
+                      hipStreamWaitEvent)
 
 HIP_VERSION = 50221153
 hipHostMallocDefault = 0

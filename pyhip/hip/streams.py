@@ -54,6 +54,27 @@ def hipStreamQuery(stream=None):
 
 
 @hip_api()
+def hipStreamAddCallback(stream, callback, userData=None, flags: int = 0):
+    """``callback(stream, status, userData)`` runs on the host once the stream's earlier work is done; the
+    stream's later work waits for it.  An exception it raises is the stream's error at its next
+    synchronisation; the stream stays usable."""
+    if flags != 0:
+        raise HipError(hipError_t.hipErrorInvalidValue, "flags must be 0")
+    if not callable(callback):
+        raise HipError(hipError_t.hipErrorInvalidValue, "callback is not callable")
+    runtime().resolve_stream(stream).host_op(lambda: callback(stream, hipError_t.hipSuccess, userData),
+                                             "stream callback")
+
+
+@hip_api()
+def hipLaunchHostFunc(stream, fn, userData=None):
+    """``fn(userData)`` in stream order (hipLaunchHostFunc; same rules as hipStreamAddCallback)."""
+    if not callable(fn):
+        raise HipError(hipError_t.hipErrorInvalidValue, "host function is not callable")
+    runtime().resolve_stream(stream).host_op(lambda: fn(userData), "host function")
+
+
+@hip_api()
 def hipStreamWaitEvent(stream, event, flags: int = 0):
     if flags != 0:
         raise HipError(hipError_t.hipErrorInvalidValue, "flags must be 0")

@@ -114,6 +114,16 @@ class Space:
 
     @staticmethod
     def gather(K, st, w, space, sel, offs, size):
+        with _locating(sel):
+            return Space._gather(K, st, w, space, sel, offs, size)
+
+    @staticmethod
+    def scatter(K, st, w, space, sel, offs, data):
+        with _locating(sel):
+            Space._scatter(K, st, w, space, sel, offs, data)
+
+    @staticmethod
+    def _gather(K, st, w, space, sel, offs, size):
         if space == "global" and sel.all():
             n = sel.shape[0]
             data = K.memory.gather(offs.reshape(-1).astype(U64, copy=False), size)
@@ -132,7 +142,7 @@ class Space:
         return widx, lidx, flat[wave[:, None], (lidx * st.private_bytes + o)[:, None] + np.arange(size)]
 
     @staticmethod
-    def scatter(K, st, w, space, sel, offs, data):
+    def _scatter(K, st, w, space, sel, offs, data):
         if space == "global" and sel.all():
             K.memory.scatter(offs.reshape(-1).astype(U64, copy=False), data.reshape(-1, data.shape[-1]))
             return
@@ -154,11 +164,44 @@ class Space:
         flat[wave[:, None], (lidx * st.private_bytes + o)[:, None] + np.arange(size)] = d
 
 
+class _locating:
+    """Turn the ``index`` a bounds check reports (position among the checked lanes: the selected lanes in
+    wave-major order) into the wave (position in the instruction's wave selection) and lane that faulted."""
+
+    def __init__(self, sel):
+        self.sel = sel
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, typ, exc, tb):
+        if isinstance(exc, GPUFault) and "index" in exc.details and "batch_wave" not in exc.details:
+            widx, lidx = np.nonzero(self.sel)
+            i = exc.details["index"]
+            if 0 <= i < len(widx):
+                exc.details["batch_wave"], exc.details["lane"] = int(widx[i]), int(lidx[i])
+        return False
+
+
 def _check_range(o, size, limit, what):
     bad = (o < 0) | (o + size > limit)
     if bad.any():
         raise GPUFault(f"{what} access out of range (size {limit} bytes)", address=int(o[np.argmax(bad)]),
+                       index=int(np.argmax(bad)),
                        access=f"{size} bytes")
+
+
+def _check_aligned(a, m, size):
+    """Atomics need naturally aligned addresses.  Plain loads and stores may be unaligned (ROCm runs GFX9
+    with SH_MEM_CONFIG.alignment_mode = UNALIGNED, which LLVM's amdhsa targets assume), but the read-modify-
+    write of an atomic is defined on an aligned dword/qword only; a misaligned one is reported as a fault
+    rather than emulated as something the hardware does not do."""
+    bad = m & ((a.astype(U64, copy=False) & U64(size - 1)) != 0)
+    if bad.any():
+        wi, li = (int(x[0]) for x in np.nonzero(bad))
+        raise GPUFault(f"misaligned atomic: address not aligned to {size} bytes",
+                       address=int(a[wi, li]) & 0xFFFFFFFFFFFFFFFF, access=f"{size}-byte atomic",
+                       batch_wave=wi, lane=li)
 
 
 def lane_keys(st, w, space, widx, lidx, o):
@@ -302,6 +345,7 @@ def _atomic(opname, wide):
             else:
                 val, cmp = rd(st, w, data), None
             result = np.zeros((count(st, w), LANES), dtype=dt)
+            _check_aligned(a, m, size)
             for space, sel, offs in Space.split(K, st, w, kind, a, m):
                 if kind == "buffer":
                     sel = _in_buffer(st, a, sel, size)

@@ -34,6 +34,8 @@ from __future__ import annotations
 
 import collections
 import itertools
+import os
+import sys
 import struct
 import threading
 import traceback
@@ -45,6 +47,7 @@ from .queue import Queue
 from .signal import (ERROR_ABORTED, ERROR_EXCEPTION, ERROR_INVALID_PACKET, ERROR_INVALID_SIGNAL, Signal,
                      error_code_of, wait_multi)
 
+_LOG_FAULTS = os.environ.get("PYHIP_LOG_FAULTS", "") not in ("", "0")
 _POLL_S = 0.05          # how often blocking waits look at the abort flag
 DRAIN_SPIN_NS = 200_000  # after retiring trivial packets natively, keep watching for the next one this long
 
@@ -201,6 +204,8 @@ class PacketProcessor:
         f = Fault(index, pkt, exc, ptype, handle, code, now_ns(),
                   "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
         self.faults.append(f)
+        if _LOG_FAULTS:                           # C programs only see error codes: PYHIP_LOG_FAULTS=1 shows why
+            print(f"pyhip: packet {index} on queue {self.queue.id} failed: {exc}", file=sys.stderr, flush=True)
         if self.on_fault is not None:
             try:
                 self.on_fault(f)

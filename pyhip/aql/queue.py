@@ -19,6 +19,8 @@ import itertools
 import struct
 import time
 
+import numpy as np
+
 from .native import NativeBlock, ffi, lib
 from .packets import PACKET_SIZE, TYPE_INVALID
 from . import signal as _signal
@@ -50,8 +52,9 @@ class Queue:
         self.ring = NativeBlock(size * PACKET_SIZE)
         self.amd_queue = NativeBlock(AMD_QUEUE_SIZE)
         self.doorbell = Signal(-1)
-        for i in range(size):                       # every slot starts INVALID
-            lib.pyhip_store_release_u32(self.ring.u32(i * PACKET_SIZE), TYPE_INVALID)
+        # every slot starts INVALID: one plain write of all headers — the ring is not shared yet, and one
+        # native call per slot would re-take the GIL 1,024 times while an emulator thread holds it
+        np.frombuffer(self.ring.buffer(), dtype=np.uint32)[::PACKET_SIZE // 4] = TYPE_INVALID
         buf = self.amd_queue.buffer()
         struct.pack_into("<IIQQIIQ", buf, 0, QUEUE_TYPE_MULTI, FEATURE_KERNEL_DISPATCH | FEATURE_AGENT_DISPATCH,
                          self.ring.address, self.doorbell.handle, size, 0, self.id)

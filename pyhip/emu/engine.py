@@ -2,6 +2,8 @@
 batches whose waves step together, grouped by PC; barriers per workgroup; a watchdog for hangs."""
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from ..errors import hipError_t
@@ -19,6 +21,7 @@ MAX_WAVES_PER_BATCH = 1024
 MAX_PRIVATE_PER_BATCH = 256 << 20
 ALL = slice(None)
 MAX_BLOCK = 256
+YIELD_STEPS = 64          # instruction steps between voluntary GIL releases
 # instructions after which the engine re-examines the waves' PCs (control flow, waits, traps)
 BLOCK_ENDS = ("s_branch", "s_cbranch", "s_endpgm", "s_barrier", "s_setpc", "s_swappc", "s_getpc", "s_call",
               "s_trap", "s_sethalt", "s_rfe", "s_subvector", "s_set_gpr_idx", "s_sleep")
@@ -229,6 +232,7 @@ class Dispatch:
         blocks = gpu.blocks(prog, K)
         done, at_barrier, pc = st.done, st.at_barrier, st.pc
         max_steps = self.max_steps
+        next_yield = self.steps + YIELD_STEPS
         while True:
             live = ~done & ~at_barrier
             if not live.any():
@@ -250,6 +254,11 @@ class Dispatch:
             fns, pcs = blk
             n = len(fns)
             self.steps += n
+            if self.steps >= next_yield:
+                # let host threads in: a thread that released the GIL for a native call (queue, signal, cffi)
+                # would otherwise wait a whole switch interval (5 ms) per call while a kernel runs
+                time.sleep(0)
+                next_yield = self.steps + YIELD_STEPS
             self.wave_instructions += nw * n
             if self.steps > max_steps:
                 raise self._fault(GPUFault(f"watchdog: dispatch exceeded {max_steps} instruction steps "

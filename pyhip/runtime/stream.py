@@ -148,7 +148,10 @@ class Stream:
 
     def wait_signal(self, signal) -> None:
         """hipStreamWaitEvent: a barrier-AND packet on the event's signal."""
-        self._submit(lambda q: q.barrier_and([signal]), what="wait event")
+        # the command keeps the signal alive until the barrier packet completed (the event may be destroyed
+        # right after this call; a freed signal would be a dangling dependency)
+        signal.pinned = True
+        self._submit(lambda q: q.barrier_and([signal]), keep=[signal], what="wait event")
 
     # -- native launches (the C ABI's fast path, native/hip/fastlaunch.c) ---------------------------------
     def fast_state(self):

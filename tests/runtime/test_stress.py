@@ -63,3 +63,38 @@ def test_eight_threads_thousand_launches_each(rel):
             assert np.array_equal(mine, t * PER_THREAD + np.arange(PER_THREAD))
     for s in streams:
         assert hip.hipStreamDestroy(s) == (E.hipSuccess,)
+
+
+def test_event_destroyed_while_a_stream_still_waits_for_it(rel):
+    """hipStreamWaitEvent then hipEventDestroy at once (what the stress programs do): the waiting stream's
+    barrier packet must keep the event's signal alive until it ran — here the waiting stream is held back by
+    a spinning kernel while the recording stream completes and forgets its commands (found by the C ABI
+    stress: 'dependency is not a live signal')."""
+    import gc
+
+    from conftest import BIN
+
+    math_mod = pyhip.load(BIN / "hipcc52/math-gfx90a.hsaco")
+    s1, s2 = hip.hipStreamCreateWithFlags(1)[1], hip.hipStreamCreateWithFlags(1)[1]
+    flag, out = pyhip.to_device(np.zeros(1, np.int32)), pyhip.empty(64, np.int32)
+    math_mod.kernel("spin")(1, 64, flag, out, stream=s2)           # s2 cannot reach its barriers yet
+    log, counter, seen = (pyhip.to_device(np.zeros(4, np.int32)) for _ in range(3))
+    record = rel.kernel("record")
+    for _ in range(3):
+        ev = hip.hipEventCreate()[1]
+        record(1, 64, log, counter, seen, 1, stream=s1)
+        assert hip.hipEventRecord(ev, s1) == (E.hipSuccess,)
+        assert hip.hipStreamWaitEvent(s2, ev, 0) == (E.hipSuccess,)
+        assert hip.hipEventDestroy(ev) == (E.hipSuccess,)
+        del ev
+    assert hip.hipStreamSynchronize(s1) == (E.hipSuccess,)
+    for _ in range(70):                                              # s1 forgets its completed commands
+        hip.hipStreamAddCallback(s1, lambda *a: None, None, 0)
+    assert hip.hipStreamSynchronize(s1) == (E.hipSuccess,)
+    gc.collect()
+    record(1, 64, log, counter, seen, 2, stream=s2)
+    flag.view()[0] = 1
+    assert hip.hipStreamSynchronize(s2) == (E.hipSuccess,)
+    assert seen.get().tolist() == [0, 3, 1, 0]
+    for s in (s1, s2):
+        assert hip.hipStreamDestroy(s) == (E.hipSuccess,)

@@ -304,6 +304,7 @@ int pyhip_queue_wait_packet(void* q, uint64_t index, uint8_t* out64, int64_t tim
         uint32_t s = __atomic_load_n(seq, __ATOMIC_SEQ_CST);
         hs = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
         if ((hs & 0xFF) != PKT_INVALID) { r = 1; break; }
+        if (__atomic_load_n(AT(q, Q_CLOSED, uint32_t), __ATOMIC_ACQUIRE)) break;   /* closed: stop waiting */
         now = pyhip_now_ns();
         if (now >= deadline) break;
         futex_sleep(seq, s, deadline - now);

@@ -84,6 +84,13 @@ hipError_t hipModuleGetGlobal(void** dptr, size_t* bytes, void* hmod, const char
 hipError_t hipModuleLaunchKernel(void* f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ,
                                  unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ,
                                  unsigned int sharedMemBytes, void* stream, void** kernelParams, void** extra);
+void __hipRegisterManagedVar(void* hipModule, void** pointer, void* init_value, const char* name, size_t size,
+                             unsigned align);
+hipError_t hipMallocManaged(void** dev_ptr, size_t size, unsigned int flags);
+hipError_t _Z24hipExtModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_j(
+    void* f, uint32_t globalWorkSizeX, uint32_t globalWorkSizeY, uint32_t globalWorkSizeZ, uint32_t localWorkSizeX,
+    uint32_t localWorkSizeY, uint32_t localWorkSizeZ, size_t sharedMemBytes, void* hStream, void** kernelParams,
+    void** extra, void* startEvent, void* stopEvent, uint32_t flags);
 hipError_t hipConfigureCall(dim3 gridDim, dim3 blockDim, size_t sharedMem, void* stream);
 hipError_t hipSetupArgument(const void* arg, size_t size, size_t offset);
 hipError_t hipLaunchByPtr(const void* func);
@@ -91,7 +98,7 @@ hipError_t hipLaunchByPtr(const void* func);
 
 # implemented in C (fastlaunch.c): the native launch path and the thread's last error
 C_IMPLEMENTED = {"hipLaunchKernel", "hipGetLastError", "hipPeekAtLastError", "__hipPushCallConfiguration",
-                 "__hipPopCallConfiguration"}
+                 "__hipPopCallConfiguration", "_ZN8hip_impl22hipLaunchKernelGGLImplEmRK4dim3S2_jP12ihipStream_tPPv"}
 # what Python calls in the shim (fastlaunch.c)
 C_API = """
 typedef struct {

@@ -157,6 +157,14 @@ int hipLaunchKernel(const void* function_address, dim3 numBlocks, dim3 dimBlocks
     return pyhip_slow_hipLaunchKernel(function_address, numBlocks, dimBlocks, args, sharedMemBytes, stream);
 }
 
+/* hip_impl::hipLaunchKernelGGLImpl(uintptr_t, const dim3&, const dim3&, uint32_t, hipStream_t, void**): the
+ * entry point of old macro-based launch headers; references are pointers in the ABI. */
+int _ZN8hip_impl22hipLaunchKernelGGLImplEmRK4dim3S2_jP12ihipStream_tPPv(uintptr_t function_address,
+        const dim3* numBlocks, const dim3* dimBlocks, uint32_t sharedMemBytes, void* stream, void** args) {
+    if (!numBlocks || !dimBlocks) return pyhip_tls_last_error = 1;                  /* hipErrorInvalidValue */
+    return hipLaunchKernel((const void*)function_address, *numBlocks, *dimBlocks, args, sharedMemBytes, stream);
+}
+
 /* hip-clang's launch sequence: the call site pushes <<<grid, block, shared, stream>>>, the kernel's host
  * stub pops it and calls hipLaunchKernel.  A per-thread stack in C; a push that does not fit (nesting
  * deeper than any real program does) fails and leaves the stack as it was. */

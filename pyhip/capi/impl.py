@@ -53,6 +53,7 @@ _lock = threading.Lock()
 _fatbins: dict[int, tuple[object, int]] = {}     # void** handle address -> (cdata slot, registry handle)
 _streams: dict[int, object] = {}
 _names: dict[int, object] = {}
+_managed: set[int] = set()                       # hipMallocManaged / __hipRegisterManagedVar allocations
 _objects: dict[int, object] = {}                 # events, modules, functions by handle
 _setup = threading.local()                       # hipConfigureCall / hipSetupArgument state
 
@@ -152,6 +153,24 @@ def install() -> None:
         except Exception:  # noqa: BLE001
             pass
 
+    @ffi.def_extern(name="__hipRegisterManagedVar")
+    def register_managed(modules, pointer, init_value, name, size, align):
+        # managed memory = pinned host memory mapped into every device at its own address: host and kernels
+        # see the same bytes.  The device-side variable `name` (a pointer) is bound when the code object loads.
+        try:
+            size = int(size)
+            hp = ops.host_malloc(max(size, 1))
+            a = int(hp)
+            _names[a] = hp
+            _managed.add(a)
+            if init_value != ffi.NULL and size:
+                ffi.memmove(ffi.cast("void*", a), init_value, size)
+            pointer[0] = ffi.cast("void*", a)
+            rt.registry.register_variable(fatbin_handle(modules), int(ffi.cast("uintptr_t", pointer)),
+                                          ffi.string(name).decode(), size, managed=True, managed_address=a)
+        except Exception:  # noqa: BLE001 - nothing may unwind into C (a later use reports the error)
+            pass
+
     @ffi.def_extern(name="__hipUnregisterFatBinary")
     def unregister(modules):
         fast.invalidate()
@@ -201,7 +220,24 @@ def install() -> None:
 
     @guarded
     def hipFree(ptr):
-        ops.free(addr(ptr))
+        a = addr(ptr)
+        if a in _managed:                       # hipMallocManaged memory
+            _managed.discard(a)
+            ops.host_free(a)
+            _names.pop(a, None)
+            return
+        ops.free(a)
+
+    @guarded
+    def hipMallocManaged(ptr, size, flags):
+        if ptr == ffi.NULL:
+            raise HipError(hipError_t.hipErrorInvalidValue, "null result pointer")
+        if int(flags) not in (0, 1, 2):         # hipMemAttachGlobal = 1, hipMemAttachHost = 2
+            raise HipError(hipError_t.hipErrorInvalidValue, f"invalid flags {int(flags)}")
+        hp = ops.host_malloc(size)
+        _names[int(hp)] = hp
+        _managed.add(int(hp))
+        ptr[0] = ffi.cast("void*", int(hp))
 
     @guarded
     def hipHostMalloc(ptr, size, flags):
@@ -229,10 +265,7 @@ def install() -> None:
     def symbol_address(symbol) -> int:
         info = rt.registry.variable(addr(symbol))
         fb = rt.registry.fatbins[info.fatbin]
-        dev = rt.device()
-        from ..runtime.module import Module
-        module = rt.registry.loaded(fb, dev.index, dev.isa, lambda co: Module(dev, None, code_object=co))
-        return module.global_var(info.name)[0]
+        return rt.module_for_fatbin(fb, rt.device()).global_var(info.name)[0]
 
     @guarded
     def hipMemcpyToSymbol(symbol, src, size, offset, kind):
@@ -488,6 +521,25 @@ def install() -> None:
     def hipModuleLaunchKernel(f, gx, gy, gz, bx, by, bz, shared, stream, params, extra):
         func = obj(f, Function)
         st = rt.resolve_stream(stream_of(stream))
+        func.launch(st, (gx, gy, gz), (bx, by, bz), int(shared), raw=module_args(func, params, extra))
+
+    @guarded
+    def _Z24hipExtModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_j(
+            f, gx, gy, gz, lx, ly, lz, shared, stream, params, extra, start, stop, flags):
+        # hipExtModuleLaunchKernel: global work-item sizes (a partial last workgroup is allowed), events
+        # recorded around the launch
+        func = obj(f, Function)
+        st = rt.resolve_stream(stream_of(stream))
+        raw = module_args(func, params, extra)
+        events = [obj(e, Event) if e != ffi.NULL else None for e in (start, stop)]
+        if events[0] is not None:
+            events[0].record(st)
+        func.launch(st, None, (lx, ly, lz), int(shared), raw=raw, items=(gx, gy, gz))
+        if events[1] is not None:
+            events[1].record(st)
+
+    def module_args(func, params, extra) -> bytes:
+        """Explicit arguments from kernelParams (one pointer per argument) or extra (one packed buffer)."""
         if params != ffi.NULL and extra != ffi.NULL:
             raise HipError(hipError_t.hipErrorInvalidValue, "both kernelParams and extra")
         if extra != ffi.NULL:
@@ -503,7 +555,7 @@ def install() -> None:
             for i, a in enumerate(explicit):
                 blob[a.offset:a.offset + a.size] = bytes(ffi.buffer(params[i], a.size))
             raw = bytes(blob)
-        func.launch(st, (gx, gy, gz), (bx, by, bz), int(shared), raw=raw)
+        return raw
 
     # -- legacy launch: hipConfigureCall / hipSetupArgument / hipLaunchByPtr -------------------------------------
     @guarded

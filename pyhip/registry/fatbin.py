@@ -47,6 +47,7 @@ class VarInfo:
     size: int
     constant: bool = False
     managed: bool = False
+    managed_address: int = 0          # __hipRegisterManagedVar: the managed allocation the device variable points to
 
 
 class Registry:
@@ -81,12 +82,12 @@ class Registry:
             self.functions[host_address] = (handle, device_name)
 
     def register_variable(self, handle: int, host_address: int, name: str, size: int,
-                          constant: bool = False, managed: bool = False) -> None:
+                          constant: bool = False, managed: bool = False, managed_address: int = 0) -> None:
         if isinstance(name, bytes):
             name = name.decode("utf-8", "replace")
         with self._lock:
             fb = self._fatbin(handle)
-            info = VarInfo(handle, host_address, name, size, constant, managed)
+            info = VarInfo(handle, host_address, name, size, constant, managed, managed_address)
             fb.variables[host_address] = info
             self.variables[host_address] = info
 

@@ -63,9 +63,25 @@ class Runtime:
         from .module import Module
 
         fb, name = self.registry.function(int(handle))
-        dev = device or self.device()
-        module = self.registry.loaded(fb, dev.index, dev.isa, lambda co: Module(dev, None, code_object=co))
-        return module.function(name)
+        return self.module_for_fatbin(fb, device or self.device()).function(name)
+
+    def module_for_fatbin(self, fb, dev):
+        """The registered fat binary's module on ``dev`` (loaded on first use).  Loading binds the managed
+        variables (__hipRegisterManagedVar): each device-side pointer variable gets its managed address."""
+        import struct
+
+        from .module import Module
+
+        def load(co):
+            m = Module(dev, None, code_object=co)
+            for v in list(fb.variables.values()):
+                if v.managed and v.managed_address:
+                    where, size = m.global_var(v.name)
+                    if size < 8:
+                        raise HipError(hipError_t.hipErrorInvalidSymbol, f"managed variable {v.name} is not a pointer")
+                    dev.backend.write(where, struct.pack("<Q", v.managed_address))
+            return m
+        return self.registry.loaded(fb, dev.index, dev.isa, load)
 
     def launch_by_handle(self, handle: int, grid, block, args, shared: int = 0, stream=None):
         st = self.resolve_stream(stream)

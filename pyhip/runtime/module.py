@@ -46,15 +46,25 @@ class Function:
             raise HipError(hipError_t.hipErrorInvalidValue,
                            f"{shared} B dynamic + {self.kernel.group_segment_fixed_size} B static LDS exceeds {MAX_LDS} B")
 
-    def launch(self, stream, grid, block, shared: int = 0, args=None, raw=None):
-        grid = tuple(int(g) for g in grid)
+    def launch(self, stream, grid, block, shared: int = 0, args=None, raw=None, items=None):
+        """``grid`` in blocks; or ``items`` (global work-item sizes, hipExtModuleLaunchKernel), which may
+        leave a partial last workgroup per dimension (the V5 hidden remainders say how big)."""
         block = tuple(int(b) for b in block)
+        extra = {}
+        if items is not None:
+            items = tuple(int(i) for i in items)
+            if any(i <= 0 for i in items) or any(b <= 0 for b in block):
+                raise HipError(hipError_t.hipErrorInvalidValue, f"global size {items} / block {block}")
+            grid = tuple(-(-i // b) for i, b in zip(items, block))
+            extra = {f"hidden_remainder_{ax}": i % b for ax, i, b in zip("xyz", items, block)}
+        grid = tuple(int(g) for g in grid)
         self.check_launch(grid, block, shared)
         if raw is not None:
-            kernarg = self.packer.pack_raw(raw, grid, block, dynamic_lds=shared)
+            kernarg = self.packer.pack_raw(raw, grid, block, dynamic_lds=shared, extra_hidden=extra)
         else:
-            kernarg = self.packer.pack(list(args or ()), grid, block, dynamic_lds=shared)
-        items = tuple(g * b for g, b in zip(grid, block))
+            kernarg = self.packer.pack(list(args or ()), grid, block, dynamic_lds=shared, extra_hidden=extra)
+        if items is None:
+            items = tuple(g * b for g, b in zip(grid, block))
         if stream.device is not self.device:
             raise HipError(hipError_t.hipErrorInvalidValue,
                            f"stream belongs to device {stream.device.index}, kernel to device {self.device.index}")

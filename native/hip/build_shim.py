@@ -91,6 +91,18 @@ hipError_t _Z24hipExtModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream
     void* f, uint32_t globalWorkSizeX, uint32_t globalWorkSizeY, uint32_t globalWorkSizeZ, uint32_t localWorkSizeX,
     uint32_t localWorkSizeY, uint32_t localWorkSizeZ, size_t sharedMemBytes, void* hStream, void** kernelParams,
     void** extra, void* startEvent, void* stopEvent, uint32_t flags);
+hipError_t hipMallocHost(void** ptr, size_t size);
+hipError_t hipMemsetD8Async(void* dest, unsigned char value, size_t count, void* stream);
+hipError_t hipMemsetD16Async(void* dest, unsigned short value, size_t count, void* stream);
+hipError_t hipMemsetD32Async(void* dest, int value, size_t count, void* stream);
+hipError_t hipModuleLoadDataEx(void** module, const void* image, unsigned int numOptions, void* options,
+                               void** optionValues);
+hipError_t hipFuncGetAttributes(void* attr, const void* func);
+hipError_t hipFuncGetAttribute(int* value, int attrib, void* hfunc);
+hipError_t hipOccupancyMaxPotentialBlockSize(int* gridSize, int* blockSize, const void* f, size_t dynSharedMemPerBlk,
+                                             int blockSizeLimit);
+hipError_t hipOccupancyMaxActiveBlocksPerMultiprocessor(int* numBlocks, const void* f, int blockSize,
+                                                        size_t dynSharedMemPerBlk);
 hipError_t hipConfigureCall(dim3 gridDim, dim3 blockDim, size_t sharedMem, void* stream);
 hipError_t hipSetupArgument(const void* arg, size_t size, size_t offset);
 hipError_t hipLaunchByPtr(const void* func);

@@ -450,6 +450,22 @@ def install() -> None:
         ops.memset(addr(dst), value, size, 1, stream_of(stream), sync=False)
 
     @guarded
+    def hipMallocHost(ptr, size):
+        hipHostMalloc(ptr, size, 0)
+
+    @guarded
+    def hipMemsetD8Async(dst, value, count, stream):
+        ops.memset(addr(dst), value, count, 1, stream_of(stream), sync=False)
+
+    @guarded
+    def hipMemsetD16Async(dst, value, count, stream):
+        ops.memset(addr(dst), value, count, 2, stream_of(stream), sync=False)
+
+    @guarded
+    def hipMemsetD32Async(dst, value, count, stream):
+        ops.memset(addr(dst), value, count, 4, stream_of(stream), sync=False)
+
+    @guarded
     def hipMemsetD8(dst, value, count):
         ops.memset(addr(dst), value, count, 1, None, sync=True)
 
@@ -497,6 +513,51 @@ def install() -> None:
         if image == ffi.NULL:
             raise HipError(hipError_t.hipErrorInvalidValue, "null image")
         new_handle(module, check(H.hipModuleLoadData(image_bytes(image))))
+
+    @guarded
+    def hipModuleLoadDataEx(module, image, num_options, options, values):
+        if image == ffi.NULL:
+            raise HipError(hipError_t.hipErrorInvalidValue, "null image")
+        new_handle(module, check(H.hipModuleLoadDataEx(image_bytes(image), int(num_options))))
+
+    def kernel_of(f):
+        """A hipFunction_t handle, or the host function of a <<<>>> kernel (registered handle)."""
+        o = _objects.get(addr(f))
+        if isinstance(o, Function):
+            return o
+        if f == ffi.NULL:
+            raise HipError(hipError_t.hipErrorInvalidDeviceFunction, "null function")
+        return rt.function_for_handle(addr(f))
+
+    @guarded
+    def hipFuncGetAttributes(attr, func):
+        if attr == ffi.NULL:
+            raise HipError(hipError_t.hipErrorInvalidValue, "null attributes pointer")
+        a = check(H.hipFuncGetAttributes(kernel_of(func)))
+        # hipFuncAttributes (HIP 5.2): 2 ints, 2 size_t, 5 ints, size_t — natural alignment, 56 bytes
+        ffi.memmove(attr, struct.pack("<iiQQiiiiiiQ", a.binaryVersion, a.cacheModeCA, a.constSizeBytes,
+                                      a.localSizeBytes, a.maxDynamicSharedSizeBytes, a.maxThreadsPerBlock,
+                                      a.numRegs, a.preferredShmemCarveout, a.ptxVersion, 0, a.sharedSizeBytes), 56)
+
+    @guarded
+    def hipFuncGetAttribute(value, attrib, hfunc):
+        if value == ffi.NULL:
+            raise HipError(hipError_t.hipErrorInvalidValue, "null value pointer")
+        value[0] = int(check(H.hipFuncGetAttribute(int(attrib), obj(hfunc, Function))))
+
+    @guarded
+    def hipOccupancyMaxPotentialBlockSize(grid_size, block_size, f, dyn_shared, limit):
+        if grid_size == ffi.NULL or block_size == ffi.NULL:
+            raise HipError(hipError_t.hipErrorInvalidValue, "null result pointer")
+        g, b = check(H.hipOccupancyMaxPotentialBlockSize(kernel_of(f), int(dyn_shared), int(limit)))
+        grid_size[0], block_size[0] = int(g), int(b)
+
+    @guarded
+    def hipOccupancyMaxActiveBlocksPerMultiprocessor(num_blocks, f, block_size, dyn_shared):
+        if num_blocks == ffi.NULL:
+            raise HipError(hipError_t.hipErrorInvalidValue, "null result pointer")
+        num_blocks[0] = int(check(H.hipOccupancyMaxActiveBlocksPerMultiprocessor(kernel_of(f), int(block_size),
+                                                                                 int(dyn_shared))))
 
     @guarded
     def hipModuleUnload(module):

@@ -52,33 +52,20 @@ class CommandSignal:
             self.pool.release(self.sig)
 
 
-class CounterSignal:
+class CounterSignal(CommandSignal):
     """The completion of a stream's native launches (native/hip/fastlaunch.c): +1 per launch, -1 per
-    completed dispatch, so 0 = all done.  Faults on them stick to the signal until reported once."""
+    completed dispatch, so 0 = all done.  Never pooled; faults on them stick to the signal until reported
+    once."""
 
-    __slots__ = ("sig", "pinned")
+    __slots__ = ()
 
     def __init__(self, sig):
-        self.sig, self.pinned = sig, False
-
-    @property
-    def handle(self) -> int:
-        return self.sig.handle
-
-    def is_complete(self) -> bool:
-        return self.sig.load() == 0
-
-    def wait(self, timeout: float | None = None) -> bool:
-        return self.sig.wait(COND_EQ, 0, timeout)
+        super().__init__(sig, None)
 
     def error(self) -> HipError | None:
-        e, self.sig.error = self.sig.error, None
-        if e is None or isinstance(e, HipError):
-            return e
-        return HipError(hipError_t.hipErrorLaunchFailure, f"{type(e).__name__}: {e}")
-
-    def end_time(self) -> float:
-        return self.sig.end_ns / 1e9
+        e = super().error()
+        self.sig.error = None
+        return e
 
     def release(self) -> None:
         pass

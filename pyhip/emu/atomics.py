@@ -59,11 +59,36 @@ def _seq_fn(name, dt, is64):
         "mskor": lambda o, v, c: (o & ~v) | c,
         "add": lambda o, v, c: o + v, "sub": lambda o, v, c: o - v, "xor": lambda o, v, c: o ^ v,
         "swap": lambda o, v, c: v,
+        # float compare-and-store (ds_cmpst_f32/f64): -0 matches +0, NaN never matches
+        "fcmpswap": lambda o, v, c: np.where(o.view(ft) == c.view(ft), v, o),
+        "wrap": lambda o, v, c: np.where(o >= v, o - v, o + c),
+        "pk_add_f16": lambda o, v, c: _pk_add(o, v, False),
+        "pk_add_bf16": lambda o, v, c: _pk_add(o, v, True),
     }
     if name in table:
         return table[name]
     uf, kind = _ufunc(name, is64)
     return lambda o, v, c: uf(_view(o, kind), _view(v, kind)).view(dt)
+
+
+def _bf16_round(x):
+    """float32 → bf16 bits (nearest even; NaN stays a quiet NaN)."""
+    u = x.view(U32).astype(U64)
+    r = ((u + U64(0x7FFF) + ((u >> U64(16)) & U64(1))) >> U64(16)).astype(U32)
+    return np.where(np.isnan(x), (x.view(U32) >> U32(16)) | U32(0x40), r) & U32(0xFFFF)
+
+
+def _pk_add(o, v, bf16):
+    """Two independent 16-bit float adds (f16 or bf16) in each 32-bit word."""
+    out = np.zeros(o.shape, U32)
+    for sh in (0, 16):
+        a, b = (((x >> U32(sh)) & U32(0xFFFF)) for x in (o.astype(U32), v.astype(U32)))
+        if bf16:
+            r = _bf16_round((a << U32(16)).view(F32) + (b << U32(16)).view(F32))
+        else:
+            r = (a.astype(np.uint16).view(np.float16) + b.astype(np.uint16).view(np.float16)).view(np.uint16).astype(U32)
+        out |= r << U32(sh)
+    return out
 
 
 def apply(name: str, dt, init: np.ndarray, vals: np.ndarray, cmps, groups: Groups):

@@ -88,7 +88,15 @@ class EmulatedGPU:
         if inst is None:
             raise GPUFault("jump to an address that is not an instruction", code=hipError_t.hipErrorIllegalAddress,
                            address=pc)
-        fn = compile_instruction(inst, K)
+        modes = getattr(program, "_gpr_index_modes", None)
+        if modes is None:
+            from .semantics.salu_extra import gpr_index_modes
+            modes = program._gpr_index_modes = gpr_index_modes(program.instructions)
+        if pc in modes:
+            from .semantics.salu_extra import indexed
+            fn = indexed(inst, K, modes[pc], compile_instruction)
+        else:
+            fn = compile_instruction(inst, K)
         self.compiled(program, K)[pc] = fn
         return fn
 

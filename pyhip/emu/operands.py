@@ -157,7 +157,9 @@ def write_loaded(st, w, reg: int, raw: np.ndarray, size: int, signed: bool, d16_
         val = v[:, :, 0].astype(np.int8).astype(np.int32).view(U32) if signed else v[:, :, 0].astype(U32)
     else:
         val = v.view(np.int16)[:, :, 0].astype(np.int32).view(U32) if signed else v.view(np.uint16)[:, :, 0].astype(U32)
-    if d16_hi:
+    if d16_hi == "lo":                      # D16: the low half, the high half kept
+        val = (st.vgpr[reg, w] & U32(0xFFFF0000)) | (val & U32(0xFFFF))
+    elif d16_hi:
         val = (st.vgpr[reg, w] & U32(0xFFFF)) | (val << U32(16))
     write_v(st, w, reg, val, mask)
     return reg + 1

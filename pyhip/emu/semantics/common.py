@@ -13,10 +13,9 @@ _LANE = np.arange(LANES)
 
 def srcs(inst) -> list[int]:
     f = inst.fields
-    if inst.encoding == "VOP2":
-        return [f["src0"], 256 + f["vsrc1"]]
-    if inst.encoding == "VOPC":
-        return [f["src0"], 256 + f["vsrc1"]]
+    if inst.encoding in ("VOP2", "VOPC"):
+        # SDWA's S1 bit: VSRC1 names a scalar register or constant, not a VGPR
+        return [f["src0"], f["vsrc1"] if inst.sdwa is not None and inst.sdwa["s1"] else 256 + f["vsrc1"]]
     if inst.encoding == "VOP1":
         return [f["src0"]]
     return [f["src0"], f["src1"], f["src2"]]
@@ -37,32 +36,86 @@ VOP3B_NAMES = frozenset({
 })
 
 
+# 16-bit operand kinds: VOP3 OP_SEL picks the high half of a source (and of the destination)
+HALF_KINDS = frozenset({"f16", "u16", "i16", "b16"})
+# SDWA selects: (shift, width) of BYTE_0..3, WORD_0/1, DWORD
+SDWA_SEL = {0: (0, 8), 1: (8, 8), 2: (16, 8), 3: (24, 8), 4: (0, 16), 5: (16, 16), 6: (0, 32)}
+
+
+def _reader_kind(k: str) -> str:
+    """The constant encoding a source kind reads (inline float constants differ per width)."""
+    return {"f16": "f16", "f32": "f32", "f64": "f64", "u64": "b64", "i64": "b64", "b64": "b64"}.get(k, "b32")
+
+
 def readers(inst, n: int, widths=(32, 32, 32), is_float: bool = False, kinds=None):
-    """Vector readers for the first ``n`` sources, with DPP applied to src0 and VOP3 abs/neg."""
+    """Vector readers for the first ``n`` sources: SDWA source selects, VOP3 OP_SEL halves of 16-bit
+    sources, DPP lane moves on src0, abs/neg on float sources (bit 15 for f16)."""
     codes = srcs(inst)
     out = []
+    f = inst.fields
+    vop3 = inst.encoding in ("VOP3", "VOP3B")
     for i in range(n):
         wdt = widths[i] if i < len(widths) else 32
         k = kinds[i] if kinds else fkind(wdt, is_float)
-        rd = (vreader64 if wdt == 64 else vreader)(codes[i], inst.literal, k)
-        if is_float and inst.encoding in ("VOP3", "VOP3B"):
-            absf = 0 if inst.name in VOP3B_NAMES else inst.fields.get("abs", 0)
-            rd = _float_mods(rd, absf >> i & 1, inst.fields.get("neg", 0) >> i & 1, wdt)
+        rd = (vreader64 if wdt == 64 else vreader)(codes[i], inst.literal, _reader_kind(k))
+        sbits = 64 if wdt == 64 else (16 if k == "f16" else 32)
+        if vop3 and k in HALF_KINDS and f.get("opsel", 0) >> i & 1:
+            rd = _high_half(rd)
+        if inst.sdwa is not None and i < 2:
+            s = inst.sdwa
+            rd = _sdwa_src(rd, s[f"src{i}_sel"], s[f"src{i}_sext"])
+            if is_float:
+                rd = _float_mods(rd, s[f"src{i}_abs"], s[f"src{i}_neg"], sbits)
+        if is_float and vop3:
+            absf = 0 if inst.name in VOP3B_NAMES else f.get("abs", 0)
+            rd = _float_mods(rd, absf >> i & 1, f.get("neg", 0) >> i & 1, sbits)
         if i == 0 and inst.dpp is not None:
             rd = dpp_reader(rd, inst.dpp)
         if inst.dpp is not None and is_float:
             rd = _float_mods(rd, inst.dpp.get(f"src{i}_abs", 0) if i < 2 else 0,
-                             inst.dpp.get(f"src{i}_neg", 0) if i < 2 else 0, wdt)
-        if inst.sdwa is not None:
-            raise NotImplementedError("SDWA operands are not supported yet")
+                             inst.dpp.get(f"src{i}_neg", 0) if i < 2 else 0, sbits)
         out.append(rd)
     return out
+
+
+def _high_half(rd):
+    return lambda st, w: rd(st, w) >> U32(16)
+
+
+def _sdwa_src(rd, sel: int, sext: int):
+    if sel == 6:
+        return rd
+    sh, wd = SDWA_SEL[sel]
+    mask = U32((1 << wd) - 1)
+
+    def f(st, w):
+        v = (rd(st, w) >> U32(sh)) & mask
+        if sext:
+            v = ((v.view(np.int32) << np.int32(32 - wd)) >> np.int32(32 - wd)).view(U32)
+        return v
+    return f
+
+
+def sdwa_dest(inst, st, w, value):
+    """An SDWA result placed by DST_SEL: the rest of the register zeroed, sign-extended or preserved."""
+    s = inst.sdwa
+    sel = s["dst_sel"]
+    if sel == 6:
+        return value
+    sh, wd = SDWA_SEL[sel]
+    mask = (1 << wd) - 1
+    v = np.asarray(value, dtype=U32) & U32(mask)
+    if s["dst_unused"] == 2:                              # UNUSED_PRESERVE
+        return (st.vgpr[dst(inst), w] & U32(~(mask << sh) & 0xFFFFFFFF)) | (v << U32(sh))
+    if s["dst_unused"] == 1:                              # UNUSED_SEXT
+        v = ((v.view(np.int32) << np.int32(32 - wd)) >> np.int32(32 - wd)).view(U32)
+    return v << U32(sh)
 
 
 def _float_mods(rd, a: int, n: int, width: int):
     if not a and not n:
         return rd
-    sign = U64(1 << 63) if width == 64 else U32(1 << 31)
+    sign = U64(1 << 63) if width == 64 else U32(1 << (width - 1))
 
     def f(st, w):
         v = rd(st, w)
@@ -76,10 +129,15 @@ def _float_mods(rd, a: int, n: int, width: int):
 
 def output_mods(inst, is_float: bool, width: int = 32):
     """VOP3 clamp/omod on float results (arrays of float dtype) → function."""
-    f = inst.fields if inst.encoding == "VOP3" else {}
-    clamp, omod = f.get("clamp", 0), f.get("omod", 0)
-    if inst.dpp is None and inst.encoding != "VOP3":
+    if inst.encoding == "VOP3":
+        f = inst.fields
+    elif inst.sdwa is not None and inst.encoding != "VOPC":
+        f = inst.sdwa
+    elif inst.dpp is None:
         return None
+    else:
+        f = {}
+    clamp, omod = f.get("clamp", 0), f.get("omod", 0)
     if not is_float or (not clamp and not omod):
         return None
     scale = {0: 1.0, 1: 2.0, 2: 4.0, 3: 0.5}[omod]
@@ -161,13 +219,18 @@ def dpp_write_mask(inst, st, m):
 
 
 def carry_dst(inst) -> int:
-    """Where a VOP2/VOPC instruction writes its lane mask: VCC, or the VOP3B/VOP3 sdst."""
+    """Where a VOP2/VOPC instruction writes its lane mask: VCC, the VOP3B/VOP3 sdst, or (VOPC SDWA with
+    SD set) the SDWA word's SDST."""
     if inst.encoding == "VOP3":
         return inst.fields["sdst"]
+    if inst.sdwa is not None and inst.sdwa["sd"]:
+        return inst.sdwa["sdst"]
     return VCC
 
 
 def store32(inst, st, w, value, m):
+    if inst.sdwa is not None:
+        value = sdwa_dest(inst, st, w, value)
     write_v(st, w, dst(inst), value, dpp_write_mask(inst, st, m))
 
 

@@ -5,7 +5,7 @@ import numpy as np
 
 from ..memory import GPUFault
 from ..operands import write_loaded, write_v
-from ..state import count, indices, LANES
+from ..state import M0, count, indices, LANES
 from . import op, register
 from .. import atomics
 
@@ -96,6 +96,11 @@ for _n, _sz, _sg in (("b32", 4, False), ("b64", 8, False), ("b96", 12, False), (
                      ("u8", 1, False), ("i8", 1, True), ("u16", 2, False), ("i16", 2, True)):
     register(f"ds_read_{_n}", _read(_sz, _sg))
 register("ds_read_u16_d16_hi", _read(2, False, d16_hi=True))
+register("ds_read_u16_d16", _read(2, False, d16_hi="lo"))
+register("ds_read_u8_d16", _read(1, False, d16_hi="lo"))
+register("ds_read_i8_d16", _read(1, True, d16_hi="lo"))
+register("ds_read_u8_d16_hi", _read(1, False, d16_hi=True))
+register("ds_read_i8_d16_hi", _read(1, True, d16_hi=True))
 register("ds_read2_b32", _read(4, count=2))
 register("ds_read2_b64", _read(8, count=2))
 register("ds_read2st64_b32", _read(4, count=2, stride_mult=64))
@@ -110,13 +115,21 @@ register("ds_write2st64_b32", _write(4, count=2, stride_mult=64))
 register("ds_write2st64_b64", _write(8, count=2, stride_mult=64))
 
 
-def _atomic(name, returns, swap_operands=False):
-    """LDS atomic ``name`` (see :mod:`pyhip.emu.atomics`); ``swap_operands``: ds_cmpst takes the compare
-    value in data0 and the new value in data1."""
+def _atomic(name, returns, swap_operands=False, size=4):
+    """LDS atomic ``name`` (see :mod:`pyhip.emu.atomics`) on ``size``-byte values; ``swap_operands``:
+    ds_cmpst takes the compare value in data0 and the new value in data1."""
+    dt = U64 if size == 8 else U32
+
     def factory(inst, K):
         f = inst.fields
         a, d0, d1, dst = f["addr"], f["data0"], f["data1"], f["vdst"]
         off = f["offset0"] | (f["offset1"] << 8)
+
+        def reg(st, w, r, widx, lidx):
+            v = st.vgpr[r, w][widx, lidx]
+            if size == 8:
+                v = v.astype(U64) | (st.vgpr[r + 1, w][widx, lidx].astype(U64) << U64(32))
+            return v
 
         def run(st, w):
             m = st.exec_mask(w)
@@ -124,24 +137,31 @@ def _atomic(name, returns, swap_operands=False):
             if not len(widx):
                 return
             o = st.vgpr[a, w][widx, lidx].astype(np.int64) + off
-            bad = (o < 0) | (o + 4 > st.lds_size)
+            bad = (o < 0) | (o + size > st.lds_size)
             if bad.any():
                 raise GPUFault(f"LDS atomic out of range (allocated {st.lds_size} bytes)",
-                               address=int(o[np.argmax(bad)]), access="4 bytes")
+                               address=int(o[np.argmax(bad)]), access=f"{size} bytes")
+            if (o % size).any():
+                raise GPUFault(f"misaligned LDS atomic: address not aligned to {size} bytes",
+                               address=int(o[np.argmax(o % size != 0)]), access=f"{size}-byte atomic")
             g = st.group[w][widx]
             groups = atomics.Groups(g * (st.lds_size + 16) + o)
             f0 = groups.first
-            cols = o[f0][:, None] + np.arange(4)
-            init = np.ascontiguousarray(st.lds[g[f0][:, None], cols]).view(U32).reshape(-1)
-            v, c = st.vgpr[d0, w][widx, lidx], st.vgpr[d1, w][widx, lidx]
+            cols = o[f0][:, None] + np.arange(size)
+            init = np.ascontiguousarray(st.lds[g[f0][:, None], cols]).view(dt).reshape(-1)
+            v, c = reg(st, w, d0, widx, lidx), reg(st, w, d1, widx, lidx)
             if swap_operands:
                 v, c = c, v
-            old, final = atomics.apply(name, U32, init, v, c, groups)
-            st.lds[g[f0][:, None], cols] = final.view(U8).reshape(-1, 4)
+            old, final = atomics.apply(name, dt, init, v, c, groups)
+            st.lds[g[f0][:, None], cols] = final.astype(dt).view(U8).reshape(-1, size)
             if returns:
-                res = np.zeros((count(st, w), LANES), dtype=U32)
+                res = np.zeros((count(st, w), LANES), dtype=dt)
                 res[widx, lidx] = old
-                write_v(st, w, dst, res, m)
+                if size == 8:
+                    write_v(st, w, dst, (res & U64(0xFFFFFFFF)).astype(U32), m)
+                    write_v(st, w, dst + 1, (res >> U64(32)).astype(U32), m)
+                else:
+                    write_v(st, w, dst, res, m)
         return run
     return factory
 
@@ -152,15 +172,139 @@ _DS_ATOMICS = {
     "min_i32": "smin", "max_i32": "smax", "min_u32": "umin", "max_u32": "umax",
     "and_b32": "and", "or_b32": "or", "xor_b32": "xor", "mskor_b32": "mskor", "wrxchg_rtn_b32": "swap",
     "cmpst_b32": "cmpswap", "add_f32": "fadd", "min_f32": "fmin", "max_f32": "fmax",
+    "cmpst_f32": "fcmpswap", "pk_add_f16": "pk_add_f16", "pk_add_bf16": "pk_add_bf16",
+    "add_u64": "add", "sub_u64": "sub", "rsub_u64": "rsub", "inc_u64": "inc", "dec_u64": "dec",
+    "min_i64": "smin", "max_i64": "smax", "min_u64": "umin", "max_u64": "umax",
+    "and_b64": "and", "or_b64": "or", "xor_b64": "xor", "mskor_b64": "mskor", "wrxchg_rtn_b64": "swap",
+    "cmpst_b64": "cmpswap", "cmpst_f64": "fcmpswap", "add_f64": "fadd", "min_f64": "fmin", "max_f64": "fmax",
 }
 for _n, _op in _DS_ATOMICS.items():
-    _swap = _op == "cmpswap"
+    _swap = _op in ("cmpswap", "fcmpswap")
+    _size = 8 if _n.endswith("64") else 4
     if _n.startswith("wrxchg"):
-        register(f"ds_{_n}", _atomic(_op, True))
+        register(f"ds_{_n}", _atomic(_op, True, size=_size))
         continue
-    register(f"ds_{_n}", _atomic(_op, False, _swap))
+    register(f"ds_{_n}", _atomic(_op, False, _swap, _size))
     base, typ = _n.rsplit("_", 1)
-    register(f"ds_{base}_rtn_{typ}", _atomic(_op, True, _swap))
+    register(f"ds_{base}_rtn_{typ}", _atomic(_op, True, _swap, _size))
+register("ds_wrap_rtn_b32", _atomic("wrap", True))
+
+
+def _wrxchg2(size, stride):
+    """ds_wrxchg2{,st64}_rtn: two exchanges at offset0 / offset1 (in elements, x64 for st64); returns
+    both old values in consecutive registers."""
+    def factory(inst, K):
+        f = inst.fields
+        a, dsts = f["addr"], f["vdst"]
+        datas = (f["data0"], f["data1"])
+        offs = (f["offset0"] * size * stride, f["offset1"] * size * stride)
+        n = size // 4
+
+        def run(st, w):
+            m = st.exec_mask(w)
+            base = st.vgpr[a, w].astype(np.int64)
+            for i in range(2):
+                old = _lds_io(st, w, m, base + offs[i], size)
+                new = np.stack([st.vgpr[datas[i] + k, w] for k in range(n)], axis=-1)
+                _lds_io(st, w, m, base + offs[i], size, new.view(U8))
+                ow = np.ascontiguousarray(old).view(U32)
+                for k in range(n):
+                    write_v(st, w, dsts + i * n + k, ow[:, :, k], m)
+        return run
+    return factory
+
+
+register("ds_wrxchg2_rtn_b32", _wrxchg2(4, 1))
+register("ds_wrxchg2_rtn_b64", _wrxchg2(8, 1))
+register("ds_wrxchg2st64_rtn_b32", _wrxchg2(4, 64))
+register("ds_wrxchg2st64_rtn_b64", _wrxchg2(8, 64))
+
+
+@op("ds_condxchg32_rtn_b64")
+def _condxchg(inst, K):
+    """Two dwords at ADDR and ADDR+4, each replaced by its data dword when that dword's bit 31 is set (the
+    bit itself cleared); returns the old pair."""
+    f = inst.fields
+    a, d0, dst = f["addr"], f["data0"], f["vdst"]
+    off = f["offset0"] | (f["offset1"] << 8)
+
+    def run(st, w):
+        m = st.exec_mask(w)
+        o = st.vgpr[a, w].astype(np.int64) + off
+        old = np.ascontiguousarray(_lds_io(st, w, m, o, 8)).view(U32)
+        new = old.copy()
+        for k in range(2):
+            v = st.vgpr[d0 + k, w]
+            new[:, :, k] = np.where(v >> U32(31) != 0, v & U32(0x7FFFFFFF), old[:, :, k])
+        _lds_io(st, w, m, o, 8, new.view(U8))
+        write_v(st, w, dst, old[:, :, 0], m)
+        write_v(st, w, dst + 1, old[:, :, 1], m)
+    return run
+
+
+def _addtid(write):
+    """ds_read/write_addtid_b32: LDS address M0 + offset + 4 * lane id (no VGPR address)."""
+    def factory(inst, K):
+        f = inst.fields
+        off = f["offset0"] | (f["offset1"] << 8)
+        r = f["data0"] if write else f["vdst"]
+
+        def run(st, w):
+            m = st.exec_mask(w)
+            o = (st.sgpr[w, M0].astype(np.int64) & 0xFFFF)[:, None] + off + 4 * np.arange(LANES)
+            if write:
+                _lds_io(st, w, m, o, 4, st.vgpr[r, w][:, :, None].view(U8))
+            else:
+                write_v(st, w, r, np.ascontiguousarray(_lds_io(st, w, m, o, 4)).view(U32)[:, :, 0], m)
+        return run
+    return factory
+
+
+register("ds_read_addtid_b32", _addtid(False))
+register("ds_write_addtid_b32", _addtid(True))
+
+
+def _append(sign):
+    """ds_append / ds_consume: add (subtract) the number of active lanes to the dword at M0 + offset, wave
+    after wave; every active lane of a wave gets the value before its wave's update."""
+    def factory(inst, K):
+        f = inst.fields
+        off = f["offset0"] | (f["offset1"] << 8)
+        d = f["vdst"]
+
+        def run(st, w):
+            m = st.exec_mask(w)
+            live = m.any(axis=1)
+            o = (st.sgpr[w, M0].astype(np.int64) & 0xFFFF) + off
+            wm = np.zeros_like(m)
+            wm[:, 0] = live                                  # one access per wave (lane 0 stands for it)
+            oo = np.broadcast_to(o[:, None], m.shape)
+            cur = np.ascontiguousarray(_lds_io(st, w, wm, oo, 4)).view(U32)[:, :, 0][:, 0]
+            g = st.group[w]
+            n = m.sum(axis=1).astype(np.int64) * sign
+            key = g * (st.lds_size + 16) + o
+            old = cur.astype(np.int64).copy()
+            for k in np.unique(key[live]):                   # waves sharing a counter apply in order
+                sel = np.nonzero(live & (key == k))[0]
+                run_total = cur[sel[0]].astype(np.int64) + np.concatenate([[0], np.cumsum(n[sel])])
+                old[sel] = run_total[:-1]
+                last = np.zeros_like(wm)
+                last[sel[-1], 0] = True
+                _lds_io(st, w, last, oo, 4, np.broadcast_to(
+                    np.array([run_total[-1] & 0xFFFFFFFF], U32).view(U8), m.shape + (4,)))
+            res = np.broadcast_to((old & 0xFFFFFFFF).astype(U32)[:, None], m.shape)
+            write_v(st, w, d, res, m)
+        return run
+    return factory
+
+
+register("ds_append", _append(1))
+register("ds_consume", _append(-1))
+
+
+@op("ds_nop")
+def _ds_nop(inst, K):
+    return lambda st, w: None
 
 
 @op("ds_swizzle_b32")

@@ -1,5 +1,7 @@
-"""Matrix fused multiply-add (MAI: v_mfma_*) for the single-block 32x32 and 16x16 shapes (f32, xf32, f16,
-bf16, i8 inputs), plus v_accvgpr_read/write/mov.  Multi-block (_2b/_4b/4x4) and f64 shapes are not here.
+"""Matrix fused multiply-add (MAI: v_mfma_*): single-block 32x32 and 16x16 shapes and the multi-block
+(_2b/_4b/_16b, 4x4) ones, f32, xf32, f16, bf16 (1k and the older two-per-register), i8, fp8/bf8 (gfx942
+FNUZ formats) and f64 (16x16x4) inputs, plus v_accvgpr_read/write/mov.  Not here: v_mfma_f64_4x4x4 and the
+sparse v_smfmac_*.
 
 Operand layouts (AMD matrix instruction calculator, one block of M x M): lane ``l`` of A holds row
 ``i = l % M`` and K-slice ``l // M`` (``kpl`` consecutive k values packed in its registers), B likewise
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import fp
 from . import op as register_op, register
 
 U16, U32, F16, F32, F64 = np.uint16, np.uint32, np.float16, np.float32, np.float64
@@ -21,15 +24,23 @@ U16, U32, F16, F32, F64 = np.uint16, np.uint32, np.float16, np.float32, np.float
 _LANE = np.arange(64)
 
 
-def _out_layout(M):
-    """(rows, cols) index arrays (regs, 64): the output element each register of each lane holds."""
+def _out_layout(M, blocks):
+    """(register, row, col, block) index arrays (regs, 64): the output element each register of each lane
+    holds.  32x32: 16 registers per block; 16x16: 4 per block; 4x4 (16 blocks): register i of lane
+    4 * block + j holds D[block][i][j]."""
+    if M == 4:
+        reg = np.arange(4)[:, None]
+        return (np.broadcast_to(reg, (4, 64)), np.broadcast_to(_LANE[None, :] % 4, (4, 64)),
+                np.broadcast_to(_LANE[None, :] // 4, (4, 64)))
+    per = 16 if M == 32 else 4
+    reg = np.arange(per * blocks)[:, None]
+    r, blk = reg % per, reg // per
     if M == 32:
-        reg = np.arange(16)
-        ii = 8 * (reg[:, None] // 4) + 4 * (_LANE[None, :] // 32) + (reg[:, None] % 4)
-        return ii, np.broadcast_to(_LANE[None, :] % 32, (16, 64))
-    reg = np.arange(4)                                     # 16x16: lane = j + 16*(i//4), register i % 4
-    ii = 4 * (_LANE[None, :] // 16) + reg[:, None]
-    return ii, np.broadcast_to(_LANE[None, :] % 16, (4, 64))
+        ii = 8 * (r // 4) + 4 * (_LANE[None, :] // 32) + (r % 4)
+    else:                                                  # 16x16: lane = j + 16*(i//4), register i % 4
+        ii = 4 * (_LANE[None, :] // 16) + r
+    shape = (per * blocks, 64)
+    return np.broadcast_to(ii, shape), np.broadcast_to(_LANE[None, :] % M, shape), np.broadcast_to(blk, shape)
 
 
 def _xf32(x):
@@ -42,42 +53,69 @@ def _xf32(x):
     return out.view(F32)
 
 
-def _inputs(st, w, reg, kind):
-    """(nw, 64, items) float64 input values of one operand."""
+def _fp8_table(mant_bits, bias):
+    """The 256 values of an FNUZ 8-bit float (gfx942: no infinities, no -0; 0x80 is the NaN)."""
+    exp_bits = 7 - mant_bits
+    out = np.empty(256, F64)
+    for v in range(256):
+        s, e, m = v >> 7, (v >> mant_bits) & ((1 << exp_bits) - 1), v & ((1 << mant_bits) - 1)
+        mag = m * 2.0 ** (1 - bias - mant_bits) if e == 0 else (1 + m / (1 << mant_bits)) * 2.0 ** (e - bias)
+        out[v] = -mag if s else mag
+    out[0x80] = np.nan
+    return out
+
+
+FP8_VALUES = _fp8_table(3, 8)         # E4M3FNUZ
+BF8_VALUES = _fp8_table(2, 16)        # E5M2FNUZ
+_BITS = {"f32": 32, "xf32": 32, "f16": 16, "bf16": 16, "i8": 8, "fp8": 8, "bf8": 8, "f64": 64}
+
+
+def _inputs(st, w, reg, kind, kpl):
+    """(nw, 64, kpl) input values of one operand (float64, or int64 for i8)."""
+    nregs = max(1, kpl * _BITS[kind] // 32)
+    v = np.ascontiguousarray(np.stack([st.vgpr[reg + i, w] for i in range(nregs)], axis=-1))
     if kind == "f32":
-        return st.vgpr[reg, w].view(F32).astype(F64)[:, :, None]
+        return v.view(F32).astype(F64)
+    if kind == "f64":
+        return v.view(F64)
     if kind == "xf32":
-        v = np.stack([st.vgpr[reg + i, w] for i in range(2)], axis=-1).view(F32)
-        return _xf32(v).astype(F64)
-    if kind in ("f16", "bf16"):
-        v = np.ascontiguousarray(np.stack([st.vgpr[reg + i, w] for i in range(2)], axis=-1))
-        if kind == "f16":
-            return v.view(F16).astype(F64)               # (nw, 64, 4): element e = half e of the pair
+        return _xf32(v.view(F32)).astype(F64)
+    if kind == "f16":
+        return v.view(F16).astype(F64)                   # element e = half e of the register group
+    if kind == "bf16":
         return (v.view(U16).astype(U32) << U32(16)).view(F32).astype(F64)
     if kind == "i8":
-        v = np.ascontiguousarray(st.vgpr[reg, w])[:, :, None]
-        return v.view(np.int8).astype(np.int64)          # (nw, 64, 4)
+        return v.view(np.int8).astype(np.int64)
+    if kind in ("fp8", "bf8"):
+        return (FP8_VALUES if kind == "fp8" else BF8_VALUES)[v.view(np.uint8)]
     raise NotImplementedError(kind)
 
 
-def _mfma(kind, M, kpl):
-    """One block, M x M output, K = (64 // M) * kpl: lane group g = lane // M holds k in [g*kpl, (g+1)*kpl)."""
+def _mfma(kind, M, kpl, blocks=1, kind_b=None):
+    """``blocks`` independent M x M products; the 64 lanes form 64 // M groups of M lanes: with one block
+    the groups hold consecutive K slices of ``kpl`` values (K = groups * kpl), with several blocks each
+    group is one block (K = kpl)."""
+    kind_b = kind_b or kind
     groups = 64 // M
-    K = groups * kpl
-    i, k = np.meshgrid(np.arange(M), np.arange(K), indexing="ij")
-    a_lane, a_item = i + M * (k // kpl), k % kpl                      # A[i, k]
-    k2, j2 = np.meshgrid(np.arange(K), np.arange(M), indexing="ij")
-    b_lane, b_item = j2 + M * (k2 // kpl), k2 % kpl                   # B[k, j]
-    II, JJ = _out_layout(M)
+    if blocks not in (1, groups):
+        raise ValueError("mixed block / K-group MFMA layouts are not described")
+    K = kpl * (groups if blocks == 1 else 1)
+    i, k, b = np.meshgrid(np.arange(M), np.arange(K), np.arange(blocks), indexing="ij")
+    a_lane = i + M * (k // kpl if blocks == 1 else b)
+    a_item = k % kpl                                                   # A[b, i, k] → (lane, item)
+    II, JJ, BB = _out_layout(M, blocks)
     nregs = II.shape[0]
     integer = kind == "i8"
+    f64 = kind == "f64"
+    width = 2 if f64 else 1
 
     def factory(inst, K_):
         f = inst.fields
-        if f.get("cbsz") or f.get("abid") or f.get("blgp") or f.get("neg") or f.get("neg_hi"):
+        if f.get("cbsz") or f.get("abid") or f.get("blgp") or (not f64 and (f.get("neg") or f.get("neg_hi"))):
             raise NotImplementedError("MFMA broadcast/negate controls (cbsz/abid/blgp/neg) are not emulated")
         if f["src0"] < 256 or f["src1"] < 256:
             raise NotImplementedError("MFMA with scalar/constant A or B operands")
+        negs = f.get("neg", 0) if f64 else 0
         acc = K_.accum_offset if f.get("acc_cd") else 0
         src_acc = f.get("opsel_hi", 0)                     # MAI: bit 0 / bit 1 = A / B in AGPRs
         a_reg = f["src0"] - 256 + (K_.accum_offset if src_acc & 1 else 0)
@@ -87,44 +125,85 @@ def _mfma(kind, M, kpl):
         c_reg = c_code - 256 + acc if c_code >= 256 else None
         if c_reg is None:
             from ..operands import constant
-            cval = constant(c_code, inst.literal, "b32" if integer else "f32")
+            cval = constant(c_code, inst.literal, "f64" if f64 else ("b32" if integer else "f32"))
             if cval is None:
                 raise NotImplementedError("MFMA with a scalar register C operand")
-            c_bits = np.array([cval & 0xFFFFFFFF], U32)
+            c_const = (np.array([cval], np.uint64).view(F64)[0] if f64 else
+                       np.array([cval & 0xFFFFFFFF], U32).view(np.int32 if integer else F32)[0])
 
         def run(st, w):
-            av, bv = _inputs(st, w, a_reg, kind), _inputs(st, w, b_reg, kind)
-            A = av[:, a_lane, a_item]                      # (nw, M, K)
-            B = bv[:, b_lane, b_item]                      # (nw, K, M)
-            D = np.matmul(A, B)                            # float64 (exact products), or int64
+            av, bv = _inputs(st, w, a_reg, kind, kpl), _inputs(st, w, b_reg, kind_b, kpl)
+            A = av[:, a_lane, a_item]                      # (nw, M, K, blocks)
+            B = bv[:, a_lane, a_item]                      # B[b, j, k] uses the same lane pattern as A
+            if negs & 1:
+                A = -A
+            if negs & 2:
+                B = -B
+            nw = A.shape[0]
             if c_reg is not None:
-                regs = np.stack([st.vgpr[c_reg + r, w] for r in range(nregs)], axis=1)    # (nw, regs, 64)
-                C = np.empty_like(D)
-                C[:, II, JJ] = regs.view(np.int32) if integer else regs.view(F32)
-                D += C
+                regs = np.stack([st.vgpr[c_reg + r, w] for r in range(nregs * width)], axis=1)   # (nw, R, 64)
+                if f64:
+                    regs = np.ascontiguousarray(regs.reshape(nw, nregs, 2, 64).transpose(0, 1, 3, 2)).view(F64)[..., 0]
+                C = np.zeros((nw, M, M, blocks), np.int64 if integer else F64)
+                C[:, II, JJ, BB] = regs.view(np.int32) if integer else (regs if f64 else regs.view(F32))
             else:
-                D += c_bits.view(np.int32)[0] if integer else F64(c_bits.view(F32)[0])
-            out = D[:, II, JJ]
-            out = (out & 0xFFFFFFFF).astype(U32) if integer else out.astype(F32).view(U32)
-            for r in range(nregs):
+                C = np.full((nw, M, M, blocks), c_const, np.int64 if integer else F64)
+            if negs & 4:
+                C = -C
+            if f64:                                        # f64: one FMA per k, in k order
+                D = C
+                for kk in range(K):
+                    D = fp.fma64(A[:, :, kk, :][:, :, None, :], B[:, :, kk, :][:, None, :, :], D)
+            else:                                          # exact products, one f32 rounding
+                D = np.einsum("nikb,njkb->nijb", A, B) + C
+            out = D[:, II, JJ, BB]                         # (nw, R, 64)
+            if integer:
+                out = (out & 0xFFFFFFFF).astype(U32)
+            elif f64:
+                out = np.ascontiguousarray(out).view(U32).reshape(nw, nregs, 64, 2).transpose(0, 1, 3, 2).reshape(nw, nregs * 2, 64)
+            else:
+                out = out.astype(F32).view(U32)
+            for r in range(nregs * width):
                 st.vgpr[d_reg + r, w] = out[:, r]
         return run
     return factory
 
 
 _SHAPES = {
-    # name: (input kind, M, values per lane)
-    "v_mfma_f32_32x32x2f32": ("f32", 32, 1), "v_mfma_f32_32x32x2_f32": ("f32", 32, 1),
-    "v_mfma_f32_16x16x4f32": ("f32", 16, 1), "v_mfma_f32_16x16x4_f32": ("f32", 16, 1),
-    "v_mfma_f32_32x32x8f16": ("f16", 32, 4), "v_mfma_f32_32x32x8_f16": ("f16", 32, 4),
-    "v_mfma_f32_16x16x16f16": ("f16", 16, 4), "v_mfma_f32_16x16x16_f16": ("f16", 16, 4),
-    "v_mfma_f32_32x32x8bf16_1k": ("bf16", 32, 4), "v_mfma_f32_32x32x8_bf16": ("bf16", 32, 4),
-    "v_mfma_f32_16x16x16bf16_1k": ("bf16", 16, 4), "v_mfma_f32_16x16x16_bf16": ("bf16", 16, 4),
-    "v_mfma_f32_32x32x4_xf32": ("xf32", 32, 2), "v_mfma_f32_16x16x8_xf32": ("xf32", 16, 2),
-    "v_mfma_i32_32x32x8i8": ("i8", 32, 4), "v_mfma_i32_16x16x16i8": ("i8", 16, 4),
+    # name: (input kind, M, values per lane, blocks)
+    "v_mfma_f32_32x32x2f32": ("f32", 32, 1, 1), "v_mfma_f32_32x32x2_f32": ("f32", 32, 1, 1),
+    "v_mfma_f32_16x16x4f32": ("f32", 16, 1, 1), "v_mfma_f32_16x16x4_f32": ("f32", 16, 1, 1),
+    "v_mfma_f32_32x32x1f32": ("f32", 32, 1, 2), "v_mfma_f32_32x32x1_2b_f32": ("f32", 32, 1, 2),
+    "v_mfma_f32_16x16x1f32": ("f32", 16, 1, 4), "v_mfma_f32_16x16x1_4b_f32": ("f32", 16, 1, 4),
+    "v_mfma_f32_4x4x1f32": ("f32", 4, 1, 16), "v_mfma_f32_4x4x1_16b_f32": ("f32", 4, 1, 16),
+    "v_mfma_f32_32x32x8f16": ("f16", 32, 4, 1), "v_mfma_f32_32x32x8_f16": ("f16", 32, 4, 1),
+    "v_mfma_f32_16x16x16f16": ("f16", 16, 4, 1), "v_mfma_f32_16x16x16_f16": ("f16", 16, 4, 1),
+    "v_mfma_f32_32x32x4f16": ("f16", 32, 4, 2), "v_mfma_f32_32x32x4_2b_f16": ("f16", 32, 4, 2),
+    "v_mfma_f32_16x16x4f16": ("f16", 16, 4, 4), "v_mfma_f32_16x16x4_4b_f16": ("f16", 16, 4, 4),
+    "v_mfma_f32_4x4x4f16": ("f16", 4, 4, 16), "v_mfma_f32_4x4x4_16b_f16": ("f16", 4, 4, 16),
+    "v_mfma_f32_32x32x8bf16_1k": ("bf16", 32, 4, 1), "v_mfma_f32_32x32x8_bf16": ("bf16", 32, 4, 1),
+    "v_mfma_f32_16x16x16bf16_1k": ("bf16", 16, 4, 1), "v_mfma_f32_16x16x16_bf16": ("bf16", 16, 4, 1),
+    "v_mfma_f32_32x32x4bf16_1k": ("bf16", 32, 4, 2), "v_mfma_f32_32x32x4_2b_bf16": ("bf16", 32, 4, 2),
+    "v_mfma_f32_16x16x4bf16_1k": ("bf16", 16, 4, 4), "v_mfma_f32_16x16x4_4b_bf16": ("bf16", 16, 4, 4),
+    "v_mfma_f32_4x4x4bf16_1k": ("bf16", 4, 4, 16), "v_mfma_f32_4x4x4_16b_bf16": ("bf16", 4, 4, 16),
+    "v_mfma_f32_32x32x4bf16": ("bf16", 32, 2, 1), "v_mfma_f32_16x16x8bf16": ("bf16", 16, 2, 1),
+    "v_mfma_f32_32x32x2bf16": ("bf16", 32, 2, 2), "v_mfma_f32_16x16x2bf16": ("bf16", 16, 2, 4),
+    "v_mfma_f32_4x4x2bf16": ("bf16", 4, 2, 16),
+    "v_mfma_f32_32x32x4_xf32": ("xf32", 32, 2, 1), "v_mfma_f32_16x16x8_xf32": ("xf32", 16, 2, 1),
+    "v_mfma_i32_32x32x8i8": ("i8", 32, 4, 1), "v_mfma_i32_16x16x16i8": ("i8", 16, 4, 1),
+    "v_mfma_i32_32x32x16_i8": ("i8", 32, 8, 1), "v_mfma_i32_16x16x32_i8": ("i8", 16, 8, 1),
+    "v_mfma_i32_32x32x4i8": ("i8", 32, 4, 2), "v_mfma_i32_32x32x4_2b_i8": ("i8", 32, 4, 2),
+    "v_mfma_i32_16x16x4i8": ("i8", 16, 4, 4), "v_mfma_i32_16x16x4_4b_i8": ("i8", 16, 4, 4),
+    "v_mfma_i32_4x4x4i8": ("i8", 4, 4, 16), "v_mfma_i32_4x4x4_16b_i8": ("i8", 4, 4, 16),
+    "v_mfma_f64_16x16x4f64": ("f64", 16, 1, 1), "v_mfma_f64_16x16x4_f64": ("f64", 16, 1, 1),
 }
-for _name, (_kind, _m, _kpl) in _SHAPES.items():
-    register(_name, _mfma(_kind, _m, _kpl))
+for _name, (_kind, _m, _kpl, _blocks) in _SHAPES.items():
+    register(_name, _mfma(_kind, _m, _kpl, _blocks))
+for _a in ("fp8", "bf8"):
+    for _b in ("fp8", "bf8"):
+        register(f"v_mfma_f32_16x16x32_{_a}_{_b}", _mfma(_a, 16, 8, 1, _b))
+        register(f"v_mfma_f32_32x32x16_{_a}_{_b}", _mfma(_a, 32, 8, 1, _b))
+
 
 def _accvgpr(read):
     def factory(inst, K):

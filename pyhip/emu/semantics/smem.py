@@ -79,3 +79,95 @@ def _time(inst, K):
 
 register("s_memtime", _time)
 register("s_memrealtime", _time)
+
+
+# ---- scalar stores and atomics (write through to memory: there is no scalar cache to write back) ------------------
+def _address(inst, buffer=False):
+    """→ f(st, w) per-wave byte addresses (nw,) uint64, as for the scalar loads."""
+    f = inst.fields
+    base = f["sbase"]
+    if f["imm"]:
+        off_imm = f["offset"]
+        soff = sreader(f["soffset"], None) if f["soe"] else None
+    else:
+        off_imm, soff = 0, sreader(f["offset"] & 0x7F, None)
+
+    def addr(st, w):
+        pair = st.sgpr[w, base:base + 2]
+        a = pair[:, 0].astype(U64) | ((pair[:, 1] & U32(0xFFFF if buffer else 0xFFFFFFFF)).astype(U64) << U64(32))
+        a = a + U64(off_imm & 0xFFFFFFFFFFFFFFFF)
+        if soff is not None:
+            a = a + soff(st, w).astype(U64)
+        return a
+    return addr
+
+
+def _store(n, buffer=False):
+    def factory(inst, K):
+        addr = _address(inst, buffer)
+        d = inst.fields["sdata"]
+        mem = K.memory
+        word_off = np.arange(n, dtype=U64) * U64(4)
+
+        def run(st, w):
+            a = addr(st, w) & ~U64(3)
+            data = np.ascontiguousarray(st.sgpr[w, d:d + n]).view(np.uint8).reshape(-1, 4)
+            for i in range(len(a)):                      # waves store in order (later waves win)
+                mem.scatter(a[i] + word_off, data[i * n:(i + 1) * n])
+        return run
+    return factory
+
+
+for _n in (1, 2, 4):
+    sfx = "" if _n == 1 else f"x{_n}"
+    register(f"s_store_dword{sfx}", _store(_n))
+    register(f"s_buffer_store_dword{sfx}", _store(_n, buffer=True))
+    register(f"s_scratch_store_dword{sfx}", _store(_n))
+
+
+def _satomic(opname, wide, buffer=False):
+    def factory(inst, K):
+        from .. import atomics
+        addr = _address(inst, buffer)
+        f = inst.fields
+        d = f["sdata"]
+        returns = bool(f["glc"])
+        dt, size = (U64, 8) if wide else (U32, 4)
+
+        def reg(st, w, r):
+            v = st.sgpr[w, r].astype(U64)
+            return v | (st.sgpr[w, r + 1].astype(U64) << U64(32)) if wide else v.astype(U32)
+
+        def run(st, w):
+            a = addr(st, w)
+            if (a & U64(size - 1)).any():
+                raise GPUFault(f"misaligned scalar atomic: address not aligned to {size} bytes",
+                               address=int(a[np.argmax((a & U64(size - 1)) != 0)]), access=f"{size}-byte atomic")
+            val = reg(st, w, d)
+            cmp = reg(st, w, d + (2 if wide else 1)) if opname == "cmpswap" else None
+            groups = atomics.Groups(a)
+            f0 = groups.first
+            init = K.memory.gather(a[f0], size).view(dt).reshape(-1)
+            old, final = atomics.apply(opname, dt, init, val, cmp, groups)
+            K.memory.scatter(a[f0], final.astype(dt).view(np.uint8).reshape(-1, size))
+            if returns:
+                if wide:
+                    write_s64(st, w, d, old)
+                else:
+                    write_s(st, w, d, old.astype(U32))
+        return run
+    return factory
+
+
+for _op in ("swap", "cmpswap", "add", "sub", "smin", "umin", "smax", "umax", "and", "or", "xor", "inc", "dec"):
+    for _pfx, _buf in (("s_atomic", False), ("s_buffer_atomic", True)):
+        register(f"{_pfx}_{_op}", _satomic(_op, False, _buf))
+        register(f"{_pfx}_{_op}_x2", _satomic(_op, True, _buf))
+
+
+def _cache_hint(inst, K):
+    return lambda st, w: None
+
+
+for _n in ("s_dcache_discard", "s_dcache_discard_x2", "s_atc_probe", "s_atc_probe_buffer"):
+    register(_n, _cache_hint)

@@ -9,10 +9,11 @@ from .. import fp
 from ..operands import constant, sreader, vreader, write_s, write_v
 from ..state import LANES, VCC, pair_from_mask, mask_from_pair
 from . import op, register
-from .common import (F32, F64, I32, I64, U32, U64, carry_dst, dst, output_mods, readers, srcs, store32,
+from .common import (F32, F64, HALF_KINDS, I32, I64, U32, U64, carry_dst, dst, output_mods, readers, srcs, store32,
                      store64)
 
-WIDTH = {"f32": 32, "u32": 32, "i32": 32, "f16": 32, "b32": 32, "f64": 64, "u64": 64, "i64": 64, "b64": 64}
+WIDTH = {"f32": 32, "u32": 32, "i32": 32, "f16": 32, "b32": 32, "f64": 64, "u64": 64, "i64": 64, "b64": 64,
+         "u16": 32, "i16": 32}
 FLOAT = {"f32", "f64", "f16"}
 ERR = contextlib.nullcontext()   # the engine runs every batch under np.errstate(all="ignore")
 
@@ -28,12 +29,18 @@ def view(a, kind):
         return a.view(I64)
     if kind == "f16":
         return (a & U32(0xFFFF)).astype(np.uint16).view(np.float16)
+    if kind == "u16":
+        return (a & U32(0xFFFF)).astype(np.uint16)
+    if kind == "i16":
+        return (a & U32(0xFFFF)).astype(np.uint16).view(np.int16)
     return a
 
 
 def bits(x, kind):
     if kind == "f16":
         return np.asarray(x, dtype=np.float16).view(np.uint16).astype(U32)
+    if kind in ("u16", "i16"):
+        return np.asarray(x).astype(np.uint16 if kind == "u16" else np.int16).view(np.uint16).astype(U32)
     x = np.asarray(x)
     if WIDTH[kind] == 64:
         return x.astype({"f64": F64, "i64": I64}.get(kind, U64), copy=False).view(U64)
@@ -49,13 +56,14 @@ def make(kinds_in, kind_out, fn):
     is_float = any(k in FLOAT for k in kinds_in)
 
     def factory(inst, K):
-        rds = readers(inst, n, [WIDTH[k] for k in kinds_in], is_float,
-                      kinds=[("f64" if k == "f64" else "b64") if WIDTH[k] == 64 else ("f16" if k == "f16" else ("f32" if k == "f32" else "b32")) for k in kinds_in])
+        rds = readers(inst, n, [WIDTH[k] for k in kinds_in], is_float, kinds=list(kinds_in))
         post = output_mods(inst, kind_out in FLOAT)
         store = store64 if WIDTH[kind_out] == 64 else store32
+        if kind_out in HALF_KINDS:
+            store = half_store(inst)
 
-        fin = [k in ("f32", "f64") for k in kinds_in]
-        fout = kind_out in ("f32", "f64")
+        fin = [k in FLOAT for k in kinds_in]
+        fout = kind_out in FLOAT
         # inline constants and literals enter element-wise ops as 0-d values: no full-size pass over a
         # broadcast constant (the result is broadcast to the lanes when every source is a constant)
         consts = {}
@@ -106,8 +114,28 @@ def flush_denormals(x, mode, kind, out):
     bit = (4 if kind == "f32" else 6) + out
     if mode >> bit & 1:
         return x
-    tiny = F32(2.0 ** -126) if kind == "f32" else F64(2.0 ** -1022)
+    tiny = {"f32": F32(2.0 ** -126), "f16": np.float16(2.0 ** -14)}.get(kind, F64(2.0 ** -1022))
     return np.where((np.abs(x) < tiny) & (x != 0), np.copysign(np.zeros((), x.dtype), x), x)
+
+
+# 16-bit results: GFX9 zeroes the high half, except the VOP3 ops with OP_SEL, which write the half
+# OP_SEL[3] names and keep the other (LLVM: GCNSubtarget::zeroesHigh16BitsOfDest)
+OPSEL_DEST = frozenset("v_mad_f16 v_fma_f16 v_div_fixup_f16 v_mad_u16 v_mad_i16 v_add_i16 v_sub_i16 v_max3_f16 "
+                       "v_min3_f16 v_med3_f16 v_max3_i16 v_min3_i16 v_med3_i16 v_max3_u16 v_min3_u16 "
+                       "v_med3_u16".split())
+
+
+def half_store(inst):
+    d = dst(inst)
+    keep = inst.encoding == "VOP3" and inst.name in OPSEL_DEST
+    hi = keep and inst.fields.get("opsel", 0) >> 3 & 1
+
+    def store(inst_, st, w, value, m):
+        if keep:
+            old = st.vgpr[d, w]
+            value = (old & U32(0xFFFF)) | (value << U32(16)) if hi else (old & U32(0xFFFF0000)) | (value & U32(0xFFFF))
+        store32(inst_, st, w, value, m)
+    return store
 
 
 def reg(names, kinds_in, kind_out, fn):

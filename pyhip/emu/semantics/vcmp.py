@@ -5,7 +5,7 @@ import numpy as np
 
 from ..state import EXEC, VCC
 from . import register
-from .common import F32, F64, I32, I64, U32, U64, readers
+from .common import F32, F64, I32, I64, U32, U64, carry_dst, readers
 
 TYPES = {"f32": (32, F32, True), "f64": (64, F64, True), "i32": (32, I32, False), "u32": (32, U32, False),
          "i64": (64, I64, False), "u64": (64, U64, False), "f16": (32, np.float16, True),
@@ -29,8 +29,10 @@ def _cmp_factory(opname, tname, writes_exec):
     width, dtype, is_float = TYPES[tname]
 
     def factory(inst, K):
-        rds = readers(inst, 2, (width, width), is_float)
-        dst = inst.fields["vdst"] if inst.encoding == "VOP3" else VCC      # VOPC as VOP3A: SDST in the VDST field
+        kinds = (tname, tname) if tname in ("f16", "i16", "u16") else None
+        rds = readers(inst, 2, (width, width), is_float, kinds=kinds)
+        # VOPC as VOP3A: SDST in the VDST field; VOPC SDWA: SDST when SD is set
+        dst = inst.fields["vdst"] if inst.encoding == "VOP3" else carry_dst(inst)
         if is_float:
             if opname in NAN_FALSE:
                 fn = NAN_FALSE[opname]

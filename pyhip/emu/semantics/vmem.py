@@ -7,7 +7,7 @@ import numpy as np
 from ..memory import APERTURE_SIZE, GPUFault, PRIVATE_APERTURE, SHARED_APERTURE
 from ..operands import sreader, write_loaded, write_v
 from ..state import count, indices, LANES
-from . import register
+from . import op, register
 from .. import atomics, fastmem
 
 U8, U16, U32, U64, I32, I64 = np.uint8, np.uint16, np.uint32, np.uint64, np.int32, np.int64
@@ -16,8 +16,10 @@ OFF = 0x7F
 ADD_TID_ENABLE = 1 << 23       # V# word 3: per-lane (swizzled private) addressing
 
 LOAD_SIZES = {"ubyte": (1, "u"), "sbyte": (1, "s"), "ushort": (2, "u"), "sshort": (2, "s"), "dword": (4, "u"),
-              "dwordx2": (8, "u"), "dwordx3": (12, "u"), "dwordx4": (16, "u"), "ubyte_d16": (1, "u"),
-              "short_d16": (2, "u")}
+              "dwordx2": (8, "u"), "dwordx3": (12, "u"), "dwordx4": (16, "u")}
+# D16 loads: 16-bit results into the low half (keeping the high half) or, _hi, the high half
+D16_LOADS = {"ubyte_d16": (1, False, "lo"), "sbyte_d16": (1, True, "lo"), "short_d16": (2, False, "lo"),
+             "ubyte_d16_hi": (1, False, True), "sbyte_d16_hi": (1, True, True), "short_d16_hi": (2, False, True)}
 STORE_SIZES = {"byte": 1, "short": 2, "dword": 4, "dwordx2": 8, "dwordx3": 12, "dwordx4": 16, "byte_d16_hi": 1,
                "short_d16_hi": 2}
 
@@ -306,14 +308,15 @@ def _store(size, d16_hi=False):
 for _pfx in ("global", "flat", "scratch", "buffer"):
     for _n, (_sz, _sg) in LOAD_SIZES.items():
         register(f"{_pfx}_load_{_n}", _load(_sz, _sg == "s"))
-    register(f"{_pfx}_load_short_d16_hi", _load(2, False, d16_hi=True))
+    for _n, (_sz, _sg, _half) in D16_LOADS.items():
+        register(f"{_pfx}_load_{_n}", _load(_sz, _sg, d16_hi=_half))
     for _n, _sz in STORE_SIZES.items():
         register(f"{_pfx}_store_{_n}", _store(_sz, d16_hi=_n.endswith("_hi")))
 
 
 # ---- atomics ----------------------------------------------------------------------------------------------------
 ATOMICS = ("swap", "add", "sub", "smin", "umin", "smax", "umax", "and", "or", "xor", "inc", "dec", "cmpswap",
-           "add_f32", "add_f64", "min_f64", "max_f64")
+           "add_f32", "add_f64", "min_f64", "max_f64", "pk_add_f16", "pk_add_bf16")
 
 
 def _atomic(opname, wide):
@@ -375,8 +378,52 @@ def _atomic(opname, wide):
 
 for _pfx in ("global", "flat", "buffer"):
     for _op in ATOMICS:
-        if _op.endswith(("_f32", "_f64")):
+        if _op.endswith(("_f32", "_f64", "_f16", "_bf16")):
             register(f"{_pfx}_atomic_{_op}", _atomic(_op, False))
             continue
         register(f"{_pfx}_atomic_{_op}", _atomic(_op, False))
         register(f"{_pfx}_atomic_{_op}_x2", _atomic(_op, True))
+
+
+# ---- loads straight into LDS (global_load_lds_*, scratch_load_lds_*) ----------------------------------------------
+def _load_lds(size, signed):
+    """Each active lane's value (zero/sign-extended to a dword) goes to LDS at M0 + instruction offset +
+    4 * lane id instead of a VGPR."""
+    def factory(inst, K):
+        addr = address_fn(inst, K)
+        off = inst.fields.get("offset", 0)
+        if inst.encoding == "SCRATCH":
+            off = 0                               # the offset is part of the scratch address, not of M0's
+
+        def run(st, w):
+            m = st.exec_mask(w)
+            kind, a = addr(st, w)
+            raw = np.zeros((count(st, w), LANES, 4), dtype=U8)
+            for space, sel, offs in Space.split(K, st, w, kind, a, m):
+                widx, lidx, data = Space.gather(K, st, w, space, sel, offs, size)
+                if widx is None:
+                    raw[:, :, :size] = data
+                else:
+                    raw[widx, lidx, :size] = data
+            v = np.ascontiguousarray(raw).view(U32)[:, :, 0]
+            if size < 4:
+                v = v & U32((1 << 8 * size) - 1)
+                if signed:
+                    sh = np.int32(32 - 8 * size)
+                    v = ((v.view(I32) << sh) >> sh).view(U32)
+            lds_off = (st.sgpr[w, 124].astype(np.int64) & 0x3FFFF)[:, None] + off + 4 * np.arange(LANES)
+            from .ds import _lds_io
+            _lds_io(st, w, m, lds_off, 4, v[:, :, None].view(U8))
+        return run
+    return factory
+
+
+for _pfx in ("global", "scratch"):
+    for _n, _sz, _sg in (("dword", 4, False), ("ubyte", 1, False), ("sbyte", 1, True), ("ushort", 2, False),
+                         ("sshort", 2, True)):
+        register(f"{_pfx}_load_lds_{_n}", _load_lds(_sz, _sg))
+
+
+@op("buffer_invl2", "buffer_wbl2", "buffer_wbinvl1", "buffer_wbinvl1_vol", "buffer_inv")
+def _cache_op(inst, K):
+    return lambda st, w: None

@@ -107,3 +107,21 @@ def fma32(a, b, c):
         p = a64 * b64
         s = _round_to_odd_sum(p, c64)
         return s.astype(np.float32)
+
+
+def fmax(a, b):
+    """IEEE maxNum as the ISA defines V_MAX_*: a NaN operand yields the other; -0 < +0."""
+    r = np.fmax(a, b)
+    z = r == 0
+    if z.any():
+        r = np.where(z & (a == 0) & (b == 0), np.where(np.signbit(a), b, a), r)
+    return r
+
+
+def fmin(a, b):
+    """IEEE minNum as the ISA defines V_MIN_*: a NaN operand yields the other; -0 < +0."""
+    r = np.fmin(a, b)
+    z = r == 0
+    if z.any():
+        r = np.where(z & (a == 0) & (b == 0), np.where(np.signbit(a), a, b), r)
+    return r

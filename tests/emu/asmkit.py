@@ -91,8 +91,8 @@ k:
   .amdhsa_group_segment_fixed_size {lds}
   .amdhsa_ieee_mode {ieee}
   .amdhsa_dx10_clamp {ieee}
-  .amdhsa_float_denorm_mode_32 3
-  .amdhsa_float_denorm_mode_16_64 3
+  .amdhsa_float_denorm_mode_32 {d32}
+  .amdhsa_float_denorm_mode_16_64 {d1664}
 .end_amdhsa_kernel
 .amdgpu_metadata
 ---
@@ -146,9 +146,10 @@ def gpu(target: str) -> EmulatedGPU:
     return _GPUS[target]
 
 
-def run(body: str, a, b=None, c=None, *, target="gfx90a", scalar=False, lanes=64, lds=0, ieee=1):
-    """→ (r0, r1) as uint64 arrays of 64 (lanes beyond ``lanes`` keep the poison)."""
-    src = TEMPLATE.format(target=target, body=body, lds=lds, ieee=ieee,
+def run(body: str, a, b=None, c=None, *, target="gfx90a", scalar=False, lanes=64, lds=0, ieee=1, denorm=(3, 3)):
+    """→ (r0, r1) as uint64 arrays of 64 (lanes beyond ``lanes`` keep the poison).  ``denorm``: the
+    descriptor's FLOAT_DENORM_MODE_32 and _16_64 (3: denormals in and out; 0: flushed)."""
+    src = TEMPLATE.format(target=target, body=body, lds=lds, ieee=ieee, d32=denorm[0], d1664=denorm[1],
                           prologue=SCALAR_PROLOGUE if scalar else VECTOR_PROLOGUE,
                           epilogue=SCALAR_EPILOGUE if scalar else VECTOR_EPILOGUE)
     g = gpu(target)

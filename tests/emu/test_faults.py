@@ -92,10 +92,10 @@ def test_unimplemented_instruction_names_itself():
     from pyhip.emu.memory import GPUFault
 
     with pytest.raises(GPUFault) as ei:
-        run("v_mfma_f32_4x4x1f32 v[8:11], v2, v4, 0", np.zeros(64, np.uint64))
+        run("v_screen_partition_4se_b32 v8, v2", np.zeros(64, np.uint64))
     msg = str(ei.value)
     assert ei.value.code == hipError_t.hipErrorLaunchFailure
-    assert "v_mfma_f32_4x4x1" in msg and "not implemented" in msg and "pc=0x" in msg and "kernel=k" in msg
+    assert "v_screen_partition_4se_b32" in msg and "not implemented" in msg and "pc=0x" in msg and "kernel=k" in msg
     r0, _ = run("v_add_u32 v8, v2, v4", np.arange(64, dtype=np.uint64), np.arange(64, dtype=np.uint64))
     assert np.array_equal(r0, 2 * np.arange(64, dtype=np.uint64))
 

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import fp
 from ..operands import vreader, write_v
 from . import op, register
 from .common import F32, F64, I32, I64, U32, U64, dst, readers, srcs, store32
+from .valu import mad
 
 F16, U16, I16 = np.float16, np.uint16, np.int16
 _HALF = {"f16": F16, "u16": U16, "i16": I16}
@@ -77,8 +79,8 @@ for _name, _kinds, _out, _fn in (
     ("v_pk_add_f16", ("f16", "f16"), "f16", _h(lambda a, b: a + b)),
     ("v_pk_mul_f16", ("f16", "f16"), "f16", _h(lambda a, b: a * b)),
     ("v_pk_fma_f16", ("f16", "f16", "f16"), "f16", _h(lambda a, b, c: a * b + c)),
-    ("v_pk_max_f16", ("f16", "f16"), "f16", np.fmax),
-    ("v_pk_min_f16", ("f16", "f16"), "f16", np.fmin),
+    ("v_pk_max_f16", ("f16", "f16"), "f16", fp.fmax),
+    ("v_pk_min_f16", ("f16", "f16"), "f16", fp.fmin),
     ("v_pk_add_u16", ("u16", "u16"), "u16", lambda a, b: a + b),
     ("v_pk_add_i16", ("i16", "i16"), "i16", lambda a, b: a + b),
     ("v_pk_sub_u16", ("u16", "u16"), "u16", lambda a, b: a - b),
@@ -221,6 +223,9 @@ def _fma_nudged(a, b, c):
 
 
 # ---- VOP2 accumulate-into-destination ------------------------------------------------------------------------------
+_mad16 = mad(F16)
+
+
 @op("v_mac_f16", "v_madak_f16", "v_madmk_f16")
 def _mac16(inst, K):
     rds = readers(inst, 2, is_float=True, kinds=["f16", "f16"])
@@ -234,12 +239,11 @@ def _mac16(inst, K):
         b = (rds[1](st, w) & U32(0xFFFF)).astype(U16).view(F16).astype(F64)
         with np.errstate(all="ignore"):
             if kind == "v_mac_f16":
-                c = (st.vgpr[d, w] & U32(0xFFFF)).astype(U16).view(F16).astype(F64)
-                r = (a * b).astype(F16).astype(F64) + c
+                r = _mad16(a, b, (st.vgpr[d, w] & U32(0xFFFF)).astype(U16).view(F16), st.mode)
             elif kind == "v_madmk_f16":
-                r = (a * F64(k)).astype(F16).astype(F64) + b
+                r = _mad16(a, np.full_like(a, k), b, st.mode)
             else:
-                r = (a * b).astype(F16).astype(F64) + F64(k)
+                r = _mad16(a, b, np.full_like(a, k), st.mode)
         store32(inst, st, w, r.astype(F16).view(U16).astype(U32), m)
     return run
 

@@ -63,6 +63,7 @@ def make(kinds_in, kind_out, fn):
             store = half_store(inst)
 
         fin = [k in FLOAT for k in kinds_in]
+        mode_aware = getattr(fn, "mode_aware", False)
         fout = kind_out in FLOAT
         # inline constants and literals enter element-wise ops as 0-d values: no full-size pass over a
         # broadcast constant (the result is broadcast to the lanes when every source is a constant)
@@ -83,7 +84,7 @@ def make(kinds_in, kind_out, fn):
                 if (mode & 0xF0) != 0xF0:          # a denormal mode other than "allow in and out"
                     args = [flush_denormals(a, mode, k, 0) if f else a for a, k, f in zip(args, kinds_in, fin)]
                 try:
-                    r = fn(*args)
+                    r = fn(*args, mode=mode) if mode_aware else fn(*args)
                 except ValueError:
                     if not consts:
                         raise
@@ -91,7 +92,7 @@ def make(kinds_in, kind_out, fn):
                     args = [view(rd(st, w), k) for rd, k in zip(full_rds, kinds_in)]
                     if (mode & 0xF0) != 0xF0:
                         args = [flush_denormals(a, mode, k, 0) if f else a for a, k, f in zip(args, kinds_in, fin)]
-                    r = fn(*args)
+                    r = fn(*args, mode=mode) if mode_aware else fn(*args)
                 if post is not None:
                     r = post(r)
                 if fout and (mode & 0xF0) != 0xF0:
@@ -152,13 +153,32 @@ reg("v_add_f32", ("f32", "f32"), "f32", lambda a, b: a + b)
 reg("v_sub_f32", ("f32", "f32"), "f32", lambda a, b: a - b)
 reg("v_subrev_f32", ("f32", "f32"), "f32", lambda a, b: b - a)
 reg("v_mul_f32", ("f32", "f32"), "f32", lambda a, b: a * b)
-reg("v_max_f32", ("f32", "f32"), "f32", np.fmax)
-reg("v_min_f32", ("f32", "f32"), "f32", np.fmin)
-reg("v_fma_f32 v_mad_f32", ("f32", "f32", "f32"), "f32", fp.fma32)
+reg("v_max_f32", ("f32", "f32"), "f32", fp.fmax)
+reg("v_min_f32", ("f32", "f32"), "f32", fp.fmin)
+reg("v_fma_f32", ("f32", "f32", "f32"), "f32", fp.fma32)
+
+
+def mad(ft):
+    """V_MAD_F32/F16 (not fused): the product rounded to the format first (and flushed when the mode
+    flushes output denormals), then the sum rounded again.  Float64 holds the exact product, and a sum of two
+    floats of at most 24 significant bits rounds correctly through float64."""
+    bit = 5 if ft is F32 else 7
+    tiny = ft(2.0 ** -126) if ft is F32 else ft(2.0 ** -14)
+
+    def fn(a, b, c, mode=0xF0):
+        p = (a.astype(F64) * b.astype(F64)).astype(ft)
+        if not mode >> bit & 1:
+            p = np.where((np.abs(p) < tiny) & (p != 0), np.copysign(np.zeros((), ft), p), p)
+        return (p.astype(F64) + c.astype(F64)).astype(ft)
+    fn.mode_aware = True
+    return fn
+
+
+reg("v_mad_f32", ("f32", "f32", "f32"), "f32", mad(F32))
 reg("v_ldexp_f32", ("f32", "i32"), "f32", lambda a, b: np.ldexp(a, np.clip(b, -300, 300)).astype(F32))
-reg("v_max3_f32", ("f32", "f32", "f32"), "f32", lambda a, b, c: np.fmax(np.fmax(a, b), c))
-reg("v_min3_f32", ("f32", "f32", "f32"), "f32", lambda a, b, c: np.fmin(np.fmin(a, b), c))
-reg("v_med3_f32", ("f32", "f32", "f32"), "f32", lambda a, b, c: np.fmax(np.fmin(a, b), np.fmin(np.fmax(a, b), c)))
+reg("v_max3_f32", ("f32", "f32", "f32"), "f32", lambda a, b, c: fp.fmax(fp.fmax(a, b), c))
+reg("v_min3_f32", ("f32", "f32", "f32"), "f32", lambda a, b, c: fp.fmin(fp.fmin(a, b), c))
+reg("v_med3_f32", ("f32", "f32", "f32"), "f32", lambda a, b, c: fp.fmax(fp.fmin(a, b), fp.fmin(fp.fmax(a, b), c)))
 reg("v_rcp_f32 v_rcp_iflag_f32", ("f32",), "f32", lambda a: F32(1) / a)
 reg("v_rsq_f32", ("f32",), "f32", lambda a: F32(1) / np.sqrt(a))
 reg("v_sqrt_f32", ("f32",), "f32", np.sqrt)
@@ -191,8 +211,8 @@ reg("v_cvt_pkrtz_f16_f32", ("f32", "f32"), "u32",
 # ---- 64-bit float --------------------------------------------------------------------------------------
 reg("v_add_f64", ("f64", "f64"), "f64", lambda a, b: a + b)
 reg("v_mul_f64", ("f64", "f64"), "f64", lambda a, b: a * b)
-reg("v_max_f64", ("f64", "f64"), "f64", np.fmax)
-reg("v_min_f64", ("f64", "f64"), "f64", np.fmin)
+reg("v_max_f64", ("f64", "f64"), "f64", fp.fmax)
+reg("v_min_f64", ("f64", "f64"), "f64", fp.fmin)
 reg("v_fma_f64", ("f64", "f64", "f64"), "f64", fp.fma64)
 reg("v_ldexp_f64", ("f64", "i32"), "f64", lambda a, b: np.ldexp(a, np.clip(b, -3000, 3000)))
 reg("v_rcp_f64", ("f64",), "f64", lambda a: 1.0 / a)
@@ -423,11 +443,13 @@ def _fmac32(inst, K):
     rds = readers(inst, 2, is_float=True)
     d = dst(inst)
     post = output_mods(inst, True)
+    mac = mad(F32) if inst.name == "v_mac_f32" else None
 
     def run(st, w):
         m = st.exec_mask(w)
         with ERR:
-            r = fp.fma32(rds[0](st, w).view(F32), rds[1](st, w).view(F32), st.vgpr[d, w].view(F32))
+            a, b, c = rds[0](st, w).view(F32), rds[1](st, w).view(F32), st.vgpr[d, w].view(F32)
+            r = mac(a, b, c, st.mode) if mac is not None else fp.fma32(a, b, c)
             if post is not None:
                 r = post(r)
         store32(inst, st, w, r.view(U32), m)

@@ -11,7 +11,7 @@ import numpy as np
 from .. import fp
 from . import register
 from .common import F32, F64, I32, I64, U32, U64
-from .valu import reg
+from .valu import mad, reg
 
 F16, U16, I16 = np.float16, np.uint16, np.int16
 _F16_BELOW_ONE = F16(np.frombuffer(np.array([0x3BFF], U16).tobytes(), F16)[0])
@@ -31,16 +31,15 @@ reg("v_add_f16", ("f16", "f16"), "f16", _h(lambda a, b: a + b))
 reg("v_sub_f16", ("f16", "f16"), "f16", _h(lambda a, b: a - b))
 reg("v_subrev_f16", ("f16", "f16"), "f16", _h(lambda a, b: b - a))
 reg("v_mul_f16", ("f16", "f16"), "f16", _h(lambda a, b: a * b))
-reg("v_max_f16", ("f16", "f16"), "f16", np.fmax)
-reg("v_min_f16", ("f16", "f16"), "f16", np.fmin)
+reg("v_max_f16", ("f16", "f16"), "f16", fp.fmax)
+reg("v_min_f16", ("f16", "f16"), "f16", fp.fmin)
 reg("v_ldexp_f16", ("f16", "i32"), "f16", lambda a, b: np.ldexp(a.astype(F64), np.clip(b, -100, 100)).astype(F16))
 reg("v_fma_f16 v_fma_legacy_f16", ("f16", "f16", "f16"), "f16", _h(lambda a, b, c: a * b + c))
 # MAD: multiply rounded to f16 first, then the add (not fused)
-reg("v_mad_f16 v_mad_legacy_f16", ("f16", "f16", "f16"), "f16",
-    lambda a, b, c: ((a.astype(F64) * b.astype(F64)).astype(F16).astype(F64) + c.astype(F64)).astype(F16))
-reg("v_max3_f16", ("f16", "f16", "f16"), "f16", lambda a, b, c: np.fmax(np.fmax(a, b), c))
-reg("v_min3_f16", ("f16", "f16", "f16"), "f16", lambda a, b, c: np.fmin(np.fmin(a, b), c))
-reg("v_med3_f16", ("f16", "f16", "f16"), "f16", lambda a, b, c: np.fmax(np.fmin(a, b), np.fmin(np.fmax(a, b), c)))
+reg("v_mad_f16 v_mad_legacy_f16", ("f16", "f16", "f16"), "f16", mad(F16))
+reg("v_max3_f16", ("f16", "f16", "f16"), "f16", lambda a, b, c: fp.fmax(fp.fmax(a, b), c))
+reg("v_min3_f16", ("f16", "f16", "f16"), "f16", lambda a, b, c: fp.fmin(fp.fmin(a, b), c))
+reg("v_med3_f16", ("f16", "f16", "f16"), "f16", lambda a, b, c: fp.fmax(fp.fmin(a, b), fp.fmin(fp.fmax(a, b), c)))
 reg("v_sqrt_f16", ("f16",), "f16", _h(np.sqrt))
 reg("v_rsq_f16", ("f16",), "f16", _h(lambda a: 1.0 / np.sqrt(a)))
 reg("v_rcp_f16", ("f16",), "f16", _h(lambda a: 1.0 / a))
@@ -260,7 +259,8 @@ def _trig_preop(a, b):
     shift = (b & U32(31)).astype(np.int64) * 53 + np.maximum(e - 1077, 0)
     out = np.zeros(a.shape, F64)
     for s in np.unique(shift):                        # a handful of distinct shifts per wave
-        seg = (_TWO_OVER_PI >> (1148 - int(s))) & ((1 << 53) - 1) if s <= 1148 else 0
+        k = 1148 - int(s)                              # past the table's end the segment fills with zeros
+        seg = ((_TWO_OVER_PI >> k) if k >= 0 else (_TWO_OVER_PI << -k)) & ((1 << 53) - 1)
         out = np.where(shift == s, np.ldexp(F64(seg), -53 - int(s)), out)
     return np.where(e >= 1968, np.ldexp(out, 128), out)
 

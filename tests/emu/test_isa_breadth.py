@@ -1,0 +1,656 @@
+"""Per-instruction differential tests for the 16-bit, packed, SDWA, dot, mixed-precision, SAD, conversion and
+scalar bit instructions: kernels assembled with llvm-mc-19 and linked with ld.lld-19 run on the emulated
+GPU with random operands plus NaN, ±Inf, denormals, -0.0, extremes and integer overflow, checked against
+the scalar reference model in isa_ref.py (written from the ISA documents, sharing nothing with the
+emulator), with denormals allowed and flushed (FLOAT_DENORM_MODE from the kernel descriptor)."""
+import math
+import zlib
+
+import numpy as np
+import pytest
+
+from asmkit import hi, lo, run
+from isa_ref import (exact, fmax_ieee, fmin_ieee, fp8_value, is_nan, round_bits, sext, to_float)
+
+RNG = np.random.default_rng(606)
+
+
+@pytest.fixture(autouse=True)
+def _seed(request):
+    """Operands drawn per test from a seed of its own id: reproducible under any test order or worker."""
+    global RNG
+    RNG = np.random.default_rng(zlib.crc32(request.node.nodeid.encode()))
+TARGETS = ["gfx90a", "gfx942"]
+U16, U32, U64 = np.uint16, np.uint32, np.uint64
+
+F16_SPECIAL = [0x0000, 0x8000, 0x7C00, 0xFC00, 0x7E00, 0x0001, 0x8001, 0x03FF, 0x83FF, 0x0400, 0x7BFF, 0xFBFF,
+               0x3C00, 0xBC00, 0x3800, 0x5BFF]
+F32_SPECIAL = [0, 0x80000000, 0x7F800000, 0xFF800000, 0x7FC00000, 1, 0x80000001, 0x007FFFFF, 0x00800000,
+               0x7F7FFFFF, 0xFF7FFFFF, 0x3F800000, 0xBF800000, 0x3F000000]
+I32_SPECIAL = [0, 1, 0xFFFFFFFF, 0x80000000, 0x7FFFFFFF, 0xFFFF, 0x8000, 0x7FFF, 0xFF, 0x80, 0x10000]
+
+
+def f16_operand():
+    """64 f16 bit patterns: specials, normals over the whole range, denormals."""
+    v = np.array([int(x) for x in np.float16(RNG.standard_normal(64) * 2.0 ** RNG.integers(-14, 15, 64)).view(U16)])
+    v[RNG.integers(0, 64, 8)] = RNG.integers(1, 0x400, 8) | (RNG.integers(0, 2, 8) << 15)      # denormals
+    perm = RNG.permutation(64)[:len(F16_SPECIAL)]
+    v[perm] = F16_SPECIAL
+    return v.astype(np.uint64)
+
+
+def f32_operand():
+    v = np.array(RNG.standard_normal(64).astype(np.float32) * np.float32(2.0) ** RNG.integers(-30, 30, 64).astype(np.float32))
+    bits = v.view(U32).astype(np.uint64)
+    bits[RNG.integers(0, 64, 6)] = RNG.integers(1, 0x800000, 6)                                  # denormals
+    bits[RNG.permutation(64)[:len(F32_SPECIAL)]] = F32_SPECIAL
+    return bits
+
+
+def i32_operand():
+    v = RNG.integers(0, 2 ** 32, 64, dtype=np.uint64)
+    v[RNG.permutation(64)[:len(I32_SPECIAL)]] = I32_SPECIAL
+    return v
+
+
+def with_junk(low16):
+    """A 64-bit operand: the 16-bit value in bits 15:0, random bits above (they must not leak in)."""
+    return (np.asarray(low16, np.uint64) & U64(0xFFFF)) | (RNG.integers(0, 2 ** 48, 64, dtype=np.uint64) << U64(16))
+
+
+def check(got, want, width):
+    """Bit-exact, except that any NaN matches any NaN."""
+    got, want = [int(x) for x in got], [int(x) for x in want]
+    bad = [(i, hex(g), hex(w)) for i, (g, w) in enumerate(zip(got, want))
+           if not (g == w or (is_nan(g, width) and is_nan(w, width)))]
+    assert not bad, f"{len(bad)} lanes differ (lane, got, want): {bad[:6]}"
+
+
+def h(bits):
+    return to_float(int(bits) & 0xFFFF, 16)
+
+
+def f(bits):
+    return to_float(int(bits) & 0xFFFFFFFF, 32)
+
+
+def flushed(x, width, on):
+    tiny = {16: 2.0 ** -14, 32: 2.0 ** -126, 64: 2.0 ** -1022}[width]
+    return math.copysign(0.0, x) if on and x != 0 and abs(x) < tiny else x
+
+
+F16_BINARY = {
+    "v_add_f16": lambda a, b: exact(lambda x, y: x + y, a, b),
+    "v_sub_f16": lambda a, b: exact(lambda x, y: x - y, a, b),
+    "v_subrev_f16": lambda a, b: exact(lambda x, y: y - x, a, b),
+    "v_mul_f16": lambda a, b: exact(lambda x, y: x * y, a, b),
+    "v_max_f16": fmax_ieee,
+    "v_min_f16": fmin_ieee,
+}
+
+
+def _ieee_sum(fn, a, b):
+    """IEEE specials for + - * of floats (0 * Inf and Inf - Inf are NaN)."""
+    try:
+        return fn(a, b)
+    except Exception:
+        return math.nan
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("name", sorted(F16_BINARY))
+@pytest.mark.parametrize("flush", [False, True])
+def test_f16_binary_vop2_and_sdwa(target, name, flush):
+    a, b = f16_operand(), f16_operand()
+    pre = RNG.integers(0, 2 ** 32, 64, dtype=np.uint64)
+    body = f"""
+  {name} v8, v2, v4
+  v_mov_b32 v10, v6
+  v_lshlrev_b32 v12, 16, v2
+  {name}_sdwa v10, v12, v4 dst_sel:WORD_1 dst_unused:UNUSED_PRESERVE src0_sel:WORD_1 src1_sel:WORD_0
+"""
+    r0, r1 = run(body, with_junk(a), with_junk(b), pre, target=target, denorm=(3, 0 if flush else 3))
+    ref = []
+    for x, y in zip(a, b):
+        xf, yf = flushed(h(x), 16, flush), flushed(h(y), 16, flush)
+        v = F16_BINARY[name](xf, yf)
+        ref.append(round_bits(v, 16, flush) if not (isinstance(v, float) and math.isnan(v)) else 0x7E00)
+    check(lo(r0) & U32(0xFFFF), ref, 16)
+    assert not (lo(r0) >> U32(16)).any(), "GFX9 VOP2 f16 ops zero the high half"
+    check(lo(r1) >> U32(16), ref, 16)
+    assert np.array_equal(lo(r1) & U32(0xFFFF), lo(pre) & U32(0xFFFF)), "UNUSED_PRESERVE kept the low half"
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("flush", [False, True])
+def test_f16_fma_mad_op_sel(target, flush):
+    a, b, c = f16_operand(), f16_operand(), f16_operand()
+    pre = RNG.integers(0, 2 ** 32, 64, dtype=np.uint64)
+    # op_sel:[0,1,0,1]: S1 from the high half of v4 (set to b there), result into the high half of v8
+    body = """
+  v_mov_b32 v8, v3
+  v_lshlrev_b32 v12, 16, v4
+  v_fma_f16 v8, v2, v12, v6 op_sel:[0,1,0,1]
+  v_mov_b32 v10, v3
+  v_mad_f16 v10, v2, v4, v6
+"""
+    r0, r1 = run(body, with_junk(a) & U64(0xFFFFFFFF) | (pre << U64(32)), with_junk(b), with_junk(c), target=target,
+                 denorm=(3, 0 if flush else 3))
+    fma, mad = [], []
+    for x, y, z in zip(a, b, c):
+        xf, yf, zf = (flushed(h(v), 16, flush) for v in (x, y, z))
+        v = exact(lambda p, q, r: p * q + r, xf, yf, zf)
+        fma.append(round_bits(v, 16, flush) if not (isinstance(v, float) and math.isnan(v)) else 0x7E00)
+        prod = exact(lambda p, q: p * q, xf, yf)
+        pb = round_bits(prod, 16, flush) if not (isinstance(prod, float) and math.isnan(prod)) else 0x7E00
+        v2 = exact(lambda p, r: p + r, flushed(h(pb), 16, flush), zf)
+        mad.append(round_bits(v2, 16, flush) if not (isinstance(v2, float) and math.isnan(v2)) else 0x7E00)
+    check(lo(r0) >> U32(16), fma, 16)
+    assert np.array_equal(lo(r0) & U32(0xFFFF), lo(pre) & U32(0xFFFF)), "op_sel[3]: the low half is kept"
+    check(lo(r1) & U32(0xFFFF), mad, 16)
+    assert np.array_equal(lo(r1) >> U32(16), lo(pre) >> U32(16)), "GFX9 v_mad_f16 keeps the high half"
+
+
+F16_UNARY = {
+    "v_sqrt_f16": lambda x: math.sqrt(x) if x >= 0 or math.isnan(x) else math.nan,
+    "v_rcp_f16": lambda x: (math.copysign(math.inf, x) if x == 0 else 1 / x),
+    "v_floor_f16": lambda x: float(math.floor(x)) if math.isfinite(x) else x,
+    "v_ceil_f16": lambda x: float(math.ceil(x)) if math.isfinite(x) else x,
+    "v_trunc_f16": lambda x: float(math.trunc(x)) if math.isfinite(x) else x,
+    "v_rndne_f16": lambda x: float(round(x)) if math.isfinite(x) else x,
+}
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("name", sorted(F16_UNARY))
+def test_f16_unary(target, name):
+    a = f16_operand()
+    r0, _ = run(f"{name} v8, v2", with_junk(a), target=target)
+    ref = []
+    for x in a:
+        xf = h(x)
+        v = F16_UNARY[name](xf)
+        if math.isfinite(v) and v == 0 and math.isfinite(xf):
+            v = math.copysign(0.0, xf if name != "v_rcp_f16" else 1.0)
+        if name in ("v_floor_f16", "v_ceil_f16", "v_trunc_f16", "v_rndne_f16") and v == 0:
+            v = math.copysign(0.0, xf)
+        ref.append(round_bits(v, 16) if not math.isnan(v) else 0x7E00)
+    check(lo(r0), ref, 16)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_16bit_integer_ops_and_conversions(target):
+    a, b = i32_operand(), i32_operand()
+    fa = f16_operand()
+    body = """
+  v_add_u16 v8, v2, v4
+  v_mul_lo_u16 v9, v2, v4
+  v_ashrrev_i16 v10, v4, v2
+  v_max_i16 v11, v2, v4
+"""
+    r0, r1 = run(body, a, b, target=target)
+    ai, bi = [int(x) & 0xFFFF for x in a], [int(x) & 0xFFFF for x in b]
+    assert [int(x) for x in lo(r0)] == [(x + y) & 0xFFFF for x, y in zip(ai, bi)]
+    assert [int(x) for x in hi(r0)] == [(x * y) & 0xFFFF for x, y in zip(ai, bi)]
+    assert [int(x) for x in lo(r1)] == [(sext(x, 16) >> (y & 15)) & 0xFFFF for x, y in zip(ai, bi)]
+    assert [int(x) for x in hi(r1)] == [max(sext(x, 16), sext(y, 16)) & 0xFFFF for x, y in zip(ai, bi)]
+    body = """
+  v_cvt_i16_f16 v8, v2
+  v_cvt_u16_f16 v9, v2
+  v_cvt_f16_i16 v10, v4
+  v_cvt_f16_u16 v11, v4
+"""
+    r0, r1 = run(body, with_junk(fa), b, target=target)
+
+    def sat_trunc(x, lo_, hi_):
+        return 0 if math.isnan(x) else int(max(lo_, min(hi_, math.trunc(x) if math.isfinite(x) else x)))
+    assert [int(x) for x in lo(r0)] == [sat_trunc(h(x), -32768, 32767) & 0xFFFF for x in fa]
+    assert [int(x) for x in hi(r0)] == [sat_trunc(h(x), 0, 65535) for x in fa]
+    check(lo(r1), [round_bits(float(sext(y, 16)), 16) for y in bi], 16)
+    check(hi(r1), [round_bits(float(y), 16) for y in bi], 16)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_packed_f16_and_i16(target):
+    a, b, c = (with_junk(f16_operand()) & U64(0xFFFF)) | (f16_operand() << U64(16)), \
+        (f16_operand() << U64(16)) | f16_operand(), (f16_operand() << U64(16)) | f16_operand()
+    body = """
+  v_pk_fma_f16 v8, v2, v4, v6
+  v_pk_add_f16 v9, v2, v4 op_sel:[1,0] op_sel_hi:[0,1]
+  v_pk_mul_f16 v10, v2, v4 neg_lo:[1,0] neg_hi:[0,1]
+  v_pk_max_f16 v11, v2, v4
+"""
+    r0, r1 = run(body, a, b, c, target=target)
+
+    def halves(x):
+        return int(x) & 0xFFFF, (int(x) >> 16) & 0xFFFF
+
+    def rb(v):
+        return round_bits(v, 16) if not (isinstance(v, float) and math.isnan(v)) else 0x7E00
+    fma, add, mul, mx = [], [], [], []
+    for x, y, z in zip(a, b, c):
+        (xl, xh), (yl, yh), (zl, zh) = halves(x), halves(y), halves(z)
+        fma.append(rb(exact(lambda p, q, r: p * q + r, h(xl), h(yl), h(zl)))
+                   | rb(exact(lambda p, q, r: p * q + r, h(xh), h(yh), h(zh))) << 16)
+        add.append(rb(exact(lambda p, q: p + q, h(xh), h(yl))) | rb(exact(lambda p, q: p + q, h(xl), h(yh))) << 16)
+        mul.append(rb(exact(lambda p, q: p * q, -h(xl), h(yl))) | rb(exact(lambda p, q: p * q, h(xh), -h(yh))) << 16)
+        mx.append(rb(fmax_ieee(h(xl), h(yl))) | rb(fmax_ieee(h(xh), h(yh))) << 16)
+    for got, want in ((lo(r0), fma), (hi(r0), add), (lo(r1), mul), (hi(r1), mx)):
+        check(got & U32(0xFFFF), [w & 0xFFFF for w in want], 16)
+        check(got >> U32(16), [w >> 16 for w in want], 16)
+    ia, ib = i32_operand(), i32_operand()
+    body = """
+  v_pk_add_u16 v8, v2, v4
+  v_pk_sub_i16 v9, v2, v4
+  v_pk_lshlrev_b16 v10, v4, v2
+  v_pk_mad_u16 v11, v2, v4, v2
+"""
+    r0, r1 = run(body, ia, ib, target=target)
+    for got, fn in ((lo(r0), lambda x, y: x + y), (hi(r0), lambda x, y: x - y),
+                    (lo(r1), lambda x, y: x << (y & 15)), (hi(r1), lambda x, y: x * y + x)):
+        want = [(fn(int(x) & 0xFFFF, int(y) & 0xFFFF) & 0xFFFF) | (fn(int(x) >> 16 & 0xFFFF, int(y) >> 16 & 0xFFFF) & 0xFFFF) << 16
+                for x, y in zip(ia, ib)]
+        assert [int(g) for g in got] == want
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_dot_products(target):
+    a, b, c = i32_operand(), i32_operand(), i32_operand()
+    fa, fb = (f16_operand() << U64(16)) | f16_operand(), (f16_operand() << U64(16)) | f16_operand()
+    body = """
+  v_dot4_i32_i8 v8, v2, v4, v6
+  v_dot8_u32_u4 v9, v2, v4, v6
+  v_dot2_i32_i16 v10, v2, v4, v6
+  v_mov_b32 v11, v6
+  v_dot4c_i32_i8 v11, v2, v4
+"""
+    r0, r1 = run(body, a, b, c, target=target)
+
+    def dot(x, y, bits, signed, acc):
+        t = acc
+        for i in range(32 // bits):
+            p, q = int(x) >> (bits * i) & ((1 << bits) - 1), int(y) >> (bits * i) & ((1 << bits) - 1)
+            if signed:
+                p, q = sext(p, bits), sext(q, bits)
+            t += p * q
+        return t & 0xFFFFFFFF
+    want8 = [dot(x, y, 8, True, sext(int(z), 32)) for x, y, z in zip(a, b, c)]
+    assert [int(x) for x in lo(r0)] == want8
+    assert [int(x) for x in hi(r0)] == [dot(x, y, 4, False, int(z) & 0xFFFFFFFF) for x, y, z in zip(a, b, c)]
+    assert [int(x) for x in lo(r1)] == [dot(x, y, 16, True, sext(int(z), 32)) for x, y, z in zip(a, b, c)]
+    assert [int(x) for x in hi(r1)] == want8
+    fc = f32_operand()
+    r0, _ = run("v_dot2_f32_f16 v8, v2, v4, v6", fa, fb, fc, target=target)
+    want = []
+    for x, y, z in zip(fa, fb, fc):
+        v = exact(lambda p0, q0, p1, q1, r: p0 * q0 + p1 * q1 + r, h(int(x)), h(int(y)), h(int(x) >> 16), h(int(y) >> 16), f(z))
+        want.append(round_bits(v, 32) if not (isinstance(v, float) and math.isnan(v)) else 0x7FC00000)
+    check(lo(r0), want, 32)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_fma_mix(target):
+    a, b, c = f32_operand(), (f16_operand() << U64(16)) | f16_operand(), f32_operand()
+    body = """
+  v_fma_mix_f32 v8, v2, v4, v6 op_sel:[0,1,0] op_sel_hi:[0,1,0]
+  v_mov_b32 v10, v7
+  v_fma_mixlo_f16 v10, v2, v4, v6 op_sel_hi:[0,1,0]
+"""
+    pre = RNG.integers(0, 2 ** 32, 64, dtype=np.uint64)
+    r0, r1 = run(body, a, b, c | (pre << U64(32)), target=target)
+    w32, w16 = [], []
+    for x, y, z in zip(a, b, c):
+        v = exact(lambda p, q, r: p * q + r, f(x), h(int(y) >> 16), f(z))
+        w32.append(round_bits(v, 32) if not (isinstance(v, float) and math.isnan(v)) else 0x7FC00000)
+        v = exact(lambda p, q, r: p * q + r, f(x), h(int(y)), f(z))
+        w16.append(round_bits(v, 16) if not (isinstance(v, float) and math.isnan(v)) else 0x7E00)
+    check(lo(r0), w32, 32)
+    check(lo(r1) & U32(0xFFFF), w16, 16)
+    assert np.array_equal(lo(r1) >> U32(16), lo(pre) >> U32(16))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_sdwa_integer_selects(target):
+    a, b = i32_operand(), i32_operand()
+    body = """
+  v_add_u32_sdwa v8, v2, v4 dst_sel:DWORD dst_unused:UNUSED_PAD src0_sel:BYTE_1 src1_sel:WORD_1
+  v_mov_b32_sdwa v9, sext(v2) dst_sel:WORD_0 dst_unused:UNUSED_SEXT src0_sel:BYTE_2
+  v_and_b32_sdwa v10, v2, v4 dst_sel:BYTE_3 dst_unused:UNUSED_PAD src0_sel:BYTE_0 src1_sel:BYTE_0
+  v_cvt_f32_ubyte2 v11, v2
+"""
+    r0, r1 = run(body, a, b, target=target)
+    A, B = [int(x) for x in a], [int(x) for x in b]
+    assert [int(x) for x in lo(r0)] == [((x >> 8 & 0xFF) + (y >> 16 & 0xFFFF)) & 0xFFFFFFFF for x, y in zip(A, B)]
+    assert [int(x) for x in hi(r0)] == [sext(sext(x >> 16 & 0xFF, 8) & 0xFFFF, 16) & 0xFFFFFFFF for x in A]
+    assert [int(x) for x in lo(r1)] == [((x & y) & 0xFF) << 24 for x, y in zip(A, B)]
+    check(hi(r1), [round_bits(float(x >> 16 & 0xFF), 32) for x in A], 32)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_byte_sad_lerp_and_24bit(target):
+    a, b, c = i32_operand(), i32_operand(), i32_operand() & U64(0xFFFF)
+    body = """
+  v_sad_u8 v8, v2, v4, v6
+  v_msad_u8 v9, v2, v4, v6
+  v_lerp_u8 v10, v2, v4, v6
+  v_mul_hi_u32_u24 v11, v2, v4
+"""
+    r0, r1 = run(body, a, b, c, target=target)
+    A, B, C = [int(x) for x in a], [int(x) for x in b], [int(x) for x in c]
+
+    def bytes4(x):
+        return [(x >> (8 * i)) & 0xFF for i in range(4)]
+    assert [int(x) for x in lo(r0)] == [(sum(abs(p - q) for p, q in zip(bytes4(x), bytes4(y))) + z) & 0xFFFFFFFF
+                                          for x, y, z in zip(A, B, C)]
+    assert [int(x) for x in hi(r0)] == [(sum(abs(p - q) for p, q in zip(bytes4(x), bytes4(y)) if q) + z) & 0xFFFFFFFF
+                                          for x, y, z in zip(A, B, C)]
+    assert [int(x) for x in lo(r1)] == [sum((((p + q + (r & 1)) >> 1) & 0xFF) << (8 * i)
+                                            for i, (p, q, r) in enumerate(zip(bytes4(x), bytes4(y), bytes4(z))))
+                                        for x, y, z in zip(A, B, C)]
+    assert [int(x) for x in hi(r1)] == [((x & 0xFFFFFF) * (y & 0xFFFFFF)) >> 32 for x, y in zip(A, B)]
+    body = """
+  v_mad_i32_i24 v8, v2, v4, v6
+  v_bfm_b32 v9, v2, v4
+  v_cvt_pk_i16_i32 v10, v2, v4
+  v_mad_u32_u16 v11, v2, v4, v6 op_sel:[1,0,0,0]
+"""
+    r0, r1 = run(body, a, b, c, target=target)
+    assert [int(x) for x in lo(r0)] == [(sext(x, 24) * sext(y, 24) + sext(z, 32)) & 0xFFFFFFFF for x, y, z in zip(A, B, C)]
+    assert [int(x) for x in hi(r0)] == [(((1 << (x & 31)) - 1) << (y & 31)) & 0xFFFFFFFF for x, y in zip(A, B)]
+    assert [int(x) for x in lo(r1)] == [(max(-32768, min(32767, sext(x, 32))) & 0xFFFF)
+                                        | (max(-32768, min(32767, sext(y, 32))) & 0xFFFF) << 16 for x, y in zip(A, B)]
+    assert [int(x) for x in hi(r1)] == [((x >> 16) * (y & 0xFFFF) + z) & 0xFFFFFFFF for x, y, z in zip(A, B, C)]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_f32_conversions_and_legacy(target):
+    a, b = f32_operand(), f32_operand()
+    body = """
+  v_cvt_flr_i32_f32 v8, v2
+  v_cvt_rpi_i32_f32 v9, v2
+  v_mul_legacy_f32 v10, v2, v4
+  v_cvt_pknorm_i16_f32 v11, v2, v4
+"""
+    r0, r1 = run(body, a, b, target=target)
+
+    def sat(x, fn):
+        if math.isnan(x):
+            return 0
+        if math.isinf(x):
+            return 0x7FFFFFFF if x > 0 else 0x80000000
+        return max(-2 ** 31, min(2 ** 31 - 1, fn(x))) & 0xFFFFFFFF
+    A, B = [f(x) for x in a], [f(x) for x in b]
+    assert [int(x) for x in lo(r0)] == [sat(x, math.floor) for x in A]
+    assert [int(x) for x in hi(r0)] == [sat(x, lambda v: math.floor(v + 0.5)) for x in A]
+    leg = []
+    for x, y in zip(A, B):
+        v = 0.0 if x == 0 or y == 0 else exact(lambda p, q: p * q, x, y)
+        leg.append(round_bits(v, 32) if not (isinstance(v, float) and math.isnan(v)) else 0x7FC00000)
+    check(lo(r1), leg, 32)
+
+    def norm(x):
+        if math.isnan(x):
+            return 0
+        return int(round(max(-1.0, min(1.0, x)) * 32767)) & 0xFFFF
+    assert [int(x) for x in hi(r1)] == [norm(x) | norm(y) << 16 for x, y in zip(A, B)]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_trig_preop(target):
+    a = np.concatenate([RNG.standard_normal(32) * 2.0 ** RNG.integers(-20, 1020, 32), np.full(32, 1.0)])
+    b = RNG.integers(0, 24, 64).astype(np.uint64)
+    r0, _ = run("v_trig_preop_f64 v[8:9], v[2:3], v4", a, b, target=target)
+    # 2/pi to 1300 bits from Python integers (Machin), independently of the emulator's table
+    g = 1400
+    one = 1 << g
+
+    def atan_inv(x):
+        t, term, k, s = 0, one // x, 1, 1
+        while term:
+            t += s * (term // k)
+            term //= x * x
+            k += 2
+            s = -s
+        return t
+    two_over_pi = (2 << (1201 + g)) // (4 * (4 * atan_inv(5) - atan_inv(239)))
+    want = []
+    for x, n in zip(a, b):
+        e = (int(np.float64(x).view(np.uint64)) >> 52) & 0x7FF
+        shift = int(n) * 53 + max(e - 1077, 0)
+        k = 1148 - shift
+        seg = ((two_over_pi >> k) if k >= 0 else (two_over_pi << -k)) & ((1 << 53) - 1)
+        want.append(math.ldexp(float(seg), -53 - shift + (128 if e >= 1968 else 0)))
+    assert np.array_equal(r0.view(np.float64), np.array(want))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_scalar_bit_ops(target):
+    a, b = i32_operand() | (i32_operand() << U64(32)), i32_operand() | (i32_operand() << U64(32))
+    body = """
+  s_bfe_i32 s26, s20, s22
+  s_bcnt0_i32_b64 s27, s[20:21]
+  s_ff0_i32_b32 s28, s20
+  s_flbit_i32 s29, s20
+"""
+    r0, r1 = run(body, a, b, scalar=True, target=target)
+    A, B = [int(x) for x in a], [int(x) for x in b]
+
+    def bfe(x, y):
+        off, w = y & 31, (y >> 16) & 0x7F
+        if w == 0:
+            return 0
+        v = (x >> off) & ((1 << min(w, 32)) - 1)
+        return sext(v, min(w, 32)) & 0xFFFFFFFF if w < 32 else v
+
+    def ff0(x):
+        for i in range(32):
+            if not x >> i & 1:
+                return i
+        return 0xFFFFFFFF
+
+    def flbit_i(x):
+        s = x >> 31 & 1
+        for i in range(31, -1, -1):
+            if (x >> i & 1) != s:
+                return 31 - i
+        return 0xFFFFFFFF
+    assert [int(x) for x in lo(r0)] == [bfe(x & 0xFFFFFFFF, y & 0xFFFFFFFF) for x, y in zip(A, B)]
+    assert [int(x) for x in hi(r0)] == [64 - bin(x).count("1") for x in A]
+    assert [int(x) for x in lo(r1)] == [ff0(x & 0xFFFFFFFF) for x in A]
+    assert [int(x) for x in hi(r1)] == [flbit_i(x & 0xFFFFFFFF) for x in A]
+    body = """
+  s_quadmask_b64 s[26:27], s[20:21]
+  s_wqm_b64 s[28:29], s[20:21]
+"""
+    r0, r1 = run(body, a, b, scalar=True, target=target)
+    assert [int(x) for x in r0] == [sum(1 << q for q in range(16) if x >> (4 * q) & 0xF) for x in A]
+    assert [int(x) for x in r1] == [sum(0xF << (4 * q) for q in range(16) if x >> (4 * q) & 0xF) for x in A]
+    body = """
+  s_brev_b64 s[26:27], s[20:21]
+  s_bitreplicate_b64_b32 s[28:29], s20
+"""
+    r0, r1 = run(body, a, b, scalar=True, target=target)
+    assert [int(x) for x in r0] == [int(f"{x:064b}"[::-1], 2) for x in A]
+    assert [int(x) for x in r1] == [sum(3 << (2 * i) for i in range(32) if x >> i & 1) for x in A]
+    body = """
+  s_mov_b64 s[26:27], s[22:23]
+  s_bitset1_b64 s[26:27], s20
+  s_bfe_u64 s[28:29], s[22:23], s20
+"""
+    r0, r1 = run(body, a, b, scalar=True, target=target)
+    assert [int(x) for x in r0] == [y | 1 << (x & 63) for x, y in zip(A, B)]
+
+    def bfe64(x, y):
+        off, w = y & 63, (y >> 16) & 0x7F
+        return (x >> off) & ((1 << min(w, 64)) - 1) if w else 0
+    assert [int(x) for x in r1] == [bfe64(y, x & 0xFFFFFFFF) for x, y in zip(A, B)]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_vgpr_index_mode(target):
+    """s_set_gpr_idx_on: the VALU source/destination VGPRs between _on and _off are offset by M0[7:0]."""
+    a, b, c = i32_operand(), i32_operand(), i32_operand()
+    body = """
+  s_mov_b32 s12, 2
+  s_set_gpr_idx_on s12, gpr_idx(SRC0)
+  v_mov_b32 v8, v2
+  s_set_gpr_idx_off
+  s_mov_b32 s13, 1
+  s_set_gpr_idx_on s13, gpr_idx(DST)
+  v_mov_b32 v9, v6
+  s_set_gpr_idx_off
+"""
+    r0, r1 = run(body, a, b, c, target=target)
+    assert np.array_equal(lo(r0), lo(b)), "v8 = v[2 + 2]"
+    assert np.array_equal(lo(r1), lo(c)), "v[9 + 1] = v6"
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_lds_64bit_atomics_in_lane_order(target):
+    vals = RNG.integers(0, 2 ** 64, 64, dtype=np.uint64)
+    init = RNG.integers(0, 2 ** 64, 64, dtype=np.uint64)
+    body = """
+  v_and_b32 v12, 3, v0
+  v_lshlrev_b32 v12, 3, v12
+  v_cmp_gt_u32 vcc, 4, v0
+  s_and_saveexec_b64 s[10:11], vcc
+  ds_write_b64 v12, v[4:5]
+  s_mov_b64 exec, s[10:11]
+  s_barrier
+  ds_add_rtn_u64 v[8:9], v12, v[2:3]
+  ds_max_rtn_i64 v[10:11], v12, v[2:3] offset:64
+"""
+    # lanes 0-3 initialise both counters (offset 0 and 64 are written separately below)
+    body = body.replace("ds_write_b64 v12, v[4:5]", "ds_write_b64 v12, v[4:5]\n  ds_write_b64 v12, v[4:5] offset:64")
+    r0, r1 = run(body, vals, init, lds=128, target=target)
+    mem_add = [int(init[i]) for i in range(4)]
+    mem_max = [int(init[i]) for i in range(4)]
+    want_add, want_max = [], []
+    for lane in range(64):
+        k = lane & 3
+        want_add.append(mem_add[k])
+        mem_add[k] = (mem_add[k] + int(vals[lane])) & (2 ** 64 - 1)
+        want_max.append(mem_max[k])
+        mem_max[k] = max(sext(mem_max[k], 64), sext(int(vals[lane]), 64)) & (2 ** 64 - 1)
+    assert [int(x) for x in r0] == want_add
+    assert [int(x) for x in r1] == want_max
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_d16_loads_keep_the_other_half(target):
+    a, b = i32_operand(), i32_operand()
+    body = """
+  v_mov_b32 v8, v4
+  global_load_sbyte_d16 v8, v1, s[4:5]
+  v_mov_b32 v9, v4
+  global_load_ubyte_d16_hi v9, v1, s[4:5] offset:1
+  v_mov_b32 v10, v4
+  global_load_short_d16 v10, v1, s[4:5] offset:2
+  s_waitcnt vmcnt(0)
+"""
+    r0, r1 = run(body, a, b, target=target)
+    A, B = [int(x) for x in a], [int(x) for x in b]
+    assert [int(x) for x in lo(r0)] == [(y & 0xFFFF0000) | (sext(x & 0xFF, 8) & 0xFFFF) for x, y in zip(A, B)]
+    assert [int(x) for x in hi(r0)] == [(y & 0xFFFF) | ((x >> 8) & 0xFF) << 16 for x, y in zip(A, B)]
+    assert [int(x) for x in lo(r1)] == [(y & 0xFFFF0000) | (x >> 16 & 0xFFFF) for x, y in zip(A, B)]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_typed_buffer_loads_and_stores(target):
+    """buffer_load_format_xyzw with an 8_8_8_8 UNORM V#, tbuffer 16_16 SINT, and a format store."""
+    a = i32_operand()
+    b = RNG.integers(0, 2 ** 32, 64, dtype=np.uint64)
+    # V# in s[12:15]: base = input buffer, stride 8, num_records 1536, DATA_FORMAT 10 (8_8_8_8), NUM_FORMAT 0
+    body = """
+  s_mov_b32 s12, s4
+  s_and_b32 s13, s5, 0xffff
+  s_or_b32 s13, s13, 0x80000
+  s_mov_b32 s14, 1536
+  s_mov_b32 s15, 0x50000
+  v_lshrrev_b32 v12, 3, v1
+  buffer_load_format_xyzw v[14:17], v12, s[12:15], 0 idxen
+  tbuffer_load_format_xy v[18:19], v12, s[12:15], 0 format:[BUF_DATA_FORMAT_16_16, BUF_NUM_FORMAT_SINT] idxen
+  s_waitcnt vmcnt(0)
+  v_mov_b32 v8, v14
+  v_mov_b32 v9, v17
+  v_mov_b32 v10, v18
+  v_mov_b32 v11, v19
+"""
+    r0, r1 = run(body, a, b, target=target)
+    A = [int(x) for x in a]
+    check(lo(r0), [round_bits(Fraction_(x & 0xFF, 255), 32) for x in A], 32)
+    check(hi(r0), [round_bits(Fraction_(x >> 24 & 0xFF, 255), 32) for x in A], 32)
+    assert [int(x) for x in lo(r1)] == [sext(x & 0xFFFF, 16) & 0xFFFFFFFF for x in A]
+    assert [int(x) for x in hi(r1)] == [sext(x >> 16, 16) & 0xFFFFFFFF for x in A]
+
+
+def Fraction_(n, d):
+    from fractions import Fraction
+    return Fraction(n, d)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_scalar_store_and_atomic(target):
+    """64 one-wave workgroups: s_atomic_add (returning) on one counter in the c operands' first dword, and
+    s_store_dword / s_load_dword round trips through each workgroup's own c slot."""
+    a, b = i32_operand(), i32_operand()
+    c = RNG.integers(0, 2 ** 32, 64, dtype=np.uint64)
+    body = """
+  s_add_u32 s30, s4, 1024
+  s_addc_u32 s31, s5, 0
+  s_mov_b32 s26, s20
+  s_atomic_add s26, s[30:31], 0x0 glc
+  s_add_u32 s32, s30, s12
+  s_addc_u32 s33, s31, 0
+  s_store_dword s22, s[32:33], 0x4
+  s_waitcnt lgkmcnt(0)
+  s_dcache_wb
+  s_load_dword s27, s[32:33], 0x4
+  s_waitcnt lgkmcnt(0)
+"""
+    r0, _ = run(body, a, b, c, scalar=True, target=target)
+    # waves apply in workgroup order on the emulated device: wave g sees c0 + a0 + ... + a(g-1)
+    start = int(c[0]) & 0xFFFFFFFF
+    want = [(start + sum(int(x) & 0xFFFFFFFF for x in a[:g])) & 0xFFFFFFFF for g in range(64)]
+    assert [int(x) for x in lo(r0)] == want
+    assert np.array_equal(hi(r0), lo(b))
+
+
+@pytest.mark.parametrize("target", ["gfx942"])
+def test_fp8_mfma(target):
+    """v_mfma_f32_16x16x32_fp8_fp8 / _bf8_fp8: FNUZ 8-bit inputs (E4M3 bias 8, E5M2 bias 16) vs numpy."""
+    import asmkit
+    _ = asmkit  # the vector template carries 3 x 64-bit operands per lane: exactly the 8 bytes A and B need
+    a = RNG.integers(0, 256, (64, 8), dtype=np.uint8)
+    b = RNG.integers(0, 256, (64, 8), dtype=np.uint8)
+    a[a == 0x80] = 0
+    b[b == 0x80] = 0
+    body = """
+  v_mov_b32 v12, 0
+  v_mov_b32 v13, 0
+  v_mov_b32 v14, 0
+  v_mov_b32 v15, 0
+  v_mfma_f32_16x16x32_fp8_fp8 v[12:15], v[2:3], v[4:5], v[12:15]
+  v_mfma_f32_16x16x32_bf8_fp8 v[16:19], v[2:3], v[4:5], 0
+  s_nop 7
+  s_nop 7
+  v_mov_b32 v8, v12
+  v_mov_b32 v9, v13
+  v_mov_b32 v10, v16
+  v_mov_b32 v11, v17
+"""
+    r0, r1 = run(body, a.view(np.uint64).reshape(64), b.view(np.uint64).reshape(64), target=target)
+    for r_lo, r_hi, ka in ((lo(r0), hi(r0), (3, 8)), (lo(r1), hi(r1), (2, 16))):
+        A = np.array([[fp8_value(int(v), *ka) for v in row] for row in a])       # lane l: row l % 16, k-slice l // 16
+        B = np.array([[fp8_value(int(v), 3, 8) for v in row] for row in b])
+        Am = np.zeros((16, 32))
+        Bm = np.zeros((32, 16))
+        for lane in range(64):
+            for item in range(8):
+                Am[lane % 16, 8 * (lane // 16) + item] = A[lane, item]
+                Bm[8 * (lane // 16) + item, lane % 16] = B[lane, item]
+        D = (Am @ Bm).astype(np.float32)
+        got0 = np.array([D[4 * (lane // 16) + 0, lane % 16] for lane in range(64)], np.float32)
+        got1 = np.array([D[4 * (lane // 16) + 1, lane % 16] for lane in range(64)], np.float32)
+        assert np.allclose(r_lo.view(np.float32), got0, rtol=1e-6, atol=1e-30)
+        assert np.allclose(r_hi.view(np.float32), got1, rtol=1e-6, atol=1e-30)

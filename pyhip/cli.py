@@ -73,9 +73,12 @@ def cmd_info(args) -> int:
 def cmd_disasm(args) -> int:
     from .emu.isa.cli_disasm import main as disasm_main
 
-    argv = [args.file] + (["--kernel", args.kernel] if args.kernel else []) + (["--mcpu", args.mcpu] if args.mcpu else [])
+    argv = ([args.file] if args.file else []) + (["--kernel", args.kernel] if args.kernel else []) + \
+        (["--mcpu", args.mcpu] if args.mcpu else [])
     if args.coverage:
         argv.append("--coverage")
+    if args.verbose:
+        argv.append("--verbose")
     return disasm_main(argv)
 
 
@@ -108,10 +111,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--json", action="store_true", help="print one JSON object")
     s.set_defaults(fn=cmd_inspect)
     s = sub.add_parser("disasm", help="disassemble the kernels of a code object")
-    s.add_argument("file")
+    s.add_argument("file", nargs="?", help="code object, bundle or binary (optional with --coverage)")
     s.add_argument("--kernel")
     s.add_argument("--mcpu")
-    s.add_argument("--coverage", action="store_true", help="decoded vs executable mnemonics")
+    s.add_argument("--coverage", action="store_true",
+                   help="per ISA category: mnemonics LLVM 19 decodes vs those the emulator executes")
+    s.add_argument("-v", "--verbose", action="store_true", help="with --coverage: list what is not executable")
     s.set_defaults(fn=cmd_disasm)
     s = sub.add_parser("exec", help="run an unmodified hipcc-built program on pyhip's libamdhip64.so.5")
     s.add_argument("program")

@@ -49,7 +49,7 @@ def constant(code: int, lit: int | None, kind: str = "b32") -> int | None:
         return _f32bits(_F32_CONST[code])
     if code == 255:
         if lit is None:
-            raise ValueError("literal operand without a literal")
+            raise NotImplementedError("a literal operand where the encoding has no literal constant")
         if kind == "f64":
             return lit << 32
         return lit
@@ -80,7 +80,7 @@ def sreader(code: int, lit: int | None, kind: str = "b32"):
         return lambda st, w: st.scc[w].astype(U32)
     if code < 128:
         return lambda st, w: st.sgpr[w, code]
-    raise ValueError(f"unsupported scalar operand {code}")
+    raise NotImplementedError(f"source operand {code} ({'LDS_DIRECT' if code == 254 else 'reserved'}) is not supported")
 
 
 def sreader64(code: int, lit: int | None, kind: str = "b64"):
@@ -90,7 +90,7 @@ def sreader64(code: int, lit: int | None, kind: str = "b64"):
         return lambda st, w: np.full(st.sgpr[w, 0].shape, c, dtype=U64)
     if code < 128:
         return lambda st, w: st.sgpr[w, code].astype(U64) | (st.sgpr[w, code + 1].astype(U64) << U64(32))
-    raise ValueError(f"unsupported 64-bit scalar operand {code}")
+    raise NotImplementedError(f"64-bit source operand {code} is not supported")
 
 
 def vreader(code: int, lit: int | None, kind: str = "b32"):

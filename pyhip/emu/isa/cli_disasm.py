@@ -9,24 +9,64 @@ from .decoder import decode
 from .disasm import format_instruction
 
 
+# report categories: encodings → the class the ISA documents group them in
+CATEGORIES = {"SALU": ("SOP1", "SOP2", "SOPC", "SOPK", "SOPP"), "SMEM": ("SMEM",),
+              "VALU": ("VOP1", "VOP2", "VOP3", "VOP3P", "VOPC"), "DS": ("DS",),
+              "FLAT/GLOBAL/SCRATCH": ("FLAT", "GLOBAL", "SCRATCH"), "MUBUF": ("MUBUF",), "MTBUF": ("MTBUF",)}
+
+
 def coverage(target: str) -> tuple[list[str], list[str]]:
     """Mnemonics the decoder knows for ``target`` and those the emulator can execute."""
+    names, ok = set(), set()
+    for cat_names, cat_ok in coverage_by_category(target).values():
+        names |= set(cat_names)
+        ok |= set(cat_ok)
+    return sorted(names), sorted(ok)
+
+
+def coverage_by_category(target: str) -> dict:
+    """category → (mnemonics LLVM 19 decodes for ``target`` in it, those the emulator executes)."""
     from ..semantics import SEMANTICS, load_all
     from ._tables_gfx9 import OPCODES
     from .decoder import _TARGET_TABLE
 
     load_all()
-    names = sorted({e[0] for enc in OPCODES[_TARGET_TABLE[target]].values() for e in enc.values()})
-    return names, [n for n in names if n in SEMANTICS]
+    table = OPCODES[_TARGET_TABLE[target]]
+    out = {}
+    for cat, encs in CATEGORIES.items():
+        names = sorted({e[0] for enc in encs for e in table.get(enc, {}).values()})
+        out[cat] = (names, [n for n in names if n in SEMANTICS])
+    return out
+
+
+def print_coverage(target: str, verbose: bool = False) -> None:
+    cats = coverage_by_category(target)
+    print(f"{target}: mnemonics decoded vs executable on the emulated device")
+    print(f"  {'category':<22}{'decoded':>8}{'executable':>12}{'%':>8}")
+    tn = tk = 0
+    for cat, (names, ok) in cats.items():
+        tn, tk = tn + len(names), tk + len(ok)
+        print(f"  {cat:<22}{len(names):>8}{len(ok):>12}{100 * len(ok) / max(len(names), 1):>7.1f}%")
+        if verbose and len(ok) < len(names):
+            print("      not executable: " + " ".join(sorted(set(names) - set(ok))))
+    print(f"  {'all':<22}{tn:>8}{tk:>12}{100 * tk / max(tn, 1):>7.1f}%")
 
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="pyhip disasm")
-    p.add_argument("file")
+    p.add_argument("file", nargs="?", help="code object, bundle or binary (not needed with --coverage --mcpu)")
     p.add_argument("--kernel")
     p.add_argument("--mcpu")
-    p.add_argument("--coverage", action="store_true")
+    p.add_argument("--coverage", action="store_true",
+                   help="per ISA category: mnemonics LLVM 19 decodes vs those the emulator executes")
+    p.add_argument("-v", "--verbose", action="store_true", help="with --coverage: list what is not executable")
     a = p.parse_args(argv)
+    if a.coverage and (a.file is None or a.mcpu):
+        for proc in (a.mcpu.split(":")[0],) if a.mcpu else ("gfx90a", "gfx942"):
+            print_coverage(proc, a.verbose)
+        return 0
+    if a.file is None:
+        p.error("a file is needed (or --coverage with --mcpu)")
     binary = load(a.file)
     refs = binary.code_objects
     if a.mcpu:
@@ -35,8 +75,7 @@ def main(argv=None) -> int:
         co = ref.code_object
         proc = a.mcpu.split(":")[0] if a.mcpu else co.processor
         if a.coverage:
-            names, ok = coverage(proc)
-            print(f"{proc}: {len(names)} mnemonics decoded, {len(ok)} executable ({100 * len(ok) / len(names):.1f}%)")
+            print_coverage(proc, a.verbose)
             continue
         vaddr, text = co.section_bytes(".text")
         kernels = {k.entry_vaddr: k for k in co.kernels.values()}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..memory import GPUFault
 from ..operands import vreader, vreader64, write_v, write_v64
 from ..state import LANES, VCC
 
@@ -85,6 +86,8 @@ def _high_half(rd):
 def _sdwa_src(rd, sel: int, sext: int):
     if sel == 6:
         return rd
+    if sel not in SDWA_SEL:
+        raise NotImplementedError(f"reserved SDWA select {sel}")
     sh, wd = SDWA_SEL[sel]
     mask = U32((1 << wd) - 1)
 
@@ -229,6 +232,8 @@ def carry_dst(inst) -> int:
 
 
 def store32(inst, st, w, value, m):
+    if inst.sdwa is not None and inst.sdwa["dst_sel"] not in SDWA_SEL:
+        raise GPUFault(f"reserved SDWA destination select {inst.sdwa['dst_sel']}")
     if inst.sdwa is not None:
         value = sdwa_dest(inst, st, w, value)
     write_v(st, w, dst(inst), value, dpp_write_mask(inst, st, m))

@@ -70,10 +70,23 @@ BF8_VALUES = _fp8_table(2, 16)        # E5M2FNUZ
 _BITS = {"f32": 32, "xf32": 32, "f16": 16, "bf16": 16, "i8": 8, "fp8": 8, "bf8": 8, "f64": 64}
 
 
+def _operand(code, acc, literal):
+    """A / B source: a VGPR/AGPR number, or a reader of a scalar or constant (the same dword in every
+    register of the operand and every lane)."""
+    if code >= 256:
+        return code - 256 + acc
+    from ..operands import vreader
+    return vreader(code, literal)
+
+
 def _inputs(st, w, reg, kind, kpl):
     """(nw, 64, kpl) input values of one operand (float64, or int64 for i8)."""
     nregs = max(1, kpl * _BITS[kind] // 32)
-    v = np.ascontiguousarray(np.stack([st.vgpr[reg + i, w] for i in range(nregs)], axis=-1))
+    if callable(reg):
+        one = np.ascontiguousarray(reg(st, w))
+        v = np.ascontiguousarray(np.stack([one] * nregs, axis=-1))
+    else:
+        v = np.ascontiguousarray(np.stack([st.vgpr[reg + i, w] for i in range(nregs)], axis=-1))
     if kind == "f32":
         return v.view(F32).astype(F64)
     if kind == "f64":
@@ -111,15 +124,20 @@ def _mfma(kind, M, kpl, blocks=1, kind_b=None):
 
     def factory(inst, K_):
         f = inst.fields
-        if f.get("cbsz") or f.get("abid") or f.get("blgp") or (not f64 and (f.get("neg") or f.get("neg_hi"))):
-            raise NotImplementedError("MFMA broadcast/negate controls (cbsz/abid/blgp/neg) are not emulated")
-        if f["src0"] < 256 or f["src1"] < 256:
-            raise NotImplementedError("MFMA with scalar/constant A or B operands")
+        cbsz, abid = f.get("cbsz", 0), f.get("abid", 0)
+        blgp = 0 if f64 else f.get("blgp", 0)             # f64 MFMA: those bits are NEG
+        if cbsz and (blocks == 1 or (1 << cbsz) > blocks or abid >= (1 << cbsz)):
+            raise NotImplementedError(f"MFMA CBSZ={cbsz} ABID={abid} for a {blocks}-block shape")
+        lane = np.arange(64)
+        # A broadcast: block b reads the A rows of block ABID of its group of 2^CBSZ blocks
+        a_src = (((lane // M) >> cbsz << cbsz) + abid) * M + lane % M if cbsz else None
+        # B lane-group pattern: broadcast a half or a quarter of the lanes, or rotate by 16
+        b_src = {0: None, 1: lane % 32, 2: 32 + lane % 32, 3: (lane + 16) % 64}.get(blgp, 16 * (blgp - 4) + lane % 16)
         negs = f.get("neg", 0) if f64 else 0
         acc = K_.accum_offset if f.get("acc_cd") else 0
         src_acc = f.get("opsel_hi", 0)                     # MAI: bit 0 / bit 1 = A / B in AGPRs
-        a_reg = f["src0"] - 256 + (K_.accum_offset if src_acc & 1 else 0)
-        b_reg = f["src1"] - 256 + (K_.accum_offset if src_acc & 2 else 0)
+        a_reg = _operand(f["src0"], K_.accum_offset if src_acc & 1 else 0, inst.literal)
+        b_reg = _operand(f["src1"], K_.accum_offset if src_acc & 2 else 0, inst.literal)
         d_reg = f["vdst"] + acc
         c_code = f["src2"]
         c_reg = c_code - 256 + acc if c_code >= 256 else None
@@ -133,6 +151,10 @@ def _mfma(kind, M, kpl, blocks=1, kind_b=None):
 
         def run(st, w):
             av, bv = _inputs(st, w, a_reg, kind, kpl), _inputs(st, w, b_reg, kind_b, kpl)
+            if a_src is not None:
+                av = av[:, a_src]
+            if b_src is not None:
+                bv = bv[:, b_src]
             A = av[:, a_lane, a_item]                      # (nw, M, K, blocks)
             B = bv[:, a_lane, a_item]                      # B[b, j, k] uses the same lane pattern as A
             if negs & 1:

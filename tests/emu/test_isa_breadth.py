@@ -732,3 +732,22 @@ def test_mfma_f64_16x16x4(target):
             for kk in range(4):                                   # one fused multiply-add per k, in k order
                 acc = float(exact(lambda p, q, r: p * q + r, A[i, kk], B[kk, j], acc))
             assert got[lane] == acc, (item, lane)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_integer_clamp_saturates(target):
+    """VOP3 CLAMP on integer add/sub: the exact result saturated to the destination type."""
+    a, b = i32_operand(), i32_operand()
+    body = """
+  v_add_u32_e64 v8, v2, v4 clamp
+  v_sub_u32_e64 v9, v2, v4 clamp
+  v_add_i32 v10, v2, v4 clamp
+  v_sub_u16_e64 v11, v2, v4 clamp
+"""
+    r0, r1 = run(body, a, b, target=target)
+    A, B = [int(x) & 0xFFFFFFFF for x in a], [int(x) & 0xFFFFFFFF for x in b]
+    assert [int(x) for x in lo(r0)] == [min(x + y, 2 ** 32 - 1) for x, y in zip(A, B)]
+    assert [int(x) for x in hi(r0)] == [max(x - y, 0) for x, y in zip(A, B)]
+    assert [int(x) for x in lo(r1)] == [max(-2 ** 31, min(2 ** 31 - 1, sext(x, 32) + sext(y, 32))) & 0xFFFFFFFF
+                                        for x, y in zip(A, B)]
+    assert [int(x) for x in hi(r1)] == [max((x & 0xFFFF) - (y & 0xFFFF), 0) for x, y in zip(A, B)]

@@ -210,6 +210,35 @@ def _mods(text: str, i: int, f: dict, enc: str, vop3b: bool = False, mods: int =
     return text
 
 
+_SDWA_SEL = ("BYTE_0", "BYTE_1", "BYTE_2", "BYTE_3", "WORD_0", "WORD_1", "DWORD")
+_SDWA_UNUSED = ("UNUSED_PAD", "UNUSED_SEXT", "UNUSED_PRESERVE")
+
+
+def _sdwa_mods(text: str, i: int, sd: dict) -> str:
+    if sd[f"src{i}_sext"]:
+        text = f"sext({text})"
+    if sd[f"src{i}_abs"]:
+        text = f"|{text}|"
+    return f"-{text}" if sd[f"src{i}_neg"] else text
+
+
+def _sdwa_suffix(inst) -> str:
+    sd = inst.sdwa
+    sel = lambda v: _SDWA_SEL[v] if v < len(_SDWA_SEL) else str(v)   # noqa: E731
+    out = ""
+    if inst.encoding != "VOPC":
+        if sd["clamp"]:
+            out += " clamp"
+        if sd["omod"]:
+            out += {1: " mul:2", 2: " mul:4", 3: " div:2"}[sd["omod"]]
+        unused = _SDWA_UNUSED[sd["dst_unused"]] if sd["dst_unused"] < 3 else str(sd["dst_unused"])
+        out += f" dst_sel:{sel(sd['dst_sel'])} dst_unused:{unused}"
+    out += f" src0_sel:{sel(sd['src0_sel'])}"
+    if inst.encoding != "VOP1":
+        out += f" src1_sel:{sel(sd['src1_sel'])}"
+    return out
+
+
 def format_instruction(inst, target: str) -> str:
     proc = target.split(":")[0]
     enc, f = inst.encoding, inst.fields
@@ -219,6 +248,9 @@ def format_instruction(inst, target: str) -> str:
         return f"<unknown {enc} {inst.opcode}>"
     if inst.dpp is not None:
         mnem = re.sub(r"_e32$", "", mnem) + "_dpp"
+    sd = inst.sdwa
+    if sd is not None:
+        mnem = re.sub(r"_e32$", "", mnem) + "_sdwa"
     if enc == "SCRATCH":
         return _scratch(inst, proc, mnem)
     if inst.name == "s_set_gpr_idx_on":
@@ -235,6 +267,8 @@ def format_instruction(inst, target: str) -> str:
     mods = info.get("mods", 0)
     for role, kind, width in tmpl:
         if kind is None:
+            if sd is not None and enc == "VOPC" and role == "vcc" and sd["sd"]:
+                role = _src(sd["sdst"], 2, None, "s")          # SDWA VOPC with SD: an SGPR pair
             ops.append(role)
             continue
         if kind == "lit":
@@ -259,10 +293,16 @@ def format_instruction(inst, target: str) -> str:
             continue
         if role in _SRC9:
             idx = int(role[-1])
-            ops.append(_mods(_src(v, width, inst.literal, kind, types.get(role) or "b32"), idx, f, enc, vop3b, mods,
-                             enc == "VOP3P" and "_mix" in inst.name))
+            text = _src(v, width, inst.literal, kind, types.get(role) or "b32")
+            ops.append(_sdwa_mods(text, 0, sd) if sd is not None else
+                       _mods(text, idx, f, enc, vop3b, mods, enc == "VOP3P" and "_mix" in inst.name))
         elif role == "vsrc1":
-            ops.append(_reg(kind, v, width))
+            if sd is not None:
+                text = _src(v, width, inst.literal, "s", "b32") if sd["s1"] else _reg(kind, v, width)
+                ops.append(_sdwa_mods(text, 1, sd))
+            else:
+                ops.append(_reg(kind, v, width))
+
         elif role in ("ssrc0", "ssrc1", "soffset") and enc not in ("SMEM",):
             ops.append(_src(v, width, inst.literal, "s", types.get(role) or "b32"))
         elif role == "saddr":
@@ -363,7 +403,7 @@ def _suffix(inst, proc: str, mnem: str) -> str:
             mix = "_mix" in name
             if (any(opsel_hi) if mix else not all(opsel_hi)):
                 out += f" op_sel_hi:[{','.join(map(str, opsel_hi))}]"
-            if f["neg"] & ((1 << nsrc) - 1):
+            if f["neg"] & ((1 << nsrc) - 1) and not mix:
                 out += f" neg_lo:[{','.join(str(f['neg'] >> i & 1) for i in range(nsrc))}]"
             if f["neg_hi"] & ((1 << nsrc) - 1) and not mix:
                 out += f" neg_hi:[{','.join(str(f['neg_hi'] >> i & 1) for i in range(nsrc))}]"
@@ -380,6 +420,8 @@ def _suffix(inst, proc: str, mnem: str) -> str:
         if f["omod"]:
             out += {1: " mul:2", 2: " mul:4", 3: " div:2"}[f["omod"]]
         return out
+    if inst.sdwa is not None:
+        return _sdwa_suffix(inst)
     if inst.dpp is not None:
         d = inst.dpp
         c = d["dpp_ctrl"]

@@ -64,6 +64,9 @@ def make(kinds_in, kind_out, fn):
 
         fin = [k in FLOAT for k in kinds_in]
         mode_aware = getattr(fn, "mode_aware", False)
+        call = fn
+        if inst.encoding in ("VOP3", "VOP3B") and inst.fields.get("clamp") and inst.name in INT_CLAMP:
+            call = _saturating(fn, kind_out)
         fout = kind_out in FLOAT
         # inline constants and literals enter element-wise ops as 0-d values: no full-size pass over a
         # broadcast constant (the result is broadcast to the lanes when every source is a constant)
@@ -84,7 +87,7 @@ def make(kinds_in, kind_out, fn):
                 if (mode & 0xF0) != 0xF0:          # a denormal mode other than "allow in and out"
                     args = [flush_denormals(a, mode, k, 0) if f else a for a, k, f in zip(args, kinds_in, fin)]
                 try:
-                    r = fn(*args, mode=mode) if mode_aware else fn(*args)
+                    r = call(*args, mode=mode) if mode_aware else call(*args)
                 except ValueError:
                     if not consts:
                         raise
@@ -92,7 +95,7 @@ def make(kinds_in, kind_out, fn):
                     args = [view(rd(st, w), k) for rd, k in zip(full_rds, kinds_in)]
                     if (mode & 0xF0) != 0xF0:
                         args = [flush_denormals(a, mode, k, 0) if f else a for a, k, f in zip(args, kinds_in, fin)]
-                    r = fn(*args, mode=mode) if mode_aware else fn(*args)
+                    r = call(*args, mode=mode) if mode_aware else call(*args)
                 if post is not None:
                     r = post(r)
                 if fout and (mode & 0xF0) != 0xF0:
@@ -102,6 +105,23 @@ def make(kinds_in, kind_out, fn):
             store(inst, st, w, bits(r, kind_out), m)
         return run
     return factory
+
+
+# integer ops whose VOP3 CLAMP bit saturates the result to the destination type instead of wrapping
+INT_CLAMP = frozenset("v_add_u32 v_sub_u32 v_subrev_u32 v_add_i32 v_sub_i32 v_add_u16 v_sub_u16 v_subrev_u16 "
+                      "v_add_i16 v_sub_i16 v_add3_u32 v_add_lshl_u32 v_mad_u32_u24 v_mad_i32_i24 v_mad_u32_u16 "
+                      "v_mad_i32_i16 v_mad_u16 v_mad_i16".split())
+_INT_RANGE = {"u32": (0, 2 ** 32 - 1), "i32": (-2 ** 31, 2 ** 31 - 1), "u16": (0, 65535), "i16": (-32768, 32767)}
+
+
+def _saturating(fn, kind_out):
+    """The op evaluated on exact (int64) operands, clamped to the destination type's range."""
+    lo, hi = _INT_RANGE[kind_out]
+
+    def g(*args):
+        wide = [np.asarray(a).astype(np.int64) for a in args]
+        return np.clip(fn(*wide), lo, hi)
+    return g
 
 
 # float ops that are plain element-wise numpy (safe with a 0-d constant operand)

@@ -90,3 +90,88 @@ def test_matmul_mfma(arch, dtype):
     xf32 = dtype == "fp32" and arch == "gfx942"        # inputs rounded to 10 mantissa bits
     tol = 2e-3 if (dtype == "fp16" or xf32) else 1e-5
     assert np.allclose(got, ref, rtol=tol, atol=tol * np.sqrt(K))
+
+
+@pytest.mark.parametrize("arch", sorted(ARCHS))
+def test_layernorm(arch):
+    k, meta = load("layernorm", arch)
+    rows, cols = 9, 203                               # a row length that is not a power of two
+    x = (RNG.standard_normal((rows, cols)) * 3 + 1.5).astype(np.float32)
+    w, b = RNG.standard_normal(cols).astype(np.float32), RNG.standard_normal(cols).astype(np.float32)
+    y, mean, rstd = (pyhip.empty(n, np.float32) for n in (rows * cols, rows, rows))
+    for o in (y, mean, rstd):
+        o.fill_bytes(0xCD)
+    eps = 1e-5
+    k(rows, meta["block"], pyhip.to_device(x), pyhip.to_device(w), pyhip.to_device(b), y, mean, rstd, cols,
+      np.float32(eps), 0, 0, shared=meta["shared"])
+    x64 = x.astype(np.float64)
+    mu = x64.mean(axis=1)
+    var = ((x64 - mu[:, None]) ** 2).mean(axis=1)
+    rs = 1 / np.sqrt(var + eps)
+    ref = (x64 - mu[:, None]) * rs[:, None] * w + b
+    assert np.allclose(mean.get(), mu, rtol=1e-6, atol=1e-6)
+    assert np.allclose(rstd.get(), rs, rtol=1e-6)
+    assert np.allclose(y.get().reshape(rows, cols), ref, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("arch", sorted(ARCHS))
+def test_row_max_min_argmax_sum(arch):
+    k, meta = load("rowstats", arch)
+    M, N = 23, 117                                    # neither a multiple of the 4 x 128 tile
+    x = RNG.standard_normal((M, N)).astype(np.float32)
+    x[5, :] = 0.25                                    # ties: argmax takes the first
+    outs = [pyhip.empty(M, t) for t in (np.float32, np.float32, np.int32, np.float32)]
+    for o in outs:
+        o.fill_bytes(0xCD)
+    bm = meta["constexprs"]["BM"]
+    k((M + bm - 1) // bm, meta["block"], pyhip.to_device(x), *outs, M, N, 0, 0, shared=meta["shared"])
+    mx, mn, arg, sm = (o.get() for o in outs)
+    assert np.array_equal(mx, x.max(axis=1)) and np.array_equal(mn, x.min(axis=1))
+    assert np.array_equal(arg, x.argmax(axis=1))
+    assert np.allclose(sm, x.astype(np.float64).sum(axis=1), rtol=1e-5, atol=1e-5)
+
+
+def _to_bf16(x):
+    u = x.astype(np.float32).view(np.uint32).astype(np.uint64)
+    return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+
+
+@pytest.mark.parametrize("arch", sorted(ARCHS))
+def test_matmul_bf16_and_int8(arch):
+    """tl.dot on bf16 (fp32 accumulate: MFMA 32x32x8 bf16) and int8 (int32 accumulate: MFMA i8, exact)."""
+    M, N, K = 45, 70, 77
+    k, meta = load("matmul_bf16", arch)
+    a, b = _to_bf16(RNG.standard_normal((M, K))), _to_bf16(RNG.standard_normal((K, N)))
+    c = pyhip.empty(M * N, np.float32)
+    c.fill_bytes(0xCD)
+    bm, bn = meta["constexprs"]["BM"], meta["constexprs"]["BN"]
+    grid = ((M + bm - 1) // bm, (N + bn - 1) // bn)
+    k(grid, meta["block"], pyhip.to_device(a), pyhip.to_device(b), c, M, N, K, 0, 0, shared=meta["shared"])
+    af = (a.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+    bf = (b.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+    assert np.allclose(c.get().reshape(M, N), af @ bf, rtol=1e-5, atol=1e-5 * np.sqrt(K))
+    k, meta = load("matmul_int8", arch)
+    a8 = RNG.integers(-128, 128, (M, K), dtype=np.int64).astype(np.int8)
+    b8 = RNG.integers(-128, 128, (K, N), dtype=np.int64).astype(np.int8)
+    c = pyhip.empty(M * N, np.int32)
+    c.fill_bytes(0xCD)
+    k(grid, meta["block"], pyhip.to_device(a8), pyhip.to_device(b8), c, M, N, K, 0, 0, shared=meta["shared"])
+    assert np.array_equal(c.get().reshape(M, N), a8.astype(np.int64) @ b8.astype(np.int64))
+
+
+@pytest.mark.parametrize("arch", sorted(ARCHS))
+def test_fp16_elementwise_math(arch):
+    k, meta = load("halfmath", arch)
+    n = 1000
+    x = (RNG.standard_normal(n) * 2).astype(np.float16)
+    o = pyhip.empty(5 * n, np.float16)
+    o.fill_bytes(0xCD)
+    blk = meta["constexprs"]["BLOCK"]
+    k((n + blk - 1) // blk, meta["block"], pyhip.to_device(x), o, n, 0, 0, shared=meta["shared"])
+    got = o.get().reshape(5, n).astype(np.float64)
+    xf = x.astype(np.float64)
+    h = np.float16
+    refs = [np.exp(xf), np.log(np.abs(xf) + 1), np.sqrt(np.abs(xf)), 1 / (1 + np.exp(-xf))]
+    for g, r in zip(got[:4], refs):                   # fp32 math rounded to fp16: within one fp16 ulp
+        assert (np.abs(g - r) <= np.spacing(r.astype(h)).astype(np.float64) * 1.01).all()
+    assert np.array_equal(got[4].astype(h), (xf * xf + xf).astype(h))  # fused into v_fma_f16: one rounding

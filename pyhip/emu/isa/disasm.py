@@ -197,16 +197,21 @@ def _src(code: int, width: int, lit, kind_hint: str, typ="b32") -> str:
     return _reg("s", code, width)
 
 
+def _neg(text: str) -> str:
+    """LLVM writes the NEG modifier of an integer constant as neg(...): "-1" would read as the constant -1."""
+    return f"neg({text})" if re.fullmatch(r"-?(\d+|0x[0-9a-f]+)", text) else f"-{text}"
+
+
 def _mods(text: str, i: int, f: dict, enc: str, vop3b: bool = False, mods: int = 7, mix: bool = False) -> str:
     if mix:
         if f["neg_hi"] >> i & 1:
             text = f"|{text}|"
-        return f"-{text}" if f["neg"] >> i & 1 else text
+        return _neg(text) if f["neg"] >> i & 1 else text
     if enc == "VOP3" and not vop3b and mods >> i & 1:
         if f["abs"] >> i & 1:
             text = f"|{text}|"
         if f["neg"] >> i & 1:
-            text = f"-{text}"
+            text = _neg(text)
     return text
 
 

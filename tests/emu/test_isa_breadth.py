@@ -751,3 +751,83 @@ def test_integer_clamp_saturates(target):
     assert [int(x) for x in lo(r1)] == [max(-2 ** 31, min(2 ** 31 - 1, sext(x, 32) + sext(y, 32))) & 0xFFFFFFFF
                                         for x, y in zip(A, B)]
     assert [int(x) for x in hi(r1)] == [max((x & 0xFFFF) - (y & 0xFFFF), 0) for x, y in zip(A, B)]
+
+
+def _fp8_encode_ref(x, mant, bias, saturate):
+    """Nearest FNUZ code by exhaustive search (ties to the even code); NaN and overflow → 0x80."""
+    if math.isnan(x):
+        return 0x80
+    vals = [(fp8_value(c, mant, bias), c) for c in range(0x80)]
+    top, prev = vals[-1][0], vals[-2][0]
+    a = abs(x)
+    if a > top:
+        if saturate or a < top + (top - prev) / 2:
+            code = 0x7F
+        else:
+            return 0x80
+    else:
+        best = min(vals, key=lambda vc: (abs(vc[0] - a), vc[1] % 2))
+        code = best[1]
+    return code | 0x80 if x < 0 and code else code
+
+
+def test_fp8_bf8_conversions_gfx942():
+    clamp = ""                                         # LLVM 19 does not assemble CLAMP on these
+    a, b = f32_operand(), f32_operand()
+    a[:8] = np.array([0.0, -0.0, 240.0, 241.0, 255.9, 1e6, -3e-3, 1.0625], np.float32).view(U32)
+    pre = RNG.integers(0, 2 ** 32, 64, dtype=np.uint64)
+    codes = RNG.integers(0, 2 ** 32, 64, dtype=np.uint64)
+    body = f"""
+  v_mov_b32 v8, v6
+  v_cvt_pk_fp8_f32 v8, v2, v4 op_sel:[0,0,1]{clamp}
+  v_mov_b32 v9, v6
+  v_cvt_pk_bf8_f32 v9, v2, v4{clamp}
+  v_cvt_f32_fp8_sdwa v10, v7 src0_sel:BYTE_2
+  v_cvt_f32_bf8_sdwa v11, v7 src0_sel:BYTE_3
+"""
+    r0, r1 = run(body, a, b, pre | (codes << U64(32)), target="gfx942")
+    sat = bool(clamp)
+    fp8 = [_fp8_encode_ref(f(x), 3, 8, sat) | _fp8_encode_ref(f(y), 3, 8, sat) << 8 for x, y in zip(a, b)]
+    bf8 = [_fp8_encode_ref(f(x), 2, 16, sat) | _fp8_encode_ref(f(y), 2, 16, sat) << 8 for x, y in zip(a, b)]
+    assert [int(x) for x in lo(r0)] == [(int(p) & 0xFFFF) | v << 16 for p, v in zip(pre, fp8)]
+    assert [int(x) for x in hi(r0)] == [(int(p) & 0xFFFF0000) | v for p, v in zip(pre, bf8)]
+    check(lo(r1), [round_bits(fp8_value(int(c) >> 16 & 0xFF, 3, 8), 32) for c in codes], 32)
+    check(hi(r1), [round_bits(fp8_value(int(c) >> 24 & 0xFF, 2, 16), 32) for c in codes], 32)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_pkaccum_and_mqsad_u32(target):
+    a, b = f32_operand(), i32_operand()
+    a[:6] = np.array([-3.0, 0.5, 1.5, 254.6, 300.0, np.nan], np.float32).view(U32)
+    pre = RNG.integers(0, 2 ** 32, 64, dtype=np.uint64)
+    r0, _ = run("v_mov_b32 v8, v6\n  v_cvt_pkaccum_u8_f32 v8, v2, v4", a, b, pre, target=target)
+
+    def u8(x):
+        return 0 if math.isnan(x) else int(max(0, min(255, round(x) if math.isfinite(x) else x)))
+    assert [int(x) for x in lo(r0)] == [(int(p) & ~(0xFF << 8 * (int(s) & 3)) & 0xFFFFFFFF) | u8(f(x)) << 8 * (int(s) & 3)
+                                        for p, x, s in zip(pre, a, b)]
+    s0 = RNG.integers(0, 2 ** 64, 64, dtype=np.uint64)
+    ref = i32_operand()
+    acc = RNG.integers(0, 2 ** 32, (64, 4), dtype=np.uint64)
+    acc[:4, :] = 0xFFFFFFF0                            # saturation
+    body = """
+  v_mov_b32 v12, v6
+  v_mov_b32 v13, v7
+  v_mov_b32 v14, v7
+  v_mov_b32 v15, v6
+  v_mqsad_u32_u8 v[16:19], v[2:3], v4, v[12:15]
+  v_mov_b32 v8, v16
+  v_mov_b32 v9, v17
+  v_mov_b32 v10, v18
+  v_mov_b32 v11, v19
+"""
+    c = acc[:, 0] | (acc[:, 1] << U64(32))
+    r0, r1 = run(body, s0, ref, c, target=target)
+    accs = [acc[:, 0], acc[:, 1], acc[:, 1], acc[:, 0]]
+    for i, got in enumerate((lo(r0), hi(r0), lo(r1), hi(r1))):
+        want = []
+        for x, y, z in zip(s0, ref, accs[i]):
+            win = (int(x) >> (8 * i)) & 0xFFFFFFFF
+            sad = sum(abs((win >> 8 * k & 0xFF) - (int(y) >> 8 * k & 0xFF)) for k in range(4) if int(y) >> 8 * k & 0xFF)
+            want.append(min(sad + int(z), 0xFFFFFFFF))
+        assert [int(g) for g in got] == want, i

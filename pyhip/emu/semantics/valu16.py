@@ -266,3 +266,140 @@ def _trig_preop(a, b):
 
 
 reg("v_trig_preop_f64", ("f64", "u32"), "f64", _trig_preop)
+
+
+# ---- gfx942 8-bit floats (FNUZ E4M3 "fp8" and E5M2 "bf8") ------------------------------------------------------
+def _fp8_codec(values):
+    """(decode table, encode fn) for an FNUZ format given its 256 decoded values (0x80 = NaN)."""
+    pos = values[:0x80]                                   # codes 0..0x7F: +0 and the positive values, ascending
+    top = pos[-1]
+
+    def encode(x, saturate):
+        """float32 array → codes: nearest, ties to the even code; NaN → 0x80; beyond the largest value →
+        the largest (saturate) or NaN; -0 → 0 (there is no negative zero)."""
+        a = np.abs(x.astype(F64))
+        hi = np.clip(np.searchsorted(pos, a), 1, 0x7F)
+        lo_ = hi - 1
+        d_lo, d_hi = a - pos[lo_], pos[hi] - a
+        code = np.where((d_hi < d_lo) | ((d_hi == d_lo) & (hi % 2 == 0)), hi, lo_)
+        code = np.where(a >= top, 0x7F, code)
+        over = (a > top) & ~saturate
+        # values past the largest normal round to it while within half an ulp (round-to-nearest behaviour)
+        half_ulp = (top - pos[-2]) / 2
+        over = over & (a >= top + half_ulp)
+        code = np.where(np.signbit(x) & (code != 0), code | 0x80, code)
+        return np.where(np.isnan(x) | over, 0x80, code).astype(U32)
+    return values, encode
+
+
+def _fp8(name):
+    from .mfma import BF8_VALUES, FP8_VALUES
+    return _fp8_codec(FP8_VALUES if name == "fp8" else BF8_VALUES)
+
+
+def _byte_sel(inst):
+    """Which byte (or, for the packed forms, which word) of S0 a conversion reads: SDWA src0_sel or VOP3 OP_SEL."""
+    if inst.sdwa is not None:
+        sel = inst.sdwa["src0_sel"]
+        return {0: 0, 1: 1, 2: 2, 3: 3, 4: 0, 5: 2, 6: 0}.get(sel, 0)
+    if inst.encoding == "VOP3":
+        return inst.fields.get("opsel", 0) & 3
+    return 0
+
+
+def _cvt_from8(kind, packed):
+    def factory(inst, K):
+        from ..operands import vreader, write_v
+        f = inst.fields
+        rd = vreader(f["src0"], inst.literal)
+        sel = _byte_sel(inst)
+        if packed:
+            sel = 2 if (inst.sdwa is not None and inst.sdwa["src0_sel"] == 5) or \
+                (inst.encoding == "VOP3" and f.get("opsel", 0) & 1) else 0
+        table, _ = _fp8(kind)
+        table32 = table.astype(F32)
+        d = f["vdst"]
+
+        def run(st, w):
+            m = st.exec_mask(w)
+            v = rd(st, w)
+            for k in range(2 if packed else 1):
+                code = (v >> U32(8 * (sel + k))) & U32(0xFF)
+                write_v(st, w, d + k, table32[code].view(U32), m)
+        return run
+    return factory
+
+
+def _cvt_pk_to8(kind):
+    """v_cvt_pk_{fp8,bf8}_f32: D.word[OP_SEL[3]] = {8-bit(S1), 8-bit(S0)}, the other word kept; CLAMP saturates."""
+    def factory(inst, K):
+        from ..operands import vreader, write_v
+        from .common import readers
+        f = inst.fields
+        rds = readers(inst, 2, is_float=True)
+        hi = f.get("opsel", 0) >> 3 & 1
+        sat = bool(f.get("clamp", 0))
+        _, enc = _fp8(kind)
+        d = f["vdst"]
+
+        def run(st, w):
+            m = st.exec_mask(w)
+            a, b = rds[0](st, w).view(F32), rds[1](st, w).view(F32)
+            word = enc(a, sat) | (enc(b, sat) << U32(8))
+            old = st.vgpr[d, w]
+            val = (old & U32(0xFFFF)) | (word << U32(16)) if hi else (old & U32(0xFFFF0000)) | word
+            write_v(st, w, d, val, m)
+        return run
+    return factory
+
+
+for _k in ("fp8", "bf8"):
+    register(f"v_cvt_f32_{_k}", _cvt_from8(_k, False))
+    register(f"v_cvt_pk_f32_{_k}", _cvt_from8(_k, True))
+    register(f"v_cvt_pk_{_k}_f32", _cvt_pk_to8(_k))
+
+
+def _pkaccum(inst, K):
+    """v_cvt_pkaccum_u8_f32: byte S1[1:0] of D = S0 converted to u8 (rounded, clamped to 0..255), rest of D kept."""
+    from ..operands import write_v
+    from .common import readers
+    rds = readers(inst, 2, kinds=["f32", "u32"], is_float=True)
+    d = inst.fields["vdst"]
+
+    def run(st, w):
+        m = st.exec_mask(w)
+        x, s = rds[0](st, w).view(F32), rds[1](st, w)
+        sh = U32(8) * (s & U32(3))
+        byte = _u8(x)
+        old = st.vgpr[d, w]
+        write_v(st, w, d, (old & ~(U32(0xFF) << sh)) | (byte << sh), m)
+    return run
+
+
+register("v_cvt_pkaccum_u8_f32", _pkaccum)
+
+
+def _mqsad_u32(inst, K):
+    """v_mqsad_u32_u8: four masked byte SADs of the 32-bit reference S1 against the byte windows of the
+    64-bit S0, each added to the matching dword of the 128-bit S2 accumulator (saturating at 2^32 - 1)."""
+    from ..operands import vreader, vreader64, write_v
+    from .common import srcs
+    c0, c1, c2 = srcs(inst)
+    a_r, b_r = vreader64(c0, inst.literal), vreader(c1, inst.literal)
+    acc = [vreader(c2 + k if c2 >= 256 else c2, inst.literal) for k in range(4)]
+    d = inst.fields["vdst"]
+
+    def run(st, w):
+        m = st.exec_mask(w)
+        a, b = a_r(st, w), b_r(st, w)
+        outs = []
+        for i in range(4):
+            win = ((a >> U64(8 * i)) & U64(0xFFFFFFFF)).astype(U32)
+            total = _sad8(win, b, True).astype(U64) + acc[i](st, w).astype(U64)
+            outs.append(np.minimum(total, U64(0xFFFFFFFF)).astype(U32))
+        for i, v in enumerate(outs):
+            write_v(st, w, d + i, v, m)
+    return run
+
+
+register("v_mqsad_u32_u8", _mqsad_u32)

@@ -125,3 +125,37 @@ def fmin(a, b):
     if z.any():
         r = np.where(z & (a == 0) & (b == 0), np.where(np.signbit(a), a, b), r)
     return r
+
+
+_QUIET = {np.dtype(np.float16): (np.uint16, 0x0200), np.dtype(np.float32): (np.uint32, 0x00400000),
+          np.dtype(np.float64): (np.uint64, 0x0008000000000000)}
+
+
+def _snan_quieted(a, b, r):
+    """MODE.IEEE: a signaling NaN operand of V_MIN/V_MAX yields that NaN quieted instead of the other
+    operand."""
+    nan_in = np.isnan(a) | np.isnan(b)
+    if not nan_in.any():
+        return r
+    ut, q = _QUIET[np.asarray(r).dtype]
+    out = np.array(r, copy=True)
+    for x in (b, a):                                  # S0's NaN wins when both are signaling
+        xb = np.broadcast_to(np.asarray(x), out.shape)
+        bits = np.ascontiguousarray(xb).view(ut)
+        snan = np.isnan(xb) & ((bits & ut(q)) == 0)
+        if snan.any():
+            out = np.where(snan, (bits | ut(q)).view(out.dtype), out)
+    return out
+
+
+def fmax_mode(a, b, mode=0x200):
+    r = fmax(a, b)
+    return _snan_quieted(a, b, r) if mode & 0x200 else r
+
+
+def fmin_mode(a, b, mode=0x200):
+    r = fmin(a, b)
+    return _snan_quieted(a, b, r) if mode & 0x200 else r
+
+
+fmax_mode.mode_aware = fmin_mode.mode_aware = True

@@ -831,3 +831,44 @@ def test_pkaccum_and_mqsad_u32(target):
             sad = sum(abs((win >> 8 * k & 0xFF) - (int(y) >> 8 * k & 0xFF)) for k in range(4) if int(y) >> 8 * k & 0xFF)
             want.append(min(sad + int(z), 0xFFFFFFFF))
         assert [int(g) for g in got] == want, i
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("ieee", [1, 0])
+def test_ieee_mode_and_dx10_clamp(target, ieee):
+    """MODE.IEEE: V_MAX/V_MIN return a signaling NaN operand quieted (otherwise the other operand);
+    MODE.DX10_CLAMP: CLAMP turns NaN into 0 (otherwise NaN passes).  The template sets both from ``ieee``."""
+    a, b = f32_operand(), f32_operand()
+    a[:6] = [0x7FA00000, 0x7FC00001, 0x3F800000, 0xFFA00001, 0x7F800000, 0x7FA00000]     # sNaN, qNaN, 1, -sNaN, inf
+    b[:6] = [0x3F800000, 0x40000000, 0x7FA00000, 0x7FA00000, 0x7FA00000, 0x7FC00000]
+    body = """
+  v_max_f32 v8, v2, v4
+  v_min_f32 v9, v2, v4
+  v_add_f32_e64 v10, v2, v4 clamp
+"""
+    r0, r1 = run(body, a, b, target=target, ieee=ieee)
+
+    def pick(x, y, fn):
+        xf, yf = f(x), f(y)
+        xs = math.isnan(xf) and not (int(x) >> 22) & 1
+        ys = math.isnan(yf) and not (int(y) >> 22) & 1
+        if ieee and (xs or ys):
+            return (int(x) if xs else int(y)) | 0x00400000
+        return round_bits(fn(xf, yf), 32) if not (math.isnan(xf) and math.isnan(yf)) else 0x7FC00000
+    # bit-exact where one operand is a signaling NaN: its quieted self (IEEE) or the other operand
+    for lane in (0, 2):
+        assert int(lo(r0)[lane]) == (0x7FE00000 if ieee else 0x3F800000)
+        assert int(hi(r0)[lane]) == (0x7FE00000 if ieee else 0x3F800000)
+    check(lo(r0), [pick(x, y, fmax_ieee) for x, y in zip(a, b)], 32)
+    check(hi(r0), [pick(x, y, fmin_ieee) for x, y in zip(a, b)], 32)
+    want = []
+    for x, y in zip(a, b):
+        s = exact(lambda p, q: p + q, f(x), f(y))
+        if isinstance(s, float) and math.isnan(s):
+            want.append(0 if ieee else 0x7FC00000)
+        else:
+            want.append(round_bits(min(max(s, 0), 1) if not isinstance(s, float) or not math.isinf(s) else
+                                   (1.0 if s > 0 else 0.0), 32))
+    check(lo(r1), want, 32)
+    if ieee:
+        assert [int(x) for x in lo(r1)[:2]] == [0, 0]

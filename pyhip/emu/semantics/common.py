@@ -145,11 +145,12 @@ def output_mods(inst, is_float: bool, width: int = 32):
         return None
     scale = {0: 1.0, 1: 2.0, 2: 4.0, 3: 0.5}[omod]
 
-    def g(x):
+    def g(x, mode=0x300):
         if omod:
             x = x * x.dtype.type(scale)
         if clamp:
-            x = np.where(np.isnan(x), x.dtype.type(0), np.clip(x, 0, 1))
+            # MODE.DX10_CLAMP (bit 8): a clamped NaN becomes 0; without it the NaN passes through
+            x = np.where(np.isnan(x), x.dtype.type(0) if mode & 0x100 else x, np.clip(x, 0, 1))
         return x
     return g
 

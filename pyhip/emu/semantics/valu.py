@@ -97,7 +97,7 @@ def make(kinds_in, kind_out, fn):
                         args = [flush_denormals(a, mode, k, 0) if f else a for a, k, f in zip(args, kinds_in, fin)]
                     r = call(*args, mode=mode) if mode_aware else call(*args)
                 if post is not None:
-                    r = post(r)
+                    r = post(r, mode)
                 if fout and (mode & 0xF0) != 0xF0:
                     r = flush_denormals(np.asarray(r), mode, kind_out, 1)
             if consts and np.shape(r) != m.shape:
@@ -173,8 +173,8 @@ reg("v_add_f32", ("f32", "f32"), "f32", lambda a, b: a + b)
 reg("v_sub_f32", ("f32", "f32"), "f32", lambda a, b: a - b)
 reg("v_subrev_f32", ("f32", "f32"), "f32", lambda a, b: b - a)
 reg("v_mul_f32", ("f32", "f32"), "f32", lambda a, b: a * b)
-reg("v_max_f32", ("f32", "f32"), "f32", fp.fmax)
-reg("v_min_f32", ("f32", "f32"), "f32", fp.fmin)
+reg("v_max_f32", ("f32", "f32"), "f32", fp.fmax_mode)
+reg("v_min_f32", ("f32", "f32"), "f32", fp.fmin_mode)
 reg("v_fma_f32", ("f32", "f32", "f32"), "f32", fp.fma32)
 
 
@@ -231,8 +231,8 @@ reg("v_cvt_pkrtz_f16_f32", ("f32", "f32"), "u32",
 # ---- 64-bit float --------------------------------------------------------------------------------------
 reg("v_add_f64", ("f64", "f64"), "f64", lambda a, b: a + b)
 reg("v_mul_f64", ("f64", "f64"), "f64", lambda a, b: a * b)
-reg("v_max_f64", ("f64", "f64"), "f64", fp.fmax)
-reg("v_min_f64", ("f64", "f64"), "f64", fp.fmin)
+reg("v_max_f64", ("f64", "f64"), "f64", fp.fmax_mode)
+reg("v_min_f64", ("f64", "f64"), "f64", fp.fmin_mode)
 reg("v_fma_f64", ("f64", "f64", "f64"), "f64", fp.fma64)
 reg("v_ldexp_f64", ("f64", "i32"), "f64", lambda a, b: np.ldexp(a, np.clip(b, -3000, 3000)))
 reg("v_rcp_f64", ("f64",), "f64", lambda a: 1.0 / a)
@@ -471,7 +471,7 @@ def _fmac32(inst, K):
             a, b, c = rds[0](st, w).view(F32), rds[1](st, w).view(F32), st.vgpr[d, w].view(F32)
             r = mac(a, b, c, st.mode) if mac is not None else fp.fma32(a, b, c)
             if post is not None:
-                r = post(r)
+                r = post(r, st.mode)
         store32(inst, st, w, r.view(U32), m)
     return run
 

@@ -872,3 +872,80 @@ def test_ieee_mode_and_dx10_clamp(target, ieee):
     check(lo(r1), want, 32)
     if ieee:
         assert [int(x) for x in lo(r1)[:2]] == [0, 0]
+
+
+def f64_operand():
+    v = RNG.standard_normal(64) * 2.0 ** RNG.integers(-1000, 1000, 64)
+    bits = v.view(np.uint64).copy()
+    bits[RNG.integers(0, 64, 6)] = RNG.integers(1, 2 ** 52, 6, dtype=np.uint64)       # denormals
+    specials = [0, 1 << 63, 0x7FF0000000000000, 0xFFF0000000000000, 0x7FF8000000000000, 1, (1 << 63) | 1,
+                0x000FFFFFFFFFFFFF, 0x0010000000000000, 0x7FEFFFFFFFFFFFFF, 0x3FF0000000000000]
+    bits[RNG.permutation(64)[:len(specials)]] = specials
+    return bits
+
+
+FLOAT_BINARY = {
+    "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
+}
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("width", [32, 64])
+@pytest.mark.parametrize("flush", [False, True])
+def test_f32_f64_arithmetic_specials_and_denormal_modes(target, width, flush):
+    """add/sub/mul/fma/max/min on NaN, ±Inf, ±0, denormals, extremes; FLOAT_DENORM_MODE 3 or 0 for the width."""
+    if width == 32:
+        a, b, c = f32_operand(), f32_operand(), f32_operand()
+        body = """
+  v_add_f32 v8, v2, v4
+  v_sub_f32 v9, v2, v4
+  v_mul_f32 v10, v2, v4
+  v_fma_f32 v11, v2, v4, v6
+"""
+        denorm = (0 if flush else 3, 3)
+        fv, outs = f, lambda r0, r1: [lo(r0), hi(r0), lo(r1), hi(r1)]
+    else:
+        a, b, c = f64_operand(), f64_operand(), f64_operand()
+        body = """
+  v_add_f64 v[8:9], v[2:3], v[4:5]
+  v_fma_f64 v[10:11], v[2:3], v[4:5], v[6:7]
+"""
+        denorm = (3, 0 if flush else 3)
+        fv, outs = (lambda x: to_float(int(x), 64)), (lambda r0, r1: [r0, r1])
+    r0, r1 = run(body, a, b, c, target=target, denorm=denorm)
+    ops = ([FLOAT_BINARY["add"], FLOAT_BINARY["sub"], FLOAT_BINARY["mul"], "fma"] if width == 32
+           else [FLOAT_BINARY["add"], "fma"])
+    for got, fn in zip(outs(r0, r1), ops):
+        want = []
+        for x, y, z in zip(a, b, c):
+            xs = [flushed(fv(v), width, flush) for v in (x, y, z)]
+            v = exact(lambda p, q, r: p * q + r, *xs) if fn == "fma" else exact(fn, xs[0], xs[1])
+            nan = isinstance(v, float) and math.isnan(v)
+            want.append({32: 0x7FC00000, 64: 0x7FF8000000000000}[width] if nan else round_bits(v, width, flush))
+        check(got, want, width)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_integer_overflow_and_saturating_conversions(target):
+    a, b = i32_operand(), i32_operand()
+    fa = f32_operand()
+    body = """
+  v_mul_lo_u32 v8, v2, v4
+  v_mul_hi_i32 v9, v2, v4
+  v_cvt_i32_f32 v10, v6
+  v_cvt_u32_f32 v11, v6
+"""
+    r0, r1 = run(body, a, b, fa, target=target)
+    A, B = [int(x) for x in a], [int(x) for x in b]
+    assert [int(x) for x in lo(r0)] == [(x * y) & 0xFFFFFFFF for x, y in zip(A, B)]
+    assert [int(x) for x in hi(r0)] == [((sext(x, 32) * sext(y, 32)) >> 32) & 0xFFFFFFFF for x, y in zip(A, B)]
+
+    def cvt(x, lo_, hi_):
+        v = f(x)
+        if math.isnan(v):
+            return 0
+        if math.isinf(v):
+            return (hi_ if v > 0 else lo_) & 0xFFFFFFFF
+        return max(lo_, min(hi_, math.trunc(v))) & 0xFFFFFFFF
+    assert [int(x) for x in lo(r1)] == [cvt(x, -2 ** 31, 2 ** 31 - 1) for x in fa]
+    assert [int(x) for x in hi(r1)] == [cvt(x, 0, 2 ** 32 - 1) for x in fa]

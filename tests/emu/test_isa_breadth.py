@@ -949,3 +949,171 @@ def test_integer_overflow_and_saturating_conversions(target):
         return max(lo_, min(hi_, math.trunc(v))) & 0xFFFFFFFF
     assert [int(x) for x in lo(r1)] == [cvt(x, -2 ** 31, 2 ** 31 - 1) for x in fa]
     assert [int(x) for x in hi(r1)] == [cvt(x, 0, 2 ** 32 - 1) for x in fa]
+
+
+# ---- the rest of the newly executable instructions: each against its ISA description --------------------------------
+@pytest.mark.parametrize("target", TARGETS)
+def test_scalar_relative_moves_and_call(target):
+    a, b = i32_operand() | (i32_operand() << U64(32)), i32_operand() | (i32_operand() << U64(32))
+    body = """
+  s_mov_b32 m0, 2
+  s_movrels_b32 s26, s20
+  s_mov_b32 m0, 6
+  s_movreld_b32 s22, s20
+  s_mov_b32 s27, s28
+  s_mov_b32 s29, 7
+  s_getpc_b64 s[36:37]
+  s_call_b64 s[38:39], 1
+  s_mov_b32 s29, 1
+  s_sub_u32 s28, s38, s36
+"""
+    r0, r1 = run(body, a, b, scalar=True, target=target)
+    assert np.array_equal(lo(r0), lo(b)), "s_movrels: s26 = s[20 + 2]"
+    assert np.array_equal(hi(r0), lo(a)), "s_movreld: s[22 + 6] = s20"
+    assert (lo(r1) == 4).all() and (hi(r1) == 7).all(), "s_call_b64 returns to the next instruction and skips one"
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_ds_append_consume_wrxchg2_addtid(target):
+    a, b = i32_operand(), i32_operand()
+    init = int(RNG.integers(0, 2 ** 31))
+    body = f"""
+  s_mov_b32 m0, 0
+  v_mov_b32 v12, {init}
+  v_mov_b32 v13, 0
+  v_cmp_eq_u32 vcc, 0, v0
+  s_and_saveexec_b64 s[10:11], vcc
+  ds_write_b32 v13, v12 offset:256
+  s_mov_b64 exec, s[10:11]
+  s_barrier
+  v_cmp_gt_u32 vcc, 40, v0
+  s_and_saveexec_b64 s[10:11], vcc
+  ds_append v8 offset:256
+  s_mov_b64 exec, s[10:11]
+  s_waitcnt lgkmcnt(0)
+  s_barrier
+  ds_consume v9 offset:256
+  v_lshlrev_b32 v14, 2, v0
+  ds_write_addtid_b32 v2
+  ds_write_b32 v14, v4 offset:256
+  s_waitcnt lgkmcnt(0)
+  ds_wrxchg2_rtn_b32 v[10:11], v14, v6, v6 offset1:64
+  s_waitcnt lgkmcnt(0)
+  ds_read2_b32 v[12:13], v14 offset1:64
+  s_waitcnt lgkmcnt(0)
+  v_xor_b32 v10, v10, v12
+  v_xor_b32 v11, v11, v13
+"""
+    c = i32_operand()
+    r0, r1 = run(body, a, b, c, lds=512, target=target)
+    assert (lo(r0)[:40] == init).all() and (lo(r0)[40:] == 0).all(), "ds_append: old value to active lanes"
+    assert (hi(r0) == init + 40).all(), "ds_consume sees the appended count"
+    # lane i: dword i holds a[i] (ds_write_addtid at M0 = 0) and dword 64 + i holds b[i]; both are exchanged
+    # for c[i], so old ^ new = a ^ c and b ^ c
+    assert np.array_equal(lo(r1), lo(a) ^ lo(c)) and np.array_equal(hi(r1), lo(b) ^ lo(c))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_packed_f16_atomic_adds(target):
+    """global_atomic_pk_add_f16 (returning) and ds_pk_add_rtn_f16: two f16 adds per dword, lane order."""
+    a = (f16_operand() << U64(16)) | f16_operand()
+    b = (f16_operand() << U64(16)) | f16_operand()
+    body = """
+  v_and_b32 v12, 7, v0
+  v_lshlrev_b32 v12, 2, v12
+  v_cmp_gt_u32 vcc, 8, v0
+  s_and_saveexec_b64 s[10:11], vcc
+  global_store_dword v12, v4, s[6:7] offset:768
+  ds_write_b32 v12, v4
+  s_mov_b64 exec, s[10:11]
+  s_waitcnt vmcnt(0) lgkmcnt(0)
+  s_barrier
+  global_atomic_pk_add_f16 v8, v12, v2, s[6:7] offset:768 glc
+  ds_pk_add_rtn_f16 v9, v12, v2
+  s_waitcnt vmcnt(0) lgkmcnt(0)
+"""
+    if target == "gfx942":
+        body = body.replace(" glc", " sc0")
+    r0, _ = run(body, a, b, lds=64, target=target)
+
+    def add2(o, v):
+        out = 0
+        for sh in (0, 16):
+            s = exact(lambda p, q: p + q, h(o >> sh), h(v >> sh))
+            out |= (round_bits(s, 16) if not (isinstance(s, float) and math.isnan(s)) else 0x7E00) << sh
+        return out
+    mem = [int(b[i]) & 0xFFFFFFFF for i in range(8)]
+    want = []
+    for lane in range(64):
+        k = lane & 7
+        want.append(mem[k])
+        mem[k] = add2(mem[k], int(a[lane]) & 0xFFFFFFFF)
+    for got in (lo(r0), hi(r0)):
+        check(got & U32(0xFFFF), [w & 0xFFFF for w in want], 16)
+        check(got >> U32(16), [w >> 16 for w in want], 16)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_f16_misc(target):
+    a, b = f16_operand(), i32_operand()
+    body = """
+  v_frexp_exp_i16_f16 v8, v2
+  v_frexp_mant_f16 v9, v2
+  v_ldexp_f16 v10, v2, v4
+  v_fract_f16 v11, v2
+"""
+    b = (b % U64(61)).astype(np.int64) - 30
+    r0, r1 = run(body, with_junk(a), b.astype(np.uint64), target=target)
+    for i, x in enumerate(a):
+        v = h(x)
+        if math.isfinite(v) and v != 0:
+            m_, e = math.frexp(v)
+            assert int(lo(r0)[i]) == e & 0xFFFF and int(hi(r0)[i]) == round_bits(m_, 16), hex(int(x))
+        ld = math.ldexp(v, int(b[i])) if math.isfinite(v) else v
+        check([int(lo(r1)[i])], [round_bits(ld, 16) if not math.isnan(ld) else 0x7E00], 16)
+        if math.isfinite(v):
+            fr = v - math.floor(v)
+            want = round_bits(min(fr, to_float(0x3BFF, 16)), 16) if fr != 0 else round_bits(math.copysign(0.0, v), 16)
+            assert int(hi(r1)[i]) in (want, want & 0x7FFF), (hex(int(x)), hex(int(hi(r1)[i])), hex(want))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_cube_and_packing_conversions(target):
+    x, y, z = (RNG.standard_normal(64).astype(np.float32) for _ in range(3))
+    body = """
+  v_cubeid_f32 v8, v2, v4, v6
+  v_cubesc_f32 v9, v2, v4, v6
+  v_cubetc_f32 v10, v2, v4, v6
+  v_cubema_f32 v11, v2, v4, v6
+"""
+    r0, r1 = run(body, x, y, z, target=target)
+    for i in range(64):
+        X, Y, Z = float(x[i]), float(y[i]), float(z[i])
+        if abs(Z) >= abs(X) and abs(Z) >= abs(Y):
+            fid, sc, tc, ma = (5 if Z < 0 else 4), (-X if Z < 0 else X), -Y, 2 * Z
+        elif abs(Y) >= abs(X):
+            fid, sc, tc, ma = (3 if Y < 0 else 2), X, (-Z if Y < 0 else Z), 2 * Y
+        else:
+            fid, sc, tc, ma = (1 if X < 0 else 0), (Z if X < 0 else -Z), -Y, 2 * X
+        got = [float(v) for v in (lo(r0)[i:i + 1].view(np.float32)[0], hi(r0)[i:i + 1].view(np.float32)[0],
+                                  lo(r1)[i:i + 1].view(np.float32)[0], hi(r1)[i:i + 1].view(np.float32)[0])]
+        assert got == [float(np.float32(v)) for v in (fid, sc, tc, ma)], i
+    a, b = i32_operand(), i32_operand()
+    fa = f32_operand()
+    body = """
+  v_sat_pk_u8_i16 v8, v2
+  v_cvt_pk_u8_f32 v9, v6, 2, v4
+  v_qsad_pk_u16_u8 v[10:11], v[2:3], v4, v[6:7]
+"""
+    c = RNG.integers(0, 2 ** 64, 64, dtype=np.uint64)
+    c = (c & U64(0xFFFFFFFF00000000)) | fa
+    r0, r1 = run(body, a | (i32_operand() << U64(32)), b, c, target=target)
+    A, B = [int(x) for x in a], [int(x) for x in b]
+
+    def sat8(v):
+        return max(0, min(255, sext(v, 16)))
+    assert [int(x) for x in lo(r0)] == [sat8(x & 0xFFFF) | sat8(x >> 16 & 0xFFFF) << 8 for x in A]
+
+    def u8(v):
+        return 0 if math.isnan(v) else int(max(0, min(255, round(v) if math.isfinite(v) else v)))
+    assert [int(x) for x in hi(r0)] == [(y & ~0xFF0000 & 0xFFFFFFFF) | u8(f(fv)) << 16 for y, fv in zip(B, fa)]

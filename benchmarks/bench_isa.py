@@ -10,9 +10,7 @@ checked against numpy before it is timed, so a fast wrong engine cannot post a n
 import json
 import math
 import os
-import statistics
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -22,18 +20,10 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("PYHIP_DEVICES", "gfx90a:sramecc+:xnack-,gfx942:sramecc+:xnack-")
 
 import pyhip  # noqa: E402
+from bench_emu import median_time  # noqa: E402  (the same timing as the engine benchmark)
 
 BIN = ROOT / "tests/fixtures/bin"
 RNG = np.random.default_rng(3)
-
-
-def median_time(fn, runs):
-    ts = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        fn()
-        ts.append(time.perf_counter() - t0)
-    return statistics.median(ts)
 
 
 def row(name, seconds, items):

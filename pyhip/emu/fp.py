@@ -109,23 +109,25 @@ def fma32(a, b, c):
         return s.astype(np.float32)
 
 
-def fmax(a, b):
-    """IEEE maxNum as the ISA defines V_MAX_*: a NaN operand yields the other; -0 < +0."""
-    r = np.fmax(a, b)
+def _minmax(a, b, pick, keep_negative_zero):
+    """``pick`` (np.fmax / np.fmin: a NaN operand yields the other), with -0 < +0 as the ISA orders zeros."""
+    r = pick(a, b)
     z = r == 0
     if z.any():
-        r = np.where(z & (a == 0) & (b == 0), np.where(np.signbit(a), b, a), r)
+        neg = np.signbit(a)
+        both = z & (a == 0) & (b == 0)
+        r = np.where(both, np.where(neg == keep_negative_zero, a, b), r)
     return r
+
+
+def fmax(a, b):
+    """IEEE maxNum as the ISA defines V_MAX_*: a NaN operand yields the other; -0 < +0."""
+    return _minmax(a, b, np.fmax, False)
 
 
 def fmin(a, b):
     """IEEE minNum as the ISA defines V_MIN_*: a NaN operand yields the other; -0 < +0."""
-    r = np.fmin(a, b)
-    z = r == 0
-    if z.any():
-        r = np.where(z & (a == 0) & (b == 0), np.where(np.signbit(a), a, b), r)
-    return r
-
+    return _minmax(a, b, np.fmin, True)
 
 _QUIET = {np.dtype(np.float16): (np.uint16, 0x0200), np.dtype(np.float32): (np.uint32, 0x00400000),
           np.dtype(np.float64): (np.uint64, 0x0008000000000000)}

@@ -11,9 +11,8 @@ import numpy as np
 
 from ..memory import GPUFault
 from ..operands import write_v
-from ..state import count, LANES
 from . import register
-from .vmem import Space, _in_buffer, address_fn
+from .vmem import address_fn, read_lanes, write_lanes
 
 U8, U16, U32, I32, F16, F32 = np.uint8, np.uint16, np.uint32, np.int32, np.float16, np.float32
 # DATA_FORMAT → (bits per component, components)
@@ -115,16 +114,7 @@ def _format_load(ncomp, d16=False, d16_hi=False):
             bits, have = _layout(dfmt, nfmt)
             size = bits * have // 8
             kind, a = addr(st, w)
-            raw = np.zeros((count(st, w), LANES, 16), dtype=U8)
-            for space, sel, offs in Space.split(K, st, w, kind, a, m):
-                if kind == "buffer":
-                    sel = _in_buffer(st, a, sel, size)
-                    offs = a
-                widx, lidx, data = Space.gather(K, st, w, space, sel, offs, size)
-                if widx is None:
-                    raw[:, :, :size] = data
-                else:
-                    raw[widx, lidx, :size] = data
+            raw = read_lanes(K, st, w, kind, a, m, size, 16)
             word = {8: U8, 16: U16, 32: U32}[bits]
             comps = np.ascontiguousarray(raw).view(word)
             one = U32(0x3F800000) if nfmt in (UNORM, SNORM, USCALED, SSCALED, FLOAT) else U32(1)
@@ -171,11 +161,7 @@ def _format_store(ncomp, d16=False, d16_hi=False):
             size = bits * n // 8
             data = comps.view(U8).reshape(m.shape + (size,))
             kind, a = addr(st, w)
-            for space, sel, offs in Space.split(K, st, w, kind, a, m):
-                if kind == "buffer":
-                    sel = _in_buffer(st, a, sel, size)
-                    offs = a
-                Space.scatter(K, st, w, space, sel, offs, data)
+            write_lanes(K, st, w, kind, a, m, data)
         return run
     return factory
 

@@ -5,7 +5,7 @@ import numpy as np
 
 from ..memory import GPUFault
 from ..operands import write_loaded, write_v
-from ..state import M0, count, indices, LANES
+from ..state import M0, count, LANES
 from . import op, register
 from .. import atomics
 

@@ -11,7 +11,7 @@ import numpy as np
 from .. import fp
 from ..operands import vreader, write_v
 from . import op, register
-from .common import F32, F64, I32, I64, U32, U64, dst, readers, srcs, store32
+from .common import F32, F64, I32, I64, U32, dst, readers, srcs, store32
 from .valu import mad
 
 F16, U16, I16 = np.float16, np.uint16, np.int16

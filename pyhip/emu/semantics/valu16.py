@@ -333,7 +333,7 @@ def _cvt_from8(kind, packed):
 def _cvt_pk_to8(kind):
     """v_cvt_pk_{fp8,bf8}_f32: D.word[OP_SEL[3]] = {8-bit(S1), 8-bit(S0)}, the other word kept; CLAMP saturates."""
     def factory(inst, K):
-        from ..operands import vreader, write_v
+        from ..operands import write_v
         from .common import readers
         f = inst.fields
         rds = readers(inst, 2, is_float=True)

@@ -255,19 +255,36 @@ def _load(size, signed, d16_hi=False):
             if fast is not None and m.all() and fastmem.load(K.memory, st, w, fast, dreg, size // 4):
                 return
             kind, a = addr(st, w)
-            raw = np.zeros((count(st, w), LANES, max(size, 4)), dtype=U8)
-            for space, sel, offs in Space.split(K, st, w, kind, a, m):
-                if kind == "buffer":
-                    sel = _in_buffer(st, a, sel, size)
-                    offs = a
-                widx, lidx, data = Space.gather(K, st, w, space, sel, offs, size)
-                if widx is None:
-                    raw[:, :, :size] = data
-                else:
-                    raw[widx, lidx, :size] = data
+            raw = read_lanes(K, st, w, kind, a, m, size, max(size, 4))
             write_loaded(st, w, dreg, raw, size, signed, d16_hi, m)
         return run
     return factory
+
+
+def read_lanes(K, st, w, kind, a, m, size, width):
+    """``size`` bytes per active lane from addresses ``a`` of an address kind → (nw, 64, width) uint8, zero
+    where a lane is inactive or (raw buffers) out of range."""
+    raw = np.zeros((count(st, w), LANES, width), dtype=U8)
+    for space, sel, offs in Space.split(K, st, w, kind, a, m):
+        if kind == "buffer":
+            sel = _in_buffer(st, a, sel, size)
+            offs = a
+        widx, lidx, data = Space.gather(K, st, w, space, sel, offs, size)
+        if widx is None:
+            raw[:, :, :size] = data
+        else:
+            raw[widx, lidx, :size] = data
+    return raw
+
+
+def write_lanes(K, st, w, kind, a, m, data):
+    """Store ``data`` (nw, 64, size) uint8 for the active lanes (raw buffers: in-range lanes only)."""
+    size = data.shape[-1]
+    for space, sel, offs in Space.split(K, st, w, kind, a, m):
+        if kind == "buffer":
+            sel = _in_buffer(st, a, sel, size)
+            offs = a
+        Space.scatter(K, st, w, space, sel, offs, data)
 
 
 def _in_buffer(st, a, sel, size):
@@ -295,12 +312,7 @@ def _store(size, d16_hi=False):
             words = np.stack([st.vgpr[src + i, w] for i in range(nregs)], axis=-1)
             if d16_hi:
                 words = words >> U32(16)
-            data = words.view(U8)[:, :, :size]
-            for space, sel, offs in Space.split(K, st, w, kind, a, m):
-                if kind == "buffer":
-                    sel = _in_buffer(st, a, sel, size)
-                    offs = a
-                Space.scatter(K, st, w, space, sel, offs, data)
+            write_lanes(K, st, w, kind, a, m, words.view(U8)[:, :, :size])
         return run
     return factory
 
@@ -398,14 +410,7 @@ def _load_lds(size, signed):
         def run(st, w):
             m = st.exec_mask(w)
             kind, a = addr(st, w)
-            raw = np.zeros((count(st, w), LANES, 4), dtype=U8)
-            for space, sel, offs in Space.split(K, st, w, kind, a, m):
-                widx, lidx, data = Space.gather(K, st, w, space, sel, offs, size)
-                if widx is None:
-                    raw[:, :, :size] = data
-                else:
-                    raw[widx, lidx, :size] = data
-            v = np.ascontiguousarray(raw).view(U32)[:, :, 0]
+            v = np.ascontiguousarray(read_lanes(K, st, w, kind, a, m, size, 4)).view(U32)[:, :, 0]
             if size < 4:
                 v = v & U32((1 << 8 * size) - 1)
                 if signed:

@@ -12,16 +12,18 @@ from . import register
 U32, U64 = np.uint32, np.uint64
 
 
+def _offsets(f):
+    """(immediate byte offset, reader of the SGPR offset or None) of an SMEM instruction."""
+    if f["imm"]:
+        return f["offset"], (sreader(f["soffset"], None) if f["soe"] else None)
+    return 0, sreader(f["offset"] & 0x7F, None)
+
+
 def _load(n, buffer=False):
     def factory(inst, K):
         f = inst.fields
         base = f["sbase"]
-        if f["imm"]:
-            off_imm = f["offset"]
-            soff = sreader(f["soffset"], None) if f["soe"] else None
-        else:
-            off_imm = 0
-            soff = sreader(f["offset"] & 0x7F, None)
+        off_imm, soff = _offsets(f)
         d = f["sdata"]
         mem = K.memory
         word_off = np.arange(n, dtype=U64) * U64(4)
@@ -86,11 +88,7 @@ def _address(inst, buffer=False):
     """→ f(st, w) per-wave byte addresses (nw,) uint64, as for the scalar loads."""
     f = inst.fields
     base = f["sbase"]
-    if f["imm"]:
-        off_imm = f["offset"]
-        soff = sreader(f["soffset"], None) if f["soe"] else None
-    else:
-        off_imm, soff = 0, sreader(f["offset"] & 0x7F, None)
+    off_imm, soff = _offsets(f)
 
     def addr(st, w):
         pair = st.sgpr[w, base:base + 2]

@@ -719,7 +719,8 @@ def test_mfma_f64_16x16x4(target):
             f"  {name} v[12:19], v[2:3], v[4:5], v[12:19]\n  s_nop 7\n  s_nop 7\n  s_nop 7\n"
             "  v_mov_b32 v8, v12\n  v_mov_b32 v9, v13\n  v_mov_b32 v10, v18\n  v_mov_b32 v11, v19")
     r0, r1 = run(body, a, b, c, target=target)
-    # lane l holds A[l % 16][l // 16] and B[l // 16][l % 16]; D[i][j] in item i % 4 of lane j + 16 * (i // 4)
+    # lane l holds A[l % 16][l // 16] and B[l // 16][l % 16]; D[i][j] in register pair i // 4 of lane
+    # 16 * (i % 4) + j (AMD's matrix instruction calculator; unlike the f32 16x16 layout)
     A = np.zeros((16, 4))
     B = np.zeros((4, 16))
     for lane in range(64):
@@ -727,7 +728,7 @@ def test_mfma_f64_16x16x4(target):
         B[lane // 16, lane % 16] = b[lane]
     for got, item in ((r0.view(np.float64), 0), (r1.view(np.float64), 3)):
         for lane in range(64):
-            i, j = 4 * (lane // 16) + item, lane % 16
+            i, j = 4 * item + lane // 16, lane % 16
             acc = c[lane] if item == 0 else 0.0                  # C: item 0 from c, the rest 0
             for kk in range(4):                                   # one fused multiply-add per k, in k order
                 acc = float(exact(lambda p, q, r: p * q + r, A[i, kk], B[kk, j], acc))

@@ -104,28 +104,61 @@ def _inputs(st, w, reg, kind, kpl):
     raise NotImplementedError(kind)
 
 
-def _mfma(kind, M, kpl, blocks=1, kind_b=None):
+def _sparse_a(st, w, reg, idx_reg, kind, kpl, sel_bits):
+    """v_smfmac A operand: per lane ``kpl`` dense k values from ``kpl // 2`` stored ones, two per group of four
+    k; the group's 4-bit index nibble (index1 << 2 | index0) in the compression register names their slots."""
+    comp = _inputs(st, w, reg, kind, kpl // 2)                    # (nw, 64, kpl / 2)
+    idx = st.vgpr[idx_reg, w] >> U32(sel_bits)
+    dense = np.zeros(comp.shape[:2] + (kpl,), comp.dtype)
+    rows, lanes = np.indices(comp.shape[:2])
+    for g in range(kpl // 4):
+        nib = (idx >> U32(4 * g)) & U32(0xF)
+        for s, slot in enumerate((nib & U32(3), nib >> U32(2))):
+            dense[rows, lanes, 4 * g + slot.astype(np.int64)] = comp[:, :, 2 * g + s]
+    return dense
+
+
+def _mfma(kind, M, kpl, blocks=1, kind_b=None, sparse=False):
     """``blocks`` independent M x M products; the 64 lanes form 64 // M groups of M lanes: with one block
     the groups hold consecutive K slices of ``kpl`` values (K = groups * kpl), with several blocks each
     group is one block (K = kpl)."""
     kind_b = kind_b or kind
     groups = 64 // M
-    if blocks not in (1, groups):
-        raise ValueError("mixed block / K-group MFMA layouts are not described")
-    K = kpl * (groups if blocks == 1 else 1)
-    i, k, b = np.meshgrid(np.arange(M), np.arange(K), np.arange(blocks), indexing="ij")
-    a_lane = i + M * (k // kpl if blocks == 1 else b)
-    a_item = k % kpl                                                   # A[b, i, k] → (lane, item)
-    II, JJ, BB = _out_layout(M, blocks)
+    f64 = kind == "f64"
+    if f64 and M == 4:
+        # v_mfma_f64_4x4x4_4b: lane = 16 k + 4 block + i for A (j for B); D[b][i][j] in lane 16 i + 4 b + j
+        K = 4
+        i, k, b = np.meshgrid(np.arange(4), np.arange(K), np.arange(blocks), indexing="ij")
+        a_lane, a_item = 16 * k + 4 * b + i, np.zeros_like(k)
+        lane = np.arange(64)[None, :]
+        II, JJ, BB = lane // 16, lane % 4, (lane % 16) // 4
+    else:
+        if blocks not in (1, groups):
+            raise ValueError("mixed block / K-group MFMA layouts are not described")
+        K = kpl * (groups if blocks == 1 else 1)
+        i, k, b = np.meshgrid(np.arange(M), np.arange(K), np.arange(blocks), indexing="ij")
+        a_lane = i + M * (k // kpl if blocks == 1 else b)
+        a_item = k % kpl                                               # A[b, i, k] → (lane, item)
+        II, JJ, BB = _out_layout(M, blocks)
+        if f64:                                    # f64 16x16: D[i][j] in register pair i // 4, lane 16 (i % 4) + j
+            r, lane = np.arange(4)[:, None], np.arange(64)[None, :]
+            II, JJ, BB = (np.broadcast_to(x, (4, 64)) for x in (4 * r + lane // 16, lane % 16, 0 * lane))
     nregs = II.shape[0]
     integer = kind == "i8"
-    f64 = kind == "f64"
     width = 2 if f64 else 1
 
     def factory(inst, K_):
         f = inst.fields
         cbsz, abid = f.get("cbsz", 0), f.get("abid", 0)
         blgp = 0 if f64 else f.get("blgp", 0)             # f64 MFMA: those bits are NEG
+        if sparse:
+            # CBSZ/ABID pick the compression index set: ABID's set of kpl bits unless CBSZ is set (the first)
+            sel_bits = 0 if cbsz else (abid % (32 // kpl)) * kpl
+            cbsz = abid = 0
+            if f["src2"] < 256:
+                raise NotImplementedError("v_smfmac with a non-VGPR compression index operand")
+        if f64 and M == 4 and cbsz:
+            raise NotImplementedError("CBSZ/ABID on v_mfma_f64_4x4x4")
         if cbsz and (blocks == 1 or (1 << cbsz) > blocks or abid >= (1 << cbsz)):
             raise NotImplementedError(f"MFMA CBSZ={cbsz} ABID={abid} for a {blocks}-block shape")
         lane = np.arange(64)
@@ -141,6 +174,8 @@ def _mfma(kind, M, kpl, blocks=1, kind_b=None):
         d_reg = f["vdst"] + acc
         c_code = f["src2"]
         c_reg = c_code - 256 + acc if c_code >= 256 else None
+        if sparse:                                         # SrcC holds the indices; D accumulates in place
+            idx_reg, c_reg = c_code - 256, d_reg
         if c_reg is None:
             from ..operands import constant
             cval = constant(c_code, inst.literal, "f64" if f64 else ("b32" if integer else "f32"))
@@ -150,7 +185,8 @@ def _mfma(kind, M, kpl, blocks=1, kind_b=None):
                        np.array([cval & 0xFFFFFFFF], U32).view(np.int32 if integer else F32)[0])
 
         def run(st, w):
-            av, bv = _inputs(st, w, a_reg, kind, kpl), _inputs(st, w, b_reg, kind_b, kpl)
+            av = _sparse_a(st, w, a_reg, idx_reg, kind, kpl, sel_bits) if sparse else _inputs(st, w, a_reg, kind, kpl)
+            bv = _inputs(st, w, b_reg, kind_b, kpl)
             if a_src is not None:
                 av = av[:, a_src]
             if b_src is not None:
@@ -218,6 +254,7 @@ _SHAPES = {
     "v_mfma_i32_16x16x4i8": ("i8", 16, 4, 4), "v_mfma_i32_16x16x4_4b_i8": ("i8", 16, 4, 4),
     "v_mfma_i32_4x4x4i8": ("i8", 4, 4, 16), "v_mfma_i32_4x4x4_16b_i8": ("i8", 4, 4, 16),
     "v_mfma_f64_16x16x4f64": ("f64", 16, 1, 1), "v_mfma_f64_16x16x4_f64": ("f64", 16, 1, 1),
+    "v_mfma_f64_4x4x4f64": ("f64", 4, 1, 4), "v_mfma_f64_4x4x4_4b_f64": ("f64", 4, 1, 4),
 }
 for _name, (_kind, _m, _kpl, _blocks) in _SHAPES.items():
     register(_name, _mfma(_kind, _m, _kpl, _blocks))
@@ -225,6 +262,14 @@ for _a in ("fp8", "bf8"):
     for _b in ("fp8", "bf8"):
         register(f"v_mfma_f32_16x16x32_{_a}_{_b}", _mfma(_a, 16, 8, 1, _b))
         register(f"v_mfma_f32_32x32x16_{_a}_{_b}", _mfma(_a, 32, 8, 1, _b))
+        # 4:2 sparse A (gfx942): per lane 8 (16-bit) or 16 (8-bit) dense k from half as many stored values
+        register(f"v_smfmac_f32_16x16x64_{_a}_{_b}", _mfma(_a, 16, 16, 1, _b, sparse=True))
+        register(f"v_smfmac_f32_32x32x32_{_a}_{_b}", _mfma(_a, 32, 16, 1, _b, sparse=True))
+for _k in ("f16", "bf16"):
+    register(f"v_smfmac_f32_16x16x32_{_k}", _mfma(_k, 16, 8, sparse=True))
+    register(f"v_smfmac_f32_32x32x16_{_k}", _mfma(_k, 32, 8, sparse=True))
+register("v_smfmac_i32_16x16x64_i8", _mfma("i8", 16, 16, sparse=True))
+register("v_smfmac_i32_32x32x32_i8", _mfma("i8", 32, 16, sparse=True))
 
 
 def _accvgpr(read):

@@ -1,0 +1,178 @@
+"""Every gfx90a / gfx942 matrix instruction the emulator executes, against the register layouts AMD's matrix
+instruction calculator prints (tests/emu/data/mfma_layouts.json.zst, from tools/gen_mfma_layouts.py): random
+A, B, C (and, for the sparse v_smfmac_*, random 2-of-4 compression indices) are placed by the calculator's
+layout, the instruction (assembled by llvm-mc-19) runs on one emulated wave, and every D field must equal
+A·B + C computed with numpy.  Inputs are small multiples of powers of two so every product and sum is exact
+in every format: the check is about where each value lives, bit for bit."""
+import functools
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+import zstandard
+
+from pyhip.emu.engine import KernelContext
+from pyhip.emu.isa.decoder import decode_one
+from pyhip.emu.semantics import SEMANTICS, load_all
+from pyhip.emu.state import WaveState
+
+from conftest import require_tool
+
+DATA = Path(__file__).parent / "data" / "mfma_layouts.json.zst"
+LAYOUTS = json.loads(zstandard.ZstdDecompressor().decompress(DATA.read_bytes()))
+RNG = np.random.default_rng(77)
+A_REG, B_REG, K_REG, C_REG, D_REG = 0, 8, 16, 32, 32
+
+
+def _kinds(name):
+    """(A kind, B kind, accumulator kind) from the mnemonic."""
+    m = re.search(r"_(fp8|bf8)_(fp8|bf8)$", name)
+    if m:
+        return m.group(1), m.group(2), "f32"
+    for key, kind in (("xf32", "xf32"), ("bf16", "bf16"), ("f16", "f16"), ("i8", "i8"), ("f64", "f64")):
+        if key in name.split("_", 3)[-1]:
+            return kind, kind, "i32" if kind == "i8" else ("f64" if kind == "f64" else "f32")
+    return "f32", "f32", "f32"
+
+
+def _values(kind, shape):
+    """Random values exactly representable in ``kind`` whose products and sums stay exact."""
+    if kind == "i8":
+        return RNG.integers(-128, 128, shape).astype(np.float64)
+    if kind in ("fp8", "bf8"):
+        return RNG.integers(-6, 7, shape) / 4.0                 # multiples of 1/4 up to 1.5: exact in E4M3/E5M2
+    return RNG.integers(-64, 65, shape) / 8.0                   # exact in f16, bf16, xf32, f32, f64
+
+
+def _encode(kind, v):
+    """A value → its bits in ``kind``."""
+    if kind in ("f32", "xf32"):
+        return int(np.float32(v).view(np.uint32))
+    if kind == "f64":
+        return int(np.float64(v).view(np.uint64))
+    if kind == "f16":
+        return int(np.float16(v).view(np.uint16))
+    if kind == "bf16":
+        return int(np.float32(v).view(np.uint32)) >> 16
+    if kind == "i8":
+        return int(v) & 0xFF
+    mant, bias = (3, 8) if kind == "fp8" else (2, 16)           # gfx942 FNUZ formats, normal values only
+    if v == 0:
+        return 0
+    m, e = np.frexp(abs(v))                                     # v = m * 2^e, 0.5 <= m < 1
+    code = ((int(e) - 1 + bias) << mant) | int(round((float(m) * 2 - 1) * (1 << mant)))
+    return code | (0x80 if v < 0 else 0)
+
+
+def _put(regs, gpr, bit, width, lane, bits):
+    if width == 64:
+        regs[gpr, lane] = bits & 0xFFFFFFFF
+        regs[gpr + 1, lane] = bits >> 32
+    else:
+        mask = ((1 << width) - 1) << bit
+        regs[gpr, lane] = (int(regs[gpr, lane]) & ~mask & 0xFFFFFFFF) | ((bits << bit) & mask)
+
+
+def _get(regs, gpr, bit, width, lane):
+    if width == 64:
+        return int(regs[gpr, lane]) | int(regs[gpr + 1, lane]) << 32
+    return (int(regs[gpr, lane]) >> bit) & ((1 << width) - 1)
+
+
+@functools.lru_cache(maxsize=None)
+def _encodings(target):
+    """Every instruction of the table assembled once by llvm-mc-19 with the test's registers."""
+    mc = require_tool("llvm-mc-19")
+    lines = []
+    for name, lay in LAYOUTS[target].items():
+        na = 1 + max(c[0] + (1 if c[2] == 64 else 0) for c in lay["A"])
+        nb = 1 + max(c[0] + (1 if c[2] == 64 else 0) for c in lay["B"])
+        nd = 1 + max(c[0] + (1 if c[2] == 64 else 0) for c in lay["D"])
+        rng = lambda base, n: f"v{base}" if n == 1 else f"v[{base}:{base + n - 1}]"   # noqa: E731
+        src2 = f"v{K_REG}" if name.startswith("v_smfmac") else rng(C_REG, nd)
+        lines.append(f"{name} {rng(D_REG, nd)}, {rng(A_REG, na)}, {rng(B_REG, nb)}, {src2}")
+    out = subprocess.run([mc, "-triple=amdgcn", f"-mcpu={target}", "-show-encoding"], input="\n".join(lines),
+                         capture_output=True, text=True).stdout
+    enc = {}
+    for ln in out.splitlines():
+        m = re.match(r"\s*(\S+) .*; encoding: \[(.*)\]", ln)
+        if m:
+            enc[m.group(1)] = bytes(int(x, 16) for x in m.group(2).split(","))
+    return enc
+
+
+class _GPU:
+    memory = None
+
+
+def _cases():
+    return [(t, n) for t in LAYOUTS for n in sorted(LAYOUTS[t])]
+
+
+@pytest.mark.parametrize("target,name", _cases())
+def test_matrix_instruction_layout(target, name):
+    load_all()
+    if name not in SEMANTICS:
+        pytest.skip(f"{name} is not executable on the emulated device (reported by pyhip disasm --coverage)")
+    lay = LAYOUTS[target][name]
+    ka, kb, kc = _kinds(name)
+    sparse = name.startswith("v_smfmac")
+    elems = {m: [e for c in lay[m] for e in c[4]] for m in lay}
+    nblk = 1 + max(e[2] for e in elems["D"])
+    M = 1 + max(e[0] for e in elems["D"])
+    N = 1 + max(e[1] for e in elems["D"])
+    K = 1 + max(e[1] for e in elems["A"])
+    A, B = _values(ka, (nblk, M, K)), _values(kb, (nblk, K, N))
+    C = _values("i8" if kc == "i32" else "f32", (nblk, M, N))
+    regs = np.zeros((64, 64), np.uint32)
+    if sparse:                                                   # 2 of every 4 k of A are nonzero
+        keep = np.zeros((nblk, M, K // 4, 2), np.int64)
+        for b in range(nblk):
+            for i in range(M):
+                for g in range(K // 4):
+                    keep[b, i, g] = np.sort(RNG.choice(4, 2, replace=False))
+        mask = np.zeros(A.shape, bool)
+        for g in range(K // 4):
+            for s in range(2):
+                np.put_along_axis(mask[:, :, 4 * g:4 * g + 4], keep[:, :, g, s:s + 1], True, axis=2)
+        A = np.where(mask, A, 0.0)
+        for gpr, bit, width, lane, es in lay["K"]:               # a nibble per group: index1 << 2 | index0
+            i, k, b = es[0]
+            idx = keep[b, i, k // 4]
+            _put(regs, K_REG + gpr, bit, width, lane, int(idx[0] | idx[1] << 2))
+        for gpr, bit, width, lane, es in lay["A"]:               # the two kept values of the group, low first
+            i, k, b = es[0]
+            idx = keep[b, i, k // 4]
+            half = width // 2
+            for s in range(2):
+                _put(regs, A_REG + gpr, bit + s * half, half, lane, _encode(ka, A[b, i, (k // 4) * 4 + idx[s]]))
+    else:
+        for gpr, bit, width, lane, es in lay["A"]:
+            w = width // len(es)
+            for s, (i, k, b) in enumerate(es):
+                _put(regs, A_REG + gpr, bit + s * w, w, lane, _encode(ka, A[b, i, k]))
+    for gpr, bit, width, lane, es in lay["B"]:
+        w = width // len(es)
+        for s, (k, j, b) in enumerate(es):
+            _put(regs, B_REG + gpr, bit + s * w, w, lane, _encode(kb, B[b, k, j]))
+    for gpr, bit, width, lane, es in lay["C" if "C" in lay else "D"]:
+        (i, j, b), = es
+        _put(regs, C_REG + gpr, bit, width, lane, int(C[b, i, j]) & 0xFFFFFFFF if kc == "i32" else _encode(kc, C[b, i, j]))
+    inst = decode_one(_encodings(target)[name], 0, target)
+    assert inst.name == name
+    st = WaveState(1, 64, 1, 0, 0)
+    st.vgpr[:] = regs[:, None, :]
+    st.sgpr[0, 126] = st.sgpr[0, 127] = 0xFFFFFFFF
+    SEMANTICS[name](inst, KernelContext(_GPU(), target, 256))(st, np.array([0]))
+    D = np.einsum("bik,bkj->bij", A, B) + C
+    bad = []
+    for gpr, bit, width, lane, es in lay["D"]:
+        (i, j, b), = es
+        got = _get(st.vgpr[:, 0, :], D_REG + gpr, bit, width, lane)
+        want = int(D[b, i, j]) & 0xFFFFFFFF if kc == "i32" else _encode(kc, D[b, i, j])
+        if got != want:
+            bad.append((gpr, lane, (b, i, j), hex(got), hex(want)))
+    assert not bad, f"{len(bad)} of {len(lay['D'])} D fields wrong, e.g. {bad[:4]}"

@@ -1121,3 +1121,22 @@ def test_cube_and_packing_conversions(target):
     def u8(v):
         return 0 if math.isnan(v) else int(max(0, min(255, round(v) if math.isfinite(v) else v)))
     assert [int(x) for x in hi(r0)] == [(y & ~0xFF0000 & 0xFFFFFFFF) | u8(f(fv)) << 16 for y, fv in zip(B, fa)]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_vgpr_index_mode_differs_per_wave(target):
+    """64 one-wave workgroups, M0[7:0] = workgroup id % 4: each wave reads its own VGPR of v10..v13."""
+    a = i32_operand()
+    body = """
+  s_and_b32 s13, s2, 3
+  v_mov_b32 v10, 100
+  v_mov_b32 v11, 101
+  v_mov_b32 v12, 102
+  v_mov_b32 v13, 103
+  s_set_gpr_idx_on s13, gpr_idx(SRC0)
+  v_mov_b32 v14, v10
+  s_set_gpr_idx_off
+  v_readfirstlane_b32 s26, v14
+"""
+    r0, _ = run(body, a, scalar=True, target=target)
+    assert [int(x) for x in lo(r0)] == [100 + g % 4 for g in range(64)]

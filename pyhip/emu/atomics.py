@@ -24,6 +24,14 @@ class Groups:
     def __init__(self, keys: np.ndarray):
         n = len(keys)
         self.n = n
+        if n and keys.min() == keys.max():               # every lane on one address (a contended counter)
+            self.perm = np.arange(n)
+            self.starts = np.zeros(1, np.int64)
+            self.gid = np.zeros(n, np.int64)
+            self.counts = np.array([n])
+            self.first = self.starts
+            self.G, self.max_count = 1, n
+            return
         self.perm = np.argsort(keys, kind="stable")
         sk = keys[self.perm]
         new = np.ones(n, dtype=bool)
@@ -177,6 +185,19 @@ def _rounds(fn, init, v, c, g, dt):
 def _cmpswap(init, v, c, g, dt):
     """Sequential compare-and-swap in one round per successful exchange per address."""
     n = g.n
+    if g.G == 1:                             # one address: walk from success to success
+        state, pos = init[0], 0
+        old = np.empty(n, dtype=dt)
+        while pos < n:
+            hits = np.flatnonzero(c[pos:] == state)
+            if not len(hits):
+                old[pos:] = state
+                break
+            h = pos + int(hits[0])
+            old[pos:h + 1] = state
+            state = v[h]
+            pos = h + 1
+        return old, np.array([state], dtype=dt)
     state = init.copy()
     old = np.empty(n, dtype=dt)
     idx = np.arange(n)

@@ -9,7 +9,7 @@ import pytest
 
 import pyhip
 
-from test_corpus import CORPUS, build, grid, out  # noqa: F401  (build is a fixture)
+from test_corpus import BIN, CORPUS, build, grid, out  # noqa: F401  (build is a fixture)
 
 RNG = np.random.default_rng(4242)
 N = 1000
@@ -85,12 +85,25 @@ def test_bit_intrinsics(build):
 
 
 # ---- atomics ---------------------------------------------------------------------------------------------------
-def test_global_atomics_every_kind(build):
-    m = build("atomics")
+# the same source built with -munsafe-fp-atomics: hardware float/double atomic adds instead of CAS loops
+UNSAFE_FP = {"hipcc52-gfx90a-unsafe-fp": ("hipcc52/atomics-gfx90a-unsafe-fp-atomics.hsaco", 0),
+             "clang19-gfx942-unsafe-fp": ("clang19/atomics-gfx942-v5-unsafe-fp-atomics.hsaco", 1)}
+
+
+@pytest.fixture(params=sorted(CORPUS) + sorted(UNSAFE_FP))
+def atomics_module(request):
+    pattern, dev = CORPUS.get(request.param) or UNSAFE_FP[request.param]
+    pyhip.set_device(dev)
+    yield pyhip.load(BIN / pattern.format("atomics"))
+    pyhip.set_device(0)
+
+
+def test_global_atomics_every_kind(atomics_module):
+    m = atomics_module
     a = RNG.integers(-2 ** 31, 2 ** 31, N, dtype=np.int64).astype(np.int32)
     ia = np.array([0, 0, 2 ** 31 - 1, -2 ** 31, -1, 0, 0, 0, 7], np.int32)
     ua = np.array([0, 0, 2 ** 32 - 1, 0], np.uint32)
-    la = np.array([0, 2 ** 64 - 1, 0, 12345, 0], np.uint64)
+    la = np.array([0, 2 ** 64 - 1, 0, 12345, 0, 2 ** 64 - 1, 0, 0], np.uint64)
     fa = np.zeros(2, np.float32)
     da = np.zeros(1, np.float64)
     d = [dev(x) for x in (ia, ua, la, fa, da)]
@@ -117,12 +130,19 @@ def test_global_atomics_every_kind(build):
     for i, x in enumerate(au):
         x3 ^= ((int(x) << 33) + i) % 2 ** 64
     assert gl[3] == x3 and int(gl[4]) in {i * 0x100000001 for i in range(N)}
+    w = [((int(x) << 32) | ((int(s) * 7 + i) & 0xFFFFFFFF)) for i, (x, s) in enumerate(zip(au, a64))]
+    and64, or64, xor64 = 2 ** 64 - 1, 0, 0
+    for v in w:
+        and64 &= v | 0x8000000000000001
+        or64 |= v & 0x00FF00FF00FF00FF
+        xor64 ^= v
+    assert gl[5:8].tolist() == [and64, or64, xor64]
     assert gf[0] == float((a & 0xFF).sum()) and gf[1] in set(a.astype(np.float32).tolist())
     assert gd[0] == float(a64.sum()) * 0.5
 
 
-def test_shared_atomics_per_block(build):
-    m = build("atomics")
+def test_shared_atomics_per_block(atomics_module):
+    m = atomics_module
     a = RNG.integers(-2 ** 31, 2 ** 31, N, dtype=np.int64).astype(np.int32)
     blocks = grid(N, 256)
     o, o64, of, od = out(8 * blocks, np.int32), out(3 * blocks, np.uint64), out(blocks, np.float32), out(blocks, np.float64)

@@ -219,14 +219,16 @@ def test_double_math(build, request):
     x = RNG.uniform(-30, 30, N)
     y = RNG.uniform(-5, 5, N)
     x[:3] = [1e10, -3e5, 0.5]                          # large arguments: sin's Payne-Hanek reduction (v_trig_preop)
-    o = out(4 * N, np.float64)
+    o = out(7 * N, np.float64)
     m.kernel("dmath")(grid(N, 128), 128, dev(x), dev(y), o, N)
-    got = o.get().reshape(4, N)
+    got = o.get().reshape(7, N)
     with np.errstate(all="ignore"):
         if _is_minihip(request):
-            refs = [(np.sqrt(np.abs(x)), 0), (None, 0), (x / y, 0), (np.ldexp(x, y.astype(np.int64)), 0)]
+            refs = [(np.sqrt(np.abs(x)), 0), (None, 0), (x / y, 0), (np.ldexp(x, y.astype(np.int64)), 0),
+                    (np.fmin(x, y), 0), (np.floor(x * y), 0), (np.copysign(np.abs(y), x), 0)]
         else:
-            refs = [(np.sin(x), 2), (np.exp(y), 2), (np.log(np.abs(x)), 2), (np.abs(x) ** y, 2)]
+            refs = [(np.sin(x), 2), (np.exp(y), 2), (np.log(np.abs(x)), 2), (np.abs(x) ** y, 2), (np.cos(x), 2),
+                    (np.array([math.erf(v) for v in y]), 2), (1 / np.sqrt(np.abs(x)), 2)]
     for k, (ref, bound) in enumerate(refs):
         if ref is None:                                 # fma: exact rational reference
             from fractions import Fraction

@@ -154,8 +154,8 @@ def _mul_legacy(a, b):
 
 reg("v_mul_legacy_f32", ("f32", "f32"), "f32", _mul_legacy)
 reg("v_mad_legacy_f32", ("f32", "f32", "f32"), "f32", lambda a, b, c: _mul_legacy(a, b) + c)
-reg("v_exp_legacy_f32", ("f32",), "f32", np.exp2)
-reg("v_log_legacy_f32", ("f32",), "f32", np.log2)
+reg("v_exp_legacy_f32", ("f32",), "f32", lambda a: np.exp2(a.astype(F64)).astype(F32))
+reg("v_log_legacy_f32", ("f32",), "f32", lambda a: np.log2(a.astype(F64)).astype(F32))
 
 
 # ---- byte SADs and lerp ----------------------------------------------------------------------------------------

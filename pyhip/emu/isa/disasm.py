@@ -199,7 +199,7 @@ def _src(code: int, width: int, lit, kind_hint: str, typ="b32") -> str:
 
 def _neg(text: str) -> str:
     """LLVM writes the NEG modifier of an integer constant as neg(...): "-1" would read as the constant -1."""
-    return f"neg({text})" if re.fullmatch(r"-?(\d+|0x[0-9a-f]+)", text) else f"-{text}"
+    return f"neg({text})" if re.fullmatch(r"-?(\d+(\.\d+)?|0x[0-9a-f]+)", text) else f"-{text}"
 
 
 def _mods(text: str, i: int, f: dict, enc: str, vop3b: bool = False, mods: int = 7, mix: bool = False) -> str:
@@ -207,8 +207,8 @@ def _mods(text: str, i: int, f: dict, enc: str, vop3b: bool = False, mods: int =
         if f["neg_hi"] >> i & 1:
             text = f"|{text}|"
         return _neg(text) if f["neg"] >> i & 1 else text
-    if enc == "VOP3" and not vop3b and mods >> i & 1:
-        if f["abs"] >> i & 1:
+    if enc == "VOP3" and mods >> i & 1:
+        if not vop3b and f["abs"] >> i & 1:               # VOP3B holds SDST where VOP3A has ABS
             text = f"|{text}|"
         if f["neg"] >> i & 1:
             text = _neg(text)
@@ -244,6 +244,42 @@ def _sdwa_suffix(inst) -> str:
     return out
 
 
+def _smem_offset(f) -> str:
+    if f["imm"]:
+        off = f["offset"]
+        hx = f"0x{off:x}" if off >= 0 else f"-0x{-off:x}"
+        return f"{_reg('s', f['soffset'], 1)} offset:{hx}" if f["soe"] else hx
+    return _reg("s", f["soffset"] if f["soe"] else f["offset"] & 0x7F, 1)
+
+
+# DS instructions llvm-objdump prints without "gds" even when the bit is set
+_NO_GDS = re.compile(r"ds_(wrxchg2(st64)?_rtn|cmpst_rtn|mskor_rtn|wrap_rtn|add_rtn_f64)")
+
+
+def _special(inst, proc: str, mnem: str):
+    """Instructions whose operand list the table-driven template cannot infer."""
+    f, name = inst.fields, inst.name
+    if name in ("s_atc_probe", "s_atc_probe_buffer"):      # a probe-type immediate, then the base
+        v = f["sdata"]
+        base = _reg("s", f["sbase"], 4 if name.endswith("buffer") else 2)
+        return f"{mnem} {v if v <= 64 else f'0x{v:x}'}, {base}, {_smem_offset(f)}"
+    if name in ("s_dcache_discard", "s_dcache_discard_x2"):
+        return f"{mnem} {_reg('s', f['sbase'], 2)}, {_smem_offset(f)}"
+    if name in ("s_memtime", "s_memrealtime"):
+        return f"{mnem} {_reg('s', f['sdata'], 2)}"
+    if inst.encoding == "SMEM" and name.startswith(("s_dcache_", "s_icache_")):
+        return mnem
+    if name in ("s_cbranch_g_fork", "s_rfe_restore_b64"):
+        return f"{mnem} {_src(f['ssrc0'], 2, inst.literal, 's')}, " \
+            f"{_src(f['ssrc1'], 2 if name == 's_cbranch_g_fork' else 1, inst.literal, 's')}"
+    if name == "v_accvgpr_mov_b32":
+        src = f"a{f['src0'] - 256}" if f["src0"] >= 256 else _src(f["src0"], 1, inst.literal, "s")
+        return f"{mnem} a{f['vdst']}, {src}"
+    if name in ("buffer_wbl2", "buffer_invl2", "buffer_wbinvl1", "buffer_wbinvl1_vol", "buffer_inv"):
+        return mnem + _cache_bits(f, proc.startswith("gfx94"), w_sc1=True)      # cache policy only
+    return None
+
+
 def format_instruction(inst, target: str) -> str:
     proc = target.split(":")[0]
     enc, f = inst.encoding, inst.fields
@@ -258,6 +294,9 @@ def format_instruction(inst, target: str) -> str:
         mnem = re.sub(r"_e32$", "", mnem) + "_sdwa"
     if enc == "SCRATCH":
         return _scratch(inst, proc, mnem)
+    special = _special(inst, proc, mnem)
+    if special is not None:
+        return special
     if inst.name == "s_set_gpr_idx_on":
         v = f["ssrc1"]
         return f"{mnem} {_src(f['ssrc0'], 1, inst.literal, 's')}, {_gpr_idx(v) if v <= 15 else f'0x{v:x}'}"
@@ -266,6 +305,7 @@ def format_instruction(inst, target: str) -> str:
     if inst.name == "s_setreg_imm32_b32":
         return f"{mnem} {_hwreg(f['simm16'], proc)}, {_literal(inst.literal, 'b32').replace('0.15915494', '0x3e22f983')}"
     ops = []
+    mai = enc == "VOP3P" and ("mfma" in inst.name or "smfmac" in inst.name)
     vop3b = enc == "VOP3" and any(r == "sdst" for r, k, w in tmpl)
     info = INFO[_TARGET_TABLE[proc]][enc][inst.opcode]
     types = info.get("src_types", {})
@@ -283,6 +323,11 @@ def format_instruction(inst, target: str) -> str:
         if f.get("acc") and role in ("vdst", "vdata", "data", "data0", "data1") and kind == "v" \
                 and enc in ("DS", "FLAT", "GLOBAL", "MUBUF", "MTBUF"):
             kind = "a"
+        if mai and kind == "v" and (role in ("vdst", "src2") and f["acc_cd"]
+                                    or role == "src0" and f["opsel_hi"] & 1 or role == "src1" and f["opsel_hi"] & 2):
+            kind = "a"
+        if enc == "MUBUF" and role == "vdata" and f.get("lds") and "load" in inst.name:
+            continue
         if enc in ("GLOBAL", "SCRATCH", "FLAT") and role == "addr":
             if enc == "SCRATCH" and f["saddr"] != 0x7F and not (proc.startswith("gfx94") and f["lds"]):
                 ops.append("off")
@@ -317,7 +362,7 @@ def format_instruction(inst, target: str) -> str:
     if enc in ("GLOBAL", "FLAT") and "atomic" in inst.name and (f["sc0"] if proc.startswith("gfx94") else f["glc"]) \
             and not any(r == "vdst" for r, k, w in tmpl):
         dwidth = next((w for r, k, w in tmpl if r == "data"), 1)
-        ops.insert(0, _reg("v", f["vdst"], dwidth // 2 if "cmpswap" in inst.name else dwidth))
+        ops.insert(0, _reg("a" if f.get("acc") else "v", f["vdst"], dwidth // 2 if "cmpswap" in inst.name else dwidth))
     text = mnem + (" " + ", ".join(ops) if ops else "")
     return text + _suffix(inst, proc, mnem)
 
@@ -336,13 +381,15 @@ def _scratch(inst, proc: str, mnem: str) -> str:
     if not proc.startswith("gfx94") and f["saddr"] != 0x7F:
         use_v = False
     ops = []
-    if kind == "load":
+    lds = name.startswith("scratch_load_lds_") or (f["lds"] and not proc.startswith("gfx94"))
+    if kind == "load" and not lds:                  # loads into LDS have no VGPR destination
         ops.append(_reg("a" if f["acc"] else "v", f["vdst"], width))
     ops.append(_reg("v", f["addr"], 1) if use_v else "off")
     if kind == "store":
         ops.append(_reg("a" if f["acc"] else "v", f["data"], width))
     ops.append("off" if f["saddr"] == 0x7F else _reg("s", f["saddr"], 1))
-    return mnem + " " + ", ".join(ops) + _suffix(inst, proc, mnem)
+    lds_flag = " lds" if lds and not name.startswith("scratch_load_lds_") else ""
+    return mnem + " " + ", ".join(ops) + _suffix(inst, proc, mnem) + lds_flag
 
 
 def _suffix(inst, proc: str, mnem: str) -> str:
@@ -361,6 +408,8 @@ def _suffix(inst, proc: str, mnem: str) -> str:
                 parts.append(f"expcnt({exp})")
             if lgkm != 0xF:
                 parts.append(f"lgkmcnt({lgkm})")
+            if not parts and v == 0xFFFF or not parts and (vm, exp, lgkm) == (0x3F, 7, 0xF):
+                parts = ["vmcnt(63)", "expcnt(7)", "lgkmcnt(15)"]
             return " " + " ".join(parts) if parts else " 0"
         if name in ("s_endpgm", "s_barrier", "s_icache_inv", "s_endpgm_saved", "s_code_end", "s_wakeup",
                     "s_ttracedata", "s_set_gpr_idx_off", "s_endpgm_ordered_ps_done") and v == 0:
@@ -397,9 +446,12 @@ def _suffix(inst, proc: str, mnem: str) -> str:
         if enc == "VOP3P":
             nsrc = sum(1 for r, k, w in template(proc, enc, inst.opcode)[1] if r in _SRC9)
             if "mfma" in name:
-                for key, val in (("cbsz", f["cbsz"]), ("abid", f["abid"]), ("blgp", f["blgp"])):
+                f64_neg = gfx94 and "f64" in name               # gfx94x f64 MFMA: the BLGP bits are NEG
+                for key, val in (("cbsz", f["cbsz"]), ("abid", f["abid"]), ("blgp", 0 if f64_neg else f["blgp"])):
                     if val:
                         out += f" {key}:{val}"
+                if f64_neg and f["blgp"]:
+                    out += f" neg:[{','.join(str(f['blgp'] >> i & 1) for i in range(3))}]"
                 return out
             opsel = [f["opsel"] >> i & 1 for i in range(nsrc)]
             opsel_hi = [(f["opsel_hi"] | f["opsel_hi2"] << 2) >> i & 1 for i in range(nsrc)]
@@ -455,7 +507,7 @@ def _suffix(inst, proc: str, mnem: str) -> str:
             off = f["offset0"] | f["offset1"] << 8
             if off:
                 out += f" offset:{off}"
-        if f["gds"]:
+        if f["gds"] and not _NO_GDS.match(name):
             out += " gds"
         return out
     if enc in ("FLAT", "GLOBAL", "SCRATCH"):

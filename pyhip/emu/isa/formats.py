@@ -139,7 +139,7 @@ def fields(enc: str, w0: int, w1: int) -> dict:
         if enc == "MUBUF":
             d.update(lds=w0 >> 16 & 1, slc=w0 >> 17 & 1, sc1=w0 >> 15 & 1, nt=w0 >> 17 & 1)
         else:
-            d.update(dfmt=w0 >> 19 & 0xF, nfmt=w0 >> 23 & 7, slc=w1 >> 22 & 1)
+            d.update(dfmt=w0 >> 19 & 0xF, nfmt=w0 >> 23 & 7, slc=w1 >> 22 & 1, nt=w1 >> 22 & 1, sc1=w1 >> 21 & 1)
         return d
     raise ValueError(enc)
 

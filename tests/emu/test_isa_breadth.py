@@ -1140,3 +1140,134 @@ def test_vgpr_index_mode_differs_per_wave(target):
 """
     r0, _ = run(body, a, scalar=True, target=target)
     assert [int(x) for x in lo(r0)] == [100 + g % 4 for g in range(64)]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_f16_accumulate_and_packing_ops(target):
+    a = (f16_operand() << U64(16)) | f16_operand()
+    b = (f16_operand() << U64(16)) | f16_operand()
+    c = (f16_operand() << U64(16)) | f16_operand()
+    body = """
+  v_mov_b32 v8, v6
+  v_pk_fmac_f16 v8, v2, v4
+  v_madak_f16 v9, v2, v4, 0x3c00
+  v_mov_b32 v10, v6
+  v_dot2c_f32_f16 v10, v2, v4
+  v_pack_b32_f16 v11, v2, v4 op_sel:[1,0,0]
+"""
+    c32 = f32_operand()
+    r0, r1 = run(body, a, b, (c & U64(0xFFFFFFFF)), target=target)
+    r_dot, _ = run("v_mov_b32 v8, v6\n  v_dot2c_f32_f16 v8, v2, v4", a, b, c32, target=target)
+
+    def rb16(v):
+        return round_bits(v, 16) if not (isinstance(v, float) and math.isnan(v)) else 0x7E00
+    fmac, madak, pack, dot = [], [], [], []
+    for x, y, z, z32 in zip(a, b, c, c32):
+        x, y, z = int(x), int(y), int(z)
+        fmac.append(rb16(exact(lambda p, q, r: p * q + r, h(x), h(y), h(z)))
+                    | rb16(exact(lambda p, q, r: p * q + r, h(x >> 16), h(y >> 16), h(z >> 16))) << 16)
+        prod = exact(lambda p, q: p * q, h(x), h(y))
+        madak.append(rb16(exact(lambda p, r: p + r, h(rb16(prod)), 1.0)))
+        pack.append((x >> 16 & 0xFFFF) | (y & 0xFFFF) << 16)
+        v = exact(lambda p0, q0, p1, q1, r: p0 * q0 + p1 * q1 + r, h(x), h(y), h(x >> 16), h(y >> 16), f(z32))
+        dot.append(round_bits(v, 32) if not (isinstance(v, float) and math.isnan(v)) else 0x7FC00000)
+    check(lo(r0) & U32(0xFFFF), [w & 0xFFFF for w in fmac], 16)
+    check(lo(r0) >> U32(16), [w >> 16 for w in fmac], 16)
+    check(hi(r0) & U32(0xFFFF), madak, 16)
+    assert [int(x) for x in hi(r1)] == pack
+    check(lo(r_dot), dot, 32)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_more_integer_conversions(target):
+    a, b = i32_operand(), i32_operand()
+    fa, fb = f16_operand(), f16_operand()
+    body = """
+  v_cvt_pk_u16_u32 v8, v2, v4
+  v_mul_hi_i32_i24 v9, v2, v4
+  v_cvt_off_f32_i4 v10, v2
+  v_cvt_pknorm_i16_f16 v11, v6, v7
+"""
+    r0, r1 = run(body, a, b, fa | (fb << U64(32)), target=target)
+    A, B = [int(x) for x in a], [int(x) for x in b]
+    assert [int(x) for x in lo(r0)] == [min(x & 0xFFFFFFFF, 65535) | min(y & 0xFFFFFFFF, 65535) << 16 for x, y in zip(A, B)]
+    assert [int(x) for x in hi(r0)] == [((sext(x, 24) * sext(y, 24)) >> 32) & 0xFFFFFFFF for x, y in zip(A, B)]
+    check(lo(r1), [round_bits(sext(x & 0xF, 4) / 16.0, 32) for x in A], 32)
+
+    def norm(bits):
+        v = h(bits)
+        return 0 if math.isnan(v) else int(round(max(-1.0, min(1.0, v)) * 32767)) & 0xFFFF
+    assert [int(x) for x in hi(r1)] == [norm(x) | norm(y) << 16 for x, y in zip(fa, fb)]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_ds_d16_reads_condxchg_and_lds_dma(target):
+    a, b = i32_operand(), i32_operand()
+    body = """
+  v_lshlrev_b32 v12, 2, v0
+  ds_write_b32 v12, v2
+  s_waitcnt lgkmcnt(0)
+  v_mov_b32 v8, v4
+  ds_read_u8_d16 v8, v12 offset:1
+  v_mov_b32 v9, v4
+  ds_read_i8_d16_hi v9, v12 offset:2
+  s_waitcnt lgkmcnt(0)
+  s_mov_b32 m0, 256
+  global_load_lds_dword v1, s[4:5] offset:512
+  s_waitcnt vmcnt(0)
+  ds_read_b32 v10, v12 offset:768
+  s_waitcnt lgkmcnt(0)
+  v_mov_b32 v11, 0
+"""
+    if target == "gfx90a":                          # global_load_lds_dword is gfx940+
+        body = body.replace("global_load_lds_dword v1, s[4:5] offset:512", "global_load_dword v13, v1, s[4:5] offset:512\n"
+                            "  s_waitcnt vmcnt(0)\n  ds_write_b32 v12, v13 offset:768")
+    r0, r1 = run(body, a, b, lds=1280, target=target)
+    A, B = [int(x) & 0xFFFFFFFF for x in a], [int(x) & 0xFFFFFFFF for x in b]
+    assert [int(x) for x in lo(r0)] == [(y & 0xFFFF0000) | (x >> 8 & 0xFF) for x, y in zip(A, B)]
+    assert [int(x) for x in hi(r0)] == [(y & 0xFFFF) | (sext(x >> 16 & 0xFF, 8) & 0xFFFF) << 16 for x, y in zip(A, B)]
+    # the instruction offset moves both addresses: the global one and the LDS one (M0 + offset + 4 * lane)
+    assert np.array_equal(lo(r1), lo(b)), "global_load_lds_dword: lane i's dword at M0 + offset + 4 i"
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_buffer_store_format(target):
+    """buffer_store_format_xy through a 16_16 UNORM V#, read back raw: round(clamp(x, 0, 1) * 65535)."""
+    a, b = f32_operand(), f32_operand()
+    body = """
+  s_mov_b32 s12, s6
+  s_and_b32 s13, s7, 0xffff
+  s_or_b32 s13, s13, 0x80000
+  s_mov_b32 s14, 1024
+  s_mov_b32 s15, 0x28000
+  v_lshrrev_b32 v12, 3, v1
+  buffer_store_format_xy v[2:3], v12, s[12:15], 0 idxen
+  s_waitcnt vmcnt(0)
+  v_mov_b32 v3, v4
+  buffer_store_format_xy v[2:3], v12, s[12:15], 0 idxen
+  s_waitcnt vmcnt(0)
+  buffer_load_dword v8, v12, s[12:15], 0 idxen
+  s_waitcnt vmcnt(0)
+  v_mov_b32 v9, 0
+"""
+    r0, _ = run(body, a, b, target=target)
+
+    def unorm(bits):
+        v = f(bits)
+        return 0 if math.isnan(v) else int(round(max(0.0, min(1.0, v)) * 65535))
+    assert [int(x) for x in lo(r0)] == [unorm(x) | unorm(y) << 16 for x, y in zip(a, b)]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_scalar_wrexec_and_cmpswap(target):
+    a, b = i32_operand() | (i32_operand() << U64(32)), i32_operand() | (i32_operand() << U64(32))
+    body = """
+  s_mov_b64 s[30:31], exec
+  s_andn1_wrexec_b64 s[26:27], s[20:21]
+  s_mov_b64 s[28:29], exec
+  s_mov_b64 exec, s[30:31]
+"""
+    r0, r1 = run(body, a, b, scalar=True, target=target)
+    full = 2 ** 64 - 1
+    assert [int(x) for x in r0] == [~int(x) & full for x in a]        # EXEC was all ones: ~S0 & EXEC
+    assert np.array_equal(r0, r1)

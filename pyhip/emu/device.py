@@ -1,6 +1,12 @@
-"""The emulated AMD GPU: device memory, loaded programs, kernel dispatch (the AQL agent interface)."""
+"""The emulated AMD GPU: device memory, loaded programs, kernel dispatch (the AQL agent interface).
+
+Dispatches run on the native engine (pyhip/emu/native, a C interpreter off the GIL) when it supports every
+instruction the kernel can reach, else whole on the numpy engine (pyhip/emu/engine.py, the reference).
+``PYHIP_ENGINE`` (or ``EmulatedGPU.engine``) picks: ``native`` (default), ``numpy``, or ``diff`` (both,
+compared: pyhip/emu/native/diff.py)."""
 from __future__ import annotations
 
+import os
 import threading
 
 from ..errors import HipError, hipError_t
@@ -12,6 +18,7 @@ DEVICE_STRIDE = 1 << 40          # 1 TiB of address space per device
 from .program import LoadedProgram
 
 SUPPORTED = ("gfx90a", "gfx940", "gfx941", "gfx942")
+DEFAULT_ENGINE = "numpy"
 S_ENDPGM = bytes.fromhex("000081bf")
 
 
@@ -35,6 +42,27 @@ class EmulatedGPU:
         self.faults: list[GPUFault] = []
         self.trivial_kernels: tuple[int, ...] = ()     # kernel objects of loaded kernels that are a lone s_endpgm
         self.last_dispatch = None
+        self.engine = os.environ.get("PYHIP_ENGINE", DEFAULT_ENGINE)
+        self._native = None
+
+    def native_engine(self):
+        """The native engine of this device, or None when it is unavailable (no compiled extension)."""
+        if self._native is None:
+            from . import native
+            if not native.available():
+                return None
+            from .native.run import NativeEngine
+            with self._lock:
+                if self._native is None:
+                    self._native = NativeEngine(self)
+        return self._native
+
+    def engine_stats(self) -> dict:
+        """Dispatches run natively / on the numpy engine, and why each fallback happened."""
+        n = self._native
+        if n is None:
+            return {"native": 0, "fallback": 0, "reasons": {}}
+        return {"native": n.stats["native"], "fallback": n.stats["fallback"], "reasons": dict(n.fallbacks)}
 
     # -- programs -----------------------------------------------------------------------------------------
     def load_program(self, co) -> LoadedProgram:
@@ -67,6 +95,8 @@ class EmulatedGPU:
                         del cache[key]      # ids are reused: a later program must not see this code
                 for key in [k for k in self._contexts if k[0] == id(p)]:
                     del self._contexts[key]
+                if self._native is not None:
+                    self._native.forget(p)
                 self.memory.free(p.base)
                 p.unloaded = True
 
@@ -129,6 +159,20 @@ class EmulatedGPU:
                      grid_size=grid_size, workgroup_size=workgroup_size, group_segment_size=group_segment_size,
                      private_segment_size=private_segment_size, dispatch_ptr=dispatch_ptr, queue_ptr=queue_ptr,
                      dispatch_id=dispatch_id, max_steps=max_steps)
+        if self.engine != "numpy":
+            nat = self.native_engine()
+            if nat is not None:
+                reason, nprog = nat.support(d)
+                if reason is None:
+                    if self.engine == "diff":
+                        from .native.diff import differential
+                        res = differential(self, d, nat, nprog)
+                    else:
+                        res = nat.run(d, nprog)
+                    self.last_dispatch = res
+                    return res
+                nat.stats["fallback"] += 1
+                nat.fallbacks[reason] += 1
         d.run()
         self.last_dispatch = d
         return d

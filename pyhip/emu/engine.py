@@ -97,6 +97,7 @@ class Dispatch:
         self.wave_instructions = 0
         self._state = None                # reused by the next batch of the same size
         self._template = None             # initial registers of a batch of whole workgroups
+        self.capture = None               # tests: (waves, stride) uint8 array receiving every wave's final state
 
     # -- geometry ---------------------------------------------------------------------------------------
     def run(self) -> None:
@@ -119,6 +120,8 @@ class Dispatch:
     def _setup(self, flat_groups) -> WaveState:
         ng, wpg = len(flat_groups), self.waves_per_group
         nw = ng * wpg
+        if self.capture is not None:
+            self._state = self._template = None       # fresh (zeroed) registers: comparable final states
         st = self._state
         tmpl = self._template
         if tmpl is not None and tmpl[0] != ng:
@@ -278,6 +281,22 @@ class Dispatch:
                 pc[w] = pcs[i]
                 raise self._fault(GPUFault(f"emulator error: {type(exc).__name__}: {exc}",
                                            code=hipError_t.hipErrorLaunchFailure), st, w, pcs[i]) from None
+        if self.capture is not None:
+            self._record(st, flat_groups)
+
+    def _record(self, st: WaveState, flat_groups) -> None:
+        """Every wave's final SGPRs, SCC, MODE, PC and VGPRs into ``capture`` (the native engine's layout:
+        pyhip/emu/native/run.py), rows by flat workgroup index x waves per group + wave."""
+        rows = np.asarray(flat_groups)[st.group] * self.waves_per_group + st.wave_in_group
+        head = np.zeros((st.n, 132), dtype=np.uint32)
+        head[:, :128] = st.sgpr
+        head[:, 128] = st.scc
+        head[:, 129] = st.mode
+        head[:, 130] = st.pc.astype(np.uint64) & 0xFFFFFFFF
+        head[:, 131] = st.pc.astype(np.uint64) >> 32
+        out = self.capture
+        out[rows, :132 * 4] = head.view(np.uint8)
+        out[rows, 132 * 4:] = np.ascontiguousarray(st.vgpr.transpose(1, 0, 2)).view(np.uint8).reshape(st.n, -1)
 
     def _block(self, p: int):
         """The straight-line run of instructions from ``p`` up to and including the first one that may

@@ -104,6 +104,7 @@ def make(kinds_in, kind_out, fn):
                 r = np.broadcast_to(r, m.shape)
             store(inst, st, w, bits(r, kind_out), m)
         return run
+    factory.spec = (tuple(kinds_in), kind_out)      # operand kinds, read by the native engine's lowering
     return factory
 
 

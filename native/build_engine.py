@@ -1,0 +1,73 @@
+"""cffi (API mode) build of ``pyhip._native_engine`` from native/engine/ (the native execution engine).
+
+Used by setup.py (``cffi_modules``, so ``pip install .`` compiles it once, at install time) and, in a source
+checkout that was never built, by pyhip/emu/native/__init__.py on first use.  ``python native/build_engine.py``
+builds it in place.  The structs are declared with ``...;`` so cffi takes their layout from the C compiler:
+the Python side builds its numpy record types from ``ffi.offsetof``, one layout for both."""
+from pathlib import Path
+
+import cffi
+
+HERE = Path(__file__).resolve().parent
+SRC = HERE / "engine"
+
+CDEF = """
+typedef struct NInst {
+    uint16_t op; uint16_t flags; uint32_t pc; int32_t next; int32_t target; uint16_t d; uint16_t sd;
+    uint16_t s[3]; uint8_t size; uint8_t x; uint32_t k[3]; uint32_t khi[3]; int32_t imm; uint32_t a0;
+    uint32_t mods; ...;
+} NInst;
+typedef struct ModInfo {
+    uint8_t hi[3]; uint8_t sel[3]; uint8_t sext[3]; uint64_t absm[3]; uint64_t negm[3]; uint8_t dpp;
+    uint8_t bound_zero; uint8_t clamp; uint8_t omod; uint8_t sdwa_dst; uint8_t dst_sel; uint8_t dst_unused;
+    uint8_t half_keep; uint64_t write_mask; int8_t dpp_src[64]; ...;
+} ModInfo;
+typedef struct Region { uint64_t start; uint64_t end; uint8_t* host; } Region;
+typedef struct WaveDump { uint64_t pc; uint64_t exec; uint32_t s[4]; uint32_t v0; uint32_t v1; int32_t wave;
+                          int32_t ip; uint32_t wg[3]; ...; } WaveDump;
+typedef struct Fault {
+    int32_t kind; int32_t ip; int32_t wave; int32_t lane; uint32_t wg[3]; int32_t size; uint64_t address;
+    int64_t arg; int32_t has_address; int32_t ndump; WaveDump dump[8]; ...;
+} Fault;
+typedef struct Dispatch {
+    const NInst* code; const ModInfo* mods; const int32_t* addr_index; uint64_t code_base; uint64_t code_size;
+    int32_t ncode; int32_t entry; uint32_t grid[3]; uint32_t wg[3]; uint32_t counts[3]; int32_t waves_per_group;
+    int32_t nvgpr; uint32_t lds_size; uint32_t private_size; uint32_t sgpr_init[128]; int32_t wgid_sgpr[3];
+    int32_t wginfo_sgpr; int32_t vgpr_ids; int32_t wid; uint32_t mode; int32_t is_gfx94x;
+    uint32_t private_vsharp_base; const Region* regions; int32_t nregions; int32_t lockstep; int32_t capture;
+    int32_t nthreads; int64_t max_steps; int64_t batch_groups; uint8_t* capture_buf; int64_t capture_stride;
+    int64_t wave_instructions; int64_t steps; int32_t failed; Fault fault; ...;
+} Dispatch;
+
+int pyhip_engine_abi(void);
+int pyhip_engine_op_count(void);
+const char* pyhip_engine_op_name(int i);
+int pyhip_engine_run(Dispatch* d);
+int pyhip_engine_threads(void);
+void pyhip_engine_set_threads(int n);
+void pyhip_engine_set_two_over_pi(const uint32_t* words, int nbits);
+"""
+
+
+
+def source_hash() -> str:
+    """A digest of the engine's C sources and this file: a source checkout rebuilds when it changes."""
+    import hashlib
+    h = hashlib.sha256()
+    for p in sorted(SRC.iterdir()) + [Path(__file__)]:
+        h.update(p.name.encode())
+        h.update(p.read_bytes())
+    return h.hexdigest()[:16]
+
+
+ffibuilder = cffi.FFI()
+ffibuilder.cdef(CDEF)
+ffibuilder.set_source(
+    "pyhip._native_engine", '#include "engine.c"', include_dirs=[str(SRC)],
+    depends=sorted(str(p) for p in SRC.iterdir()),
+    # -ffp-contract=off: a*b+c must round twice where the ISA (and the numpy reference) rounds twice
+    extra_compile_args=["-O2", "-std=gnu11", "-ffp-contract=off", "-fno-strict-aliasing", "-Wno-unused-function", "-Wno-misleading-indentation"],
+    libraries=["m", "pthread"])
+
+if __name__ == "__main__":
+    ffibuilder.compile(tmpdir=str(HERE.parent), verbose=True)

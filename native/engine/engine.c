@@ -1,0 +1,287 @@
+/* pyhip native execution engine: the entry points Python calls (through cffi, which releases the GIL for
+ * the whole call) and the pool of threads workgroups are spread over.  One translation unit: the handlers
+ * in the included headers are inlined into the interpreter loop. */
+#include "interp.h"
+#include <unistd.h>
+
+#define ENGINE_ABI 1
+
+/* ---- per-thread workgroup buffers --------------------------------------------------------------------- */
+typedef struct TL {
+    Wave* waves;
+    size_t nw_cap;
+    uint32_t* vgprs;
+    size_t v_cap;          /* words */
+    uint8_t* priv;
+    size_t p_cap;          /* bytes, zero outside what waves wrote (cleared when a workgroup ends) */
+    uint8_t* lds;
+    size_t l_cap;
+} TL;
+
+static pthread_key_t tl_key;
+static pthread_once_t tl_once = PTHREAD_ONCE_INIT;
+
+static void tl_free(void* p) {
+    TL* t = p;
+    if (!t) return;
+    free(t->waves);
+    free(t->vgprs);
+    free(t->priv);
+    free(t->lds);
+    free(t);
+}
+static void tl_init(void) { pthread_key_create(&tl_key, tl_free); }
+
+static TL* tl_get(void) {
+    pthread_once(&tl_once, tl_init);
+    TL* t = pthread_getspecific(tl_key);
+    if (!t) {
+        t = calloc(1, sizeof *t);
+        pthread_setspecific(tl_key, t);
+    }
+    return t;
+}
+
+/* buffers for ``ng`` workgroups of the dispatch; 0 on allocation failure */
+static int tl_reserve(TL* t, const Dispatch* d, int64_t ng) {
+    size_t nw = (size_t)(ng * d->waves_per_group);
+    size_t vw = nw * (size_t)d->nvgpr * LANES;
+    size_t pb = nw * (size_t)d->private_size * LANES;
+    size_t lb = (size_t)ng * (((size_t)d->lds_size + 3) / 4 * 4 + 4);
+    if (nw > t->nw_cap) {
+        Wave* n = calloc(nw, sizeof(Wave));
+        if (!n) return 0;
+        free(t->waves);
+        t->waves = n;
+        t->nw_cap = nw;
+    }
+    if (vw > t->v_cap) {
+        uint32_t* n = aligned_alloc(64, (vw * 4 + 63) / 64 * 64);
+        if (!n) return 0;
+        free(t->vgprs);
+        t->vgprs = n;
+        t->v_cap = vw;
+    }
+    if (pb > t->p_cap) {
+        uint8_t* n = calloc(pb, 1);
+        if (!n) return 0;
+        free(t->priv);
+        t->priv = n;
+        t->p_cap = pb;
+        for (size_t i = 0; i < t->nw_cap; i++) t->waves[i].priv = NULL, t->waves[i].priv_hw = 0;
+    }
+    if (lb > t->l_cap) {
+        uint8_t* n = malloc(lb);
+        if (!n) return 0;
+        free(t->lds);
+        t->lds = n;
+        t->l_cap = lb;
+    }
+    return 1;
+}
+
+/* a workgroup's private memory back to zero (only the bytes its waves may have written) */
+static void finish_group(const Dispatch* d, Group* g) {
+    for (int k = 0; k < g->nw; k++) {
+        Wave* w = &g->w[k];
+        if (w->priv && w->priv_hw)
+            for (int l = 0; l < LANES; l++) memset(w->priv + (size_t)l * d->private_size, 0, w->priv_hw);
+        w->priv_hw = 0;
+    }
+}
+
+static int64_t total_groups(const Dispatch* d) {
+    return (int64_t)d->counts[0] * d->counts[1] * d->counts[2];
+}
+
+static void set_group(TL* t, const Dispatch* d, Group* g, int64_t slot, int64_t flat, Ctx* c) {
+    size_t wpg = (size_t)d->waves_per_group;
+    size_t ldsz = ((size_t)d->lds_size + 3) / 4 * 4 + 4;
+    init_group(c, g, flat, t->waves + slot * wpg, t->vgprs + slot * wpg * (size_t)d->nvgpr * LANES,
+               d->private_size ? t->priv + slot * wpg * (size_t)d->private_size * LANES : NULL, t->lds + slot * ldsz);
+}
+
+static void work(Dispatch* d) {
+    TL* t = tl_get();
+    Ctx c;
+    memset(&c, 0, sizeof c);
+    c.d = d;
+    c.code = d->code;
+    c.mods = d->mods;
+    if (!tl_reserve(t, d, 1)) {
+        raise_fault(&c, NULL, FK_INTERNAL, -1, 0, 0, 0, 1);
+        return;
+    }
+    int64_t total = d->total_groups;
+    int64_t chunk = d->batch_groups > 0 ? d->batch_groups : 1;
+    Group g;
+    for (;;) {
+        if (__atomic_load_n(&d->abort_flag, __ATOMIC_RELAXED)) break;
+        int64_t start = __atomic_fetch_add(&d->next_group, chunk, __ATOMIC_RELAXED);
+        if (start >= total) break;
+        int64_t end = start + chunk < total ? start + chunk : total;
+        int failed = 0;
+        for (int64_t f = start; f < end; f++) {
+            set_group(t, d, &g, 0, f, &c);
+            int st = run_group(&c, &g);
+            capture_group(d, &g);
+            finish_group(d, &g);
+            if (st == ST_FAULT) { failed = 1; break; }
+        }
+        if (failed) break;
+    }
+    __atomic_fetch_add(&d->wave_instructions, c.ninst, __ATOMIC_RELAXED);
+}
+
+static void run_lockstep_dispatch(Dispatch* d) {
+    TL* t = tl_get();
+    Ctx c;
+    memset(&c, 0, sizeof c);
+    c.d = d;
+    c.code = d->code;
+    c.mods = d->mods;
+    int64_t total = d->total_groups, per = d->batch_groups > 0 ? d->batch_groups : 1;
+    if (!tl_reserve(t, d, per < total ? per : total)) {
+        raise_fault(&c, NULL, FK_INTERNAL, -1, 0, 0, 0, 1);
+        return;
+    }
+    Group* groups = calloc((size_t)per, sizeof(Group));
+    for (int64_t start = 0; start < total; start += per) {
+        int64_t ng = start + per < total ? per : total - start;
+        for (int64_t i = 0; i < ng; i++) set_group(t, d, &groups[i], i, start + i, &c);
+        int st = run_lockstep(&c, groups, (int)ng);
+        for (int64_t i = 0; i < ng; i++) {
+            capture_group(d, &groups[i]);
+            finish_group(d, &groups[i]);
+        }
+        if (st == ST_FAULT) break;
+    }
+    free(groups);
+}
+
+/* ---- the thread pool ------------------------------------------------------------------------------------ */
+typedef struct Job {
+    Dispatch* d;
+    int workers, max_workers;
+    struct Job* next;
+} Job;
+
+static struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cv, done;
+    Job* head;
+    int nthreads;          /* threads a dispatch may use, the caller included */
+    int started;           /* helper threads running */
+} P = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, 0, 0};
+
+static int default_threads(void) {
+    const char* e = getenv("PYHIP_ENGINE_THREADS");
+    if (e && atoi(e) > 0) return atoi(e);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+static Job* find_job(void) {
+    for (Job* j = P.head; j; j = j->next)
+        if (j->workers < j->max_workers && !j->d->abort_flag &&
+            __atomic_load_n(&j->d->next_group, __ATOMIC_RELAXED) < j->d->total_groups)
+            return j;
+    return NULL;
+}
+
+static void* helper(void* arg) {
+    (void)arg;
+    pthread_mutex_lock(&P.mu);
+    for (;;) {
+        Job* j;
+        while (!(j = find_job())) pthread_cond_wait(&P.cv, &P.mu);
+        j->workers++;
+        pthread_mutex_unlock(&P.mu);
+        work(j->d);
+        pthread_mutex_lock(&P.mu);
+        if (--j->workers == 0) pthread_cond_broadcast(&P.done);
+    }
+    return NULL;
+}
+
+static void ensure_helpers(int n) {
+    /* called with P.mu held */
+    while (P.started < n - 1) {
+        pthread_t th;
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        pthread_attr_setstacksize(&attr, 8 << 20);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        int rc = pthread_create(&th, &attr, helper, NULL);
+        pthread_attr_destroy(&attr);
+        if (rc) break;
+        P.started++;
+    }
+}
+
+int pyhip_engine_threads(void) {
+    pthread_mutex_lock(&P.mu);
+    if (!P.nthreads) P.nthreads = default_threads();
+    int n = P.nthreads;
+    pthread_mutex_unlock(&P.mu);
+    return n;
+}
+
+void pyhip_engine_set_threads(int n) {
+    pthread_mutex_lock(&P.mu);
+    P.nthreads = n > 0 ? n : default_threads();
+    pthread_mutex_unlock(&P.mu);
+}
+
+/* Run a whole dispatch.  Returns 0, or 1 with d->fault describing the first fault. */
+int pyhip_engine_run(Dispatch* d) {
+    d->failed = 0;
+    d->abort_flag = 0;
+    d->next_group = 0;
+    d->wave_instructions = 0;
+    d->steps = 0;
+    memset(&d->fault, 0, sizeof d->fault);
+    d->total_groups = total_groups(d);
+    if (d->total_groups == 0) return 0;
+    if (d->lockstep) {
+        run_lockstep_dispatch(d);
+        return d->failed;
+    }
+    int n = d->nthreads > 0 ? d->nthreads : pyhip_engine_threads();
+    if (n > d->total_groups) n = (int)d->total_groups;
+    if (d->batch_groups <= 0) {
+        int64_t per = d->total_groups / ((int64_t)n * 16);
+        d->batch_groups = per < 1 ? 1 : per > 64 ? 64 : per;
+    }
+    if (n <= 1) {
+        work(d);
+        return d->failed;
+    }
+    Job job = {d, 1, n, NULL};
+    pthread_mutex_lock(&P.mu);
+    ensure_helpers(n);
+    job.next = P.head;
+    P.head = &job;
+    pthread_cond_broadcast(&P.cv);
+    pthread_mutex_unlock(&P.mu);
+    work(d);
+    pthread_mutex_lock(&P.mu);
+    for (Job** pj = &P.head; *pj; pj = &(*pj)->next)
+        if (*pj == &job) { *pj = job.next; break; }
+    job.workers--;
+    while (job.workers > 0) pthread_cond_wait(&P.done, &P.mu);
+    pthread_mutex_unlock(&P.mu);
+    return d->failed;
+}
+
+/* ---- introspection for the Python side ---------------------------------------------------------------- */
+int pyhip_engine_abi(void) { return ENGINE_ABI; }
+int pyhip_engine_op_count(void) { return OP_COUNT; }
+const char* pyhip_engine_op_name(int i) { return i >= 0 && i < OP_COUNT ? OP_NAMES[i] : ""; }
+
+void pyhip_engine_set_two_over_pi(const uint32_t* words, int nbits) {
+    uint32_t* n = malloc(((size_t)nbits + 31) / 32 * 4);
+    memcpy(n, words, ((size_t)nbits + 31) / 32 * 4);
+    g_two_over_pi = n;
+    g_two_over_pi_bits = nbits;
+}

@@ -1,0 +1,299 @@
+/* The interpreter: one instruction of one wave (step), a wave until it stops (run_wave), a workgroup's
+ * waves around barriers (run_group), and the numpy engine's exact schedule for tests (run_lockstep). */
+#ifndef PYHIP_INTERP_H
+#define PYHIP_INTERP_H
+
+#include "ops.h"
+#include "vmem.h"
+#include "bignum.h"
+#include <time.h>
+
+static int jump(Ctx* c, Wave* w, uint64_t target) {
+    const Dispatch* d = c->d;
+    uint64_t off = target - d->code_base;
+    if (off < d->code_size && !(off & 3)) {
+        int32_t idx = d->addr_index[off >> 2];
+        if (idx >= 0) {
+            w->ip = idx;
+            return ST_CONT;
+        }
+    }
+    return raise_fault(c, w, FK_JUMP, -1, target, 1, 0, 0);
+}
+
+/* ds._lds_io: ``size`` bytes per active lane at LDS offsets base[l] + off (a fault names the first bad offset) */
+static int lds_io(Ctx* c, Wave* w, const uint32_t* base, int64_t off, int size, uint64_t m, uint8_t (*raw)[16], int write) {
+    int64_t lim = c->d->lds_size;
+    for (int l = 0; l < LANES; l++) {
+        if (!(m >> l & 1)) continue;
+        int64_t o = (int64_t)base[l] + off;
+        if (o < 0 || o + size > lim) return raise_fault(c, w, FK_LDS_DS, -1, (uint64_t)o, 1, size, lim);
+    }
+    uint8_t* lds = w->g->lds;
+    for (int l = 0; l < LANES; l++) {
+        if (!(m >> l & 1)) continue;
+        uint8_t* p = lds + ((int64_t)base[l] + off);
+        if (write) memcpy(p, raw[l], size);
+        else memcpy(raw[l], p, size);
+    }
+    return ST_CONT;
+}
+
+/* ---- the handlers: one function per native op, called through HANDLERS[op] ----------------------- */
+#define H(name) static int h_##name(Ctx* c, Wave* w, const NInst* in)
+#include "ops_salu.h"
+#include "ops_valu.h"
+#include "ops_packed.h"
+#include "ops_ds.h"
+#include "ops_mfma.h"
+H(vm_load) { return vm_load(c, w, in); }
+H(vm_store) { return vm_store(c, w, in); }
+H(vm_atomic) { return vm_atomic(c, w, in); }
+H(badpc) {
+    (void)in;
+    return raise_fault(c, w, FK_JUMP, -1, (uint64_t)in->k[0] | (uint64_t)in->khi[0] << 32, 1, 0, 0);
+}
+
+typedef int (*Handler)(Ctx*, Wave*, const NInst*);
+static const Handler HANDLERS[OP_COUNT] = {
+#define OP_FN(n) h_##n,
+    OP_LIST(OP_FN)
+#undef OP_FN
+};
+
+INLINE int step(Ctx* c, Wave* w) {
+    int ip = w->ip;
+    const NInst* in = &c->code[ip];
+    w->ip = in->next;
+    c->cur_ip = ip;
+    return HANDLERS[in->op](c, w, in);
+}
+
+static void dump_wave(const Dispatch* d, const Wave* w, WaveDump* out) {
+    out->ip = w->ip;
+    out->pc = w->ip >= 0 ? d->code_base + (uint64_t)(int64_t)(int32_t)d->code[w->ip].pc : 0;
+    out->exec = exec_of(w);
+    for (int i = 0; i < 4; i++) out->s[i] = w->s[i];
+    out->v0 = d->nvgpr > 0 ? w->v[0] : 0;
+    out->v1 = d->nvgpr > 1 ? w->v[LANES] : 0;
+    out->wave = w->wave;
+    memcpy(out->wg, w->g->id, sizeof out->wg);
+}
+
+/* the watchdog: the fault names ``w`` and dumps up to 8 live waves */
+static int watchdog(Ctx* c, Wave* w, Wave* const* live, int nlive) {
+    Dispatch* d = c->d;
+    c->cur_ip = w->ip;
+    int st = raise_fault(c, w, FK_WATCHDOG, -1, 0, 0, 0, d->max_steps);
+    if (d->fault.kind == FK_WATCHDOG && d->fault.ndump == 0) {
+        int n = 0;
+        for (int i = 0; i < nlive && n < 8; i++)
+            if (live[i]->state != WS_DONE) dump_wave(d, live[i], &d->fault.dump[n++]);
+        d->fault.ndump = n;
+    }
+    return st;
+}
+
+static int run_wave(Ctx* c, Wave* w, int64_t budget, Wave* const* group_waves, int nw) {
+    Dispatch* d = c->d;
+    int64_t left = d->max_steps - w->count;
+    int64_t lim = budget < left + 1 ? budget : left + 1;
+    int64_t n = 0;
+    int st;
+    do {
+        st = step(c, w);
+        n++;
+    } while (st == ST_CONT && n < lim);
+    w->count += n;
+    c->ninst += n;
+    if (st == ST_CONT) {
+        if (w->count > d->max_steps) return watchdog(c, w, group_waves, nw);
+        return ST_SLICE;
+    }
+    return st;
+}
+
+/* ---- workgroup setup ------------------------------------------------------------------------------------ */
+static void init_group(Ctx* c, Group* g, int64_t flat, Wave* waves, uint32_t* vgprs, uint8_t* priv, uint8_t* lds) {
+    const Dispatch* d = c->d;
+    uint32_t cx = d->counts[0], cy = d->counts[1];
+    g->flat = flat;
+    g->id[0] = (uint32_t)(flat % cx);
+    g->id[1] = (uint32_t)((flat / cx) % cy);
+    g->id[2] = (uint32_t)(flat / ((int64_t)cx * cy));
+    g->w = waves;
+    g->nw = d->waves_per_group;
+    g->lds = lds;
+    size_t ldsz = (d->lds_size + 3) / 4 * 4;
+    memset(lds, 0, ldsz < 4 ? 4 : ldsz);
+    uint32_t px = d->wg[0], py = d->wg[1], pz = d->wg[2];
+    uint64_t rx = (uint64_t)d->grid[0] - (uint64_t)g->id[0] * d->wg[0];
+    uint64_t ry = (uint64_t)d->grid[1] - (uint64_t)g->id[1] * d->wg[1];
+    uint64_t rz = (uint64_t)d->grid[2] - (uint64_t)g->id[2] * d->wg[2];
+    if (rx < px) px = (uint32_t)rx;
+    if (ry < py) py = (uint32_t)ry;
+    if (rz < pz) pz = (uint32_t)rz;
+    uint64_t active = (uint64_t)px * py * pz;
+    size_t vsize = (size_t)d->nvgpr * LANES;
+    size_t psize = (size_t)d->private_size * LANES;
+    for (int k = 0; k < g->nw; k++) {
+        Wave* w = &waves[k];
+        uint32_t* v = vgprs + vsize * k;
+        if (d->capture) memset(v, 0, vsize * 4);
+        uint8_t* p = priv ? priv + psize * k : NULL;
+        if (p && w->priv == p && w->priv_hw)
+            for (int l = 0; l < LANES; l++) memset(p + (size_t)l * d->private_size, 0, w->priv_hw);
+        memcpy(w->s, d->sgpr_init, sizeof w->s);
+        w->v = v;
+        w->priv = p;
+        w->priv_hw = 0;
+        w->g = g;
+        w->wave = k;
+        w->scc = 0;
+        w->mode = d->mode;
+        w->trap_sts = 0;
+        w->ip = d->entry;
+        w->state = WS_RUN;
+        w->count = 0;
+        for (int i = 0; i < 3; i++)
+            if (d->wgid_sgpr[i] >= 0) w->s[d->wgid_sgpr[i]] = g->id[i];
+        if (d->wginfo_sgpr >= 0) w->s[d->wginfo_sgpr] = (uint32_t)g->nw | (k == 0 ? 0x80000000u : 0);
+        uint64_t ex = 0;
+        uint32_t* v0 = v;
+        uint32_t* v1 = d->nvgpr > 1 ? v + LANES : NULL;
+        uint32_t* v2 = d->nvgpr > 2 ? v + 2 * LANES : NULL;
+        for (int l = 0; l < LANES; l++) {
+            uint64_t t = (uint64_t)k * LANES + l;
+            int on = t < active;
+            uint32_t x = on ? (uint32_t)(t % px) : 0;
+            uint32_t y = on ? (uint32_t)((t / px) % py) : 0;
+            uint32_t z = on ? (uint32_t)(t / ((uint64_t)px * py)) : 0;
+            if (on) ex |= 1ULL << l;
+            if (d->vgpr_ids) {
+                uint32_t val = x;
+                if (d->wid >= 1) val |= y << 10;
+                if (d->wid >= 2) val |= z << 20;
+                v0[l] = val;
+            } else {
+                v0[l] = x;
+                if (d->wid >= 1 && v1) v1[l] = y;
+                if (d->wid >= 2 && v2) v2[l] = z;
+            }
+        }
+        w->s[EXEC] = (uint32_t)ex;
+        w->s[EXEC + 1] = (uint32_t)(ex >> 32);
+    }
+}
+
+static void capture_group(const Dispatch* d, const Group* g) {
+    if (!d->capture || !d->capture_buf) return;
+    for (int k = 0; k < g->nw; k++) {
+        const Wave* w = &g->w[k];
+        uint8_t* out = d->capture_buf + (size_t)(g->flat * g->nw + k) * d->capture_stride;
+        memcpy(out, w->s, NSGPR * 4);
+        uint32_t extra[2] = {w->scc, w->mode};
+        memcpy(out + NSGPR * 4, extra, 8);
+        uint64_t pc = w->ip >= 0 ? d->code_base + (uint64_t)(int64_t)(int32_t)d->code[w->ip].pc : 0;
+        memcpy(out + NSGPR * 4 + 8, &pc, 8);
+        memcpy(out + NSGPR * 4 + 16, w->v, (size_t)d->nvgpr * LANES * 4);
+    }
+}
+
+#define SLICE 4096
+
+/* waves of one workgroup, in turn, each until it stops (barrier, end, a time slice); barriers release when
+ * every wave that has not ended waits at one */
+static int run_group(Ctx* c, Group* g) {
+    Dispatch* d = c->d;
+    Wave* ptrs[64];
+    int nw = g->nw < 64 ? g->nw : 64;
+    for (int k = 0; k < nw; k++) ptrs[k] = &g->w[k];
+    for (;;) {
+        int nrun = 0, ndone = 0;
+        for (int k = 0; k < g->nw; k++) {
+            Wave* w = &g->w[k];
+            if (w->state == WS_RUN) {
+                int st = run_wave(c, w, SLICE, ptrs, nw);
+                if (st == ST_FAULT) return ST_FAULT;
+            }
+            nrun += w->state == WS_RUN;
+            ndone += w->state == WS_DONE;
+        }
+        if (ndone == g->nw) return ST_DONE;
+        if (nrun == 0)
+            for (int k = 0; k < g->nw; k++)
+                if (g->w[k].state == WS_BARRIER) g->w[k].state = WS_RUN;
+        if (__atomic_load_n(&d->abort_flag, __ATOMIC_RELAXED)) return ST_FAULT;
+    }
+}
+
+/* The numpy engine's schedule (engine.Dispatch._run_batch_inner): the live waves at the lowest PC run one
+ * straight-line block together, instruction by instruction, wave after wave; barriers release per
+ * workgroup when no wave of the batch can run. */
+static int block_length(const Dispatch* d, int ip) {
+    int n = 0;
+    for (;;) {
+        const NInst* in = &d->code[ip];
+        n++;
+        if ((in->flags & F_BLOCK_END) || in->next < 0 || d->code[in->next].op == OP_badpc || n >= 256) return n;
+        ip = in->next;
+    }
+}
+
+static int run_lockstep(Ctx* c, Group* groups, int ng) {
+    Dispatch* d = c->d;
+    int wpg = d->waves_per_group, n = ng * wpg;
+    Wave** all = malloc(sizeof(Wave*) * (size_t)n);
+    Wave** sel = malloc(sizeof(Wave*) * (size_t)n);
+    int status = ST_DONE;
+    for (int gi = 0; gi < ng; gi++)
+        for (int k = 0; k < wpg; k++) all[gi * wpg + k] = &groups[gi].w[k];
+    for (;;) {
+        int p = -1;
+        for (int i = 0; i < n; i++)
+            if (all[i]->state == WS_RUN && (p < 0 || all[i]->ip < p)) p = all[i]->ip;
+        if (p < 0) {
+            int any_bar = 0;
+            for (int i = 0; i < n; i++) any_bar |= all[i]->state == WS_BARRIER;
+            if (!any_bar) break;
+            for (int gi = 0; gi < ng; gi++) {
+                int live = 0, wait = 0;
+                for (int k = 0; k < wpg; k++) {
+                    int s = groups[gi].w[k].state;
+                    live += s != WS_DONE;
+                    wait += s == WS_BARRIER;
+                }
+                if (live == wait && wait > 0)
+                    for (int k = 0; k < wpg; k++)
+                        if (groups[gi].w[k].state == WS_BARRIER) groups[gi].w[k].state = WS_RUN;
+            }
+            continue;
+        }
+        int ns = 0;
+        for (int i = 0; i < n; i++)
+            if (all[i]->state == WS_RUN && all[i]->ip == p) sel[ns++] = all[i];
+        int len = block_length(d, p);
+        d->steps += len;
+        if (d->steps > d->max_steps) {
+            Wave* live[8];
+            int nl = 0;
+            for (int i = 0; i < n && nl < 8; i++)
+                if (all[i]->state != WS_DONE) live[nl++] = all[i];
+            status = watchdog(c, sel[0], live, nl);
+            break;
+        }
+        d->wave_instructions += (int64_t)ns * len;
+        for (int j = 0; j < len && status != ST_FAULT; j++)
+            for (int i = 0; i < ns; i++) {
+                int st = step(c, sel[i]);
+                sel[i]->count++;
+                if (st == ST_FAULT) { status = ST_FAULT; break; }
+            }
+        if (status == ST_FAULT) break;
+    }
+    free(all);
+    free(sel);
+    return status;
+}
+
+#endif

@@ -1,0 +1,217 @@
+/* LDS (ds.py): handlers.  The workgroup's LDS is w->g->lds (lds_size bytes).
+ * NInst: s[0] = ADDR VGPR, s[1] = DATA0, s[2] = DATA1 (rows, AGPR offset applied), d = VDST, imm = offset
+ * (offset0 | offset1 << 8), a0 = offset0 | offset1 << 8 (two-address forms) ... see lower.py. */
+
+H(ds_read) {
+    /* x = size; a0: bit 0 signed, bits 1-2 d16 (1 lo, 2 hi), bit 3 two reads (read2), bits 8.. stride mult;
+     * imm: byte offset (single) or offset0 | offset1 << 16 (read2, in elements) */
+    int size = in->x, two = (in->a0 >> 3) & 1;
+    uint64_t m = exec_of(w);
+    const uint32_t* base = vreg(w, in->s[0]);
+    int64_t offs[2];
+    if (two) {
+        int mult = in->a0 >> 8;
+        offs[0] = (int64_t)(in->imm & 0xFF) * size * mult;
+        offs[1] = (int64_t)((in->imm >> 16) & 0xFF) * size * mult;
+    } else offs[0] = in->imm;
+    int reg = in->d;
+    for (int k = 0; k <= two; k++) {
+        uint8_t raw[LANES][16];
+        int st = lds_io(c, w, base, offs[k], size, m, raw, 0);
+        if (st != ST_CONT) return st;
+        write_loaded(w, reg, (const uint8_t(*)[16])raw, size, in->a0 & 1, (in->a0 >> 1) & 3, m);
+        reg += size >= 4 ? size / 4 : 1;
+    }
+    return ST_CONT;
+}
+H(ds_write) {
+    /* x = size; a0 bit 3 two writes, bits 1-2 d16 hi (2), bits 8.. stride mult; s[1]/s[2] data */
+    int size = in->x, two = (in->a0 >> 3) & 1, nregs = size < 4 ? 1 : size / 4;
+    uint64_t m = exec_of(w);
+    const uint32_t* base = vreg(w, in->s[0]);
+    int64_t offs[2];
+    if (two) {
+        int mult = in->a0 >> 8;
+        offs[0] = (int64_t)(in->imm & 0xFF) * size * mult;
+        offs[1] = (int64_t)((in->imm >> 16) & 0xFF) * size * mult;
+    } else offs[0] = in->imm;
+    for (int k = 0; k <= two; k++) {
+        uint8_t raw[LANES][16];
+        int dreg = k ? in->s[2] : in->s[1];
+        for (int l = 0; l < LANES; l++)
+            for (int j = 0; j < nregs; j++) {
+                uint32_t v = vreg(w, dreg + j)[l];
+                if (((in->a0 >> 1) & 3) == 2) v >>= 16;
+                memcpy(raw[l] + 4 * j, &v, 4);
+            }
+        int st = lds_io(c, w, base, offs[k], size, m, raw, 1);
+        if (st != ST_CONT) return st;
+    }
+    return ST_CONT;
+}
+H(ds_atomic) {
+    /* x = atomic op; a0: bit 0 returns, bit 1 swap data0/data1 (cmpst), bit 2 64-bit */
+    int wide = (in->a0 >> 2) & 1, size = wide ? 8 : 4;
+    uint64_t m = exec_of(w);
+    if (!m) return ST_CONT;
+    const uint32_t* base = vreg(w, in->s[0]);
+    int64_t lim = c->d->lds_size;
+    for (int l = 0; l < LANES; l++) {
+        if (!(m >> l & 1)) continue;
+        int64_t o = (int64_t)base[l] + in->imm;
+        if (o < 0 || o + size > lim) return raise_fault(c, w, FK_LDS_ATOMIC, -1, (uint64_t)o, 1, size, lim);
+    }
+    for (int l = 0; l < LANES; l++) {
+        if (!(m >> l & 1)) continue;
+        int64_t o = (int64_t)base[l] + in->imm;
+        if (o % size) return raise_fault(c, w, FK_LDS_ATOMIC_ALIGN, -1, (uint64_t)o, 1, size, lim);
+    }
+    uint64_t res[LANES];
+    uint8_t* lds = w->g->lds;
+    int d0 = in->s[1], d1 = in->s[2];
+    for (int l = 0; l < LANES; l++) {
+        res[l] = 0;
+        if (!(m >> l & 1)) continue;
+        uint8_t* p = lds + ((int64_t)base[l] + in->imm);
+        uint64_t v, cc;
+        if (wide) {
+            v = (uint64_t)vreg(w, d0)[l] | (uint64_t)vreg(w, d0 + 1)[l] << 32;
+            cc = (uint64_t)vreg(w, d1)[l] | (uint64_t)vreg(w, d1 + 1)[l] << 32;
+        } else {
+            v = vreg(w, d0)[l];
+            cc = vreg(w, d1)[l];
+        }
+        if ((in->a0 >> 1) & 1) { uint64_t t = v; v = cc; cc = t; }
+        if (wide) { uint64_t o = ld64(p); st64(p, rmw64(in->x, o, v, cc)); res[l] = o; }
+        else { uint32_t o = ld32(p); st32(p, rmw32(in->x, o, (uint32_t)v, (uint32_t)cc)); res[l] = o; }
+    }
+    if (in->a0 & 1) {
+        uint32_t R[LANES];
+        for (int l = 0; l < LANES; l++) R[l] = (uint32_t)res[l];
+        wv(w, in->d, R, m);
+        if (wide) {
+            for (int l = 0; l < LANES; l++) R[l] = (uint32_t)(res[l] >> 32);
+            wv(w, in->d + 1, R, m);
+        }
+    }
+    return ST_CONT;
+}
+H(ds_wrxchg2) {
+    /* x = size; a0 = stride mult; imm = offset0 | offset1 << 16 (elements) */
+    int size = in->x, n = size / 4;
+    uint64_t m = exec_of(w);
+    const uint32_t* base = vreg(w, in->s[0]);
+    int64_t offs[2] = {(int64_t)(in->imm & 0xFF) * size * in->a0, (int64_t)((in->imm >> 16) & 0xFF) * size * in->a0};
+    for (int i = 0; i < 2; i++) {
+        uint8_t old[LANES][16], nw[LANES][16];
+        int st = lds_io(c, w, base, offs[i], size, m, old, 0);
+        if (st != ST_CONT) return st;
+        int dreg = i ? in->s[2] : in->s[1];
+        for (int l = 0; l < LANES; l++)
+            for (int k = 0; k < n; k++) memcpy(nw[l] + 4 * k, &vreg(w, dreg + k)[l], 4);
+        st = lds_io(c, w, base, offs[i], size, m, nw, 1);
+        if (st != ST_CONT) return st;
+        uint32_t R[LANES];
+        for (int k = 0; k < n; k++) {
+            for (int l = 0; l < LANES; l++) R[l] = ld32(old[l] + 4 * k);
+            wv(w, in->d + i * n + k, R, m);
+        }
+    }
+    return ST_CONT;
+}
+H(ds_condxchg32_rtn_b64) {
+    uint64_t m = exec_of(w);
+    const uint32_t* base = vreg(w, in->s[0]);
+    uint8_t old[LANES][16], nw[LANES][16];
+    int st = lds_io(c, w, base, in->imm, 8, m, old, 0);
+    if (st != ST_CONT) return st;
+    for (int l = 0; l < LANES; l++)
+        for (int k = 0; k < 2; k++) {
+            uint32_t v = vreg(w, in->s[1] + k)[l], o = ld32(old[l] + 4 * k);
+            uint32_t n = (v >> 31) ? (v & 0x7FFFFFFFu) : o;
+            memcpy(nw[l] + 4 * k, &n, 4);
+        }
+    st = lds_io(c, w, base, in->imm, 8, m, nw, 1);
+    if (st != ST_CONT) return st;
+    uint32_t R[LANES];
+    for (int k = 0; k < 2; k++) {
+        for (int l = 0; l < LANES; l++) R[l] = ld32(old[l] + 4 * k);
+        wv(w, in->d + k, R, m);
+    }
+    return ST_CONT;
+}
+H(ds_addtid) {
+    /* x: 1 write (data0 = s[1]), 0 read (into d); LDS address M0[15:0] + offset + 4 * lane */
+    uint64_t m = exec_of(w);
+    uint32_t base[LANES];
+    int64_t m0 = w->s[M0] & 0xFFFF;
+    for (int l = 0; l < LANES; l++) base[l] = (uint32_t)(m0 + 4 * l);
+    uint8_t raw[LANES][16];
+    if (in->x) {
+        for (int l = 0; l < LANES; l++) memcpy(raw[l], &vreg(w, in->s[1])[l], 4);
+        int st = lds_io(c, w, base, in->imm, 4, m, raw, 1);
+        if (st != ST_CONT) return st;
+    } else {
+        int st = lds_io(c, w, base, in->imm, 4, m, raw, 0);
+        if (st != ST_CONT) return st;
+        uint32_t R[LANES];
+        for (int l = 0; l < LANES; l++) R[l] = ld32(raw[l]);
+        wv(w, in->d, R, m);
+    }
+    return ST_CONT;
+}
+H(ds_append) {
+    /* x: +1 append, 0 consume (subtract); one access per wave at M0[15:0] + offset */
+    uint64_t m = exec_of(w);
+    if (!m) return ST_CONT;
+    int64_t o = (int64_t)(w->s[M0] & 0xFFFF) + in->imm;
+    if (o < 0 || o + 4 > (int64_t)c->d->lds_size)
+        return raise_fault(c, w, FK_LDS_DS, -1, (uint64_t)o, 1, 4, c->d->lds_size);
+    uint8_t* p = w->g->lds + o;
+    uint32_t cur = ld32(p);
+    int64_t n = __builtin_popcountll(m) * (in->x ? 1 : -1);
+    st32(p, (uint32_t)((int64_t)cur + n));
+    uint32_t R[LANES];
+    for (int l = 0; l < LANES; l++) R[l] = cur;
+    wv(w, in->d, R, m);
+    return ST_CONT;
+}
+H(ds_swizzle_b32) {
+    uint64_t m = exec_of(w);
+    const uint32_t* v = vreg(w, in->s[0]);
+    uint32_t pat = (uint32_t)in->imm, R[LANES];
+    for (int l = 0; l < LANES; l++) {
+        int src;
+        if (pat & 0x8000) src = (l & ~3) + ((pat >> (2 * (l & 3))) & 3);
+        else {
+            int and_m = pat & 0x1F, or_m = (pat >> 5) & 0x1F, xor_m = (pat >> 10) & 0x1F;
+            src = (l & 0x20) | ((((l & 0x1F) & and_m) | or_m) ^ xor_m);
+        }
+        R[l] = (m >> src & 1) ? v[src] : 0;
+    }
+    wv(w, in->d, R, m);
+    return ST_CONT;
+}
+H(ds_bpermute_b32) {
+    uint64_t m = exec_of(w);
+    const uint32_t* a = vreg(w, in->s[0]);
+    const uint32_t* data = vreg(w, in->s[1]);
+    uint32_t R[LANES];
+    if (in->op == OP_ds_bpermute_b32) {
+        for (int l = 0; l < LANES; l++) {
+            int idx = (int)((((int64_t)a[l] + in->imm) >> 2) & 63);
+            R[l] = (m >> idx & 1) ? data[idx] : 0;
+        }
+    } else {
+        memset(R, 0, sizeof R);
+        for (int l = 0; l < LANES; l++)
+            if (m >> l & 1) R[(((int64_t)a[l] + in->imm) >> 2) & 63] = data[l];
+    }
+    wv(w, in->d, R, m);
+    return ST_CONT;
+}
+H(ds_permute_b32) { return h_ds_bpermute_b32(c, w, in); }
+H(ds_nop) {
+    
+    return ST_CONT;
+}

@@ -1,0 +1,427 @@
+/* Vector ALU (valu.py, valu16.py, valu_div.py, packed.py): handlers.
+ * Every expression is the numpy reference's, operation for operation (see the .py files). */
+
+/* ---- 32-bit float --------------------------------------------------------------------------------------- */
+H(v_add_f32) { F2(addf(a, b)); return ST_CONT; }
+H(v_sub_f32) { F2(subf(a, b)); return ST_CONT; }
+H(v_subrev_f32) { F2(subf(b, a)); return ST_CONT; }
+H(v_mul_f32) { F2(mulf(a, b)); return ST_CONT; }
+H(v_max_f32) { F2(ieee_f(a, b, fmaxn_f(a, b), w->mode)); return ST_CONT; }
+H(v_min_f32) { F2(ieee_f(a, b, fminn_f(a, b), w->mode)); return ST_CONT; }
+H(v_fma_f32) { F3(fma32n(a, b, cc)); return ST_CONT; }
+H(v_mad_f32) { F3(mad32(a, b, cc, w->mode)); return ST_CONT; }
+H(v_ldexp_f32) {
+    { VSETUP const uint32_t* A = G32(0); const uint32_t* B = G32(1);
+    LOOP { int32_t e = (int32_t)B[l]; e = e < -300 ? -300 : e > 300 ? 300 : e; R[l] = f2u(ldexpf(u2f(A[l]), e)); }
+    END32(); }
+    return ST_CONT;
+}
+H(v_max3_f32) { F3(fmaxn_f(fmaxn_f(a, b), cc)); return ST_CONT; }
+H(v_min3_f32) { F3(fminn_f(fminn_f(a, b), cc)); return ST_CONT; }
+H(v_med3_f32) { F3(fmaxn_f(fminn_f(a, b), fminn_f(fmaxn_f(a, b), cc))); return ST_CONT; }
+H(v_rcp_f32) { F1(divf(1.0f, u2f(a))); return ST_CONT; }
+H(v_rsq_f32) { F1((float)(1.0 / sqrt((double)u2f(a)))); return ST_CONT; }
+H(v_sqrt_f32) { F1(sqrtf(u2f(a))); return ST_CONT; }
+H(v_exp_f32) { F1((float)exp2((double)u2f(a))); return ST_CONT; }
+H(v_log_f32) { F1((float)log2((double)u2f(a))); return ST_CONT; }
+H(v_trunc_f32) { F1(truncf(u2f(a))); return ST_CONT; }
+H(v_floor_f32) { F1(floorf(u2f(a))); return ST_CONT; }
+H(v_ceil_f32) { F1(ceilf(u2f(a))); return ST_CONT; }
+H(v_rndne_f32) { F1(rintf(u2f(a))); return ST_CONT; }
+H(v_fract_f32) { F1(fract32(u2f(a))); return ST_CONT; }
+H(v_sin_f32) { F1((float)sin((double)u2f(a) * 6.283185307179586)); return ST_CONT; }
+H(v_cos_f32) { F1((float)cos((double)u2f(a) * 6.283185307179586)); return ST_CONT; }
+H(v_frexp_mant_f32) { F1(isfinite(u2f(a)) ? frexpf_m(u2f(a)) : u2f(a)); return ST_CONT; }
+H(v_frexp_exp_i32_f32) { V1(isfinite(u2f(a)) ? (uint32_t)frexp_e((double)u2f(a)) : 0u); return ST_CONT; }
+H(v_cvt_f32_u32) { F1((float)a); return ST_CONT; }
+H(v_cvt_f32_i32) { F1((float)(int32_t)a); return ST_CONT; }
+H(v_cvt_u32_f32) { V1(cvt_u32_d((double)u2f(a))); return ST_CONT; }
+H(v_cvt_i32_f32) { V1((uint32_t)cvt_i32_d((double)u2f(a))); return ST_CONT; }
+H(v_cvt_f64_f32) {
+    { VSETUP const uint32_t* A = G32(0); LOOP Q[l] = d2u((double)u2f(A[l])); END64(); }
+    return ST_CONT;
+}
+H(v_cvt_f32_f64) {
+    { VSETUP const uint64_t* A = G64(0); LOOP R[l] = f2u((float)u2d(A[l])); END32(); }
+    return ST_CONT;
+}
+H(v_cvt_f64_i32) {
+    { VSETUP const uint32_t* A = G32(0); LOOP Q[l] = d2u((double)(int32_t)A[l]); END64(); }
+    return ST_CONT;
+}
+H(v_cvt_f64_u32) {
+    { VSETUP const uint32_t* A = G32(0); LOOP Q[l] = d2u((double)A[l]); END64(); }
+    return ST_CONT;
+}
+H(v_cvt_i32_f64) {
+    { VSETUP const uint64_t* A = G64(0); LOOP R[l] = (uint32_t)cvt_i32_d(u2d(A[l])); END32(); }
+    return ST_CONT;
+}
+H(v_cvt_u32_f64) {
+    { VSETUP const uint64_t* A = G64(0); LOOP R[l] = cvt_u32_d(u2d(A[l])); END32(); }
+    return ST_CONT;
+}
+H(v_cvt_f16_f32) { V1(f32_to_f16(a)); return ST_CONT; }
+H(v_cvt_f32_f16) { V1(f16_to_f32((uint16_t)a)); return ST_CONT; }
+H(v_cvt_pkrtz_f16_f32) { V2(f32_to_f16(a) | ((uint32_t)f32_to_f16(b) << 16)); return ST_CONT; }
+H(v_mul_legacy_f32) { F2((a == 0 || b == 0) ? 0.0f : mulf(a, b)); return ST_CONT; }
+H(v_mad_legacy_f32) { F3(addf((a == 0 || b == 0) ? 0.0f : mulf(a, b), cc)); return ST_CONT; }
+H(v_cvt_f32_ubyte0) { F1((float)(a & 0xFF)); return ST_CONT; }
+H(v_cvt_f32_ubyte1) { F1((float)((a >> 8) & 0xFF)); return ST_CONT; }
+H(v_cvt_f32_ubyte2) { F1((float)((a >> 16) & 0xFF)); return ST_CONT; }
+H(v_cvt_f32_ubyte3) { F1((float)(a >> 24)); return ST_CONT; }
+H(v_cvt_flr_i32_f32) { V1((uint32_t)(int32_t)clip_i64(floor((double)u2f(a)), -2147483648.0, 2147483647.0)); return ST_CONT; }
+H(v_cvt_rpi_i32_f32) { V1((uint32_t)(int32_t)clip_i64(floor((double)u2f(a) + 0.5), -2147483648.0, 2147483647.0)); return ST_CONT; }
+H(v_cvt_off_f32_i4) { F1((float)((int32_t)((a & 0xF) ^ 8) - 8) / 16.0f); return ST_CONT; }
+H(v_cubeid_f32) { F3(cube(a, b, cc, 0)); return ST_CONT; }
+H(v_cubesc_f32) { F3(cube(a, b, cc, 1)); return ST_CONT; }
+H(v_cubetc_f32) { F3(cube(a, b, cc, 2)); return ST_CONT; }
+H(v_cubema_f32) { F3(cube(a, b, cc, 3)); return ST_CONT; }
+
+/* ---- 64-bit float ---------------------------------------------------------------------------------------- */
+H(v_add_f64) { D2(addd(a, b)); return ST_CONT; }
+H(v_mul_f64) { D2(muld(a, b)); return ST_CONT; }
+H(v_max_f64) { D2(ieee_d(a, b, fmaxn_d(a, b), w->mode)); return ST_CONT; }
+H(v_min_f64) { D2(ieee_d(a, b, fminn_d(a, b), w->mode)); return ST_CONT; }
+H(v_fma_f64) { D3(fma64n(a, b, cc)); return ST_CONT; }
+H(v_ldexp_f64) {
+    { VSETUP const uint64_t* A = G64(0); const uint32_t* B = G32(1);
+    LOOP { int32_t e = (int32_t)B[l]; e = e < -3000 ? -3000 : e > 3000 ? 3000 : e; Q[l] = d2u(ldexp(u2d(A[l]), e)); }
+    END64(); }
+    return ST_CONT;
+}
+H(v_rcp_f64) { D1(divd(1.0, a)); return ST_CONT; }
+H(v_rsq_f64) { D1(1.0 / sqrt(a)); return ST_CONT; }
+H(v_sqrt_f64) { D1(sqrt(a)); return ST_CONT; }
+H(v_trunc_f64) { D1(trunc(a)); return ST_CONT; }
+H(v_floor_f64) { D1(floor(a)); return ST_CONT; }
+H(v_ceil_f64) { D1(ceil(a)); return ST_CONT; }
+H(v_rndne_f64) { D1(rint(a)); return ST_CONT; }
+H(v_fract_f64) { D1(fract64(a)); return ST_CONT; }
+H(v_frexp_mant_f64) { D1(frexp_m(a)); return ST_CONT; }
+H(v_frexp_exp_i32_f64) {
+    { VSETUP const uint64_t* A = G64(0); LOOP R[l] = (uint32_t)frexp_e(u2d(A[l])); END32(); }
+    return ST_CONT;
+}
+H(v_trig_preop_f64) {
+    { VSETUP const uint64_t* A = G64(0); const uint32_t* B = G32(1);
+    LOOP Q[l] = d2u(trig_preop(A[l], B[l])); END64(); }
+    return ST_CONT;
+}
+
+/* ---- 32-bit integer --------------------------------------------------------------------------------------- */
+H(v_add_u32) { V2(a + b); return ST_CONT; }
+H(v_sub_u32) { V2(a - b); return ST_CONT; }
+H(v_subrev_u32) { V2(b - a); return ST_CONT; }
+H(v_and_b32) { V2(a & b); return ST_CONT; }
+H(v_or_b32) { V2(a | b); return ST_CONT; }
+H(v_xor_b32) { V2(a ^ b); return ST_CONT; }
+H(v_xnor_b32) { V2(~(a ^ b)); return ST_CONT; }
+H(v_lshlrev_b32) { V2(b << (a & 31)); return ST_CONT; }
+H(v_lshrrev_b32) { V2(b >> (a & 31)); return ST_CONT; }
+H(v_ashrrev_i32) { V2((uint32_t)((int32_t)b >> (a & 31))); return ST_CONT; }
+H(v_lshl_b32) { V2(a << (b & 31)); return ST_CONT; }
+H(v_max_u32) { V2(a > b ? a : b); return ST_CONT; }
+H(v_min_u32) { V2(a < b ? a : b); return ST_CONT; }
+H(v_max_i32) { V2((int32_t)a > (int32_t)b ? a : b); return ST_CONT; }
+H(v_min_i32) { V2((int32_t)a < (int32_t)b ? a : b); return ST_CONT; }
+H(v_mul_lo_u32) { V2(a * b); return ST_CONT; }
+H(v_mul_hi_u32) { V2((uint32_t)(((uint64_t)a * b) >> 32)); return ST_CONT; }
+H(v_mul_hi_i32) { V2((uint32_t)(((int64_t)(int32_t)a * (int32_t)b) >> 32)); return ST_CONT; }
+H(v_mul_u32_u24) { V2((a & 0xFFFFFF) * (b & 0xFFFFFF)); return ST_CONT; }
+H(v_mul_i32_i24) { V2((uint32_t)(int32_t)((int64_t)i24(a) * i24(b))); return ST_CONT; }
+H(v_mul_hi_u32_u24) { V2((uint32_t)(((uint64_t)(a & 0xFFFFFF) * (b & 0xFFFFFF)) >> 32)); return ST_CONT; }
+H(v_mul_hi_i32_i24) { V2((uint32_t)(((int64_t)i24(a) * i24(b)) >> 32)); return ST_CONT; }
+H(v_mad_u32_u24) { V3((a & 0xFFFFFF) * (b & 0xFFFFFF) + cc); return ST_CONT; }
+H(v_mad_i32_i24) { V3((uint32_t)(int32_t)((int64_t)i24(a) * i24(b) + (int32_t)cc)); return ST_CONT; }
+H(v_add_i32) { V2(a + b); return ST_CONT; }
+H(v_sub_i32) { V2(a - b); return ST_CONT; }
+H(v_bfm_b32) { V2((uint32_t)((1ull << (a & 31)) - 1) << (b & 31)); return ST_CONT; }
+H(v_mov_b32) { V1(a); return ST_CONT; }
+H(v_not_b32) { V1(~a); return ST_CONT; }
+H(v_bfrev_b32) { V1(brev32(a)); return ST_CONT; }
+H(v_ffbh_u32) { V1(a ? (uint32_t)__builtin_clz(a) : 0xFFFFFFFFu); return ST_CONT; }
+H(v_ffbl_b32) { V1(a ? (uint32_t)__builtin_ctz(a) : 0xFFFFFFFFu); return ST_CONT; }
+H(v_ffbh_i32) { V1(flbit_s32(a)); return ST_CONT; }
+H(v_bcnt_u32_b32) { V2((uint32_t)__builtin_popcount(a) + b); return ST_CONT; }
+H(v_add3_u32) { V3(a + b + cc); return ST_CONT; }
+H(v_xad_u32) { V3((a ^ b) + cc); return ST_CONT; }
+H(v_lshl_add_u32) { V3((a << (b & 31)) + cc); return ST_CONT; }
+H(v_add_lshl_u32) { V3((a + b) << (cc & 31)); return ST_CONT; }
+H(v_lshl_or_b32) { V3((a << (b & 31)) | cc); return ST_CONT; }
+H(v_and_or_b32) { V3((a & b) | cc); return ST_CONT; }
+H(v_or3_b32) { V3(a | b | cc); return ST_CONT; }
+H(v_bfi_b32) { V3((a & b) | (~a & cc)); return ST_CONT; }
+H(v_bfe_u32) { V3((cc & 31) == 0 ? 0 : (a >> (b & 31)) & (uint32_t)((1ull << (cc & 31)) - 1)); return ST_CONT; }
+H(v_bfe_i32) { V3(bfe_v(a, b, cc)); return ST_CONT; }
+H(v_alignbit_b32) { V3((uint32_t)((((uint64_t)a << 32) | b) >> (cc & 31))); return ST_CONT; }
+H(v_alignbyte_b32) { V3((uint32_t)((((uint64_t)a << 32) | b) >> (8 * (cc & 3)))); return ST_CONT; }
+H(v_max3_u32) { V3(umax3(a, b, cc)); return ST_CONT; }
+H(v_min3_u32) { V3(umin3(a, b, cc)); return ST_CONT; }
+H(v_max3_i32) { V3((uint32_t)smax3((int32_t)a, (int32_t)b, (int32_t)cc)); return ST_CONT; }
+H(v_min3_i32) { V3((uint32_t)smin3((int32_t)a, (int32_t)b, (int32_t)cc)); return ST_CONT; }
+H(v_med3_i32) { V3((uint32_t)smed3((int32_t)a, (int32_t)b, (int32_t)cc)); return ST_CONT; }
+H(v_med3_u32) { V3(umed3(a, b, cc)); return ST_CONT; }
+H(v_perm_b32) { V3(perm32(a, b, cc)); return ST_CONT; }
+H(v_sad_u32) { V3((a > b ? a - b : b - a) + cc); return ST_CONT; }
+H(v_sad_u8) { V3(sad8(a, b, 0) + cc); return ST_CONT; }
+H(v_msad_u8) { V3(sad8(a, b, 1) + cc); return ST_CONT; }
+H(v_sad_hi_u8) { V3((sad8(a, b, 0) << 16) + cc); return ST_CONT; }
+H(v_sad_u16) { V3((uint32_t)(abs((int32_t)(a & 0xFFFF) - (int32_t)(b & 0xFFFF)) + abs((int32_t)(a >> 16) - (int32_t)(b >> 16))) + cc); return ST_CONT; }
+H(v_lerp_u8) { V3(lerp8(a, b, cc)); return ST_CONT; }
+H(v_sat_pk_u8_i16) { V1(sat_pk_u8(a)); return ST_CONT; }
+H(v_cvt_pk_i16_i32) { V2((uint32_t)(uint16_t)(int16_t)clamp_i(( int32_t)a, -32768, 32767) | ((uint32_t)(uint16_t)(int16_t)clamp_i((int32_t)b, -32768, 32767) << 16)); return ST_CONT; }
+H(v_cvt_pk_u16_u32) { V2((a < 65535 ? a : 65535) | ((b < 65535 ? b : 65535) << 16)); return ST_CONT; }
+H(v_cvt_pknorm_i16_f32) { V2(norm_i16(u2f(a)) | (norm_i16(u2f(b)) << 16)); return ST_CONT; }
+H(v_cvt_pknorm_u16_f32) { V2(norm_u16(u2f(a)) | (norm_u16(u2f(b)) << 16)); return ST_CONT; }
+H(v_cvt_pknorm_i16_f16) { V2(norm_i16(h2f(a)) | (norm_i16(h2f(b)) << 16)); return ST_CONT; }
+H(v_cvt_pknorm_u16_f16) { V2(norm_u16(h2f(a)) | (norm_u16(h2f(b)) << 16)); return ST_CONT; }
+H(v_pack_b32_f16) { V2((a & 0xFFFF) | ((b & 0xFFFF) << 16)); return ST_CONT; }
+H(v_cvt_pk_u8_f32) { V3((cc & ~(0xFFu << (8 * (b & 3)))) | (u8_rint((double)u2f(a)) << (8 * (b & 3)))); return ST_CONT; }
+H(v_exp_legacy_f32) { F1((float)exp2((double)u2f(a))); return ST_CONT; }
+H(v_log_legacy_f32) { F1((float)log2((double)u2f(a))); return ST_CONT; }
+
+/* ---- 64-bit integer -------------------------------------------------------------------------------------- */
+H(v_lshlrev_b64) {
+    { VSETUP const uint32_t* A = G32(0); const uint64_t* B = G64(1);
+    LOOP Q[l] = B[l] << (A[l] & 63); END64(); }
+    return ST_CONT;
+}
+H(v_lshrrev_b64) {
+    { VSETUP const uint32_t* A = G32(0); const uint64_t* B = G64(1);
+    LOOP Q[l] = B[l] >> (A[l] & 63); END64(); }
+    return ST_CONT;
+}
+H(v_ashrrev_i64) {
+    { VSETUP const uint32_t* A = G32(0); const uint64_t* B = G64(1);
+    LOOP Q[l] = (uint64_t)((int64_t)B[l] >> (A[l] & 63)); END64(); }
+    return ST_CONT;
+}
+H(v_lshl_add_u64) {
+    { VSETUP const uint64_t* A = G64(0); const uint32_t* B = G32(1); const uint64_t* C_ = G64(2);
+    LOOP Q[l] = (A[l] << (B[l] & 7)) + C_[l]; END64(); }
+    return ST_CONT;
+}
+H(v_mov_b64) {
+    { VSETUP const uint64_t* A = G64(0); LOOP Q[l] = A[l]; END64(); }
+    return ST_CONT;
+}
+H(v_qsad_pk_u16_u8) {
+    { VSETUP const uint64_t* A = G64(0); const uint32_t* B = G32(1); const uint64_t* C_ = G64(2);
+    LOOP Q[l] = qsad(A[l], B[l], C_[l], 0); END64(); }
+    return ST_CONT;
+}
+H(v_mqsad_pk_u16_u8) {
+    { VSETUP const uint64_t* A = G64(0); const uint32_t* B = G32(1); const uint64_t* C_ = G64(2);
+    LOOP Q[l] = qsad(A[l], B[l], C_[l], 1); END64(); }
+    return ST_CONT;
+}
+
+/* ---- 16-bit --------------------------------------------------------------------------------------------- */
+H(v_add_f16) { H2(d2h(addd(h2d(a), h2d(b)))); return ST_CONT; }
+H(v_sub_f16) { H2(d2h(subd(h2d(a), h2d(b)))); return ST_CONT; }
+H(v_subrev_f16) { H2(d2h(subd(h2d(b), h2d(a)))); return ST_CONT; }
+H(v_mul_f16) { H2(d2h(muld(h2d(a), h2d(b)))); return ST_CONT; }
+H(v_max_f16) { H2(hmax_mode(a, b, 1, w->mode)); return ST_CONT; }
+H(v_min_f16) { H2(hmax_mode(a, b, 0, w->mode)); return ST_CONT; }
+H(v_ldexp_f16) {
+    { VSETUP const uint32_t* A = G32(0); const uint32_t* B = G32(1);
+    LOOP { int32_t e = (int32_t)B[l]; e = e < -100 ? -100 : e > 100 ? 100 : e; R[l] = d2h(ldexp(h2d(A[l] & 0xFFFF), e)); }
+    END32(); }
+    return ST_CONT;
+}
+H(v_fma_f16) { H3(d2h(addd(muld(h2d(a), h2d(b)), h2d(cc)))); return ST_CONT; }
+H(v_mad_f16) { H3(mad16(a, b, cc, w->mode)); return ST_CONT; }
+H(v_max3_f16) { H3(hmax(hmax(a, b, 1), cc, 1)); return ST_CONT; }
+H(v_min3_f16) { H3(hmax(hmax(a, b, 0), cc, 0)); return ST_CONT; }
+H(v_med3_f16) { H3(hmax(hmax(a, b, 0), hmax(hmax(a, b, 1), cc, 0), 1)); return ST_CONT; }
+H(v_sqrt_f16) { H1(d2h(sqrt(h2d(a)))); return ST_CONT; }
+H(v_rsq_f16) { H1(d2h(1.0 / sqrt(h2d(a)))); return ST_CONT; }
+H(v_rcp_f16) { H1(d2h(divd(1.0, h2d(a)))); return ST_CONT; }
+H(v_log_f16) { H1(d2h(log2(h2d(a)))); return ST_CONT; }
+H(v_exp_f16) { H1(d2h(exp2(h2d(a)))); return ST_CONT; }
+H(v_sin_f16) { H1(d2h(sin(muld(h2d(a), 6.283185307179586)))); return ST_CONT; }
+H(v_cos_f16) { H1(d2h(cos(muld(h2d(a), 6.283185307179586)))); return ST_CONT; }
+H(v_ceil_f16) { H1(f2h(ceilf(h2f(a)))); return ST_CONT; }
+H(v_floor_f16) { H1(f2h(floorf(h2f(a)))); return ST_CONT; }
+H(v_trunc_f16) { H1(f2h(truncf(h2f(a)))); return ST_CONT; }
+H(v_rndne_f16) { H1(f2h(rintf(h2f(a)))); return ST_CONT; }
+H(v_fract_f16) { H1(fract16(a)); return ST_CONT; }
+H(v_frexp_mant_f16) { H1(isfinite(h2f(a)) ? f2h(frexpf_m(h2f(a))) : f2h(h2f(a))); return ST_CONT; }
+H(v_frexp_exp_i16_f16) { H1((uint32_t)(isfinite(h2f(a)) ? frexp_e((double)h2f(a)) : 0)); return ST_CONT; }
+H(v_cvt_f16_u16) { H1(f2h((float)a)); return ST_CONT; }
+H(v_cvt_f16_i16) { H1(f2h((float)(int16_t)a)); return ST_CONT; }
+H(v_cvt_u16_f16) { H1((uint32_t)clip_i64(truncf(h2f(a)), 0, 65535)); return ST_CONT; }
+H(v_cvt_i16_f16) { H1((uint32_t)(uint16_t)(int16_t)clip_i64(truncf(h2f(a)), -32768, 32767)); return ST_CONT; }
+H(v_cvt_norm_i16_f16) { H1(norm_i16(h2f(a))); return ST_CONT; }
+H(v_cvt_norm_u16_f16) { H1(norm_u16(h2f(a))); return ST_CONT; }
+H(v_div_fixup_f16) { H3(div_fixup16(a, b, cc)); return ST_CONT; }
+H(v_add_u16) { H2(a + b); return ST_CONT; }
+H(v_sub_u16) { H2(a - b); return ST_CONT; }
+H(v_subrev_u16) { H2(b - a); return ST_CONT; }
+H(v_add_i16) { H2(a + b); return ST_CONT; }
+H(v_sub_i16) { H2(a - b); return ST_CONT; }
+H(v_mul_lo_u16) { H2(a * b); return ST_CONT; }
+H(v_lshlrev_b16) { H2(b << (a & 15)); return ST_CONT; }
+H(v_lshrrev_b16) { H2(b >> (a & 15)); return ST_CONT; }
+H(v_ashrrev_i16) { H2((uint32_t)((int32_t)(int16_t)b >> (a & 15))); return ST_CONT; }
+H(v_max_u16) { H2(a > b ? a : b); return ST_CONT; }
+H(v_min_u16) { H2(a < b ? a : b); return ST_CONT; }
+H(v_max_i16) { H2((int16_t)a > (int16_t)b ? a : b); return ST_CONT; }
+H(v_min_i16) { H2((int16_t)a < (int16_t)b ? a : b); return ST_CONT; }
+H(v_mad_u16) { H3(a * b + cc); return ST_CONT; }
+H(v_mad_i16) { H3((uint32_t)((int32_t)(int16_t)a * (int16_t)b + (int16_t)cc)); return ST_CONT; }
+H(v_max3_u16) { H3(umax3(a, b, cc)); return ST_CONT; }
+H(v_min3_u16) { H3(umin3(a, b, cc)); return ST_CONT; }
+H(v_med3_u16) { H3(umed3(a, b, cc)); return ST_CONT; }
+H(v_max3_i16) { H3((uint32_t)smax3((int16_t)a, (int16_t)b, (int16_t)cc)); return ST_CONT; }
+H(v_min3_i16) { H3((uint32_t)smin3((int16_t)a, (int16_t)b, (int16_t)cc)); return ST_CONT; }
+H(v_med3_i16) { H3((uint32_t)smed3((int16_t)a, (int16_t)b, (int16_t)cc)); return ST_CONT; }
+H(v_mad_u32_u16) { V3((a & 0xFFFF) * (b & 0xFFFF) + cc); return ST_CONT; }
+H(v_mad_i32_i16) { V3((uint32_t)((int32_t)(int16_t)a * (int16_t)b + (int32_t)cc)); return ST_CONT; }
+
+/* ---- carries, lane masks, selects ------------------------------------------------------------------------ */
+H(v_carry) {
+    /* x: 0 add, 1 addc, 2 sub, 3 subb, 4 subrev, 5 subbrev; sd = carry out; s[2] = carry in SGPR */
+    VSETUP const uint32_t* A = G32(0); const uint32_t* B = G32(1);
+    uint64_t m = exec_of(w), carry = 0;
+    uint64_t cin = (in->x & 1) ? sreg64(w, in->s[2] & 127) : 0;
+    if (in->x < 2) {
+        LOOP {
+            uint32_t r = A[l] + B[l];
+            uint64_t cy = r < B[l];
+            uint32_t ci = (uint32_t)((cin >> l) & 1);
+            r += ci;
+            cy |= r < ci;
+            R[l] = r;
+            carry |= cy << l;
+        }
+    } else {
+        int rev = in->x >= 4;
+        LOOP {
+            uint32_t x = rev ? B[l] : A[l], y = rev ? A[l] : B[l];
+            uint32_t r = x - y;
+            uint64_t cy = y > x;
+            uint32_t ci = (uint32_t)((cin >> l) & 1);
+            cy |= (uint64_t)(ci & (r == 0));
+            R[l] = r - ci;
+            carry |= cy << l;
+        }
+    }
+    END32();
+    write_s64(w, in->sd, carry & m);
+    return ST_CONT;
+}
+H(v_cndmask_b32) {
+    /* a0 bits: 1/2 abs of src0/src1, 4/8 neg of src0/src1 (VOP3); s[2] = the select mask SGPR */
+    VSETUP const uint32_t* A = G32(0); const uint32_t* B = G32(1);
+    uint64_t sel = sreg64(w, in->s[2] & 127);
+    uint32_t am = (in->x & 1 ? 0x80000000u : 0), an = (in->x & 4 ? 0x80000000u : 0);
+    uint32_t bm = (in->x & 2 ? 0x80000000u : 0), bn = (in->x & 8 ? 0x80000000u : 0);
+    LOOP R[l] = ((sel >> l) & 1) ? ((B[l] & ~bm) ^ bn) : ((A[l] & ~am) ^ an);
+    END32();
+    return ST_CONT;
+}
+H(v_fmac_f32) {
+    VSETUP const uint32_t* A = G32(0); const uint32_t* B = G32(1);
+    const uint32_t* D = vreg(w, in->d);
+    if (in->op == OP_v_fmac_f32) { LOOP R[l] = f2u(fma32n(u2f(A[l]), u2f(B[l]), u2f(D[l]))); }
+    else { LOOP R[l] = f2u(mad32(u2f(A[l]), u2f(B[l]), u2f(D[l]), w->mode)); }
+    END32();
+    return ST_CONT;
+}
+H(v_mac_f32) { return h_v_fmac_f32(c, w, in); }
+H(v_fmac_f64) {
+    VSETUP const uint64_t* A = G64(0); const uint64_t* B = G64(1);
+    const uint32_t* lo = vreg(w, in->d); const uint32_t* hi = vreg(w, in->d + 1);
+    LOOP Q[l] = d2u(fma64n(u2d(A[l]), u2d(B[l]), u2d((uint64_t)lo[l] | (uint64_t)hi[l] << 32)));
+    wv64(w, in->d, Q, write_mask(c, w, in));
+    return ST_CONT;
+}
+H(v_fmak_f32) {
+    /* x: 1 = mk (D = S0 * K + S1), 0 = ak (D = S0 * S1 + K); K in a0 bits (the literal) */
+    VSETUP const uint32_t* A = G32(0); const uint32_t* B = G32(1);
+    float k = u2f(in->imm);
+    if (in->x) { LOOP R[l] = f2u(fma32n(u2f(A[l]), k, u2f(B[l]))); }
+    else { LOOP R[l] = f2u(fma32n(u2f(A[l]), u2f(B[l]), k)); }
+    END32();
+    return ST_CONT;
+}
+H(v_mad_u64_u32) {
+    VSETUP const uint32_t* A = G32(0); const uint32_t* B = G32(1); const uint64_t* C_ = G64(2);
+    uint64_t carry = 0;
+    if (in->op == OP_v_mad_i64_i32) { LOOP Q[l] = (uint64_t)((int64_t)(int32_t)A[l] * (int32_t)B[l]) + C_[l]; }
+    else { LOOP { uint64_t r = (uint64_t)A[l] * B[l] + C_[l]; Q[l] = r; carry |= (uint64_t)(r < C_[l]) << l; } }
+    uint64_t m = exec_of(w);
+    END64();
+    if (in->sd < 106 || in->sd == VCC) write_s64(w, in->sd, carry & m);
+    return ST_CONT;
+}
+H(v_mad_i64_i32) { return h_v_mad_u64_u32(c, w, in); }
+H(v_readlane_b32) {
+    uint32_t lane = ssrc(w, in, 1) & 63;
+    write_s(w, in->d, vreg(w, in->s[0])[lane]);
+    return ST_CONT;
+}
+H(v_readfirstlane_b32) {
+    uint32_t t[LANES];
+    const uint32_t* A = src32(w, in, 0, t);
+    uint64_t ex = exec_of(w);
+    write_s(w, in->d, A[ex ? __builtin_ctzll(ex) : 0]);
+    return ST_CONT;
+}
+H(v_writelane_b32) {
+    uint32_t v = ssrc(w, in, 0), lane = ssrc(w, in, 1) & 63;
+    vreg(w, in->d)[lane] = v;
+    return ST_CONT;
+}
+H(v_mbcnt_lo_u32_b32) { V2((uint32_t)__builtin_popcount(a & (uint32_t)((1ull << (l < 32 ? l : 32)) - 1)) + b); return ST_CONT; }
+H(v_mbcnt_hi_u32_b32) { V2((uint32_t)__builtin_popcount(a & (l >= 63 ? 0x7FFFFFFFu : l >= 32 ? (uint32_t)((1ull << (l - 32)) - 1) : 0u)) + b); return ST_CONT; }
+H(v_nop) {
+    
+    return ST_CONT;
+}
+H(v_clrexcp) { return h_v_nop(c, w, in); }
+H(v_swap_b32) {
+    uint32_t ta[LANES], tb[LANES];
+    uint64_t m = exec_of(w);
+    memcpy(ta, vreg(w, in->d), 256);
+    memcpy(tb, vreg(w, in->s[0]), 256);
+    wv(w, in->d, tb, m);
+    wv(w, in->s[0], ta, m);
+    return ST_CONT;
+}
+
+/* ---- division helpers (valu_div.py) -------------------------------------------------------------------- */
+H(v_div_scale_f32) {
+    VSETUP const uint32_t* A = G32(0); const uint32_t* B = G32(1); const uint32_t* C_ = G32(2);
+    uint64_t vcc = 0, m = exec_of(w);
+    LOOP { int v; R[l] = f2u(div_scale32(u2f(A[l]), u2f(B[l]), u2f(C_[l]), &v)); vcc |= (uint64_t)v << l; }
+    END32();
+    write_s64(w, in->sd, vcc & m);
+    return ST_CONT;
+}
+H(v_div_scale_f64) {
+    VSETUP const uint64_t* A = G64(0); const uint64_t* B = G64(1); const uint64_t* C_ = G64(2);
+    uint64_t vcc = 0, m = exec_of(w);
+    LOOP { int v; Q[l] = d2u(div_scale64(u2d(A[l]), u2d(B[l]), u2d(C_[l]), &v)); vcc |= (uint64_t)v << l; }
+    END64();
+    write_s64(w, in->sd, vcc & m);
+    return ST_CONT;
+}
+H(v_div_fmas_f32) {
+    VSETUP const uint32_t* A = G32(0); const uint32_t* B = G32(1); const uint32_t* C_ = G32(2);
+    uint64_t v = sreg64(w, VCC) & exec_of(w);
+    LOOP R[l] = f2u(div_fmas32(u2f(A[l]), u2f(B[l]), u2f(C_[l]), (v >> l) & 1));
+    END32();
+    return ST_CONT;
+}
+H(v_div_fmas_f64) {
+    VSETUP const uint64_t* A = G64(0); const uint64_t* B = G64(1); const uint64_t* C_ = G64(2);
+    uint64_t v = sreg64(w, VCC) & exec_of(w);
+    LOOP Q[l] = d2u(div_fmas64(u2d(A[l]), u2d(B[l]), u2d(C_[l]), (v >> l) & 1));
+    END64();
+    return ST_CONT;
+}
+H(v_div_fixup_f32) { F3(div_fixup32(a, b, cc)); return ST_CONT; }
+H(v_div_fixup_f64) { D3(div_fixup64(a, b, cc)); return ST_CONT; }

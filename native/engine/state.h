@@ -1,0 +1,160 @@
+/* Register access, faults and memory translation shared by every instruction handler. */
+#ifndef PYHIP_STATE_H
+#define PYHIP_STATE_H
+
+#include "engine.h"
+#include "fp.h"
+
+INLINE uint64_t exec_of(const Wave* w) { return (uint64_t)w->s[EXEC] | (uint64_t)w->s[EXEC + 1] << 32; }
+INLINE uint64_t sreg64(const Wave* w, int r) { return (uint64_t)w->s[r] | (uint64_t)w->s[r + 1] << 32; }
+INLINE uint32_t* vreg(const Wave* w, int r) { return w->v + (size_t)r * LANES; }
+
+INLINE void write_s(Wave* w, int r, uint32_t v) {
+    if (r == 125 || r >= NSGPR) return;
+    w->s[r] = v;
+}
+INLINE void write_s64(Wave* w, int r, uint64_t v) {
+    write_s(w, r, (uint32_t)v);
+    write_s(w, r + 1, (uint32_t)(v >> 32));
+}
+
+/* a VGPR row written under a lane mask */
+INLINE void wv(Wave* w, int r, const uint32_t* val, uint64_t m) {
+    uint32_t* d = vreg(w, r);
+    if (LIKELY(m == ~0ULL)) {
+        memcpy(d, val, 256);
+        return;
+    }
+    for (int l = 0; l < LANES; l++)
+        if (m >> l & 1) d[l] = val[l];
+}
+INLINE void wv64(Wave* w, int r, const uint64_t* val, uint64_t m) {
+    uint32_t* lo = vreg(w, r);
+    uint32_t* hi = vreg(w, r + 1);
+    if (LIKELY(m == ~0ULL)) {
+        for (int l = 0; l < LANES; l++) lo[l] = (uint32_t)val[l];
+        for (int l = 0; l < LANES; l++) hi[l] = (uint32_t)(val[l] >> 32);
+        return;
+    }
+    for (int l = 0; l < LANES; l++)
+        if (m >> l & 1) { lo[l] = (uint32_t)val[l]; hi[l] = (uint32_t)(val[l] >> 32); }
+}
+
+/* ---- scalar sources ------------------------------------------------------------------------------------ */
+INLINE uint32_t ssrc(const Wave* w, const NInst* in, int i) {
+    uint16_t s = in->s[i];
+    if (LIKELY(SRC_KIND(s) == SRC_S)) return w->s[SRC_IDX(s)];
+    if (s == SRC_K) return in->k[i];
+    if (s == SRC_SCC) return w->scc;
+    if (s == SRC_VCCZ) return (w->s[VCC] | w->s[VCC + 1]) == 0;
+    if (s == SRC_EXECZ) return (w->s[EXEC] | w->s[EXEC + 1]) == 0;
+    return w->s[SRC_IDX(s) & 127];
+}
+INLINE uint64_t ssrc64(const Wave* w, const NInst* in, int i) {
+    uint16_t s = in->s[i];
+    if (LIKELY(SRC_KIND(s) == SRC_S)) return sreg64(w, SRC_IDX(s));
+    if (s == SRC_K) return (uint64_t)in->k[i] | (uint64_t)in->khi[i] << 32;
+    return ssrc(w, in, i);
+}
+
+/* ---- vector sources: a VGPR row, or a scalar broadcast into tmp --------------------------------------- */
+INLINE const uint32_t* src32(const Wave* w, const NInst* in, int i, uint32_t* tmp) {
+    uint16_t s = in->s[i];
+    if (LIKELY(SRC_KIND(s) == SRC_V)) return vreg(w, s);
+    uint32_t v = ssrc(w, in, i);
+    for (int l = 0; l < LANES; l++) tmp[l] = v;
+    return tmp;
+}
+INLINE const uint64_t* src64(const Wave* w, const NInst* in, int i, uint64_t* tmp) {
+    uint16_t s = in->s[i];
+    if (LIKELY(SRC_KIND(s) == SRC_V)) {
+        const uint32_t* lo = vreg(w, s);
+        const uint32_t* hi = vreg(w, s + 1);
+        for (int l = 0; l < LANES; l++) tmp[l] = (uint64_t)lo[l] | (uint64_t)hi[l] << 32;
+        return tmp;
+    }
+    uint64_t v = ssrc64(w, in, i);
+    for (int l = 0; l < LANES; l++) tmp[l] = v;
+    return tmp;
+}
+
+/* ---- faults ---------------------------------------------------------------------------------------------- */
+static int raise_fault(Ctx* c, const Wave* w, int kind, int lane, uint64_t address, int has_address, int size,
+                       int64_t arg) {
+    Dispatch* d = c->d;
+    if (__atomic_exchange_n(&d->failed, 1, __ATOMIC_ACQ_REL) == 0) {
+        Fault* f = &d->fault;
+        f->kind = kind;
+        f->ip = c->cur_ip;
+        f->wave = w ? w->wave : 0;
+        f->lane = lane;
+        if (w && w->g) memcpy(f->wg, w->g->id, sizeof f->wg);
+        f->size = size;
+        f->address = address;
+        f->has_address = has_address;
+        f->arg = arg;
+    }
+    __atomic_store_n(&d->abort_flag, 1, __ATOMIC_RELEASE);
+    return ST_FAULT;
+}
+
+/* ---- global memory ---------------------------------------------------------------------------------------- */
+static const Region* find_region(const Dispatch* d, uint64_t a) {
+    int lo = 0, hi = d->nregions - 1, r = -1;
+    while (lo <= hi) {
+        int mid = (lo + hi) >> 1;
+        if (d->regions[mid].start <= a) { r = mid; lo = mid + 1; }
+        else hi = mid - 1;
+    }
+    return r >= 0 ? &d->regions[r] : NULL;
+}
+
+/* host address of [a, a + size) inside one allocation, or NULL */
+INLINE uint8_t* xlate(Ctx* c, uint64_t a, uint32_t size) {
+    const Region* r = c->last;
+    uint64_t e = a + size;
+    if (LIKELY(r && a >= r->start && e <= r->end && e >= a)) return r->host + (a - r->start);
+    r = find_region(c->d, a);
+    if (!r || e > r->end || e < a) return NULL;
+    c->last = r;
+    return r->host + (a - r->start);
+}
+
+/* Translate the lanes of m: on success ptr[l] holds each active lane's host address.  On failure returns
+ * the first bad lane (lane order), else -1. */
+static int xlate_lanes(Ctx* c, const uint64_t* a, uint64_t m, uint32_t size, uint8_t** ptr) {
+    if (!m) return -1;
+    uint64_t lo = ~0ULL, hi = 0;
+    for (int l = 0; l < LANES; l++) {
+        if (m >> l & 1) {
+            uint64_t x = a[l];
+            lo = x < lo ? x : lo;
+            hi = x > hi ? x : hi;
+        }
+    }
+    const Region* r = c->last;
+    if (!(r && lo >= r->start && hi + size <= r->end && hi + size >= hi)) {
+        r = find_region(c->d, lo);
+        if (r && hi + size <= r->end && hi + size >= hi) c->last = r;
+        else r = NULL;
+    }
+    if (LIKELY(r != NULL)) {
+        uint8_t* base = r->host - r->start;
+        for (int l = 0; l < LANES; l++) ptr[l] = base + a[l];
+        return -1;
+    }
+    for (int l = 0; l < LANES; l++) {
+        if (!(m >> l & 1)) continue;
+        uint8_t* p = xlate(c, a[l], size);
+        if (!p) return l;
+        ptr[l] = p;
+    }
+    return -1;
+}
+
+INLINE uint32_t ld32(const uint8_t* p) { uint32_t v; memcpy(&v, p, 4); return v; }
+INLINE uint64_t ld64(const uint8_t* p) { uint64_t v; memcpy(&v, p, 8); return v; }
+INLINE void st32(uint8_t* p, uint32_t v) { memcpy(p, &v, 4); }
+INLINE void st64(uint8_t* p, uint64_t v) { memcpy(p, &v, 8); }
+
+#endif

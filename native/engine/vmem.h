@@ -1,0 +1,278 @@
+/* Vector memory (vmem.py): address generation for GLOBAL / FLAT / SCRATCH / MUBUF, per-lane reads and
+ * writes of global memory, LDS (through FLAT) and private memory, every lane bounds-checked. */
+#ifndef PYHIP_VMEM_H
+#define PYHIP_VMEM_H
+
+#include "packed_math.h"
+
+/* NInst.a0 of vector memory instructions */
+#define VA_KIND(in) ((in)->a0 & 0xF)      /* AK_* */
+#define VA_SIGNED(in) (((in)->a0 >> 4) & 1)
+#define VA_D16(in) (((in)->a0 >> 5) & 3)  /* 0 none, 1 low half, 2 high half */
+#define VA_SVE(in) (((in)->a0 >> 7) & 1)
+#define VA_OFFEN(in) (((in)->a0 >> 8) & 1)
+#define VA_IDXEN(in) (((in)->a0 >> 9) & 1)
+#define VA_SADDR(in) (((in)->a0 >> 10) & 1) /* GLOBAL/SCRATCH: an SGPR base (s[1]) */
+#define VA_WIDE(in) (((in)->a0 >> 11) & 1)  /* atomics: 64-bit */
+enum { AK_GLOBAL = 0, AK_FLAT, AK_SCRATCH, AK_BUFFER };
+enum { SP_GLOBAL = 0, SP_FLAT, SP_PRIVATE, SP_BUFFER };
+#define ADD_TID_ENABLE (1u << 23)
+
+typedef struct VA {
+    int space;
+    uint64_t a[LANES];      /* addresses, or (SP_PRIVATE) signed byte offsets */
+    uint64_t inr;           /* SP_BUFFER: lanes inside num_records */
+    uint64_t boff[LANES];   /* SP_BUFFER: offsets checked against num_records */
+    uint64_t limit;
+} VA;
+
+static void vm_address(const Ctx* c, const Wave* w, const NInst* in, VA* va) {
+    const uint32_t* v0 = vreg(w, in->s[0]);
+    int64_t off = in->imm;
+    switch (VA_KIND(in)) {
+    case AK_GLOBAL:
+        va->space = SP_GLOBAL;
+        if (VA_SADDR(in)) {
+            uint64_t base = sreg64(w, in->s[1]);
+            for (int l = 0; l < LANES; l++) va->a[l] = base + v0[l] + (uint64_t)off;
+        } else {
+            const uint32_t* v1 = vreg(w, in->s[0] + 1);
+            for (int l = 0; l < LANES; l++) va->a[l] = ((uint64_t)v0[l] | (uint64_t)v1[l] << 32) + (uint64_t)off;
+        }
+        return;
+    case AK_FLAT: {
+        const uint32_t* v1 = vreg(w, in->s[0] + 1);
+        va->space = SP_FLAT;
+        for (int l = 0; l < LANES; l++) va->a[l] = ((uint64_t)v0[l] | (uint64_t)v1[l] << 32) + (uint64_t)off;
+        return;
+    }
+    case AK_SCRATCH: {
+        va->space = SP_PRIVATE;
+        int64_t base = off + (VA_SADDR(in) ? (int64_t)w->s[in->s[1] & 127] : 0);
+        int use_v = !VA_SADDR(in) || VA_SVE(in);
+        for (int l = 0; l < LANES; l++) va->a[l] = (uint64_t)(base + (use_v ? (int64_t)v0[l] : 0));
+        return;
+    }
+    default: {
+        int rs = in->s[1] & 127;
+        uint64_t d0 = w->s[rs], d1 = w->s[rs + 1], d2 = w->s[rs + 2], d3 = w->s[rs + 3];
+        uint64_t base = d0 | ((d1 & 0xFFFF) << 32), stride = (d1 >> 16) & 0x3FFF;
+        uint64_t wave_off = ssrc(w, in, 2);
+        const uint32_t* vidx = v0;
+        const uint32_t* voff = (VA_OFFEN(in) && VA_IDXEN(in)) ? vreg(w, in->s[0] + 1) : v0;
+        for (int l = 0; l < LANES; l++) {
+            uint64_t a = (uint64_t)off;
+            if (VA_OFFEN(in)) a += voff[l];
+            if (VA_IDXEN(in)) a += (uint64_t)vidx[l] * stride;
+            va->a[l] = a;
+        }
+        if (d3 & ADD_TID_ENABLE) {
+            int64_t x = (int64_t)(base - (uint64_t)c->d->private_vsharp_base + wave_off);
+            int64_t wave_level = x >= 0 ? x / LANES : -((-x + LANES - 1) / LANES);
+            va->space = SP_PRIVATE;
+            for (int l = 0; l < LANES; l++) va->a[l] = (uint64_t)((int64_t)va->a[l] + wave_level);
+        } else {
+            va->space = SP_BUFFER;
+            va->limit = d2;
+            for (int l = 0; l < LANES; l++) {
+                va->boff[l] = wave_off + va->a[l];
+                va->a[l] = base + va->boff[l];
+            }
+        }
+        return;
+    }
+    }
+}
+
+/* the buffer lanes whose bytes lie inside num_records (the others read 0 / drop their writes) */
+INLINE uint64_t buf_inrange(const VA* va, uint64_t m, int size) {
+    uint64_t r = 0;
+    for (int l = 0; l < LANES; l++)
+        if ((m >> l & 1) && va->boff[l] + (uint64_t)size <= va->limit) r |= 1ULL << l;
+    return r;
+}
+
+INLINE uint8_t* priv_ptr(const Ctx* c, Wave* w, int lane, int64_t o) {
+    return w->priv + (size_t)lane * c->d->private_size + o;
+}
+INLINE void priv_touch(Wave* w, int64_t end) {
+    if ((uint64_t)end > w->priv_hw) w->priv_hw = (uint32_t)end;
+}
+
+/* Resolve every active lane of an access of ``size`` bytes to a host pointer (global memory, the
+ * workgroup's LDS or the lane's private memory).  Spaces are checked in the numpy order: global lanes
+ * first, then LDS, then private.  ``write`` marks private bytes as dirty.  Returns ST_CONT or a fault. */
+static int vm_lanes(Ctx* c, Wave* w, const VA* va, uint64_t m, int size, uint8_t** ptr, int write) {
+    if (va->space == SP_GLOBAL || va->space == SP_BUFFER) {
+        int bad = xlate_lanes(c, va->a, m, size, ptr);
+        if (bad >= 0) return raise_fault(c, w, FK_MEM, bad, va->a[bad], 1, size, 0);
+        return ST_CONT;
+    }
+    uint64_t glob = m, lds = 0, prv = m;
+    if (va->space == SP_FLAT) {
+        lds = prv = 0;
+        for (int l = 0; l < LANES; l++) {
+            uint64_t a = va->a[l];
+            if (a >= SHARED_APERTURE && a < SHARED_APERTURE + APERTURE_SIZE) lds |= 1ULL << l;
+            else if (a >= PRIVATE_APERTURE && a < PRIVATE_APERTURE + APERTURE_SIZE) prv |= 1ULL << l;
+        }
+        lds &= m;
+        prv &= m;
+        glob = m & ~lds & ~prv;
+        if (glob) {
+            int bad = xlate_lanes(c, va->a, glob, size, ptr);
+            if (bad >= 0) return raise_fault(c, w, FK_MEM, bad, va->a[bad], 1, size, 0);
+        }
+        for (int l = 0; l < LANES; l++) {
+            if (!(lds >> l & 1)) continue;
+            int64_t o = (int64_t)(va->a[l] - SHARED_APERTURE);
+            if (o < 0 || o + size > (int64_t)c->d->lds_size)
+                return raise_fault(c, w, FK_LDS_RANGE, l, (uint64_t)o, 1, size, c->d->lds_size);
+            ptr[l] = w->g->lds + o;
+        }
+    } else {
+        glob = 0;
+    }
+    for (int l = 0; l < LANES; l++) {
+        if (!(prv >> l & 1)) continue;
+        int64_t o = va->space == SP_FLAT ? (int64_t)(va->a[l] - PRIVATE_APERTURE) : (int64_t)va->a[l];
+        if (o < 0 || o + size > (int64_t)c->d->private_size)
+            return raise_fault(c, w, FK_SCRATCH, l, (uint64_t)o, 1, size, c->d->private_size);
+        ptr[l] = priv_ptr(c, w, l, o);
+        if (write) priv_touch(w, o + size);
+    }
+    return ST_CONT;
+}
+
+/* operands.write_loaded: loaded bytes into VGPRs (dwords as they are; bytes/shorts zero- or sign-extended,
+ * or D16 into one half keeping the other) */
+static void write_loaded(Wave* w, int reg, const uint8_t (*raw)[16], int size, int is_signed, int d16, uint64_t m) {
+    uint32_t R[LANES];
+    if (size >= 4) {
+        for (int k = 0; k < size / 4; k++) {
+            for (int l = 0; l < LANES; l++) R[l] = ld32(raw[l] + 4 * k);
+            wv(w, reg + k, R, m);
+        }
+        return;
+    }
+    const uint32_t* old = vreg(w, reg);
+    for (int l = 0; l < LANES; l++) {
+        uint32_t v;
+        if (size == 1) v = is_signed ? (uint32_t)(int32_t)(int8_t)raw[l][0] : raw[l][0];
+        else { uint16_t h; memcpy(&h, raw[l], 2); v = is_signed ? (uint32_t)(int32_t)(int16_t)h : h; }
+        if (d16 == 1) v = (old[l] & 0xFFFF0000u) | (v & 0xFFFF);
+        else if (d16 == 2) v = (old[l] & 0xFFFFu) | (v << 16);
+        R[l] = v;
+    }
+    wv(w, reg, R, m);
+}
+
+static int vm_load(Ctx* c, Wave* w, const NInst* in) {
+    VA va;
+    uint8_t* ptr[LANES];
+    int size = in->x;
+    uint64_t m = exec_of(w);
+    vm_address(c, w, in, &va);
+    if (va.space == SP_GLOBAL && size == 4 && !VA_D16(in)) {
+        if (!m) return ST_CONT;
+        int bad = xlate_lanes(c, va.a, m, 4, ptr);
+        if (bad >= 0) return raise_fault(c, w, FK_MEM, bad, va.a[bad], 1, 4, 0);
+        uint32_t* d = vreg(w, in->d);
+        if (m == ~0ULL) { for (int l = 0; l < LANES; l++) d[l] = ld32(ptr[l]); }
+        else { for (int l = 0; l < LANES; l++) if (m >> l & 1) d[l] = ld32(ptr[l]); }
+        return ST_CONT;
+    }
+    uint64_t sel = m;
+    if (va.space == SP_BUFFER) sel = buf_inrange(&va, m, size);
+    int st = vm_lanes(c, w, &va, sel, size, ptr, 0);
+    if (st != ST_CONT) return st;
+    uint8_t raw[LANES][16];
+    memset(raw, 0, sizeof raw);
+    for (int l = 0; l < LANES; l++)
+        if (sel >> l & 1) memcpy(raw[l], ptr[l], size);
+    write_loaded(w, in->d, (const uint8_t(*)[16])raw, size, VA_SIGNED(in), VA_D16(in), m);
+    return ST_CONT;
+}
+
+static int vm_store(Ctx* c, Wave* w, const NInst* in) {
+    VA va;
+    uint8_t* ptr[LANES];
+    int size = in->x, nregs = size < 4 ? 1 : size / 4;
+    uint64_t m = exec_of(w);
+    vm_address(c, w, in, &va);
+    uint64_t sel = m;
+    if (va.space == SP_BUFFER) sel = buf_inrange(&va, m, size);
+    if (!sel) return ST_CONT;
+    int st = vm_lanes(c, w, &va, sel, size, ptr, 1);
+    if (st != ST_CONT) return st;
+    if (size == 4 && !VA_D16(in)) {
+        const uint32_t* s = vreg(w, in->sd);
+        for (int l = 0; l < LANES; l++)
+            if (sel >> l & 1) st32(ptr[l], s[l]);
+        return ST_CONT;
+    }
+    for (int l = 0; l < LANES; l++) {
+        if (!(sel >> l & 1)) continue;
+        uint32_t words[4];
+        for (int k = 0; k < nregs; k++) {
+            words[k] = vreg(w, in->sd + k)[l];
+            if (VA_D16(in) == 2) words[k] >>= 16;
+        }
+        memcpy(ptr[l], words, size);
+    }
+    return ST_CONT;
+}
+
+/* vmem._atomic: alignment of every active lane first, then bounds (the lowest bad address, as the numpy
+ * engine reads each distinct address once in address order), then the lanes in order */
+static int vm_atomic(Ctx* c, Wave* w, const NInst* in) {
+    VA va;
+    uint8_t* ptr[LANES];
+    int wide = VA_WIDE(in), size = wide ? 8 : 4;
+    uint64_t m = exec_of(w);
+    vm_address(c, w, in, &va);
+    for (int l = 0; l < LANES; l++)
+        if ((m >> l & 1) && (va.a[l] & (uint64_t)(size - 1)))
+            return raise_fault(c, w, FK_ATOMIC_ALIGN, l, va.a[l], 1, size, 0);
+    uint64_t sel = m;
+    if (va.space == SP_BUFFER) sel = buf_inrange(&va, m, size);
+    if (va.space == SP_GLOBAL || va.space == SP_BUFFER) {
+        int bad = xlate_lanes(c, va.a, sel, size, ptr);
+        if (bad >= 0) {
+            for (int l = 0; l < LANES; l++)
+                if ((sel >> l & 1) && va.a[l] < va.a[bad] && !xlate(c, va.a[l], size)) bad = l;
+            return raise_fault(c, w, FK_MEM, bad, va.a[bad], 1, size, 0);
+        }
+    } else {
+        int st = vm_lanes(c, w, &va, sel, size, ptr, 1);
+        if (st != ST_CONT) return st;
+    }
+    int op = in->x;
+    int dreg = in->sd;
+    uint64_t res[LANES];
+    for (int l = 0; l < LANES; l++) {
+        res[l] = 0;
+        if (!(sel >> l & 1)) continue;
+        if (wide) {
+            uint64_t v = (uint64_t)vreg(w, dreg)[l] | (uint64_t)vreg(w, dreg + 1)[l] << 32;
+            uint64_t cmp = op == AT_CMPSWAP ? ((uint64_t)vreg(w, dreg + 2)[l] | (uint64_t)vreg(w, dreg + 3)[l] << 32) : 0;
+            res[l] = atomic_rmw64(ptr[l], op, v, cmp);
+        } else {
+            uint32_t v = vreg(w, dreg)[l];
+            uint32_t cmp = op == AT_CMPSWAP ? vreg(w, dreg + 1)[l] : 0;
+            res[l] = atomic_rmw32(ptr[l], op, v, cmp);
+        }
+    }
+    if (in->flags & F_GLC) {
+        uint32_t R[LANES];
+        for (int l = 0; l < LANES; l++) R[l] = (uint32_t)res[l];
+        wv(w, in->d, R, m);
+        if (wide) {
+            for (int l = 0; l < LANES; l++) R[l] = (uint32_t)(res[l] >> 32);
+            wv(w, in->d + 1, R, m);
+        }
+    }
+    return ST_CONT;
+}
+
+#endif

@@ -1,0 +1,82 @@
+"""The native execution engine (native/engine/*.c, module ``pyhip._native_engine``): kernels lowered once
+to a pre-decoded instruction array (:mod:`.lower`) and run by a C interpreter on a pool of threads without
+the GIL (:mod:`.run`).  The numpy engine (pyhip/emu/engine.py) stays the reference; see docs/engine.md.
+
+``available()`` is False when the extension can be neither loaded nor built (a bare source checkout without
+a C compiler); the emulator then runs everything on the numpy engine.  In a source checkout the extension
+is rebuilt in place whenever native/engine/ changed since it was built (a digest is kept next to it)."""
+from __future__ import annotations
+
+import importlib
+import sys
+import threading
+from pathlib import Path
+
+_lock = threading.Lock()
+_mod = None
+_error: Exception | None = None
+ABI = 1
+ROOT = Path(__file__).resolve().parents[3]
+PKG = ROOT / "pyhip"
+DIGEST = PKG / "_native_engine.digest"
+
+
+def _builder():
+    sys.path.insert(0, str(ROOT / "native"))
+    try:
+        import build_engine  # type: ignore
+    finally:
+        sys.path.pop(0)
+    return build_engine
+
+
+def _build_in_place(b) -> None:
+    """Compile in a temporary directory; only the shared object (and its source digest) land in pyhip/."""
+    import shutil
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        so = Path(b.ffibuilder.compile(tmpdir=tmp))
+        for old in PKG.glob("_native_engine*.so"):
+            old.unlink()
+        shutil.copy2(so, PKG / so.name)
+    DIGEST.write_text(b.source_hash())
+    importlib.invalidate_caches()
+
+
+def _load():
+    if (ROOT / "native" / "engine").is_dir():            # a source checkout: keep the build current
+        b = _builder()
+        have = DIGEST.read_text().strip() if DIGEST.exists() else ""
+        if have != b.source_hash() or not list(PKG.glob("_native_engine*.so")):
+            _build_in_place(b)
+    m = importlib.import_module("pyhip._native_engine")
+    if m.lib.pyhip_engine_abi() != ABI:
+        raise ImportError(f"pyhip._native_engine ({m.__file__}) is stale; rebuild it with `pip install .` "
+                          "or `python native/build_engine.py`")
+    return m
+
+
+def module():
+    """The loaded extension, or raise ImportError saying why it is unavailable."""
+    global _mod, _error
+    if _mod is not None:
+        return _mod
+    with _lock:
+        if _mod is None:
+            if _error is not None:
+                raise ImportError(f"the native engine is unavailable: {_error}")
+            try:
+                _mod = _load()
+            except Exception as exc:              # no compiler, no headers, a stale build, ...
+                _error = exc
+                raise ImportError(f"the native engine is unavailable: {exc}") from exc
+        return _mod
+
+
+def available() -> bool:
+    try:
+        module()
+        return True
+    except ImportError:
+        return False

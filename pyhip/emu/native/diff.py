@@ -1,0 +1,110 @@
+"""The differential mode (``PYHIP_ENGINE=diff``): every dispatch the native engine supports runs twice, on the
+numpy reference engine and on the native engine in lockstep (the numpy engine's exact schedule, so atomics
+and stores from different waves interleave identically), from the same memory; every byte of device memory
+and every wave's final registers (SGPRs, SCC, MODE, PC, all VGPR lanes) must be equal, or both must fault
+alike.  A difference raises :class:`EngineMismatch` naming the first differing byte or register."""
+from __future__ import annotations
+
+import collections
+
+import numpy as np
+
+from ..memory import GPUFault
+from .run import CAPTURE_HEAD
+
+STATS = collections.Counter()          # "compared", "faulted-alike"
+
+
+class EngineMismatch(AssertionError):
+    pass
+
+
+def _snapshot(mem):
+    with mem.lock:
+        arena = mem.arena[:mem._top].copy()
+        ext = [(s, mem.table[s][3].copy()) for s in mem.starts if mem.table[s][3] is not None]
+    return arena, ext
+
+
+def _restore(mem, snap):
+    arena, ext = snap
+    mem.arena[:len(arena)] = arena
+    for s, data in ext:
+        mem.table[s][3][:] = data
+
+
+def _first_difference(mem, a, b) -> str:
+    arena_a, ext_a = a
+    arena_b, ext_b = b
+    if len(arena_a) != len(arena_b) or not np.array_equal(arena_a, arena_b):
+        n = min(len(arena_a), len(arena_b))
+        i = int(np.argmax(arena_a[:n] != arena_b[:n]))
+        addr = mem.base + i
+        hit = mem.find(addr)
+        where = f"allocation 0x{hit[0]:x}+0x{addr - hit[0]:x}" if hit else "outside allocations"
+        return f"device memory at 0x{addr:x} ({where}): numpy 0x{arena_a[i]:02x} native 0x{arena_b[i]:02x}"
+    for (s, x), (_, y) in zip(ext_a, ext_b):
+        if not np.array_equal(x, y):
+            i = int(np.argmax(x != y))
+            return f"host-mapped memory at 0x{s + i:x}: numpy 0x{x[i]:02x} native 0x{y[i]:02x}"
+    return ""
+
+
+def _register_difference(cap_a, cap_b, wpg) -> str:
+    if np.array_equal(cap_a, cap_b):
+        return ""
+    row = int(np.argmax((cap_a != cap_b).any(axis=1)))
+    col = int(np.argmax(cap_a[row] != cap_b[row]))
+    group, wave = divmod(row, wpg)
+    x, y = cap_a[row], cap_b[row]
+    if col < 128 * 4:
+        r = col // 4
+        what = f"s{r}: numpy 0x{x[:512].view(np.uint32)[r]:x} native 0x{y[:512].view(np.uint32)[r]:x}"
+    elif col < CAPTURE_HEAD:
+        names = {128: "SCC", 129: "MODE", 130: "PC", 131: "PC"}
+        k = col // 4
+        what = f"{names[k]}: numpy 0x{x[512:528].view(np.uint32)[k - 128]:x} native " \
+               f"0x{y[512:528].view(np.uint32)[k - 128]:x}"
+    else:
+        v = (col - CAPTURE_HEAD) // 4
+        r, lane = divmod(v, 64)
+        a = x[CAPTURE_HEAD:].view(np.uint32)[v]
+        b = y[CAPTURE_HEAD:].view(np.uint32)[v]
+        what = f"v{r}[{lane}]: numpy 0x{a:08x} native 0x{b:08x}"
+    return f"flat workgroup {group} wave {wave}: {what}"
+
+
+def differential(gpu, d, nat, nprog):
+    """Run dispatch ``d`` on both engines; return the native result or raise (the shared fault / a mismatch)."""
+    mem = gpu.memory
+    before = _snapshot(mem)
+    rows = max(d.nvgpr + 8, 1)
+    total = d.counts[0] * d.counts[1] * d.counts[2] * d.waves_per_group
+    d.capture = np.zeros((total, CAPTURE_HEAD + rows * 64 * 4), dtype=np.uint8)
+    exc_np = exc_nat = None
+    try:
+        d.run()
+    except GPUFault as exc:
+        exc_np = exc
+    after_np = _snapshot(mem)
+    _restore(mem, before)
+    res = None
+    try:
+        res = nat.run(d, nprog, lockstep=True, capture=True)
+    except GPUFault as exc:
+        exc_nat = exc
+    name = d.kernel.demangled if d.kernel is not None else "?"
+    if exc_np is not None or exc_nat is not None:
+        if exc_np is None or exc_nat is None or exc_np.code != exc_nat.code or str(exc_np) != str(exc_nat):
+            raise EngineMismatch(f"{name}: numpy {'raised ' + repr(str(exc_np)) if exc_np else 'ran'}; "
+                                 f"native {'raised ' + repr(str(exc_nat)) if exc_nat else 'ran'}")
+        STATS["faulted-alike"] += 1
+        raise exc_nat
+    after_nat = _snapshot(mem)
+    msg = _first_difference(mem, after_np, after_nat) or _register_difference(d.capture, res.capture, d.waves_per_group)
+    if msg:
+        raise EngineMismatch(f"{name}: {msg}")
+    if d.wave_instructions != res.wave_instructions:
+        raise EngineMismatch(f"{name}: wave-instructions numpy {d.wave_instructions} native {res.wave_instructions}")
+    STATS["compared"] += 1
+    return res

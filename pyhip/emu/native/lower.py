@@ -1,0 +1,312 @@
+"""Lowering a loaded program to the native instruction array, once per (program, accum_offset): every decoded
+instruction becomes one NInst (native/engine/engine.h) or, when the native engine has no handler for it, a
+reason.  A kernel whose reachable code lowers completely runs natively; any other runs whole on the numpy
+engine (see :meth:`NativeProgram.kernel_support`)."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..engine import BLOCK_ENDS
+from ..memory import PRIVATE_APERTURE, SHARED_APERTURE
+from ..semantics.salu_extra import gpr_index_modes
+from .layout import F_BLOCK_END, F_GLC, F_MODS, dtype, op_ids
+from .lower_packed import lower_packed
+from .lower_valu import lower_make, lower_special, lower_vcmp
+from .lower_mem import lower_ds, lower_smem, lower_vmem
+from .lowerbase import Rec, Unsupported, sdesc
+
+OFF = 0x7F
+
+
+def _simm(inst, signed=True):
+    v = inst.fields["simm16"]
+    return v - 0x10000 if signed and v & 0x8000 else v
+
+
+# ---- SALU ------------------------------------------------------------------------------------------------
+SOP2_32 = set("""s_add_u32 s_sub_u32 s_add_i32 s_sub_i32 s_addc_u32 s_subb_u32 s_mul_i32 s_mul_hi_u32 s_mul_hi_i32
+s_and_b32 s_or_b32 s_xor_b32 s_andn2_b32 s_orn2_b32 s_nand_b32 s_nor_b32 s_xnor_b32 s_lshl_b32 s_lshr_b32
+s_ashr_i32 s_min_u32 s_max_u32 s_min_i32 s_max_i32 s_bfm_b32 s_bfe_u32 s_bfe_i32 s_lshl1_add_u32 s_lshl2_add_u32
+s_lshl3_add_u32 s_lshl4_add_u32 s_pack_ll_b32_b16 s_pack_lh_b32_b16 s_pack_hh_b32_b16 s_absdiff_i32
+s_cselect_b32""".split())
+# 64-bit results with a 32-bit second source (shift counts, bfe/bfm fields)
+SOP2_64 = {"s_and_b64": (64, 64), "s_or_b64": (64, 64), "s_xor_b64": (64, 64), "s_andn2_b64": (64, 64),
+           "s_orn2_b64": (64, 64), "s_nand_b64": (64, 64), "s_nor_b64": (64, 64), "s_xnor_b64": (64, 64),
+           "s_lshl_b64": (64, 64), "s_lshr_b64": (64, 64), "s_ashr_i64": (64, 64), "s_bfe_u64": (64, 64),
+           "s_bfe_i64": (64, 64), "s_bfm_b64": (64, 64), "s_cselect_b64": (64, 64)}
+SOP1_32 = set("""s_mov_b32 s_not_b32 s_brev_b32 s_ff1_i32_b32 s_ff0_i32_b32 s_flbit_i32_b32 s_flbit_i32
+s_bcnt1_i32_b32 s_bcnt0_i32_b32 s_sext_i32_i8 s_sext_i32_i16 s_abs_i32 s_quadmask_b32 s_wqm_b32
+s_bitreplicate_b64_b32 s_cmov_b32""".split())
+SOP1_64 = set("""s_mov_b64 s_not_b64 s_brev_b64 s_ff1_i32_b64 s_ff0_i32_b64 s_flbit_i32_b64 s_flbit_i32_i64
+s_bcnt1_i32_b64 s_bcnt0_i32_b64 s_quadmask_b64 s_wqm_b64 s_cmov_b64""".split())
+SAVEEXEC = {"and": 0, "or": 1, "xor": 2, "andn2": 3, "orn2": 4, "nand": 5, "nor": 6, "xnor": 7, "andn1": 8,
+            "orn1": 9}
+SCMP = {"eq": 0, "lg": 1, "gt": 2, "ge": 3, "lt": 4, "le": 5}
+CBRANCH = {"s_cbranch_scc0": 0, "s_cbranch_scc1": 1, "s_cbranch_vccz": 2, "s_cbranch_vccnz": 3,
+           "s_cbranch_execz": 4, "s_cbranch_execnz": 5}
+NOPS = set("""s_waitcnt s_nop s_sleep s_setprio s_sethalt s_icache_inv s_dcache_wb s_dcache_inv s_dcache_inv_vol
+s_dcache_wb_vol s_waitcnt_vscnt s_ttracedata s_set_gpr_idx_off buffer_wbinvl1 buffer_wbinvl1_vol buffer_wbl2
+buffer_inv buffer_invl2 s_waitcnt_depctr s_code_end s_sendmsg s_sendmsghalt s_incperflevel s_decperflevel
+s_wakeup s_setkill s_cbranch_cdbgsys s_cbranch_cdbguser s_cbranch_cdbgsys_or_user s_cbranch_cdbgsys_and_user
+s_dcache_discard s_dcache_discard_x2 s_atc_probe s_atc_probe_buffer""".split())
+SH_MEM_BASES = ((SHARED_APERTURE >> 48) << 16) | (PRIVATE_APERTURE >> 48)
+
+
+def lower_salu(rec: Rec, inst, K) -> bool:
+    name, f, lit = inst.name, inst.fields, inst.literal
+    if name in NOPS:
+        rec.op = "s_nop"
+        return True
+    if name in SOP2_32 or name in SOP2_64:
+        wide = name in SOP2_64
+        rec.op = name
+        rec.src(0, *sdesc(f["ssrc0"], lit, "b64" if wide else "b32", wide))
+        rec.src(1, *sdesc(f["ssrc1"], lit, "b64" if wide else "b32", wide))
+        rec.d = f["sdst"]
+        return True
+    if name in SOP1_32 or name in SOP1_64:
+        wide = name in SOP1_64
+        rec.op = name
+        rec.src(0, *sdesc(f["ssrc0"], lit, "b64" if wide else "b32", wide))
+        rec.d = f["sdst"]
+        return True
+    if name.endswith("_saveexec_b64"):
+        rec.op, rec.x = "s_saveexec", SAVEEXEC[name[2:-len("_saveexec_b64")]]
+        rec.src(0, *sdesc(f["ssrc0"], lit, "b64", True))
+        rec.d = f["sdst"]
+        return True
+    if name in ("s_andn1_wrexec_b64", "s_andn2_wrexec_b64"):
+        rec.op, rec.x = "s_wrexec", int(name == "s_andn2_wrexec_b64")
+        rec.src(0, *sdesc(f["ssrc0"], lit, "b64", True))
+        rec.d = f["sdst"]
+        return True
+    if name.startswith(("s_bitset0_", "s_bitset1_")):
+        rec.op = "s_bitset"
+        rec.x = (1 if name.startswith("s_bitset1") else 0) | (2 if name.endswith("64") else 0)
+        rec.src(0, *sdesc(f["ssrc0"], lit))
+        rec.d = f["sdst"]
+        return True
+    if name.startswith(("s_movrels_", "s_movreld_")):
+        wide = name.endswith("64")
+        if name.startswith("s_movrels"):
+            if f["ssrc0"] >= 128 or f["sdst"] + (2 if wide else 1) > 128:
+                raise Unsupported("s_movrels operands")
+            rec.op, rec.s[0] = "s_movrels", 0x4000 | f["ssrc0"]
+        else:
+            rec.op = "s_movreld"
+            rec.src(0, *sdesc(f["ssrc0"], lit, "b64" if wide else "b32", wide))
+        rec.x = int(wide)
+        rec.d = f["sdst"]
+        return True
+    if name in ("s_getpc_b64", "s_setpc_b64", "s_swappc_b64"):
+        rec.op = name
+        if name != "s_getpc_b64":
+            rec.src(0, *sdesc(f["ssrc0"], None, "b64", True))
+            rec.indirect = rec.ends = True
+        rec.d = f["sdst"]
+        return True
+    if name == "s_call_b64":
+        rec.op, rec.d, rec.imm = name, f["sdst"], f["simm16"]
+        rec.target = inst.pc + 4 + 4 * _simm(inst)
+        return True
+    if name.startswith("s_cmp_"):
+        _, _, cond, t = name.split("_")
+        rec.op = "s_cmp"
+        rec.x = SCMP[cond] | (8 if t == "i32" else 0) | (16 if t == "u64" else 0)
+        wide = t == "u64"
+        rec.src(0, *sdesc(f["ssrc0"], lit, "b64" if wide else "b32", wide))
+        rec.src(1, *sdesc(f["ssrc1"], lit, "b64" if wide else "b32", wide))
+        return True
+    if name.startswith("s_bitcmp"):
+        wide = name.endswith("64")
+        rec.op, rec.x = "s_bitcmp", (1 if name.startswith("s_bitcmp1") else 0) | (2 if wide else 0)
+        rec.src(0, *sdesc(f["ssrc0"], lit, "b64" if wide else "b32", wide))
+        rec.src(1, *sdesc(f["ssrc1"], lit, "b64" if wide else "b32", wide))
+        return True
+    if name.startswith("s_cmpk_"):
+        _, _, cond, t = name.split("_")
+        signed = t == "i32"
+        rec.op, rec.x, rec.d, rec.imm = "s_cmpk", SCMP[cond] | (8 if signed else 0), f["sdst"], _simm(inst, signed)
+        return True
+    if name in ("s_movk_i32", "s_addk_i32", "s_mulk_i32", "s_cmovk_i32"):
+        rec.op, rec.d, rec.imm = name, f["sdst"], _simm(inst)
+        return True
+    if name == "s_getreg_b32":
+        rec.op, rec.d, rec.imm, rec.a0 = name, f["sdst"], f["simm16"], SH_MEM_BASES
+        return True
+    if name in ("s_setreg_b32", "s_setreg_imm32_b32"):
+        rec.op, rec.d, rec.imm = "s_setreg_b32", f["sdst"], f["simm16"]
+        if name == "s_setreg_imm32_b32":
+            rec.x, rec.a0 = 1, lit
+        return True
+    if name == "s_branch":
+        rec.op, rec.imm = name, f["simm16"]
+        rec.target = inst.pc + 4 + 4 * _simm(inst)
+        rec.ends = True
+        return True
+    if name in CBRANCH:
+        rec.op, rec.x, rec.imm = "s_cbranch", CBRANCH[name], f["simm16"]
+        rec.target = inst.pc + 4 + 4 * _simm(inst)
+        return True
+    if name in ("s_endpgm", "s_endpgm_saved", "s_endpgm_ordered_ps_done"):
+        rec.op, rec.ends = "s_endpgm", True
+        return True
+    if name in ("s_barrier", "s_trap"):
+        rec.op = name
+        return True
+    if name in ("s_memtime", "s_memrealtime"):
+        rec.op, rec.d = "s_memtime", f["sdata"]
+        return True
+    if name == "s_set_gpr_idx_on":
+        rec.op, rec.x = name, f["ssrc1"] & 0xF
+        rec.src(0, *sdesc(f["ssrc0"], lit))
+        return True
+    if name == "s_set_gpr_idx_idx":
+        rec.op = name
+        rec.src(0, *sdesc(f["ssrc0"], lit))
+        return True
+    if name == "s_set_gpr_idx_mode":
+        rec.op, rec.x = name, _simm(inst, signed=False) & 0xF
+        return True
+    return False
+
+
+LOWERERS = (lower_salu, lower_smem, lower_make, lower_special, lower_vcmp, lower_packed, lower_vmem, lower_ds)
+
+
+def lower_instruction(inst, K) -> Rec:
+    rec = Rec()
+    for fn in LOWERERS:
+        if fn(rec, inst, K):
+            break
+    else:
+        raise Unsupported(f"{inst.name} has no native handler")
+    if inst.name.startswith(BLOCK_ENDS):
+        rec.flags |= F_BLOCK_END
+    return rec
+
+
+class NativeProgram:
+    """The native code of one loaded program (for one accum_offset): the NInst array in address order plus
+    one 'bad address' entry per branch target / fall-through that is not an instruction."""
+
+    def __init__(self, program, K):
+        insts = program.instructions
+        pcs = sorted(insts)
+        self.program = program
+        self.base = pcs[0] if pcs else program.base
+        end = pcs[-1] + insts[pcs[-1]].size if pcs else self.base
+        self.size = end - self.base
+        ops = op_ids()
+        index = {pc: i for i, pc in enumerate(pcs)}
+        indexed = gpr_index_modes(insts)
+        recs, self.reasons = [], {}
+        for i, pc in enumerate(pcs):
+            inst = insts[pc]
+            try:
+                if pc in indexed:
+                    raise Unsupported("VGPR index mode")
+                rec = lower_instruction(inst, K)
+                if rec.op not in ops:
+                    raise Unsupported(f"{inst.name}: no native handler {rec.op}")
+            except Unsupported as exc:
+                self.reasons[i] = f"{inst.name}: {exc}" if not str(exc).startswith(inst.name) else str(exc)
+                rec = Rec()
+                rec.op = "badpc"
+                rec.ends = True
+                rec.k = [pc & 0xFFFFFFFF, 0, 0]
+                rec.khi = [pc >> 32, 0, 0]
+            recs.append(rec)
+        n = len(recs)
+        sentinels: dict[int, int] = {}
+
+        def resolve(addr):
+            i = index.get(addr)
+            if i is not None:
+                return i
+            if addr not in sentinels:
+                sentinels[addr] = n + len(sentinels)
+            return sentinels[addr]
+
+        nxt = [resolve(pc + insts[pc].size) for pc in pcs]
+        tgt = [resolve(r.target) if r.target is not None else -1 for r in recs]
+        code = np.zeros(n + len(sentinels), dtype=dtype("NInst"))
+        mods = [np.zeros(1, dtype=dtype("ModInfo"))[0]]
+        for i, (pc, r) in enumerate(zip(pcs, recs)):
+            e = code[i]
+            e["op"] = ops[r.op]
+            e["pc"] = (pc - self.base) & 0xFFFFFFFF
+            e["next"], e["target"] = nxt[i], tgt[i]
+            e["d"], e["sd"], e["s"] = r.d, r.sd, r.s
+            e["size"], e["x"] = insts[pc].size, r.x
+            e["k"], e["khi"] = r.k, r.khi
+            e["imm"] = ((int(r.imm) + 2 ** 31) % 2 ** 32) - 2 ** 31
+            e["a0"] = r.a0 & 0xFFFFFFFF
+            flags = r.flags
+            if r.mods is not None:
+                flags |= F_MODS
+                e["mods"] = len(mods)
+                mods.append(_modinfo(r.mods))
+            e["flags"] = flags
+        for addr, i in sentinels.items():
+            e = code[i]
+            e["op"] = ops["badpc"]
+            e["pc"] = (addr - self.base) & 0xFFFFFFFF
+            e["next"] = e["target"] = i
+            e["k"] = [addr & 0xFFFFFFFF, 0, 0]
+            e["khi"] = [(addr >> 32) & 0xFFFFFFFF, 0, 0]
+            e["flags"] = F_BLOCK_END
+        self.code = code
+        self.mods = np.array(mods, dtype=dtype("ModInfo"))
+        self.addr_index = np.full(max(1, (self.size + 3) // 4), -1, dtype=np.int32)
+        for pc, i in index.items():
+            self.addr_index[(pc - self.base) >> 2] = i
+        self.index = index
+        self.recs = recs
+        self.nxt, self.tgt = nxt, tgt
+        self._support: dict[int, tuple] = {}
+
+    def kernel_support(self, entry: int):
+        """(None, rows) when every instruction reachable from ``entry`` runs natively (``rows``: VGPR rows
+        the code touches), else (reason, 0).  An indirect jump makes the whole program reachable."""
+        hit = self._support.get(entry)
+        if hit is not None:
+            return hit
+        i0 = self.index.get(entry)
+        if i0 is None:
+            res = ("entry is not an instruction", 0)
+        else:
+            seen, todo, indirect = set(), [i0], False
+            n = len(self.recs)
+            while todo:
+                i = todo.pop()
+                if i in seen or i >= n:
+                    continue
+                seen.add(i)
+                r = self.recs[i]
+                indirect |= r.indirect
+                if not r.ends:
+                    todo.append(self.nxt[i])
+                if self.tgt[i] >= 0:
+                    todo.append(self.tgt[i])
+            if indirect:
+                seen = set(range(n))
+            bad = sorted(i for i in seen if i in self.reasons)
+            if bad:
+                res = (self.reasons[bad[0]], 0)
+            else:
+                res = (None, max((self.recs[i].vmax for i in seen), default=0))
+        self._support[entry] = res
+        return res
+
+
+def _modinfo(m) -> np.void:
+    rec = np.zeros(1, dtype=dtype("ModInfo"))[0]
+    rec["sel"] = [6, 6, 6]
+    rec["dpp_src"] = -1
+    for key, val in m.items():
+        if key == "dpp_src":
+            rec[key] = np.asarray(val, dtype=np.int8)
+        else:
+            rec[key] = val
+    return rec

@@ -1,0 +1,275 @@
+"""Lowering of memory instructions: scalar memory (smem.py), vector memory (vmem.py) and LDS (ds.py).
+The size tables are the numpy semantics' own."""
+from __future__ import annotations
+
+from ..semantics.ds import _DS_ATOMICS
+from ..semantics.vmem import D16_LOADS, LOAD_SIZES, STORE_SIZES
+from .layout import F_GLC
+from .lowerbase import Unsupported, sdesc
+
+OFF = 0x7F
+# native/engine/util.h enum AtomicOp
+AT = {n: i for i, n in enumerate("swap cmpswap add sub rsub smin umin smax umax and or xor inc dec fadd fmin fmax "
+                                  "mskor wrap fcmpswap pk_add_f16 pk_add_bf16".split())}
+VM_ATOMIC = {"add_f32": "fadd", "add_f64": "fadd", "min_f64": "fmin", "max_f64": "fmax"}
+AK_GLOBAL, AK_FLAT, AK_SCRATCH, AK_BUFFER = 0, 1, 2, 3
+
+
+# ---- scalar memory ---------------------------------------------------------------------------------------------
+def _smem_address(rec, f, buffer):
+    if f["sbase"] > 126:
+        raise Unsupported("scalar base register")
+    rec.s[0] = f["sbase"]
+    a0 = int(buffer)
+    if f["imm"]:
+        rec.imm = f["offset"]
+        if f["soe"]:
+            rec.src(1, *sdesc(f["soffset"], None))
+            a0 |= 2
+    else:
+        rec.imm = 0
+        rec.src(1, *sdesc(f["offset"] & 0x7F, None))
+        a0 |= 2
+    rec.a0 = a0
+
+
+def lower_smem(rec, inst, K) -> bool:
+    name, f = inst.name, inst.fields
+    if inst.encoding != "SMEM":
+        return False
+    for pfx, buffer in (("s_load_dword", False), ("s_buffer_load_dword", True), ("s_scratch_load_dword", False)):
+        if name.startswith(pfx):
+            sfx = name[len(pfx):]
+            rec.op, rec.x, rec.d = "s_load", 1 if not sfx else int(sfx[1:]), f["sdata"]
+            _smem_address(rec, f, buffer)
+            return True
+    for pfx, buffer in (("s_store_dword", False), ("s_buffer_store_dword", True), ("s_scratch_store_dword", False)):
+        if name.startswith(pfx):
+            sfx = name[len(pfx):]
+            rec.op, rec.x, rec.d = "s_store", 1 if not sfx else int(sfx[1:]), f["sdata"]
+            _smem_address(rec, f, buffer)
+            return True
+    for pfx, buffer in (("s_atomic_", False), ("s_buffer_atomic_", True)):
+        if name.startswith(pfx):
+            op = name[len(pfx):]
+            wide = op.endswith("_x2")
+            op = op[:-3] if wide else op
+            if op not in AT:
+                raise Unsupported(f"scalar atomic {op}")
+            rec.op, rec.x, rec.d = "s_atomic", AT[op], f["sdata"]
+            _smem_address(rec, f, buffer)
+            rec.a0 |= int(wide) << 8
+            if f["glc"]:
+                rec.flags |= F_GLC
+            return True
+    return False
+
+
+# ---- vector memory ---------------------------------------------------------------------------------------------
+def _vm_address(rec, inst, K):
+    """NInst.a0 address kind and operands (vmem.address_fn)."""
+    f, enc = inst.fields, inst.encoding
+    rec.imm = f.get("offset", 0)
+    if enc == "GLOBAL":
+        rec.s[0] = f["addr"]
+        if f["saddr"] == OFF:
+            rec.touch(f["addr"] + 2)
+            return AK_GLOBAL
+        if f["saddr"] > 126:
+            raise Unsupported("global saddr")
+        rec.s[1] = f["saddr"]
+        rec.touch(f["addr"] + 1)
+        return AK_GLOBAL | 1 << 10
+    if enc == "FLAT":
+        rec.s[0] = f["addr"]
+        rec.touch(f["addr"] + 2)
+        return AK_FLAT
+    if enc == "SCRATCH":
+        rec.s[0] = f["addr"]
+        a0 = AK_SCRATCH
+        if f["saddr"] != OFF:
+            if f["saddr"] > 127:
+                raise Unsupported("scratch saddr")
+            rec.s[1] = f["saddr"]
+            a0 |= 1 << 10
+        if K.is_gfx94x and f["lds"]:
+            a0 |= 1 << 7
+        rec.touch(f["addr"] + 1)
+        return a0
+    if enc == "MUBUF":
+        if f.get("lds"):
+            raise Unsupported("LDS-bound MUBUF load")
+        if f["srsrc"] > 124:
+            raise Unsupported("buffer resource register")
+        rec.s[0] = f["vaddr"]
+        rec.s[1] = f["srsrc"]
+        rec.src(2, *sdesc(f["soffset"], None))
+        rec.touch(f["vaddr"] + 2)
+        return AK_BUFFER | (f["offen"] << 8) | (f["idxen"] << 9)
+    raise Unsupported(f"{enc} addressing")
+
+
+def lower_vmem(rec, inst, K) -> bool:
+    name, f = inst.name, inst.fields
+    if inst.encoding not in ("GLOBAL", "FLAT", "SCRATCH", "MUBUF", "MTBUF"):
+        return False
+    pfx, _, rest = name.partition("_")
+    if pfx not in ("global", "flat", "scratch", "buffer"):
+        return False
+    if inst.encoding == "MTBUF":
+        raise Unsupported("typed buffer access")
+    acc = K.accum_offset if f.get("acc", 0) else 0
+    mub = inst.encoding == "MUBUF"
+    if rest.startswith("load_"):
+        sfx = rest[5:]
+        if sfx in LOAD_SIZES:
+            size, sg = LOAD_SIZES[sfx]
+            signed, d16 = sg == "s", 0
+        elif sfx in D16_LOADS:
+            size, signed, half = D16_LOADS[sfx]
+            d16 = 1 if half == "lo" else 2
+        else:
+            raise Unsupported(f"{name}")
+        a0 = _vm_address(rec, inst, K)
+        rec.op, rec.x = "vm_load", size
+        rec.a0 = a0 | (int(bool(signed)) << 4) | (d16 << 5)
+        rec.d = (f["vdata"] if mub else f["vdst"]) + acc
+        rec.touch(rec.d + max(1, size // 4))
+        return True
+    if rest.startswith("store_"):
+        sfx = rest[6:]
+        if sfx not in STORE_SIZES:
+            raise Unsupported(f"{name}")
+        size = STORE_SIZES[sfx]
+        a0 = _vm_address(rec, inst, K)
+        rec.op, rec.x = "vm_store", size
+        rec.a0 = a0 | ((2 if sfx.endswith("_hi") else 0) << 5)
+        rec.sd = (f["vdata"] if mub else f["data"]) + acc
+        rec.touch(rec.sd + max(1, (size + 3) // 4))
+        return True
+    if rest.startswith("atomic_"):
+        op = rest[7:]
+        wide = op.endswith("_x2")
+        base = op[:-3] if wide else op
+        seq = VM_ATOMIC.get(base, base)
+        if seq not in AT or base in ("rsub", "mskor", "wrap", "fcmpswap"):
+            raise Unsupported(f"{name}")
+        wide = wide or base in ("add_f64", "min_f64", "max_f64")
+        a0 = _vm_address(rec, inst, K)
+        rec.op, rec.x = "vm_atomic", AT[seq]
+        rec.a0 = a0 | (int(wide) << 11)
+        data = f["vdata"] if mub else f["data"]
+        rec.sd = data
+        rec.d = data if mub else f.get("vdst", data)
+        returns = f.get("sc0", 0) if K.is_gfx94x else f.get("glc", 0)
+        if returns:
+            rec.flags |= F_GLC
+        n = (2 if wide else 1) * (2 if seq == "cmpswap" else 1)
+        rec.touch(max(rec.sd + n, rec.d + (2 if wide else 1)))
+        return True
+    if name in ("buffer_invl2", "buffer_wbl2", "buffer_wbinvl1", "buffer_wbinvl1_vol", "buffer_inv"):
+        rec.op = "s_nop"
+        return True
+    raise Unsupported(name)
+
+
+# ---- LDS -------------------------------------------------------------------------------------------------------
+DS_READ = {"b32": (4, 0, 0), "b64": (8, 0, 0), "b96": (12, 0, 0), "b128": (16, 0, 0), "u8": (1, 0, 0),
+           "i8": (1, 1, 0), "u16": (2, 0, 0), "i16": (2, 1, 0), "u16_d16_hi": (2, 0, 2), "u16_d16": (2, 0, 1),
+           "u8_d16": (1, 0, 1), "i8_d16": (1, 1, 1), "u8_d16_hi": (1, 0, 2), "i8_d16_hi": (1, 1, 2)}
+DS_WRITE = {"b32": (4, 0), "b64": (8, 0), "b96": (12, 0), "b128": (16, 0), "b8": (1, 0), "b16": (2, 0),
+            "b8_d16_hi": (1, 2), "b16_d16_hi": (2, 2)}
+
+
+def _ds_atomic_table():
+    out = {}
+    for stem, op in _DS_ATOMICS.items():
+        swap = op in ("cmpswap", "fcmpswap")
+        wide = stem.endswith("64")
+        if stem.startswith("wrxchg"):
+            out[f"ds_{stem}"] = (op, True, swap, wide)
+            continue
+        out[f"ds_{stem}"] = (op, False, swap, wide)
+        base, typ = stem.rsplit("_", 1)
+        out[f"ds_{base}_rtn_{typ}"] = (op, True, swap, wide)
+    out["ds_wrap_rtn_b32"] = ("wrap", True, False, False)
+    return out
+
+
+DS_ATOMIC = _ds_atomic_table()
+
+
+def lower_ds(rec, inst, K) -> bool:
+    if inst.encoding != "DS":
+        return False
+    name, f = inst.name, inst.fields
+    if f.get("gds"):
+        raise Unsupported("GDS")
+    acc = K.accum_offset if f.get("acc") else 0
+    off = f["offset0"] | (f["offset1"] << 8)
+    rec.s[0] = f["addr"]
+    rec.touch(f["addr"] + 1)
+    for pfx, two, mult in (("ds_read2st64_", 1, 64), ("ds_read2_", 1, 1), ("ds_read_", 0, 1)):
+        if name.startswith(pfx) and name[len(pfx):] in DS_READ and not (two and name[len(pfx):] not in ("b32", "b64")):
+            size, signed, d16 = DS_READ[name[len(pfx):]]
+            rec.op, rec.x, rec.d = "ds_read", size, f["vdst"] + acc
+            rec.a0 = signed | (d16 << 1) | (two << 3) | (mult << 8)
+            rec.imm = (f["offset0"] | (f["offset1"] << 16)) if two else off
+            rec.touch(rec.d + max(1, size // 4) * (2 if two else 1))
+            return True
+    for pfx, two, mult in (("ds_write2st64_", 1, 64), ("ds_write2_", 1, 1), ("ds_write_", 0, 1)):
+        if name.startswith(pfx) and name[len(pfx):] in DS_WRITE and not (two and name[len(pfx):] not in ("b32", "b64")):
+            size, d16 = DS_WRITE[name[len(pfx):]]
+            rec.op, rec.x = "ds_write", size
+            rec.s[1], rec.s[2] = f["data0"] + acc, f["data1"] + acc
+            rec.a0 = (d16 << 1) | (two << 3) | (mult << 8)
+            rec.imm = (f["offset0"] | (f["offset1"] << 16)) if two else off
+            rec.touch(max(rec.s[1], rec.s[2] if two else 0) + max(1, size // 4))
+            return True
+    if name in DS_ATOMIC:
+        op, returns, swap, wide = DS_ATOMIC[name]
+        if op not in AT:
+            raise Unsupported(name)
+        rec.op, rec.x, rec.imm, rec.d = "ds_atomic", AT[op], off, f["vdst"]
+        rec.s[1], rec.s[2] = f["data0"], f["data1"]
+        rec.a0 = int(returns) | (int(swap) << 1) | (int(wide) << 2)
+        n = 2 if wide else 1
+        rec.touch(max(f["data0"], f["data1"]) + n)
+        if returns:
+            rec.touch(f["vdst"] + n)
+        return True
+    if name.startswith(("ds_wrxchg2_rtn_", "ds_wrxchg2st64_rtn_")):
+        size = 8 if name.endswith("b64") else 4
+        rec.op, rec.x, rec.a0 = "ds_wrxchg2", size, 64 if "st64" in name else 1
+        rec.imm = f["offset0"] | (f["offset1"] << 16)
+        rec.s[1], rec.s[2], rec.d = f["data0"], f["data1"], f["vdst"]
+        rec.touch(max(f["data0"], f["data1"]) + size // 4)
+        rec.touch(f["vdst"] + 2 * (size // 4))
+        return True
+    if name == "ds_condxchg32_rtn_b64":
+        rec.op, rec.imm, rec.s[1], rec.d = name, off, f["data0"], f["vdst"]
+        rec.touch(max(f["data0"], f["vdst"]) + 2)
+        return True
+    if name in ("ds_read_addtid_b32", "ds_write_addtid_b32"):
+        rec.op, rec.imm = "ds_addtid", off
+        rec.x = int(name == "ds_write_addtid_b32")
+        rec.s[1], rec.d = f["data0"], f["vdst"]
+        rec.touch(max(f["data0"], f["vdst"]) + 1)
+        return True
+    if name in ("ds_append", "ds_consume"):
+        rec.op, rec.imm, rec.d, rec.x = "ds_append", off, f["vdst"], int(name == "ds_append")
+        rec.touch(f["vdst"] + 1)
+        return True
+    if name == "ds_swizzle_b32":
+        rec.op, rec.imm, rec.d = name, off, f["vdst"]
+        rec.touch(f["vdst"] + 1)
+        return True
+    if name in ("ds_bpermute_b32", "ds_permute_b32"):
+        rec.op, rec.imm, rec.d = name, off, f["vdst"]
+        rec.s[1] = f["data0"]
+        rec.touch(max(f["data0"], f["vdst"]) + 1)
+        return True
+    if name == "ds_nop":
+        rec.op = name
+        return True
+    raise Unsupported(name)

@@ -1,0 +1,271 @@
+"""Running a dispatch on the native engine: the Dispatch record (initial wave state exactly as the numpy
+engine's ``Dispatch._setup`` builds it), the allocation table for per-lane bounds checks, and the fault
+record turned into the same :class:`GPUFault` report the numpy engine raises."""
+from __future__ import annotations
+
+import collections
+import threading
+
+import numpy as np
+
+from ...errors import hipError_t
+from ..engine import ADD_TID_ENABLE, MAX_PRIVATE_PER_BATCH, MAX_WAVES_PER_BATCH, PRIVATE_VSHARP_BASE, describe
+from ..memory import GPUFault
+from ..state import FLAT_SCRATCH, LANES
+from . import module
+from .layout import dtype
+from .lower import NativeProgram
+
+# native/engine/engine.h enum FaultKind
+FK = ["none", "mem", "lds_ds", "lds_range", "scratch", "lds_atomic", "lds_atomic_align", "atomic_align",
+      "satomic_align", "jump", "watchdog", "trap", "mixed_private", "unsupported", "buf_format", "internal"]
+CAPTURE_HEAD = 128 * 4 + 16          # SGPRs, SCC, MODE, PC
+
+
+class Result:
+    """What run_dispatch returns for a native dispatch (the attributes the numpy Dispatch offers)."""
+
+    __slots__ = ("wave_instructions", "steps", "engine", "capture", "nvgpr", "waves_per_group")
+
+    def __init__(self, d, capture, nvgpr, wpg):
+        self.wave_instructions = int(d.wave_instructions)
+        self.steps = int(d.steps)
+        self.engine = "native"
+        self.capture = capture
+        self.nvgpr = nvgpr
+        self.waves_per_group = wpg
+
+
+class NativeEngine:
+    """The native engine of one EmulatedGPU: lowered programs, the memory table, statistics."""
+
+    def __init__(self, gpu):
+        self.gpu = gpu
+        self.mod = module()
+        self.ffi, self.lib = self.mod.ffi, self.mod.lib
+        self._programs: dict = {}
+        self._regions = None            # (memory._index, regions array, keep-alive)
+        self._lock = threading.Lock()
+        self.stats = collections.Counter()          # "native", "fallback"
+        self.fallbacks = collections.Counter()      # reason -> dispatches
+        _init_tables(self.lib, self.ffi)
+
+    # -- programs --------------------------------------------------------------------------------------------
+    def program(self, program, K) -> NativeProgram:
+        key = (id(program), K.accum_offset)
+        p = self._programs.get(key)
+        if p is None or p.program is not program:
+            with self._lock:
+                p = self._programs.get(key)
+                if p is None or p.program is not program:
+                    p = self._programs[key] = NativeProgram(program, K)
+        return p
+
+    def forget(self, program) -> None:
+        with self._lock:
+            for key in [k for k, v in self._programs.items() if v.program is program]:
+                del self._programs[key]
+
+    def support(self, d) -> tuple[str | None, NativeProgram | None]:
+        """(None, native program) when the dispatch ``d`` (a numpy engine Dispatch) can run natively, else
+        (reason, None)."""
+        np_ = self.program(d.program, d.K)
+        reason, rows = np_.kernel_support(d.entry)
+        if reason is None and rows > d.nvgpr + 8:
+            reason = f"uses VGPR rows up to {rows}, more than the {d.nvgpr + 8} allocated"
+        return reason, (np_ if reason is None else None)
+
+    # -- memory --------------------------------------------------------------------------------------------------
+    def regions(self):
+        mem = self.gpu.memory
+        index = mem._index
+        cached = self._regions
+        if cached is not None and cached[0] is index:
+            return cached[1]
+        starts, ends, ext, exts = index
+        arena = mem.arena
+        arena_ptr = arena.ctypes.data
+        reg = np.zeros(len(starts), dtype=dtype("Region"))
+        reg["start"], reg["end"] = starts, ends
+        for i, e in enumerate(exts):
+            reg["host"][i] = e.ctypes.data if e is not None else arena_ptr + int(starts[i]) - mem.base
+        self._regions = (index, reg, (arena, exts))
+        return reg
+
+    # -- one dispatch -----------------------------------------------------------------------------------------------
+    def run(self, d, nprog: NativeProgram, *, lockstep=False, capture=False, nthreads=0) -> Result:
+        ffi, lib = self.ffi, self.lib
+        c = ffi.new("Dispatch*")
+        keep = [nprog.code, nprog.mods, nprog.addr_index]
+        c.code = ffi.cast("const NInst*", nprog.code.ctypes.data)
+        c.mods = ffi.cast("const ModInfo*", nprog.mods.ctypes.data)
+        c.addr_index = ffi.cast("const int32_t*", nprog.addr_index.ctypes.data)
+        c.code_base = nprog.base
+        c.code_size = nprog.size
+        c.ncode = len(nprog.code)
+        c.entry = nprog.index[d.entry]
+        for i in range(3):
+            c.grid[i], c.wg[i], c.counts[i] = d.grid[i], d.wg[i], d.counts[i]
+        c.waves_per_group = d.waves_per_group
+        rows = max(d.nvgpr + 8, 1)
+        c.nvgpr = rows
+        c.lds_size = d.lds_size
+        c.private_size = d.private
+        setup_registers(c, d, self.gpu.memory)
+        c.is_gfx94x = int(d.K.is_gfx94x)
+        c.private_vsharp_base = PRIVATE_VSHARP_BASE
+        reg = self.regions()
+        keep.append(reg)
+        c.regions = ffi.cast("const Region*", reg.ctypes.data)
+        c.nregions = len(reg)
+        c.lockstep = int(lockstep)
+        c.capture = int(capture)
+        c.nthreads = nthreads
+        c.max_steps = d.max_steps
+        wpg = d.waves_per_group
+        if lockstep:
+            per = max(1, MAX_WAVES_PER_BATCH // wpg)
+            if d.private:
+                per = max(1, min(per, MAX_PRIVATE_PER_BATCH // (d.private * LANES * wpg)))
+            c.batch_groups = per
+        cap = None
+        if capture:
+            total = d.counts[0] * d.counts[1] * d.counts[2] * wpg
+            stride = CAPTURE_HEAD + rows * LANES * 4
+            cap = np.zeros((total, stride), dtype=np.uint8)
+            c.capture_buf = ffi.cast("uint8_t*", cap.ctypes.data)
+            c.capture_stride = stride
+        failed = lib.pyhip_engine_run(c)
+        del keep
+        self.stats["native"] += 1
+        if failed:
+            raise self.fault(c, d, nprog)
+        return Result(c, cap, rows, wpg)
+
+    def fault(self, c, d, nprog) -> GPUFault:
+        f = c.fault
+        kind = FK[f.kind] if 0 <= f.kind < len(FK) else "internal"
+        size = int(f.size)
+        details = {}
+        if f.has_address:
+            addr = int(f.address)
+            if kind in ("lds_ds", "lds_range", "scratch", "lds_atomic", "lds_atomic_align") and addr >= 1 << 63:
+                addr -= 1 << 64                      # LDS / private offsets are signed
+            details["address"] = addr
+        if f.lane >= 0:
+            details["lane"] = int(f.lane)
+        code = hipError_t.hipErrorIllegalAddress
+        arg = int(f.arg)
+        if kind == "mem":
+            msg, details["access"] = "memory access outside any allocation", f"{size} bytes"
+        elif kind == "lds_ds":
+            msg, details["access"] = f"LDS access out of range (allocated {arg} bytes)", f"{size} bytes"
+        elif kind == "lds_range":
+            msg, details["access"] = f"LDS access out of range (size {arg} bytes)", f"{size} bytes"
+        elif kind == "scratch":
+            msg, details["access"] = f"scratch (private segment) access out of range (size {arg} bytes)", f"{size} bytes"
+        elif kind == "lds_atomic":
+            msg, details["access"] = f"LDS atomic out of range (allocated {arg} bytes)", f"{size} bytes"
+        elif kind == "lds_atomic_align":
+            msg, details["access"] = f"misaligned LDS atomic: address not aligned to {size} bytes", f"{size}-byte atomic"
+        elif kind == "atomic_align":
+            msg, details["access"] = f"misaligned atomic: address not aligned to {size} bytes", f"{size}-byte atomic"
+        elif kind == "satomic_align":
+            msg, details["access"] = f"misaligned scalar atomic: address not aligned to {size} bytes", f"{size}-byte atomic"
+        elif kind == "jump":
+            msg = "jump to an address that is not an instruction"
+        elif kind == "trap":
+            msg, code = "s_trap executed (assert or trap in the kernel)", 710
+        elif kind == "watchdog":
+            msg = (f"watchdog: dispatch exceeded {d.max_steps} instruction steps (infinite loop?); "
+                   f"waves: {self._dump(f, nprog, d)}")
+            code = hipError_t.hipErrorLaunchTimeOut
+        elif kind == "internal":
+            msg, code = "native engine: out of memory for the workgroup state", hipError_t.hipErrorOutOfMemory
+        else:
+            msg, code = f"native engine fault ({kind})", hipError_t.hipErrorLaunchFailure
+        exc = GPUFault(msg, code=code, **details)
+        inst = None
+        pc = None
+        if 0 <= f.ip < len(nprog.recs):
+            pc = nprog.base + int(nprog.code[f.ip]["pc"])
+            inst = d.program.instructions.get(pc)
+        kernel = d.kernel.demangled if d.kernel is not None else None
+        return exc.with_context(kernel=kernel, workgroup=tuple(int(x) for x in f.wg), wave=int(f.wave),
+                                pc=(pc - d.program.base) if pc is not None else None,
+                                instruction=describe(inst, d.processor) if inst is not None else None)
+
+    def _dump(self, f, nprog, d) -> str:
+        parts = []
+        for i in range(f.ndump):
+            w = f.dump[i]
+            pc = int(w.pc)
+            inst = d.program.instructions.get(pc)
+            sregs = " ".join(f"s{r}=0x{int(w.s[r]):x}" for r in range(4))
+            vregs = f"v0[0]=0x{int(w.v0):x} v1[0]=0x{int(w.v1):x}"
+            parts.append(f"wave {int(w.wave)} of workgroup {tuple(int(x) for x in w.wg)} at pc 0x{pc - d.program.base:x} "
+                         f"({describe(inst, d.processor) if inst else '?'}) exec=0x{int(w.exec):016x} {sregs} {vregs}")
+        return "; ".join(parts)
+
+
+def setup_registers(c, d, memory) -> None:
+    """The SGPR template, workgroup-id SGPRs, work-item VGPR layout and MODE (engine.Dispatch._setup)."""
+    kd = d.kd
+    init = np.zeros(128, dtype=np.uint32)
+    vals = {
+        "private_segment_buffer": [PRIVATE_VSHARP_BASE & 0xFFFFFFFF, PRIVATE_VSHARP_BASE >> 32, 0xFFFFFFFF,
+                                   ADD_TID_ENABLE | 0x00027000],
+        "dispatch_ptr": [d.dispatch_ptr & 0xFFFFFFFF, d.dispatch_ptr >> 32],
+        "queue_ptr": [d.queue_ptr & 0xFFFFFFFF, d.queue_ptr >> 32],
+        "kernarg_segment_ptr": [d.kernarg & 0xFFFFFFFF, d.kernarg >> 32],
+        "dispatch_id": [d.dispatch_id & 0xFFFFFFFF, d.dispatch_id >> 32],
+        "flat_scratch_init": [0, 0],
+        "private_segment_size": [d.private],
+    }
+    for name, first, count in kd.user_sgpr_layout():
+        if name == "kernarg_preload":
+            off = kd.preload["kernarg_preload_spec_offset"] * 4
+            init[first:first + count] = np.frombuffer(memory.read(d.kernarg + off, count * 4), dtype=np.uint32)
+        else:
+            init[first:first + count] = np.array(vals[name], dtype=np.uint64).astype(np.uint32)
+    s = kd.user_sgpr_count
+    ids = [-1, -1, -1]
+    for i, axis in enumerate("xyz"):
+        if kd.rsrc2[f"enable_sgpr_workgroup_id_{axis}"]:
+            ids[i] = s
+            s += 1
+    info = -1
+    if kd.rsrc2["enable_sgpr_workgroup_info"]:
+        info = s
+        s += 1
+    if kd.rsrc2["enable_private_segment"]:
+        if d.processor.startswith(("gfx94", "gfx95", "gfx11", "gfx12")):
+            init[FLAT_SCRATCH] = init[FLAT_SCRATCH + 1] = 0
+        else:
+            init[s] = 0
+    for i in range(128):
+        c.sgpr_init[i] = int(init[i])
+    for i in range(3):
+        c.wgid_sgpr[i] = ids[i]
+    c.wginfo_sgpr = info
+    c.vgpr_ids = int(d.processor.startswith(("gfx90a", "gfx94", "gfx95", "gfx11", "gfx12")))
+    c.wid = kd.rsrc2["enable_vgpr_workitem_id"]
+    r1 = kd.rsrc1
+    c.mode = r1["float_round_mode_32"] | r1["float_round_mode_16_64"] << 2 | r1["float_denorm_mode_32"] << 4 | \
+        r1["float_denorm_mode_16_64"] << 6 | r1["enable_dx10_clamp"] << 8 | r1["enable_ieee_mode"] << 9
+
+
+_tables_done = False
+
+
+def _init_tables(lib, ffi) -> None:
+    """Constants the C side takes from the numpy semantics (one source): the bits of 2/pi for
+    V_TRIG_PREOP_F64."""
+    global _tables_done
+    if _tables_done:
+        return
+    from ..semantics.valu16 import _TWO_OVER_PI
+    nbits = _TWO_OVER_PI.bit_length()
+    words = np.array([(_TWO_OVER_PI >> (32 * i)) & 0xFFFFFFFF for i in range((nbits + 31) // 32)], dtype=np.uint32)
+    lib.pyhip_engine_set_two_over_pi(ffi.cast("const uint32_t*", words.ctypes.data), nbits)
+    _tables_done = True

@@ -233,6 +233,8 @@ void pyhip_engine_set_threads(int n) {
     pthread_mutex_unlock(&P.mu);
 }
 
+static int run_dispatch(Dispatch* d);
+
 /* Run a whole dispatch.  Returns 0, or 1 with d->fault describing the first fault. */
 int pyhip_engine_run(Dispatch* d) {
     d->failed = 0;
@@ -243,6 +245,14 @@ int pyhip_engine_run(Dispatch* d) {
     memset(&d->fault, 0, sizeof d->fault);
     d->total_groups = total_groups(d);
     if (d->total_groups == 0) return 0;
+    d->pattern = make_pattern(d);
+    int failed = run_dispatch(d);
+    free(d->pattern);
+    d->pattern = NULL;
+    return failed;
+}
+
+static int run_dispatch(Dispatch* d) {
     if (d->lockstep) {
         run_lockstep_dispatch(d);
         return d->failed;

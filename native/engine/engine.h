@@ -177,7 +177,10 @@ typedef struct Dispatch {
     int64_t total_groups;
     int32_t abort_flag;
     int32_t pad2;
+    uint8_t* pattern;            /* per wave of a whole workgroup: EXEC (8 bytes), then v0, v1, v2 */
 } Dispatch;
+
+#define PATTERN_STRIDE (8 + 3 * LANES * 4)
 
 /* ---- per-wave and per-workgroup state --------------------------------------------------------------- */
 struct Group;

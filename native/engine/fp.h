@@ -119,19 +119,30 @@ INLINE double h2d(uint32_t h) { return u2d(f16_to_f64((uint16_t)h)); }
 INLINE uint32_t f2h(float f) { return f32_to_f16(f2u(f)); }
 INLINE uint32_t d2h(double d) { return f64_to_f16(d2u(d)); }
 
-/* ---- NaN propagation as numpy's binary float ops produce it (x86: the first NaN operand, quieted) ---- */
+/* ---- NaN propagation as numpy's binary float ops produce it (x86: the first NaN operand, quieted) ----
+ * Written on the bit patterns with integer compares and selects, so the per-lane loops vectorize. */
 INLINE float qf(float a) { return u2f(f2u(a) | 0x00400000u); }
 INLINE double qd(double a) { return u2d(d2u(a) | 0x0008000000000000ULL); }
-#define NAN2F(a, b, expr) (((a) != (a)) ? qf(a) : ((b) != (b)) ? qf(b) : (expr))
-#define NAN2D(a, b, expr) (((a) != (a)) ? qd(a) : ((b) != (b)) ? qd(b) : (expr))
-INLINE float addf(float a, float b) { return NAN2F(a, b, a + b); }
-INLINE float subf(float a, float b) { return NAN2F(a, b, a - b); }
-INLINE float mulf(float a, float b) { return NAN2F(a, b, a * b); }
-INLINE float divf(float a, float b) { return NAN2F(a, b, a / b); }
-INLINE double addd(double a, double b) { return NAN2D(a, b, a + b); }
-INLINE double subd(double a, double b) { return NAN2D(a, b, a - b); }
-INLINE double muld(double a, double b) { return NAN2D(a, b, a * b); }
-INLINE double divd(double a, double b) { return NAN2D(a, b, a / b); }
+INLINE uint32_t isnan32(uint32_t u) { return (int32_t)(u & 0x7fffffffu) > (int32_t)0x7f800000; }
+INLINE uint64_t isnan64(uint64_t u) { return (int64_t)(u & 0x7fffffffffffffffULL) > (int64_t)0x7ff0000000000000LL; }
+INLINE float nan2f(float a, float b, float r) {
+    uint32_t ua = f2u(a), ub = f2u(b);
+    uint32_t q = isnan32(ua) ? (ua | 0x00400000u) : (ub | 0x00400000u);
+    return (isnan32(ua) | isnan32(ub)) ? u2f(q) : r;
+}
+INLINE double nan2d(double a, double b, double r) {
+    uint64_t ua = d2u(a), ub = d2u(b);
+    uint64_t q = isnan64(ua) ? (ua | 0x0008000000000000ULL) : (ub | 0x0008000000000000ULL);
+    return (isnan64(ua) | isnan64(ub)) ? u2d(q) : r;
+}
+INLINE float addf(float a, float b) { return nan2f(a, b, a + b); }
+INLINE float subf(float a, float b) { return nan2f(a, b, a - b); }
+INLINE float mulf(float a, float b) { return nan2f(a, b, a * b); }
+INLINE float divf(float a, float b) { return nan2f(a, b, a / b); }
+INLINE double addd(double a, double b) { return nan2d(a, b, a + b); }
+INLINE double subd(double a, double b) { return nan2d(a, b, a - b); }
+INLINE double muld(double a, double b) { return nan2d(a, b, a * b); }
+INLINE double divd(double a, double b) { return nan2d(a, b, a / b); }
 
 /* ---- fused multiply-add (pyhip/emu/fp.py) ----------------------------------------------------------- */
 INLINE void two_sum(double a, double b, double* s, double* e) {

@@ -114,6 +114,44 @@ static int run_wave(Ctx* c, Wave* w, int64_t budget, Wave* const* group_waves, i
 }
 
 /* ---- workgroup setup ------------------------------------------------------------------------------------ */
+/* EXEC and the work-item id VGPRs of wave k of a (px, py, pz) workgroup (inactive lanes 0) */
+static uint64_t wave_ids(const Dispatch* d, int k, uint32_t px, uint32_t py, uint32_t pz, uint32_t* v0, uint32_t* v1,
+                         uint32_t* v2) {
+    uint64_t active = (uint64_t)px * py * pz, ex = 0;
+    for (int l = 0; l < LANES; l++) {
+        uint64_t t = (uint64_t)k * LANES + l;
+        int on = t < active;
+        uint32_t x = on ? (uint32_t)(t % px) : 0;
+        uint32_t y = on ? (uint32_t)((t / px) % py) : 0;
+        uint32_t z = on ? (uint32_t)(t / ((uint64_t)px * py)) : 0;
+        if (on) ex |= 1ULL << l;
+        if (d->vgpr_ids) {
+            uint32_t val = x;
+            if (d->wid >= 1) val |= y << 10;
+            if (d->wid >= 2) val |= z << 20;
+            v0[l] = val;
+        } else {
+            v0[l] = x;
+            if (d->wid >= 1 && v1) v1[l] = y;
+            if (d->wid >= 2 && v2) v2[l] = z;
+        }
+    }
+    return ex;
+}
+
+/* the EXEC/VGPR pattern of every wave of a whole workgroup, computed once per dispatch */
+static uint8_t* make_pattern(const Dispatch* d) {
+    uint8_t* pat = calloc((size_t)d->waves_per_group, PATTERN_STRIDE);
+    if (!pat) return NULL;
+    for (int k = 0; k < d->waves_per_group; k++) {
+        uint8_t* p = pat + (size_t)k * PATTERN_STRIDE;
+        uint32_t* v0 = (uint32_t*)(p + 8);
+        uint64_t ex = wave_ids(d, k, d->wg[0], d->wg[1], d->wg[2], v0, v0 + LANES, v0 + 2 * LANES);
+        memcpy(p, &ex, 8);
+    }
+    return pat;
+}
+
 static void init_group(Ctx* c, Group* g, int64_t flat, Wave* waves, uint32_t* vgprs, uint8_t* priv, uint8_t* lds) {
     const Dispatch* d = c->d;
     uint32_t cx = d->counts[0], cy = d->counts[1];
@@ -133,7 +171,7 @@ static void init_group(Ctx* c, Group* g, int64_t flat, Wave* waves, uint32_t* vg
     if (rx < px) px = (uint32_t)rx;
     if (ry < py) py = (uint32_t)ry;
     if (rz < pz) pz = (uint32_t)rz;
-    uint64_t active = (uint64_t)px * py * pz;
+    int full = px == d->wg[0] && py == d->wg[1] && pz == d->wg[2];
     size_t vsize = (size_t)d->nvgpr * LANES;
     size_t psize = (size_t)d->private_size * LANES;
     for (int k = 0; k < g->nw; k++) {
@@ -162,23 +200,15 @@ static void init_group(Ctx* c, Group* g, int64_t flat, Wave* waves, uint32_t* vg
         uint32_t* v0 = v;
         uint32_t* v1 = d->nvgpr > 1 ? v + LANES : NULL;
         uint32_t* v2 = d->nvgpr > 2 ? v + 2 * LANES : NULL;
-        for (int l = 0; l < LANES; l++) {
-            uint64_t t = (uint64_t)k * LANES + l;
-            int on = t < active;
-            uint32_t x = on ? (uint32_t)(t % px) : 0;
-            uint32_t y = on ? (uint32_t)((t / px) % py) : 0;
-            uint32_t z = on ? (uint32_t)(t / ((uint64_t)px * py)) : 0;
-            if (on) ex |= 1ULL << l;
-            if (d->vgpr_ids) {
-                uint32_t val = x;
-                if (d->wid >= 1) val |= y << 10;
-                if (d->wid >= 2) val |= z << 20;
-                v0[l] = val;
-            } else {
-                v0[l] = x;
-                if (d->wid >= 1 && v1) v1[l] = y;
-                if (d->wid >= 2 && v2) v2[l] = z;
-            }
+        int nv = d->vgpr_ids ? 1 : (d->wid >= 2 ? 3 : d->wid + 1);
+        if (d->pattern && full) {
+            const uint8_t* pat = d->pattern + (size_t)k * PATTERN_STRIDE;
+            memcpy(&ex, pat, 8);
+            memcpy(v0, pat + 8, 256);
+            if (nv > 1 && v1) memcpy(v1, pat + 8 + 256, 256);
+            if (nv > 2 && v2) memcpy(v2, pat + 8 + 512, 256);
+        } else {
+            ex = wave_ids(d, k, px, py, pz, v0, v1, v2);
         }
         w->s[EXEC] = (uint32_t)ex;
         w->s[EXEC + 1] = (uint32_t)(ex >> 32);

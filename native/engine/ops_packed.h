@@ -141,80 +141,82 @@ H(v_pk_fmac_f16) {
 }
 
 /* ---- compares: x = condition | 16 (v_cmpx: also EXEC); sd = the mask destination --------------------------- */
-H(vcmp_f32) {
-    VSETUP const uint32_t* A = G32(0); const uint32_t* B = G32(1);
-    uint64_t r = 0;
-    LOOP r |= (uint64_t)fcmp(in->x & 15, u2f(A[l]), u2f(B[l])) << l;
-    cmp_result(c, w, in, r);
-    return ST_CONT;
-}
-H(vcmp_f64) {
-    VSETUP const uint64_t* A = G64(0); const uint64_t* B = G64(1);
-    uint64_t r = 0;
-    LOOP r |= (uint64_t)dcmp(in->x & 15, u2d(A[l]), u2d(B[l])) << l;
-    cmp_result(c, w, in, r);
-    return ST_CONT;
-}
-H(vcmp_f16) {
-    VSETUP const uint32_t* A = G32(0); const uint32_t* B = G32(1);
-    uint64_t r = 0;
-    LOOP r |= (uint64_t)fcmp(in->x & 15, h2f(A[l] & 0xFFFF), h2f(B[l] & 0xFFFF)) << l;
-    cmp_result(c, w, in, r);
-    return ST_CONT;
-}
-H(vcmp_i32) {
-    VSETUP const uint32_t* A = G32(0); const uint32_t* B = G32(1);
-    uint64_t r = 0;
-    LOOP r |= (uint64_t)icmp(in->x & 15, (int64_t)(int32_t)A[l], (int64_t)(int32_t)B[l]) << l;
-    cmp_result(c, w, in, r);
-    return ST_CONT;
-}
-H(vcmp_u32) {
-    VSETUP const uint32_t* A = G32(0); const uint32_t* B = G32(1);
-    uint64_t r = 0;
-    LOOP r |= (uint64_t)icmp(in->x & 15, (int64_t)A[l], (int64_t)B[l]) << l;
-    cmp_result(c, w, in, r);
-    return ST_CONT;
-}
-H(vcmp_i16) {
-    VSETUP const uint32_t* A = G32(0); const uint32_t* B = G32(1);
-    uint64_t r = 0;
-    LOOP r |= (uint64_t)icmp(in->x & 15, (int64_t)(int16_t)A[l], (int64_t)(int16_t)B[l]) << l;
-    cmp_result(c, w, in, r);
-    return ST_CONT;
-}
-H(vcmp_u16) {
-    VSETUP const uint32_t* A = G32(0); const uint32_t* B = G32(1);
-    uint64_t r = 0;
-    LOOP r |= (uint64_t)icmp(in->x & 15, (int64_t)(A[l] & 0xFFFF), (int64_t)(B[l] & 0xFFFF)) << l;
-    cmp_result(c, w, in, r);
-    return ST_CONT;
-}
-H(vcmp_i64) {
-    VSETUP const uint64_t* A = G64(0); const uint64_t* B = G64(1);
-    uint64_t r = 0;
-    LOOP r |= (uint64_t)icmp64s(in->x & 15, (int64_t)A[l], (int64_t)B[l]) << l;
-    cmp_result(c, w, in, r);
-    return ST_CONT;
-}
-H(vcmp_u64) {
-    VSETUP const uint64_t* A = G64(0); const uint64_t* B = G64(1);
-    uint64_t r = 0;
-    LOOP r |= (uint64_t)icmp64u(in->x & 15, A[l], B[l]) << l;
-    cmp_result(c, w, in, r);
-    return ST_CONT;
-}
+/* one loop per condition (so the compiler vectorizes it), results packed into a lane mask */
+#define FCMP_LOOPS(T, X)                                                                              \
+    switch (in->x & 15) {                                                                             \
+    case 0: LOOP B_[l] = 0; break;                                                                    \
+    case 1: LOOP { T a = X(A[l]), b = X(B[l]); B_[l] = a < b; } break;                                \
+    case 2: LOOP { T a = X(A[l]), b = X(B[l]); B_[l] = a == b; } break;                               \
+    case 3: LOOP { T a = X(A[l]), b = X(B[l]); B_[l] = a <= b; } break;                               \
+    case 4: LOOP { T a = X(A[l]), b = X(B[l]); B_[l] = a > b; } break;                                \
+    case 5: LOOP { T a = X(A[l]), b = X(B[l]); B_[l] = (a < b) | (a > b); } break;                    \
+    case 6: LOOP { T a = X(A[l]), b = X(B[l]); B_[l] = a >= b; } break;                               \
+    case 7: LOOP { T a = X(A[l]), b = X(B[l]); B_[l] = (a == a) & (b == b); } break;                  \
+    case 8: LOOP { T a = X(A[l]), b = X(B[l]); B_[l] = !((a == a) & (b == b)); } break;               \
+    case 9: LOOP { T a = X(A[l]), b = X(B[l]); B_[l] = !(a >= b); } break;                            \
+    case 10: LOOP { T a = X(A[l]), b = X(B[l]); B_[l] = !((a < b) | (a > b)); } break;                \
+    case 11: LOOP { T a = X(A[l]), b = X(B[l]); B_[l] = !(a > b); } break;                            \
+    case 12: LOOP { T a = X(A[l]), b = X(B[l]); B_[l] = !(a <= b); } break;                           \
+    case 13: LOOP { T a = X(A[l]), b = X(B[l]); B_[l] = !(a == b); } break;                           \
+    case 14: LOOP { T a = X(A[l]), b = X(B[l]); B_[l] = !(a < b); } break;                            \
+    default: LOOP B_[l] = 1; break;                                                                   \
+    }
+#define ICMP_LOOPS(T, X)                                                                              \
+    switch (in->x & 15) {                                                                             \
+    case 0: LOOP B_[l] = 0; break;                                                                    \
+    case 1: LOOP { T a = X(A[l]), b = X(B[l]); B_[l] = a < b; } break;                                \
+    case 2: LOOP { T a = X(A[l]), b = X(B[l]); B_[l] = a == b; } break;                               \
+    case 3: LOOP { T a = X(A[l]), b = X(B[l]); B_[l] = a <= b; } break;                               \
+    case 4: LOOP { T a = X(A[l]), b = X(B[l]); B_[l] = a > b; } break;                                \
+    case 5: LOOP { T a = X(A[l]), b = X(B[l]); B_[l] = a != b; } break;                               \
+    case 6: LOOP { T a = X(A[l]), b = X(B[l]); B_[l] = a >= b; } break;                               \
+    default: LOOP B_[l] = 1; break;                                                                   \
+    }
+#define CMP32(NAME, T, X, LOOPS)                                                                      \
+    H(NAME) {                                                                                         \
+        VSETUP const uint32_t* A = G32(0); const uint32_t* B = G32(1);                                \
+        uint32_t B_[LANES];                                                                           \
+        LOOPS(T, X)                                                                                   \
+        cmp_result(c, w, in, pack_mask(B_));                                                          \
+        return ST_CONT;                                                                               \
+    }
+#define CMP64(NAME, T, X, LOOPS)                                                                      \
+    H(NAME) {                                                                                         \
+        VSETUP const uint64_t* A = G64(0); const uint64_t* B = G64(1);                                \
+        uint32_t B_[LANES];                                                                           \
+        LOOPS(T, X)                                                                                   \
+        cmp_result(c, w, in, pack_mask(B_));                                                          \
+        return ST_CONT;                                                                               \
+    }
+#define X_F32(v) u2f(v)
+#define X_F16(v) h2f((v) & 0xFFFF)
+#define X_F64(v) u2d(v)
+#define X_I32(v) ((int32_t)(v))
+#define X_U32(v) (v)
+#define X_I16(v) ((int32_t)(int16_t)(v))
+#define X_U16(v) ((v) & 0xFFFF)
+#define X_I64(v) ((int64_t)(v))
+#define X_U64(v) (v)
+CMP32(vcmp_f32, float, X_F32, FCMP_LOOPS)
+CMP32(vcmp_f16, float, X_F16, FCMP_LOOPS)
+CMP64(vcmp_f64, double, X_F64, FCMP_LOOPS)
+CMP32(vcmp_i32, int32_t, X_I32, ICMP_LOOPS)
+CMP32(vcmp_u32, uint32_t, X_U32, ICMP_LOOPS)
+CMP32(vcmp_i16, int32_t, X_I16, ICMP_LOOPS)
+CMP32(vcmp_u16, uint32_t, X_U16, ICMP_LOOPS)
+CMP64(vcmp_i64, int64_t, X_I64, ICMP_LOOPS)
+CMP64(vcmp_u64, uint64_t, X_U64, ICMP_LOOPS)
 H(vcmp_class_f32) {
     VSETUP const uint32_t* A = G32(0); const uint32_t* B = G32(1);
-    uint64_t r = 0;
-    LOOP r |= (uint64_t)((B[l] >> class32(A[l])) & 1) << l;
-    cmp_result(c, w, in, r);
+    uint32_t B_[LANES];
+    LOOP B_[l] = (B[l] >> class32(A[l])) & 1;
+    cmp_result(c, w, in, pack_mask(B_));
     return ST_CONT;
 }
 H(vcmp_class_f64) {
     VSETUP const uint64_t* A = G64(0); const uint32_t* B = G32(1);
-    uint64_t r = 0;
-    LOOP r |= (uint64_t)((B[l] >> class64(A[l])) & 1) << l;
-    cmp_result(c, w, in, r);
+    uint32_t B_[LANES];
+    LOOP B_[l] = (B[l] >> class64(A[l])) & 1;
+    cmp_result(c, w, in, pack_mask(B_));
     return ST_CONT;
 }

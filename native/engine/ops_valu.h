@@ -284,32 +284,28 @@ H(v_mad_i32_i16) { V3((uint32_t)((int32_t)(int16_t)a * (int16_t)b + (int32_t)cc)
 H(v_carry) {
     /* x: 0 add, 1 addc, 2 sub, 3 subb, 4 subrev, 5 subbrev; sd = carry out; s[2] = carry in SGPR */
     VSETUP const uint32_t* A = G32(0); const uint32_t* B = G32(1);
-    uint64_t m = exec_of(w), carry = 0;
-    uint64_t cin = (in->x & 1) ? sreg64(w, in->s[2] & 127) : 0;
-    if (in->x < 2) {
+    uint64_t m = exec_of(w);
+    uint32_t CI[LANES], CY[LANES];
+    if (in->x & 1) unpack_mask(sreg64(w, in->s[2] & 127), CI);
+    switch (in->x) {
+    case 0: LOOP { uint32_t r = A[l] + B[l]; CY[l] = r < B[l]; R[l] = r; } break;
+    case 1:
         LOOP {
-            uint32_t r = A[l] + B[l];
-            uint64_t cy = r < B[l];
-            uint32_t ci = (uint32_t)((cin >> l) & 1);
+            uint32_t r = A[l] + B[l], ci = CI[l] & 1;
+            uint32_t cy = r < B[l];
             r += ci;
-            cy |= r < ci;
+            CY[l] = cy | (r < ci);
             R[l] = r;
-            carry |= cy << l;
         }
-    } else {
-        int rev = in->x >= 4;
-        LOOP {
-            uint32_t x = rev ? B[l] : A[l], y = rev ? A[l] : B[l];
-            uint32_t r = x - y;
-            uint64_t cy = y > x;
-            uint32_t ci = (uint32_t)((cin >> l) & 1);
-            cy |= (uint64_t)(ci & (r == 0));
-            R[l] = r - ci;
-            carry |= cy << l;
-        }
+        break;
+    case 2: LOOP { uint32_t x = A[l], y = B[l]; CY[l] = y > x; R[l] = x - y; } break;
+    case 3: LOOP { uint32_t x = A[l], y = B[l], ci = CI[l] & 1, r = x - y; CY[l] = (y > x) | (ci & (r == 0)); R[l] = r - ci; } break;
+    case 4: LOOP { uint32_t x = B[l], y = A[l]; CY[l] = y > x; R[l] = x - y; } break;
+    default: LOOP { uint32_t x = B[l], y = A[l], ci = CI[l] & 1, r = x - y; CY[l] = (y > x) | (ci & (r == 0)); R[l] = r - ci; } break;
     }
+    uint64_t carry = pack_mask(CY);
     END32();
-    write_s64(w, in->sd, carry & m);
+    set_mask(w, in->sd, carry & m);
     return ST_CONT;
 }
 H(v_cndmask_b32) {
@@ -349,12 +345,12 @@ H(v_fmak_f32) {
 }
 H(v_mad_u64_u32) {
     VSETUP const uint32_t* A = G32(0); const uint32_t* B = G32(1); const uint64_t* C_ = G64(2);
-    uint64_t carry = 0;
-    if (in->op == OP_v_mad_i64_i32) { LOOP Q[l] = (uint64_t)((int64_t)(int32_t)A[l] * (int32_t)B[l]) + C_[l]; }
-    else { LOOP { uint64_t r = (uint64_t)A[l] * B[l] + C_[l]; Q[l] = r; carry |= (uint64_t)(r < C_[l]) << l; } }
-    uint64_t m = exec_of(w);
+    uint32_t CY[LANES];
+    if (in->op == OP_v_mad_i64_i32) { LOOP { Q[l] = (uint64_t)((int64_t)(int32_t)A[l] * (int32_t)B[l]) + C_[l]; CY[l] = 0; } }
+    else { LOOP { uint64_t r = (uint64_t)A[l] * B[l] + C_[l]; Q[l] = r; CY[l] = r < C_[l]; } }
+    uint64_t carry = pack_mask(CY), m = exec_of(w);
     END64();
-    if (in->sd < 106 || in->sd == VCC) write_s64(w, in->sd, carry & m);
+    if (in->sd < 106 || in->sd == VCC) set_mask(w, in->sd, carry & m);
     return ST_CONT;
 }
 H(v_mad_i64_i32) { return h_v_mad_u64_u32(c, w, in); }
@@ -395,18 +391,20 @@ H(v_swap_b32) {
 /* ---- division helpers (valu_div.py) -------------------------------------------------------------------- */
 H(v_div_scale_f32) {
     VSETUP const uint32_t* A = G32(0); const uint32_t* B = G32(1); const uint32_t* C_ = G32(2);
-    uint64_t vcc = 0, m = exec_of(w);
-    LOOP { int v; R[l] = f2u(div_scale32(u2f(A[l]), u2f(B[l]), u2f(C_[l]), &v)); vcc |= (uint64_t)v << l; }
+    uint64_t m = exec_of(w);
+    uint32_t V[LANES];
+    LOOP { int v; R[l] = f2u(div_scale32(u2f(A[l]), u2f(B[l]), u2f(C_[l]), &v)); V[l] = v; }
     END32();
-    write_s64(w, in->sd, vcc & m);
+    set_mask(w, in->sd, pack_mask(V) & m);
     return ST_CONT;
 }
 H(v_div_scale_f64) {
     VSETUP const uint64_t* A = G64(0); const uint64_t* B = G64(1); const uint64_t* C_ = G64(2);
-    uint64_t vcc = 0, m = exec_of(w);
-    LOOP { int v; Q[l] = d2u(div_scale64(u2d(A[l]), u2d(B[l]), u2d(C_[l]), &v)); vcc |= (uint64_t)v << l; }
+    uint64_t m = exec_of(w);
+    uint32_t V[LANES];
+    LOOP { int v; Q[l] = d2u(div_scale64(u2d(A[l]), u2d(B[l]), u2d(C_[l]), &v)); V[l] = v; }
     END64();
-    write_s64(w, in->sd, vcc & m);
+    set_mask(w, in->sd, pack_mask(V) & m);
     return ST_CONT;
 }
 H(v_div_fmas_f32) {

@@ -148,11 +148,6 @@ INLINE int class64(uint64_t x) {
     return neg ? 3 : 8;
 }
 
-/* an SGPR pair written as a lane mask (set_sgpr_mask: no null-register filtering) */
-INLINE void set_mask(Wave* w, int r, uint64_t v) {
-    w->s[r & 127] = (uint32_t)v;
-    w->s[(r + 1) & 127] = (uint32_t)(v >> 32);
-}
 INLINE void cmp_result(Ctx* c, Wave* w, const NInst* in, uint64_t r) {
     r &= exec_of(w);
     c->dpp_invalid_set = 0;

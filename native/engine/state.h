@@ -4,6 +4,45 @@
 
 #include "engine.h"
 #include "fp.h"
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
+/* lane masks <-> arrays of 64 words (0 / 0xFFFFFFFF), in forms the compiler vectorizes */
+static const uint32_t LANEBIT[LANES] = {
+    1u << 0, 1u << 1, 1u << 2, 1u << 3, 1u << 4, 1u << 5, 1u << 6, 1u << 7, 1u << 8, 1u << 9, 1u << 10, 1u << 11,
+    1u << 12, 1u << 13, 1u << 14, 1u << 15, 1u << 16, 1u << 17, 1u << 18, 1u << 19, 1u << 20, 1u << 21, 1u << 22,
+    1u << 23, 1u << 24, 1u << 25, 1u << 26, 1u << 27, 1u << 28, 1u << 29, 1u << 30, 1u << 31,
+    1u << 0, 1u << 1, 1u << 2, 1u << 3, 1u << 4, 1u << 5, 1u << 6, 1u << 7, 1u << 8, 1u << 9, 1u << 10, 1u << 11,
+    1u << 12, 1u << 13, 1u << 14, 1u << 15, 1u << 16, 1u << 17, 1u << 18, 1u << 19, 1u << 20, 1u << 21, 1u << 22,
+    1u << 23, 1u << 24, 1u << 25, 1u << 26, 1u << 27, 1u << 28, 1u << 29, 1u << 30, 1u << 31};
+
+INLINE void unpack_mask(uint64_t m, uint32_t* out) {
+    uint32_t lo = (uint32_t)m, hi = (uint32_t)(m >> 32);
+    for (int l = 0; l < 32; l++) out[l] = (lo & LANEBIT[l]) ? 0xFFFFFFFFu : 0;
+    for (int l = 32; l < LANES; l++) out[l] = (hi & LANEBIT[l]) ? 0xFFFFFFFFu : 0;
+}
+
+/* bit l set where b[l] != 0 */
+INLINE uint64_t pack_mask(const uint32_t* b) {
+    uint64_t m = 0;
+#if defined(__AVX2__)
+    for (int i = 0; i < 8; i++) {
+        __m256i v = _mm256_loadu_si256((const __m256i*)(b + 8 * i));
+        __m256i z = _mm256_cmpeq_epi32(v, _mm256_setzero_si256());
+        m |= (uint64_t)(~_mm256_movemask_ps(_mm256_castsi256_ps(z)) & 0xFF) << (8 * i);
+    }
+#elif defined(__SSE2__)
+    for (int i = 0; i < 16; i++) {
+        __m128i v = _mm_loadu_si128((const __m128i*)(b + 4 * i));
+        __m128i z = _mm_cmpeq_epi32(v, _mm_setzero_si128());
+        m |= (uint64_t)(~_mm_movemask_ps(_mm_castsi128_ps(z)) & 0xF) << (4 * i);
+    }
+#else
+    for (int l = 0; l < LANES; l++) m |= (uint64_t)(b[l] != 0) << l;
+#endif
+    return m;
+}
 
 INLINE uint64_t exec_of(const Wave* w) { return (uint64_t)w->s[EXEC] | (uint64_t)w->s[EXEC + 1] << 32; }
 INLINE uint64_t sreg64(const Wave* w, int r) { return (uint64_t)w->s[r] | (uint64_t)w->s[r + 1] << 32; }
@@ -18,6 +57,12 @@ INLINE void write_s64(Wave* w, int r, uint64_t v) {
     write_s(w, r + 1, (uint32_t)(v >> 32));
 }
 
+/* an SGPR pair written as a lane mask (set_sgpr_mask: no null-register filtering) */
+INLINE void set_mask(Wave* w, int r, uint64_t v) {
+    w->s[r & 127] = (uint32_t)v;
+    w->s[(r + 1) & 127] = (uint32_t)(v >> 32);
+}
+
 /* a VGPR row written under a lane mask */
 INLINE void wv(Wave* w, int r, const uint32_t* val, uint64_t m) {
     uint32_t* d = vreg(w, r);
@@ -25,8 +70,9 @@ INLINE void wv(Wave* w, int r, const uint32_t* val, uint64_t m) {
         memcpy(d, val, 256);
         return;
     }
-    for (int l = 0; l < LANES; l++)
-        if (m >> l & 1) d[l] = val[l];
+    uint32_t mk[LANES];
+    unpack_mask(m, mk);
+    for (int l = 0; l < LANES; l++) d[l] = (val[l] & mk[l]) | (d[l] & ~mk[l]);
 }
 INLINE void wv64(Wave* w, int r, const uint64_t* val, uint64_t m) {
     uint32_t* lo = vreg(w, r);
@@ -36,8 +82,10 @@ INLINE void wv64(Wave* w, int r, const uint64_t* val, uint64_t m) {
         for (int l = 0; l < LANES; l++) hi[l] = (uint32_t)(val[l] >> 32);
         return;
     }
-    for (int l = 0; l < LANES; l++)
-        if (m >> l & 1) { lo[l] = (uint32_t)val[l]; hi[l] = (uint32_t)(val[l] >> 32); }
+    uint32_t mk[LANES];
+    unpack_mask(m, mk);
+    for (int l = 0; l < LANES; l++) lo[l] = ((uint32_t)val[l] & mk[l]) | (lo[l] & ~mk[l]);
+    for (int l = 0; l < LANES; l++) hi[l] = ((uint32_t)(val[l] >> 32) & mk[l]) | (hi[l] & ~mk[l]);
 }
 
 /* ---- scalar sources ------------------------------------------------------------------------------------ */
@@ -125,11 +173,19 @@ INLINE uint8_t* xlate(Ctx* c, uint64_t a, uint32_t size) {
 static int xlate_lanes(Ctx* c, const uint64_t* a, uint64_t m, uint32_t size, uint8_t** ptr) {
     if (!m) return -1;
     uint64_t lo = ~0ULL, hi = 0;
-    for (int l = 0; l < LANES; l++) {
-        if (m >> l & 1) {
+    if (m == ~0ULL) {
+        for (int l = 0; l < LANES; l++) {
             uint64_t x = a[l];
             lo = x < lo ? x : lo;
             hi = x > hi ? x : hi;
+        }
+    } else {
+        for (int l = 0; l < LANES; l++) {
+            if (m >> l & 1) {
+                uint64_t x = a[l];
+                lo = x < lo ? x : lo;
+                hi = x > hi ? x : hi;
+            }
         }
     }
     const Region* r = c->last;
@@ -139,8 +195,8 @@ static int xlate_lanes(Ctx* c, const uint64_t* a, uint64_t m, uint32_t size, uin
         else r = NULL;
     }
     if (LIKELY(r != NULL)) {
-        uint8_t* base = r->host - r->start;
-        for (int l = 0; l < LANES; l++) ptr[l] = base + a[l];
+        uintptr_t base = (uintptr_t)r->host - (uintptr_t)r->start;
+        for (int l = 0; l < LANES; l++) ptr[l] = (uint8_t*)(base + (uintptr_t)a[l]);
         return -1;
     }
     for (int l = 0; l < LANES; l++) {
@@ -150,6 +206,13 @@ static int xlate_lanes(Ctx* c, const uint64_t* a, uint64_t m, uint32_t size, uin
         ptr[l] = p;
     }
     return -1;
+}
+
+/* all 64 lanes at consecutive ``size``-byte addresses from a[0] */
+INLINE int contiguous(const uint64_t* a, uint64_t size) {
+    uint64_t bad = 0, a0 = a[0];
+    for (int l = 0; l < LANES; l++) bad |= a[l] ^ (a0 + size * (uint64_t)l);
+    return bad == 0;
 }
 
 INLINE uint32_t ld32(const uint8_t* p) { uint32_t v; memcpy(&v, p, 4); return v; }

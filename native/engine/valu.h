@@ -186,11 +186,15 @@ INLINE uint64_t pack_bits(const uint8_t* b) {
     uint32_t ALIGN64 t0[LANES], t1[LANES], t2[LANES], R[LANES];                 \
     uint64_t ALIGN64 q0[LANES], q1[LANES], q2[LANES], Q[LANES];                 \
     int gen = general(w, in);                                                   \
-    (void)t0; (void)t1; (void)t2; (void)q0; (void)q1; (void)q2; (void)R; (void)Q;
+    uint32_t* OUT = R;                                                          \
+    (void)t0; (void)t1; (void)t2; (void)q0; (void)q1; (void)q2; (void)R; (void)Q; (void)OUT;
+/* the one-liners compute straight into the destination row when nothing else is written under EXEC */
+#define DIRECT() do { if (!gen && exec_of(w) == ~0ULL) OUT = vreg(w, in->d); } while (0)
 #define G32(i) (gen ? prep32(c, w, in, i, t##i) : src32(w, in, i, t##i))
 #define G64(i) (gen ? prep64(c, w, in, i, q##i) : src64(w, in, i, q##i))
 #define END32()                                    \
     do {                                           \
+        if (OUT != R) break;                       \
         if (!gen) wv(w, in->d, R, exec_of(w));     \
         else vstore_gen(c, w, in, R);              \
     } while (0)
@@ -199,20 +203,21 @@ INLINE uint64_t pack_bits(const uint8_t* b) {
         if (!gen) wv64(w, in->d, Q, exec_of(w));   \
         else vstore64_gen(c, w, in, Q);            \
     } while (0)
-#define LOOP for (int l = 0; l < LANES; l++)
+/* no cross-lane dependences: the destination row may be a source row (each lane reads, then writes) */
+#define LOOP _Pragma("GCC ivdep") for (int l = 0; l < LANES; l++)
 
 /* one-liners: VOPn with 32-bit sources and a 32-bit result */
-#define V1(EXPR) { VSETUP const uint32_t* A = G32(0); LOOP { uint32_t a = A[l]; R[l] = (EXPR); } END32(); }
-#define V2(EXPR) { VSETUP const uint32_t* A = G32(0); const uint32_t* B = G32(1); \
-    LOOP { uint32_t a = A[l], b = B[l]; R[l] = (EXPR); } END32(); }
-#define V3(EXPR) { VSETUP const uint32_t* A = G32(0); const uint32_t* B = G32(1); const uint32_t* C_ = G32(2); \
-    LOOP { uint32_t a = A[l], b = B[l], cc = C_[l]; R[l] = (EXPR); } END32(); }
+#define V1(EXPR) { VSETUP DIRECT(); const uint32_t* A = G32(0); LOOP { uint32_t a = A[l]; OUT[l] = (EXPR); } END32(); }
+#define V2(EXPR) { VSETUP DIRECT(); const uint32_t* A = G32(0); const uint32_t* B = G32(1); \
+    LOOP { uint32_t a = A[l], b = B[l]; OUT[l] = (EXPR); } END32(); }
+#define V3(EXPR) { VSETUP DIRECT(); const uint32_t* A = G32(0); const uint32_t* B = G32(1); const uint32_t* C_ = G32(2); \
+    LOOP { uint32_t a = A[l], b = B[l], cc = C_[l]; OUT[l] = (EXPR); } END32(); }
 /* float views */
 #define F1(EXPR) V1(f2u((EXPR)))
-#define F2(EXPR) { VSETUP const uint32_t* A = G32(0); const uint32_t* B = G32(1); \
-    LOOP { float a = u2f(A[l]), b = u2f(B[l]); R[l] = f2u(EXPR); } END32(); }
-#define F3(EXPR) { VSETUP const uint32_t* A = G32(0); const uint32_t* B = G32(1); const uint32_t* C_ = G32(2); \
-    LOOP { float a = u2f(A[l]), b = u2f(B[l]), cc = u2f(C_[l]); R[l] = f2u(EXPR); } END32(); }
+#define F2(EXPR) { VSETUP DIRECT(); const uint32_t* A = G32(0); const uint32_t* B = G32(1); \
+    LOOP { float a = u2f(A[l]), b = u2f(B[l]); OUT[l] = f2u(EXPR); } END32(); }
+#define F3(EXPR) { VSETUP DIRECT(); const uint32_t* A = G32(0); const uint32_t* B = G32(1); const uint32_t* C_ = G32(2); \
+    LOOP { float a = u2f(A[l]), b = u2f(B[l]), cc = u2f(C_[l]); OUT[l] = f2u(EXPR); } END32(); }
 /* 64-bit sources and result */
 #define D1(EXPR) { VSETUP const uint64_t* A = G64(0); LOOP { double a = u2d(A[l]); Q[l] = d2u(EXPR); } END64(); }
 #define D2(EXPR) { VSETUP const uint64_t* A = G64(0); const uint64_t* B = G64(1); \
@@ -220,10 +225,10 @@ INLINE uint64_t pack_bits(const uint8_t* b) {
 #define D3(EXPR) { VSETUP const uint64_t* A = G64(0); const uint64_t* B = G64(1); const uint64_t* C_ = G64(2); \
     LOOP { double a = u2d(A[l]), b = u2d(B[l]), cc = u2d(C_[l]); Q[l] = d2u(EXPR); } END64(); }
 /* half views (low 16 bits; results as zero-extended half bits) */
-#define H1(EXPR) { VSETUP const uint32_t* A = G32(0); LOOP { uint32_t a = A[l] & 0xFFFF; R[l] = (EXPR) & 0xFFFF; } END32(); }
-#define H2(EXPR) { VSETUP const uint32_t* A = G32(0); const uint32_t* B = G32(1); \
-    LOOP { uint32_t a = A[l] & 0xFFFF, b = B[l] & 0xFFFF; R[l] = (EXPR) & 0xFFFF; } END32(); }
-#define H3(EXPR) { VSETUP const uint32_t* A = G32(0); const uint32_t* B = G32(1); const uint32_t* C_ = G32(2); \
-    LOOP { uint32_t a = A[l] & 0xFFFF, b = B[l] & 0xFFFF, cc = C_[l] & 0xFFFF; R[l] = (EXPR) & 0xFFFF; } END32(); }
+#define H1(EXPR) { VSETUP DIRECT(); const uint32_t* A = G32(0); LOOP { uint32_t a = A[l] & 0xFFFF; OUT[l] = (EXPR) & 0xFFFF; } END32(); }
+#define H2(EXPR) { VSETUP DIRECT(); const uint32_t* A = G32(0); const uint32_t* B = G32(1); \
+    LOOP { uint32_t a = A[l] & 0xFFFF, b = B[l] & 0xFFFF; OUT[l] = (EXPR) & 0xFFFF; } END32(); }
+#define H3(EXPR) { VSETUP DIRECT(); const uint32_t* A = G32(0); const uint32_t* B = G32(1); const uint32_t* C_ = G32(2); \
+    LOOP { uint32_t a = A[l] & 0xFFFF, b = B[l] & 0xFFFF, cc = C_[l] & 0xFFFF; OUT[l] = (EXPR) & 0xFFFF; } END32(); }
 
 #endif

@@ -173,13 +173,29 @@ static int vm_load(Ctx* c, Wave* w, const NInst* in) {
     int size = in->x;
     uint64_t m = exec_of(w);
     vm_address(c, w, in, &va);
-    if (va.space == SP_GLOBAL && size == 4 && !VA_D16(in)) {
+    if (va.space == SP_GLOBAL && size >= 4 && !VA_D16(in)) {
         if (!m) return ST_CONT;
-        int bad = xlate_lanes(c, va.a, m, 4, ptr);
-        if (bad >= 0) return raise_fault(c, w, FK_MEM, bad, va.a[bad], 1, 4, 0);
-        uint32_t* d = vreg(w, in->d);
-        if (m == ~0ULL) { for (int l = 0; l < LANES; l++) d[l] = ld32(ptr[l]); }
-        else { for (int l = 0; l < LANES; l++) if (m >> l & 1) d[l] = ld32(ptr[l]); }
+        int nw = size / 4;
+        if (m == ~0ULL && contiguous(va.a, size)) {
+            const uint8_t* p = xlate(c, va.a[0], (uint32_t)size * LANES);
+            if (p) {
+                if (nw == 1) memcpy(vreg(w, in->d), p, 256);
+                else
+                    for (int k = 0; k < nw; k++) {
+                        uint32_t* d = vreg(w, in->d + k);
+                        for (int l = 0; l < LANES; l++) d[l] = ld32(p + (size_t)l * size + 4 * k);
+                    }
+                return ST_CONT;
+            }
+        }
+        int bad = xlate_lanes(c, va.a, m, size, ptr);
+        if (bad >= 0) return raise_fault(c, w, FK_MEM, bad, va.a[bad], 1, size, 0);
+        uint32_t R[LANES];
+        for (int k = 0; k < nw; k++) {
+            if (m == ~0ULL) { for (int l = 0; l < LANES; l++) R[l] = ld32(ptr[l] + 4 * k); }
+            else { for (int l = 0; l < LANES; l++) R[l] = (m >> l & 1) ? ld32(ptr[l] + 4 * k) : 0; }
+            wv(w, in->d + k, R, m);
+        }
         return ST_CONT;
     }
     uint64_t sel = m;
@@ -203,6 +219,19 @@ static int vm_store(Ctx* c, Wave* w, const NInst* in) {
     uint64_t sel = m;
     if (va.space == SP_BUFFER) sel = buf_inrange(&va, m, size);
     if (!sel) return ST_CONT;
+    if (va.space == SP_GLOBAL && sel == ~0ULL && size >= 4 && !VA_D16(in) && contiguous(va.a, size)) {
+        uint8_t* p = xlate(c, va.a[0], (uint32_t)size * LANES);
+        if (p) {
+            int nw = size / 4;
+            if (nw == 1) memcpy(p, vreg(w, in->sd), 256);
+            else
+                for (int k = 0; k < nw; k++) {
+                    const uint32_t* s = vreg(w, in->sd + k);
+                    for (int l = 0; l < LANES; l++) st32(p + (size_t)l * size + 4 * k, s[l]);
+                }
+            return ST_CONT;
+        }
+    }
     int st = vm_lanes(c, w, &va, sel, size, ptr, 1);
     if (st != ST_CONT) return st;
     if (size == 4 && !VA_D16(in)) {

@@ -30,13 +30,14 @@ def _builder():
     return build_engine
 
 
-def _build_in_place(b) -> None:
-    """Compile in a temporary directory; only the shared object (and its source digest) land in pyhip/."""
+def _build_in_place(b, variant: str) -> None:
+    """Compile the variant this CPU runs in a temporary directory; only the shared object (and its source
+    digest) land in pyhip/."""
     import shutil
     import tempfile
 
     with tempfile.TemporaryDirectory() as tmp:
-        so = Path(b.ffibuilder.compile(tmpdir=tmp))
+        so = Path(b.builder(variant).compile(tmpdir=tmp))
         for old in PKG.glob("_native_engine*.so"):
             old.unlink()
         shutil.copy2(so, PKG / so.name)
@@ -44,13 +45,31 @@ def _build_in_place(b) -> None:
     importlib.invalidate_caches()
 
 
+def _cpu_variant() -> str:
+    import platform
+    if platform.machine() not in ("x86_64", "AMD64"):
+        return ""
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = next((ln.split(":", 1)[1].split() for ln in f if ln.startswith("flags")), [])
+    except OSError:
+        return ""
+    return "_v3" if {"avx2", "fma", "bmi2"} <= set(flags) else ""
+
+
 def _load():
+    variant = _cpu_variant()
     if (ROOT / "native" / "engine").is_dir():            # a source checkout: keep the build current
         b = _builder()
         have = DIGEST.read_text().strip() if DIGEST.exists() else ""
-        if have != b.source_hash() or not list(PKG.glob("_native_engine*.so")):
-            _build_in_place(b)
-    m = importlib.import_module("pyhip._native_engine")
+        if have != b.source_hash() or not list(PKG.glob(f"_native_engine{variant}.*so")):
+            _build_in_place(b, variant)
+    try:
+        m = importlib.import_module(f"pyhip._native_engine{variant}")
+    except ImportError:
+        if not variant:
+            raise
+        m = importlib.import_module("pyhip._native_engine")
     if m.lib.pyhip_engine_abi() != ABI:
         raise ImportError(f"pyhip._native_engine ({m.__file__}) is stale; rebuild it with `pip install .` "
                           "or `python native/build_engine.py`")

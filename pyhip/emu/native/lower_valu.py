@@ -67,9 +67,10 @@ class Mods(dict):
     """ModInfo fields of one instruction (only what is not the default)."""
 
     def effective(self) -> bool:
-        return any(self.get(k) for k in ("hi", "absm", "negm", "dpp", "clamp", "omod", "half_keep")) or \
-            any(s != 6 for s in self.get("sel", (6, 6, 6))) or \
-            (self.get("sdwa_dst") and self.get("dst_sel", 6) != 6)
+        lists = any(any(self.get(k, ())) for k in ("hi", "absm", "negm"))
+        flags = any(self.get(k) for k in ("dpp", "clamp", "omod", "half_keep"))
+        sel = any(s != 6 for s in self.get("sel", ()))
+        return lists or flags or sel or bool(self.get("sdwa_dst") and self.get("dst_sel", 6) != 6)
 
 
 def source_mods(inst, n, widths, is_float, kinds) -> Mods:

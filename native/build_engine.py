@@ -30,7 +30,7 @@ typedef struct Fault {
     int64_t arg; int32_t has_address; int32_t ndump; WaveDump dump[8]; ...;
 } Fault;
 typedef struct Dispatch {
-    const NInst* code; const ModInfo* mods; const int32_t* addr_index; uint64_t code_base; uint64_t code_size;
+    const NInst* code; const ModInfo* mods; const int32_t* addr_index; const int32_t* aux; uint64_t code_base; uint64_t code_size;
     int32_t ncode; int32_t entry; uint32_t grid[3]; uint32_t wg[3]; uint32_t counts[3]; int32_t waves_per_group;
     int32_t nvgpr; uint32_t lds_size; uint32_t private_size; uint32_t sgpr_init[128]; int32_t wgid_sgpr[3];
     int32_t wginfo_sgpr; int32_t vgpr_ids; int32_t wid; uint32_t mode; int32_t is_gfx94x;
@@ -46,6 +46,7 @@ int pyhip_engine_run(Dispatch* d);
 int pyhip_engine_threads(void);
 void pyhip_engine_set_threads(int n);
 void pyhip_engine_set_two_over_pi(const uint32_t* words, int nbits);
+void pyhip_engine_set_fp8(const double* fp8, const double* bf8);
 """
 
 

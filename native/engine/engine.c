@@ -295,3 +295,8 @@ void pyhip_engine_set_two_over_pi(const uint32_t* words, int nbits) {
     g_two_over_pi = n;
     g_two_over_pi_bits = nbits;
 }
+
+void pyhip_engine_set_fp8(const double* fp8, const double* bf8) {
+    memcpy(g_fp8, fp8, sizeof g_fp8);
+    memcpy(g_bf8, bf8, sizeof g_bf8);
+}

@@ -140,6 +140,7 @@ typedef struct Dispatch {
     const NInst* code;
     const ModInfo* mods;
     const int32_t* addr_index;   /* (address - code_base) / 4 -> instruction index, -1 */
+    const int32_t* aux;          /* per-program tables (MFMA layouts) */
     uint64_t code_base;          /* absolute address of code[...].pc == 0 */
     uint64_t code_size;
     int32_t ncode;

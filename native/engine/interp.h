@@ -49,6 +49,33 @@ static int lds_io(Ctx* c, Wave* w, const uint32_t* base, int64_t off, int size, 
 H(vm_load) { return vm_load(c, w, in); }
 H(vm_store) { return vm_store(c, w, in); }
 H(vm_atomic) { return vm_atomic(c, w, in); }
+/* vmem._load_lds: each active lane's value (zero/sign-extended to a dword) into LDS at M0[17:0] + offset +
+ * 4 * lane (x = size; imm = the instruction offset, also counted in the LDS address except for SCRATCH) */
+H(vm_load_lds) {
+    VA va;
+    uint8_t* ptr[LANES];
+    int size = in->x;
+    uint64_t m = exec_of(w);
+    vm_address(c, w, in, &va);
+    uint64_t sel = m;
+    if (va.space == SP_BUFFER) sel = buf_inrange(&va, m, size);
+    int st = vm_lanes(c, w, &va, sel, size, ptr, 0);
+    if (st != ST_CONT) return st;
+    uint8_t raw[LANES][16];
+    uint32_t base[LANES];
+    int64_t m0 = w->s[M0] & 0x3FFFF;
+    for (int l = 0; l < LANES; l++) {
+        uint32_t v = 0;
+        if (sel >> l & 1) memcpy(&v, ptr[l], size);
+        if (size < 4) {
+            v &= (1u << (8 * size)) - 1;
+            if (VA_SIGNED(in)) v = (uint32_t)(((int32_t)(v << (32 - 8 * size))) >> (32 - 8 * size));
+        }
+        memcpy(raw[l], &v, 4);
+        base[l] = (uint32_t)(m0 + 4 * l);
+    }
+    return lds_io(c, w, base, VA_KIND(in) == AK_SCRATCH ? 0 : in->imm, 4, m, raw, 1);
+}
 H(badpc) {
     (void)in;
     return raise_fault(c, w, FK_JUMP, -1, (uint64_t)in->k[0] | (uint64_t)in->khi[0] << 32, 1, 0, 0);

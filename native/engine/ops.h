@@ -176,6 +176,7 @@
     X(v_cvt_f64_i32) \
     X(v_cvt_f64_u32) \
     X(v_cvt_flr_i32_f32) \
+    X(v_cvt_from8) \
     X(v_cvt_i16_f16) \
     X(v_cvt_i32_f32) \
     X(v_cvt_i32_f64) \
@@ -183,8 +184,10 @@
     X(v_cvt_norm_u16_f16) \
     X(v_cvt_off_f32_i4) \
     X(v_cvt_pk_i16_i32) \
+    X(v_cvt_pk_to8) \
     X(v_cvt_pk_u16_u32) \
     X(v_cvt_pk_u8_f32) \
+    X(v_cvt_pkaccum_u8_f32) \
     X(v_cvt_pknorm_i16_f16) \
     X(v_cvt_pknorm_i16_f32) \
     X(v_cvt_pknorm_u16_f16) \
@@ -278,6 +281,7 @@
     X(v_med3_i32) \
     X(v_med3_u16) \
     X(v_med3_u32) \
+    X(v_mfma) \
     X(v_min3_f16) \
     X(v_min3_f32) \
     X(v_min3_i16) \
@@ -294,6 +298,7 @@
     X(v_mov_b32) \
     X(v_mov_b64) \
     X(v_mqsad_pk_u16_u8) \
+    X(v_mqsad_u32_u8) \
     X(v_msad_u8) \
     X(v_mul_f16) \
     X(v_mul_f32) \
@@ -333,6 +338,7 @@
     X(v_sad_u16) \
     X(v_sad_u32) \
     X(v_sad_u8) \
+    X(v_sat) \
     X(v_sat_pk_u8_i16) \
     X(v_sin_f16) \
     X(v_sin_f32) \
@@ -371,6 +377,7 @@
     X(vcmp_u64) \
     X(vm_atomic) \
     X(vm_load) \
+    X(vm_load_lds) \
     X(vm_store) \
 
 enum Op {

@@ -7,7 +7,8 @@ H(ds_read) {
      * imm: byte offset (single) or offset0 | offset1 << 16 (read2, in elements) */
     int size = in->x, two = (in->a0 >> 3) & 1;
     uint64_t m = exec_of(w);
-    const uint32_t* base = vreg(w, in->s[0]);
+    uint32_t base[LANES];
+    memcpy(base, vreg(w, in->s[0]), sizeof base);   /* read before any result is written (numpy copies it) */
     int64_t offs[2];
     if (two) {
         int mult = in->a0 >> 8;
@@ -28,7 +29,8 @@ H(ds_write) {
     /* x = size; a0 bit 3 two writes, bits 1-2 d16 hi (2), bits 8.. stride mult; s[1]/s[2] data */
     int size = in->x, two = (in->a0 >> 3) & 1, nregs = size < 4 ? 1 : size / 4;
     uint64_t m = exec_of(w);
-    const uint32_t* base = vreg(w, in->s[0]);
+    uint32_t base[LANES];
+    memcpy(base, vreg(w, in->s[0]), sizeof base);   /* read before any result is written (numpy copies it) */
     int64_t offs[2];
     if (two) {
         int mult = in->a0 >> 8;
@@ -54,7 +56,8 @@ H(ds_atomic) {
     int wide = (in->a0 >> 2) & 1, size = wide ? 8 : 4;
     uint64_t m = exec_of(w);
     if (!m) return ST_CONT;
-    const uint32_t* base = vreg(w, in->s[0]);
+    uint32_t base[LANES];
+    memcpy(base, vreg(w, in->s[0]), sizeof base);   /* read before any result is written (numpy copies it) */
     int64_t lim = c->d->lds_size;
     for (int l = 0; l < LANES; l++) {
         if (!(m >> l & 1)) continue;
@@ -100,7 +103,8 @@ H(ds_wrxchg2) {
     /* x = size; a0 = stride mult; imm = offset0 | offset1 << 16 (elements) */
     int size = in->x, n = size / 4;
     uint64_t m = exec_of(w);
-    const uint32_t* base = vreg(w, in->s[0]);
+    uint32_t base[LANES];
+    memcpy(base, vreg(w, in->s[0]), sizeof base);   /* read before any result is written (numpy copies it) */
     int64_t offs[2] = {(int64_t)(in->imm & 0xFF) * size * in->a0, (int64_t)((in->imm >> 16) & 0xFF) * size * in->a0};
     for (int i = 0; i < 2; i++) {
         uint8_t old[LANES][16], nw[LANES][16];
@@ -121,7 +125,8 @@ H(ds_wrxchg2) {
 }
 H(ds_condxchg32_rtn_b64) {
     uint64_t m = exec_of(w);
-    const uint32_t* base = vreg(w, in->s[0]);
+    uint32_t base[LANES];
+    memcpy(base, vreg(w, in->s[0]), sizeof base);   /* read before any result is written (numpy copies it) */
     uint8_t old[LANES][16], nw[LANES][16];
     int st = lds_io(c, w, base, in->imm, 8, m, old, 0);
     if (st != ST_CONT) return st;

@@ -423,3 +423,122 @@ H(v_div_fmas_f64) {
 }
 H(v_div_fixup_f32) { F3(div_fixup32(a, b, cc)); return ST_CONT; }
 H(v_div_fixup_f64) { D3(div_fixup64(a, b, cc)); return ST_CONT; }
+
+/* ---- VOP3 integer CLAMP: the op on exact (int64) operands, clipped to the result type (valu._saturating) ---- */
+enum { SAT_ADD_U32 = 0, SAT_SUB_U32, SAT_SUBREV_U32, SAT_ADD_I32, SAT_SUB_I32, SAT_ADD_U16, SAT_SUB_U16, SAT_SUBREV_U16,
+       SAT_ADD_I16, SAT_SUB_I16, SAT_ADD3_U32, SAT_ADD_LSHL_U32, SAT_MAD_U32_U24, SAT_MAD_I32_I24, SAT_MAD_U32_U16,
+       SAT_MAD_I32_I16, SAT_MAD_U16, SAT_MAD_I16 };
+INLINE int64_t sat_op(int op, uint32_t a, uint32_t b, uint32_t c) {
+    int64_t ua = a, ub = b, uc = c, sa = (int32_t)a, sb = (int32_t)b, sc = (int32_t)c;
+    int64_t ha = a & 0xFFFF, hb = b & 0xFFFF, hc = c & 0xFFFF, ia = (int16_t)a, ib = (int16_t)b, ic = (int16_t)c;
+    int64_t r, lo, hi;
+    switch (op) {
+    case SAT_ADD_U32: r = ua + ub; lo = 0; hi = 0xFFFFFFFFLL; break;
+    case SAT_SUB_U32: r = ua - ub; lo = 0; hi = 0xFFFFFFFFLL; break;
+    case SAT_SUBREV_U32: r = ub - ua; lo = 0; hi = 0xFFFFFFFFLL; break;
+    case SAT_ADD_I32: r = sa + sb; lo = INT32_MIN; hi = INT32_MAX; break;
+    case SAT_SUB_I32: r = sa - sb; lo = INT32_MIN; hi = INT32_MAX; break;
+    case SAT_ADD_U16: r = ha + hb; lo = 0; hi = 65535; break;
+    case SAT_SUB_U16: r = ha - hb; lo = 0; hi = 65535; break;
+    case SAT_SUBREV_U16: r = hb - ha; lo = 0; hi = 65535; break;
+    case SAT_ADD_I16: r = ia + ib; lo = -32768; hi = 32767; break;
+    case SAT_SUB_I16: r = ia - ib; lo = -32768; hi = 32767; break;
+    case SAT_ADD3_U32: r = ua + ub + uc; lo = 0; hi = 0xFFFFFFFFLL; break;
+    case SAT_ADD_LSHL_U32: r = (int64_t)((uint64_t)(ua + ub) << (uc & 31)); lo = 0; hi = 0xFFFFFFFFLL; break;
+    case SAT_MAD_U32_U24: r = (ua & 0xFFFFFF) * (ub & 0xFFFFFF) + uc; lo = 0; hi = 0xFFFFFFFFLL; break;
+    case SAT_MAD_I32_I24: r = (int64_t)i24(a) * i24(b) + sc; lo = INT32_MIN; hi = INT32_MAX; break;
+    case SAT_MAD_U32_U16: r = ha * hb + uc; lo = 0; hi = 0xFFFFFFFFLL; break;
+    case SAT_MAD_I32_I16: r = ia * ib + sc; lo = INT32_MIN; hi = INT32_MAX; break;
+    case SAT_MAD_U16: r = ha * hb + hc; lo = 0; hi = 65535; break;
+    default: r = ia * ib + ic; lo = -32768; hi = 32767; break;
+    }
+    return r < lo ? lo : r > hi ? hi : r;
+}
+H(v_sat) {
+    VSETUP const uint32_t* A = G32(0); const uint32_t* B = G32(1);
+    const uint32_t* C_ = in->x >= SAT_ADD3_U32 ? G32(2) : B;
+    int op = in->x, half = (op >= SAT_ADD_U16 && op <= SAT_SUB_I16) || op >= SAT_MAD_U16;
+    LOOP {
+        int64_t r = sat_op(op, A[l], B[l], C_[l]);
+        R[l] = half ? (uint32_t)(r & 0xFFFF) : (uint32_t)r;
+    }
+    END32();
+    return ST_CONT;
+}
+
+/* ---- gfx942 8-bit floats (valu16._cvt_from8 / _cvt_pk_to8 / _fp8_codec) ------------------------------------ */
+/* x: byte select (0..3) | 16 packed (two values into D, D+1) | 32 bf8 */
+H(v_cvt_from8) {
+    uint32_t t[LANES], R0[LANES], R1[LANES];
+    const uint32_t* A = src32(w, in, 0, t);
+    int sel = in->x & 3, packed = (in->x >> 4) & 1;
+    const double* table = (in->x & 32) ? g_bf8 : g_fp8;
+    LOOP {
+        R0[l] = f2u((float)table[(A[l] >> (8 * sel)) & 0xFF]);
+        R1[l] = f2u((float)table[(A[l] >> (8 * (sel + 1))) & 0xFF]);
+    }
+    uint64_t m = exec_of(w);
+    wv(w, in->d, R0, m);
+    if (packed) wv(w, in->d + 1, R1, m);
+    return ST_CONT;
+}
+static uint32_t enc8(const double* values, float xf, int saturate) {
+    double x = (double)xf, a = fabs(x);
+    const double* pos = values;                 /* codes 0..0x7F: +0 and the positive values, ascending */
+    double top = pos[0x7F];
+    int hi;
+    if (a != a) hi = 0x80;
+    else { int lo_ = 0, h = 0x80; while (lo_ < h) { int mid = (lo_ + h) / 2; if (pos[mid] < a) lo_ = mid + 1; else h = mid; } hi = lo_; }
+    hi = hi < 1 ? 1 : hi > 0x7F ? 0x7F : hi;
+    int lo = hi - 1;
+    double d_lo = a - pos[lo], d_hi = pos[hi] - a;
+    uint32_t code = ((d_hi < d_lo) || (d_hi == d_lo && hi % 2 == 0)) ? (uint32_t)hi : (uint32_t)lo;
+    if (a >= top) code = 0x7F;
+    int over = (a > top) && !saturate && (a >= top + (top - pos[0x7E]) / 2);
+    if (signbit(x) && code != 0) code |= 0x80;
+    return (x != x || over) ? 0x80 : code;
+}
+/* x: 1 the high word of D | 2 saturate (CLAMP) | 4 bf8 */
+H(v_cvt_pk_to8) {
+    VSETUP const uint32_t* A = G32(0); const uint32_t* B = G32(1);
+    const uint32_t* D = vreg(w, in->d);
+    const double* table = (in->x & 4) ? g_bf8 : g_fp8;
+    int sat = (in->x >> 1) & 1;
+    LOOP {
+        uint32_t word = enc8(table, u2f(A[l]), sat) | (enc8(table, u2f(B[l]), sat) << 8);
+        R[l] = (in->x & 1) ? ((D[l] & 0xFFFFu) | (word << 16)) : ((D[l] & 0xFFFF0000u) | word);
+    }
+    wv(w, in->d, R, exec_of(w));
+    return ST_CONT;
+}
+/* valu16._pkaccum: byte S1[1:0] of D = S0 as u8 (rint, clipped), the rest of D kept */
+H(v_cvt_pkaccum_u8_f32) {
+    VSETUP const uint32_t* A = G32(0); const uint32_t* B = G32(1);
+    const uint32_t* D = vreg(w, in->d);
+    LOOP {
+        uint32_t sh = 8 * (B[l] & 3);
+        R[l] = (D[l] & ~(0xFFu << sh)) | (u8_rint((double)u2f(A[l])) << sh);
+    }
+    wv(w, in->d, R, exec_of(w));
+    return ST_CONT;
+}
+/* valu16._mqsad_u32: four masked byte SADs of S1 against the windows of the 64-bit S0, plus the dwords of
+ * the 128-bit S2 (s[2] and its next three registers), saturating */
+H(v_mqsad_u32_u8) {
+    uint64_t qa[LANES];
+    uint32_t tb[LANES], tc[LANES], R4[4][LANES];
+    const uint64_t* A = src64(w, in, 0, qa);
+    const uint32_t* B = src32(w, in, 1, tb);
+    for (int i = 0; i < 4; i++) {
+        const uint32_t* C_;
+        if (SRC_KIND(in->s[2]) == SRC_V) C_ = vreg(w, in->s[2] + i);
+        else C_ = src32(w, in, 2, tc);
+        LOOP {
+            uint64_t total = (uint64_t)sad8((uint32_t)(A[l] >> (8 * i)), B[l], 1) + C_[l];
+            R4[i][l] = total < 0xFFFFFFFFULL ? (uint32_t)total : 0xFFFFFFFFu;
+        }
+    }
+    uint64_t m = exec_of(w);
+    for (int i = 0; i < 4; i++) wv(w, in->d + i, R4[i], m);
+    return ST_CONT;
+}

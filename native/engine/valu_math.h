@@ -142,6 +142,9 @@ INLINE float cube(float x, float y, float z, int which) {
     }
 }
 
+/* the 256 values of the FNUZ 8-bit floats (Python supplies them: mfma.FP8_VALUES / BF8_VALUES) */
+static double g_fp8[256], g_bf8[256];
+
 /* ---- V_TRIG_PREOP_F64: 53-bit segments of the 2/pi bit string Python supplies (valu16._two_over_pi_bits) ---- */
 static uint32_t* g_two_over_pi = NULL;   /* little-endian 32-bit words of floor(2/pi * 2^1201) */
 static int g_two_over_pi_bits = 0;

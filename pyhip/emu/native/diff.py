@@ -108,3 +108,65 @@ def differential(gpu, d, nat, nprog):
         raise EngineMismatch(f"{name}: wave-instructions numpy {d.wave_instructions} native {res.wave_instructions}")
     STATS["compared"] += 1
     return res
+
+
+
+def bisect(gpu, d, nat, nprog, hi: int = 1 << 22) -> str:
+    """Debugging aid: the first step budget (watchdog steps) at which the two engines' registers differ,
+    both running the dispatch from the same memory, and where.  Slow: ~22 runs of the dispatch each way."""
+    from ..engine import Dispatch
+
+    mem = gpu.memory
+    before = _snapshot(mem)
+    rows = max(d.nvgpr + 8, 1)
+    total = d.counts[0] * d.counts[1] * d.counts[2] * d.waves_per_group
+
+    def numpy_state(n):
+        _restore(mem, before)
+        e = Dispatch(gpu, d.program, d.kernel, d.kd, kernel_object=d.kernel_object, kernarg_address=d.kernarg,
+                     grid_size=d.grid, workgroup_size=d.wg, group_segment_size=d.lds_size,
+                     private_segment_size=d.private, dispatch_ptr=d.dispatch_ptr, queue_ptr=d.queue_ptr,
+                     dispatch_id=d.dispatch_id, max_steps=n)
+        e.capture = np.zeros((total, CAPTURE_HEAD + rows * 256), np.uint8)
+        inner = e._run_batch_inner
+
+        def run_batch(flat):
+            try:
+                inner(flat)
+            except GPUFault:
+                e._record(e._state, flat)
+                raise
+        e._run_batch_inner = run_batch
+        try:
+            e.run()
+        except GPUFault:
+            pass
+        return e.capture
+
+    def native_state(n):
+        _restore(mem, before)
+        saved, d.max_steps = d.max_steps, n
+        try:
+            return nat.run(d, nprog, lockstep=True, capture=True).capture
+        except GPUFault as exc:
+            return exc.capture
+        finally:
+            d.max_steps = saved
+
+    def differs(n):
+        return _register_difference(numpy_state(n), native_state(n), d.waves_per_group)
+
+    lo = 1
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if differs(mid):
+            hi = mid
+        else:
+            lo = mid + 1
+    msg = differs(lo)
+    prev = numpy_state(lo - 1)
+    pcs = sorted({int(x) for x in prev[:, 520:528].copy().view(np.uint64).reshape(-1)})
+    _restore(mem, before)
+    where = ", ".join(f"0x{p - d.program.base:x} {d.program.instructions[p].name}" for p in pcs
+                      if p in d.program.instructions)
+    return f"first difference after {lo} steps: {msg}; the waves were at {where}"

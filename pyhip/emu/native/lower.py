@@ -13,6 +13,7 @@ from .layout import F_BLOCK_END, F_GLC, F_MODS, dtype, op_ids
 from .lower_packed import lower_packed
 from .lower_valu import lower_make, lower_special, lower_vcmp
 from .lower_mem import lower_ds, lower_smem, lower_vmem
+from .lower_mfma import lower_mfma
 from .lowerbase import Rec, Unsupported, sdesc
 
 OFF = 0x7F
@@ -174,13 +175,14 @@ def lower_salu(rec: Rec, inst, K) -> bool:
 LOWERERS = (lower_salu, lower_smem, lower_make, lower_special, lower_vcmp, lower_packed, lower_vmem, lower_ds)
 
 
-def lower_instruction(inst, K) -> Rec:
+def lower_instruction(inst, K, aux: list) -> Rec:
     rec = Rec()
-    for fn in LOWERERS:
-        if fn(rec, inst, K):
-            break
-    else:
-        raise Unsupported(f"{inst.name} has no native handler")
+    if not lower_mfma(rec, inst, K, aux):
+        for fn in LOWERERS:
+            if fn(rec, inst, K):
+                break
+        else:
+            raise Unsupported(f"{inst.name} has no native handler")
     if inst.name.startswith(BLOCK_ENDS):
         rec.flags |= F_BLOCK_END
     return rec
@@ -200,13 +202,13 @@ class NativeProgram:
         ops = op_ids()
         index = {pc: i for i, pc in enumerate(pcs)}
         indexed = gpr_index_modes(insts)
-        recs, self.reasons = [], {}
+        recs, self.reasons, aux = [], {}, []
         for i, pc in enumerate(pcs):
             inst = insts[pc]
             try:
                 if pc in indexed:
                     raise Unsupported("VGPR index mode")
-                rec = lower_instruction(inst, K)
+                rec = lower_instruction(inst, K, aux)
                 if rec.op not in ops:
                     raise Unsupported(f"{inst.name}: no native handler {rec.op}")
             except Unsupported as exc:
@@ -258,6 +260,7 @@ class NativeProgram:
             e["flags"] = F_BLOCK_END
         self.code = code
         self.mods = np.array(mods, dtype=dtype("ModInfo"))
+        self.aux = np.concatenate(aux).astype(np.int32) if aux else np.zeros(1, np.int32)
         self.addr_index = np.full(max(1, (self.size + 3) // 4), -1, dtype=np.int32)
         for pc, i in index.items():
             self.addr_index[(pc - self.base) >> 2] = i

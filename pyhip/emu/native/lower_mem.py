@@ -120,6 +120,14 @@ def lower_vmem(rec, inst, K) -> bool:
         raise Unsupported("typed buffer access")
     acc = K.accum_offset if f.get("acc", 0) else 0
     mub = inst.encoding == "MUBUF"
+    if rest.startswith("load_lds_"):
+        sizes = {"dword": (4, 0), "ubyte": (1, 0), "sbyte": (1, 1), "ushort": (2, 0), "sshort": (2, 1)}
+        if rest[9:] not in sizes or pfx not in ("global", "scratch"):
+            raise Unsupported(name)
+        size, signed = sizes[rest[9:]]
+        a0 = _vm_address(rec, inst, K)
+        rec.op, rec.x, rec.a0 = "vm_load_lds", size, a0 | (signed << 4)
+        return True
     if rest.startswith("load_"):
         sfx = rest[5:]
         if sfx in LOAD_SIZES:

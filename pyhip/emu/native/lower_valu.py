@@ -150,6 +150,12 @@ def set_sources(rec, inst, n, kinds, widths):
             rec.touch(codes[i] - 256 + (2 if wide else 1))
 
 
+# valu.INT_CLAMP ops with the CLAMP bit: native/engine/ops_valu.h SAT_* (the numpy op on int64, clipped)
+SATURATING = {n: i for i, n in enumerate(
+    "v_add_u32 v_sub_u32 v_subrev_u32 v_add_i32 v_sub_i32 v_add_u16 v_sub_u16 v_subrev_u16 v_add_i16 v_sub_i16 "
+    "v_add3_u32 v_add_lshl_u32 v_mad_u32_u24 v_mad_i32_i24 v_mad_u32_u16 v_mad_i32_i16 v_mad_u16 v_mad_i16".split())}
+
+
 def valu(rec, inst, cop, kinds_in, kind_out, *, is_float=None, flush=True, out_mods=True, dest=True, vdst=True):
     """A VALU op the native general path handles like make(): sources, modifiers, result kind."""
     n = len(kinds_in)
@@ -158,7 +164,10 @@ def valu(rec, inst, cop, kinds_in, kind_out, *, is_float=None, flush=True, out_m
         is_float = any(k in FLOAT for k in kinds_in)
     f = inst.fields
     if inst.encoding in ("VOP3", "VOP3B") and f.get("clamp") and inst.name in INT_CLAMP:
-        raise Unsupported("integer clamp (saturating) form")
+        if inst.name not in SATURATING:
+            raise Unsupported("integer clamp (saturating) form")
+        cop = "v_sat"
+        rec.x = SATURATING[inst.name]
     rec.op = cop
     set_sources(rec, inst, n, kinds_in, widths)
     m = source_mods(inst, n, widths, is_float, kinds_in)
@@ -289,6 +298,41 @@ def lower_special(rec, inst, K):
         rec.op, rec.d = name, f["vdst"]
         rec.s[0] = f["src0"] - 256
         rec.touch(max(rec.d, rec.s[0]) + 1)
+        return True
+    if name.startswith(("v_cvt_f32_fp8", "v_cvt_f32_bf8", "v_cvt_pk_f32_fp8", "v_cvt_pk_f32_bf8")):
+        from ..semantics.valu16 import _byte_sel
+        packed = name.startswith("v_cvt_pk_")
+        if packed:
+            sel = 2 if (inst.sdwa is not None and inst.sdwa["src0_sel"] == 5) or \
+                (vop3 and f.get("opsel", 0) & 1) else 0
+        else:
+            sel = _byte_sel(inst)
+        rec.op, rec.d = "v_cvt_from8", f["vdst"]
+        rec.x = sel | (16 if packed else 0) | (32 if name.endswith("bf8") else 0)
+        rec.src(0, *sdesc(f["src0"], inst.literal))
+        if f["src0"] >= 256:
+            rec.touch(f["src0"] - 255)
+        rec.touch(rec.d + 2)
+        return True
+    if name in ("v_cvt_pk_fp8_f32", "v_cvt_pk_bf8_f32"):
+        valu(rec, inst, "v_cvt_pk_to8", ("f32", "f32"), "f32", flush=False, out_mods=False, dest=False)
+        rec.a0 = 0
+        rec.x = (f.get("opsel", 0) >> 3 & 1) | (2 if f.get("clamp", 0) else 0) | (4 if "bf8" in name else 0)
+        return True
+    if name == "v_cvt_pkaccum_u8_f32":
+        valu(rec, inst, name, ("f32", "u32"), "u32", is_float=True, flush=False, out_mods=False, dest=False)
+        rec.a0 = 0
+        return True
+    if name == "v_mqsad_u32_u8":
+        c0, c1, c2 = srcs(inst)
+        rec.op, rec.d = name, f["vdst"]
+        rec.src(0, *sdesc(c0, inst.literal, "b64", True))
+        rec.src(1, *sdesc(c1, inst.literal))
+        rec.src(2, *sdesc(c2, inst.literal))
+        for code, n in ((c0, 2), (c1, 1), (c2, 4)):
+            if code >= 256:
+                rec.touch(code - 256 + n)
+        rec.touch(rec.d + 4)
         return True
     if name in ("v_nop", "v_clrexcp"):
         rec.op = "v_nop"

@@ -96,10 +96,11 @@ class NativeEngine:
     def run(self, d, nprog: NativeProgram, *, lockstep=False, capture=False, nthreads=0) -> Result:
         ffi, lib = self.ffi, self.lib
         c = ffi.new("Dispatch*")
-        keep = [nprog.code, nprog.mods, nprog.addr_index]
+        keep = [nprog.code, nprog.mods, nprog.addr_index, nprog.aux]
         c.code = ffi.cast("const NInst*", nprog.code.ctypes.data)
         c.mods = ffi.cast("const ModInfo*", nprog.mods.ctypes.data)
         c.addr_index = ffi.cast("const int32_t*", nprog.addr_index.ctypes.data)
+        c.aux = ffi.cast("const int32_t*", nprog.aux.ctypes.data)
         c.code_base = nprog.base
         c.code_size = nprog.size
         c.ncode = len(nprog.code)
@@ -139,7 +140,9 @@ class NativeEngine:
         del keep
         self.stats["native"] += 1
         if failed:
-            raise self.fault(c, d, nprog)
+            exc = self.fault(c, d, nprog)
+            exc.capture = cap
+            raise exc
         return Result(c, cap, rows, wpg)
 
     def fault(self, c, d, nprog) -> GPUFault:
@@ -260,7 +263,7 @@ _tables_done = False
 
 def _init_tables(lib, ffi) -> None:
     """Constants the C side takes from the numpy semantics (one source): the bits of 2/pi for
-    V_TRIG_PREOP_F64."""
+    V_TRIG_PREOP_F64, the values of the 8-bit float formats."""
     global _tables_done
     if _tables_done:
         return
@@ -268,4 +271,7 @@ def _init_tables(lib, ffi) -> None:
     nbits = _TWO_OVER_PI.bit_length()
     words = np.array([(_TWO_OVER_PI >> (32 * i)) & 0xFFFFFFFF for i in range((nbits + 31) // 32)], dtype=np.uint32)
     lib.pyhip_engine_set_two_over_pi(ffi.cast("const uint32_t*", words.ctypes.data), nbits)
+    from ..semantics.mfma import BF8_VALUES, FP8_VALUES
+    fp8, bf8 = np.ascontiguousarray(FP8_VALUES, np.float64), np.ascontiguousarray(BF8_VALUES, np.float64)
+    lib.pyhip_engine_set_fp8(ffi.cast("const double*", fp8.ctypes.data), ffi.cast("const double*", bf8.ctypes.data))
     _tables_done = True

@@ -118,11 +118,9 @@ def _sparse_a(st, w, reg, idx_reg, kind, kpl, sel_bits):
     return dense
 
 
-def _mfma(kind, M, kpl, blocks=1, kind_b=None, sparse=False):
-    """``blocks`` independent M x M products; the 64 lanes form 64 // M groups of M lanes: with one block
-    the groups hold consecutive K slices of ``kpl`` values (K = groups * kpl), with several blocks each
-    group is one block (K = kpl)."""
-    kind_b = kind_b or kind
+def _shape_tables(kind, M, kpl, blocks):
+    """(K, a_lane, a_item, II, JJ, BB) of a shape: A[b, i, k] is item ``a_item`` of lane ``a_lane`` (B likewise
+    with j), and register r of lane l of D holds D[BB][II][JJ] (arrays (registers, 64))."""
     groups = 64 // M
     f64 = kind == "f64"
     if f64 and M == 4:
@@ -143,17 +141,28 @@ def _mfma(kind, M, kpl, blocks=1, kind_b=None, sparse=False):
         if f64:                                    # f64 16x16: D[i][j] in register pair i // 4, lane 16 (i % 4) + j
             r, lane = np.arange(4)[:, None], np.arange(64)[None, :]
             II, JJ, BB = (np.broadcast_to(x, (4, 64)) for x in (4 * r + lane // 16, lane % 16, 0 * lane))
-    nregs = II.shape[0]
-    integer = kind == "i8"
-    width = 2 if f64 else 1
+    return K, a_lane, a_item, II, JJ, BB
 
-    def factory(inst, K_):
+
+class Plan:
+    """Everything one MFMA instruction computes with, from its shape and fields (the numpy factory below and
+    the native engine's lowering both use it)."""
+
+    def __init__(self, inst, K_, kind, M, kpl, blocks=1, kind_b=None, sparse=False):
+        kind_b = kind_b or kind
+        self.kind, self.kind_b, self.M, self.kpl, self.blocks, self.sparse = kind, kind_b, M, kpl, blocks, sparse
+        f64 = self.f64 = kind == "f64"
+        self.K, self.a_lane, self.a_item, self.II, self.JJ, self.BB = _shape_tables(kind, M, kpl, blocks)
+        self.nregs = self.II.shape[0]
+        self.integer = kind == "i8"
+        self.width = 2 if f64 else 1
         f = inst.fields
         cbsz, abid = f.get("cbsz", 0), f.get("abid", 0)
         blgp = 0 if f64 else f.get("blgp", 0)             # f64 MFMA: those bits are NEG
+        self.sel_bits = self.idx_reg = None
         if sparse:
             # CBSZ/ABID pick the compression index set: ABID's set of kpl bits unless CBSZ is set (the first)
-            sel_bits = 0 if cbsz else (abid % (32 // kpl)) * kpl
+            self.sel_bits = 0 if cbsz else (abid % (32 // kpl)) * kpl
             cbsz = abid = 0
             if f["src2"] < 256:
                 raise NotImplementedError("v_smfmac with a non-VGPR compression index operand")
@@ -163,30 +172,45 @@ def _mfma(kind, M, kpl, blocks=1, kind_b=None, sparse=False):
             raise NotImplementedError(f"MFMA CBSZ={cbsz} ABID={abid} for a {blocks}-block shape")
         lane = np.arange(64)
         # A broadcast: block b reads the A rows of block ABID of its group of 2^CBSZ blocks
-        a_src = (((lane // M) >> cbsz << cbsz) + abid) * M + lane % M if cbsz else None
+        self.a_src = (((lane // M) >> cbsz << cbsz) + abid) * M + lane % M if cbsz else None
         # B lane-group pattern: broadcast a half or a quarter of the lanes, or rotate by 16
-        b_src = {0: None, 1: lane % 32, 2: 32 + lane % 32, 3: (lane + 16) % 64}.get(blgp, 16 * (blgp - 4) + lane % 16)
-        negs = f.get("neg", 0) if f64 else 0
+        self.b_src = {0: None, 1: lane % 32, 2: 32 + lane % 32, 3: (lane + 16) % 64}.get(blgp, 16 * (blgp - 4) + lane % 16)
+        self.negs = f.get("neg", 0) if f64 else 0
         acc = K_.accum_offset if f.get("acc_cd") else 0
         src_acc = f.get("opsel_hi", 0)                     # MAI: bit 0 / bit 1 = A / B in AGPRs
-        a_reg = _operand(f["src0"], K_.accum_offset if src_acc & 1 else 0, inst.literal)
-        b_reg = _operand(f["src1"], K_.accum_offset if src_acc & 2 else 0, inst.literal)
-        d_reg = f["vdst"] + acc
+        self.a_reg = _operand(f["src0"], K_.accum_offset if src_acc & 1 else 0, inst.literal)
+        self.b_reg = _operand(f["src1"], K_.accum_offset if src_acc & 2 else 0, inst.literal)
+        self.d_reg = f["vdst"] + acc
         c_code = f["src2"]
-        c_reg = c_code - 256 + acc if c_code >= 256 else None
+        self.c_reg = c_code - 256 + acc if c_code >= 256 else None
         if sparse:                                         # SrcC holds the indices; D accumulates in place
-            idx_reg, c_reg = c_code - 256, d_reg
-        if c_reg is None:
+            self.idx_reg, self.c_reg = c_code - 256, self.d_reg
+        self.c_const = None
+        if self.c_reg is None:
             from ..operands import constant
-            cval = constant(c_code, inst.literal, "f64" if f64 else ("b32" if integer else "f32"))
+            cval = constant(c_code, inst.literal, "f64" if f64 else ("b32" if self.integer else "f32"))
             if cval is None:
                 raise NotImplementedError("MFMA with a scalar register C operand")
-            c_const = (np.array([cval], np.uint64).view(F64)[0] if f64 else
-                       np.array([cval & 0xFFFFFFFF], U32).view(np.int32 if integer else F32)[0])
+            self.c_const = (np.array([cval], np.uint64).view(F64)[0] if f64 else
+                            np.array([cval & 0xFFFFFFFF], U32).view(np.int32 if self.integer else F32)[0])
+
+
+def _mfma(kind, M, kpl, blocks=1, kind_b=None, sparse=False):
+    """``blocks`` independent M x M products; the 64 lanes form 64 // M groups of M lanes: with one block
+    the groups hold consecutive K slices of ``kpl`` values (K = groups * kpl), with several blocks each
+    group is one block (K = kpl)."""
+    _shape_tables(kind, M, kpl, blocks)                # an undescribed layout fails at registration
+
+    def factory(inst, K_):
+        p = Plan(inst, K_, kind, M, kpl, blocks, kind_b, sparse)
+        kind_b_, integer, f64, nregs, width = p.kind_b, p.integer, p.f64, p.nregs, p.width
+        a_lane, a_item, II, JJ, BB, K = p.a_lane, p.a_item, p.II, p.JJ, p.BB, p.K
+        a_src, b_src, negs, a_reg, b_reg, d_reg, c_reg = p.a_src, p.b_src, p.negs, p.a_reg, p.b_reg, p.d_reg, p.c_reg
+        idx_reg, sel_bits, c_const = p.idx_reg, p.sel_bits, p.c_const
 
         def run(st, w):
             av = _sparse_a(st, w, a_reg, idx_reg, kind, kpl, sel_bits) if sparse else _inputs(st, w, a_reg, kind, kpl)
-            bv = _inputs(st, w, b_reg, kind_b, kpl)
+            bv = _inputs(st, w, b_reg, kind_b_, kpl)
             if a_src is not None:
                 av = av[:, a_src]
             if b_src is not None:
@@ -224,6 +248,7 @@ def _mfma(kind, M, kpl, blocks=1, kind_b=None, sparse=False):
             for r in range(nregs * width):
                 st.vgpr[d_reg + r, w] = out[:, r]
         return run
+    factory.shape = (kind, M, kpl, blocks, kind_b, sparse)     # read by the native engine's lowering
     return factory
 
 

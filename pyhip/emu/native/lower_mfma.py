@@ -1,0 +1,58 @@
+"""Lowering of the matrix instructions: the numpy semantics' own :class:`~pyhip.emu.semantics.mfma.Plan` (shape
+tables, CBSZ/ABID/BLGP lane patterns, operands) flattened into the program's aux table for the native handler
+(native/engine/ops_mfma.h)."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..semantics import SEMANTICS
+from ..semantics.mfma import Plan
+from .lowerbase import Unsupported, sdesc
+
+MK = {"f32": 0, "xf32": 1, "f16": 2, "bf16": 3, "i8": 4, "fp8": 5, "bf8": 6, "f64": 7}
+
+
+def lower_mfma(rec, inst, K, aux: list) -> bool:
+    name = inst.name
+    if name in ("v_accvgpr_read_b32", "v_accvgpr_write_b32", "v_accvgpr_read", "v_accvgpr_write",
+                "v_accvgpr_mov_b32"):
+        return False                                      # plain moves (lower_valu)
+    shape = getattr(SEMANTICS.get(name), "shape", None)
+    if shape is None:
+        return False
+    kind, M, kpl, blocks, kind_b, sparse = shape
+    if sparse:
+        raise Unsupported("sparse v_smfmac")
+    try:
+        p = Plan(inst, K, kind, M, kpl, blocks, kind_b, sparse)
+    except NotImplementedError as exc:
+        raise Unsupported(str(exc)) from None
+    f = inst.fields
+    rec.op = "v_mfma"
+    rec.x = MK[p.kind] | MK[p.kind_b] << 4
+    imm = int(p.integer) | (2 if p.f64 else 0) | ((p.negs & 7) << 2)
+    for i, (reg, code) in enumerate(((p.a_reg, f["src0"]), (p.b_reg, f["src1"]))):
+        if callable(reg):
+            rec.src(i, *sdesc(code, inst.literal))
+        else:
+            rec.s[i] = reg
+            rec.touch(reg + 8)
+    if p.c_reg is not None:
+        rec.s[2] = p.c_reg
+        rec.touch(p.c_reg + p.nregs * p.width)
+    else:
+        imm |= 32
+        bits = int(np.asarray(p.c_const).view(np.uint64 if p.f64 else np.uint32))
+        rec.k[2], rec.khi[2] = bits & 0xFFFFFFFF, bits >> 32
+    rec.imm = imm
+    rec.d = p.d_reg
+    rec.touch(p.d_reg + p.nregs * p.width)
+    a_idx = (p.a_lane.astype(np.int64) << 4 | p.a_item).astype(np.int32).reshape(-1)   # [i][k][b]
+    out = (p.II.astype(np.int64) | p.JJ.astype(np.int64) << 8 | p.BB.astype(np.int64) << 16).astype(np.int32)
+    none = np.full(64, -1, np.int32)
+    table = np.concatenate([np.array([M, p.K, blocks, kpl, p.nregs, p.width], np.int32), a_idx, out.reshape(-1),
+                            p.a_src.astype(np.int32) if p.a_src is not None else none,
+                            p.b_src.astype(np.int32) if p.b_src is not None else none])
+    rec.a0 = sum(len(t) for t in aux)
+    aux.append(table)
+    return True

@@ -17,13 +17,13 @@ S_ENDPGM = bytes.fromhex("000081bf")
 
 class EmulatedGPU:
     def __init__(self, target: str = "gfx90a", memory_size: int = 16 << 30, watchdog_steps: int = 20_000_000,
-                 index: int = 0):
+                 index: int = 0, memory: DeviceMemory | None = None):
         proc = target.split(":")[0]
         if proc not in SUPPORTED:
             raise HipError(hipError_t.hipErrorInvalidDevice, f"the emulator does not support {proc}")
         self.target = target
         self.processor = proc
-        self.memory = DeviceMemory(memory_size, base=DEVICE_BASE + index * DEVICE_STRIDE)
+        self.memory = memory or DeviceMemory(memory_size, base=DEVICE_BASE + index * DEVICE_STRIDE)
         self.watchdog_steps = watchdog_steps
         self.programs: list[LoadedProgram] = []
         self._contexts = {}

@@ -47,11 +47,17 @@ class GPUFault(HipError):
 
 
 class DeviceMemory:
-    def __init__(self, capacity: int = 16 << 30, initial: int = 1 << 32, base: int = DEVICE_BASE):
-        # np.zeros uses calloc: the arena is reserved lazily, pages cost memory only once touched
+    def __init__(self, capacity: int = 16 << 30, initial: int = 1 << 32, base: int = DEVICE_BASE,
+                 arena: np.ndarray | None = None):
+        # np.zeros uses calloc: the arena is reserved lazily, pages cost memory only once touched.  A given
+        # ``arena`` (uint8, ``capacity`` bytes; e.g. a mapping whose address is ``base``) is used as it is
+        # and never grows: device addresses are then host addresses.
         self.capacity = capacity
         self.base = base                        # each device gets its own range (unified addressing)
-        self.arena = np.zeros(initial, dtype=np.uint8)
+        if arena is not None and (arena.dtype != np.uint8 or arena.ndim != 1 or len(arena) < capacity):
+            raise ValueError("a given arena must be a flat uint8 array of at least `capacity` bytes")
+        self.arena = np.zeros(initial, dtype=np.uint8) if arena is None else arena
+        self._fixed_arena = arena is not None
         self._top = 0                           # bump pointer (bytes into the arena)
         self._free: list[tuple[int, int]] = []  # (offset, size) free blocks
         self.starts: list[int] = []             # sorted allocation start addresses
@@ -90,6 +96,9 @@ class DeviceMemory:
                     break
             if off is None:
                 off = (self._top + align - 1) // align * align
+                if off + rounded > len(self.arena) and self._fixed_arena:
+                    raise HipError(hipError_t.hipErrorOutOfMemory,
+                                   f"out of device memory: no {size}-byte range left in the arena")
                 self._top = off + rounded
                 if self._top > len(self.arena):
                     new = np.zeros(max(self._top, 2 * len(self.arena)), dtype=np.uint8)

@@ -65,6 +65,8 @@ class DeviceMemory:
         self._index = (np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=bool), [])
         self.lock = threading.RLock()
         self.used = 0
+        self.serials: dict[int, int] = {}       # start -> a number no other allocation/mapping ever had
+        self._serial = 0
 
     # -- allocation --------------------------------------------------------------------------------------
     def _reindex(self) -> None:
@@ -108,6 +110,8 @@ class DeviceMemory:
             addr = self.base + off
             bisect.insort(self.starts, addr)
             self.table[addr] = (addr + size, rounded, kind, None)
+            self._serial += 1
+            self.serials[addr] = self._serial
             self.used += rounded
             self._reindex()
             return addr
@@ -118,6 +122,7 @@ class DeviceMemory:
             if entry is None or entry[3] is not None:
                 raise HipError(hipError_t.hipErrorInvalidDevicePointer, f"0x{addr:x} is not the start of an allocation")
             del self.table[addr]
+            self.serials.pop(addr, None)
             self.starts.remove(addr)
             self._free.append((addr - self.base, entry[1]))
             self._free.sort()
@@ -128,6 +133,8 @@ class DeviceMemory:
         with self.lock:
             bisect.insort(self.starts, addr)
             self.table[addr] = (addr + array.nbytes, array.nbytes, "host", array.view(np.uint8).reshape(-1))
+            self._serial += 1
+            self.serials[addr] = self._serial
             self._reindex()
 
     def unmap_host(self, addr: int) -> bool:
@@ -136,6 +143,7 @@ class DeviceMemory:
             if entry is None or entry[3] is None:
                 return False
             del self.table[addr]
+            self.serials.pop(addr, None)
             self.starts.remove(addr)
             self._reindex()
             return True

@@ -82,6 +82,9 @@ def install() -> None:
                 units = [ord(c) for c in v[:63]] + [0]
                 for i, u in enumerate(units):
                     struct_ptr.MarketingName[i] = u
+            elif k == "SiblingMap":
+                for i, m in enumerate(v):
+                    struct_ptr.SiblingMap[i] = m
             elif k == "AMDName":
                 raw = v.encode()[:63] + b"\0"
                 for i, b in enumerate(raw):

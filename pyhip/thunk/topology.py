@@ -96,6 +96,46 @@ def _engine_override(default: tuple[int, int, int]) -> tuple[int, int, int]:
     return major, minor, step
 
 
+def _size(text: str) -> int:
+    text = text.strip().upper()
+    mult = {"K": 1, "M": 1024, "G": 1 << 20}.get(text[-1:], None)
+    return int(text[:-1]) * mult if mult else int(text) >> 10
+
+
+def cpu_caches() -> list[dict]:
+    """CPU 0's caches from sysfs (as libhsakmt reports the CPU node's caches), sizes in KiB."""
+    out, root = [], "/sys/devices/system/cpu/cpu0/cache"
+    try:
+        entries = sorted(e for e in os.listdir(root) if e.startswith("index"))
+    except OSError:
+        entries = []
+    for e in entries:
+        def get(name, default="0"):
+            try:
+                with open(f"{root}/{e}/{name}") as f:
+                    return f.read().strip()
+            except OSError:
+                return default
+        kind = get("type", "Unified")
+        ctype = abi.pack_bits(abi.CACHE_TYPE, Data=int(kind != "Instruction"), Instruction=int(kind != "Data"), CPU=1)
+        siblings = [0] * 256
+        for part in get("shared_cpu_list", "0").split(","):
+            lo, _, hi = part.partition("-")
+            if lo.isdigit():
+                for c in range(int(lo), int(hi or lo) + 1):
+                    if c < 256 * 32:
+                        siblings[c // 32] |= 1 << (c % 32)
+        out.append(dict(ProcessorIdLow=0, CacheLevel=int(get("level", "1")), CacheSize=_size(get("size", "32K")),
+                        CacheLineSize=int(get("coherency_line_size", "64")), CacheLinesPerTag=1,
+                        CacheAssociativity=int(get("ways_of_associativity", "8") or 8), CacheLatency=0,
+                        CacheType=ctype, SiblingMap=siblings))
+    if not out:          # no sysfs: one L1 data cache, what ROCr needs for the cache-line size
+        out.append(dict(ProcessorIdLow=0, CacheLevel=1, CacheSize=32, CacheLineSize=64, CacheLinesPerTag=1,
+                        CacheAssociativity=8, CacheLatency=0,
+                        CacheType=abi.pack_bits(abi.CACHE_TYPE, Data=1, CPU=1), SiblingMap=[1] + [0] * 255))
+    return out
+
+
 def cpu_model_name() -> str:
     try:
         with open("/proc/cpuinfo") as f:
@@ -139,6 +179,7 @@ class Topology:
         self.check_node(node_id)
         if node_id == CPU_NODE:
             return dict(NumCPUCores=self.cpu_cores, NumMemoryBanks=1, NumIOLinks=len(self.gpus),
+                        NumCaches=len(cpu_caches()),
                         MaxEngineClockMhzCCompute=3000, MarketingName=cpu_model_name(), AMDName="")
         g = self.gpu(node_id)
         b = g.board
@@ -178,7 +219,7 @@ class Topology:
     def caches(self, node_id: int) -> list[dict]:
         self.check_node(node_id)
         if node_id == CPU_NODE:
-            return []
+            return cpu_caches()
         g = self.gpu(node_id)
         gpu_data = abi.pack_bits(abi.CACHE_TYPE, Data=1, HSACU=1)
         out = [dict(CacheLevel=1, CacheSize=16, CacheLineSize=64, CacheLinesPerTag=1, CacheAssociativity=64,

@@ -92,7 +92,7 @@ typedef struct {
     uint64_t Reserved2;
 } HsaQueueInfo;
 
-typedef struct { void* UserData; uint64_t SyncVarSize; } HsaSyncVar;
+typedef struct { void* SyncVar; uint64_t SyncVarSize; } HsaSyncVar;   /* SyncVar: a union of pointer and u64 there */
 
 typedef struct {
     uint32_t NodeId;

@@ -59,3 +59,30 @@ def thunk_path(build: bool = True) -> Path:
                     built = _builder().build(Path(tmp), init_code())
                     os.replace(built, lib)
     return d
+
+
+def amd_hip_library() -> str | None:
+    """Where AMD's own libamdhip64.so.5 is (Debian: libamdhip64-5), or None."""
+    import ctypes.util
+
+    for d in ("/usr/lib/x86_64-linux-gnu", "/opt/rocm/lib", "/usr/lib64", "/usr/lib"):
+        p = Path(d) / "libamdhip64.so.5"
+        if p.exists():
+            return str(p)
+    found = ctypes.util.find_library("amdhip64")
+    return found
+
+
+def run_amd(program: str, args: list[str]) -> int:
+    """Run an unmodified hipcc program on AMD's HIP runtime and ROCr over pyhip's libhsakmt (the emulated
+    GPU).  Returns the program's exit status (negative: killed by that signal)."""
+    import subprocess
+
+    if amd_hip_library() is None:
+        raise FileNotFoundError("AMD's HIP runtime (libamdhip64.so.5) is not installed: "
+                                "apt-get install libamdhip64-5 (Debian) or install ROCm")
+    d = thunk_path()
+    env = dict(os.environ)
+    keep = [p for p in env.get("LD_LIBRARY_PATH", "").split(":") if p and "shim-" not in p]
+    env["LD_LIBRARY_PATH"] = ":".join([str(d)] + keep)
+    return subprocess.run([program, *args], env=env).returncode

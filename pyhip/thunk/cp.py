@@ -193,7 +193,10 @@ class CommandProcessor:
     def _ensure_scratch(self, per_lane: int) -> None:
         need = (per_lane * 64 + 1023) // 1024 * 1024
         while self._scratch_granted() < need:
+            self._log(f"queue {self.q.queue_id}: dispatch needs {need} bytes of scratch per wave, the queue grants "
+                      f"{self._scratch_granted()}: queue inactive (error 0x{ERR_SCRATCH_WAVE64:x})")
             self._scratch_request(ERR_SCRATCH_WAVE64)
+            self._log(f"queue {self.q.queue_id}: resumed with {self._scratch_granted()} bytes of scratch per wave")
 
     def _scratch_request(self, code: int) -> None:
         """Raise ``code`` in queue_inactive_signal and wait for the runtime's handler to store 0 (done, the

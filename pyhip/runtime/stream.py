@@ -58,9 +58,13 @@ class Stream:
         return self.flags == hipStreamDefault
 
     def _q(self):
-        if self._queue is None:
-            self._queue = self.device.backend.new_queue()
-        return self._queue
+        q = self._queue
+        if q is not None and getattr(q, "dead", None) is not None:
+            q.close()                           # a queue the GPU gave up on (a fault): continue on a new one
+            q = None
+        if q is None:
+            q = self._queue = self.device.backend.new_queue()
+        return q
 
     def _check(self):
         if self.destroyed:

@@ -11,6 +11,7 @@ from ..errors import HipError, error_name, hipError_t
 from ..loader.extent import image_extent
 from ..hip._api import set_last_error
 from .fastpath import FastPath
+from .rtc import install as install_rtc
 
 HIPF_MAGIC = 0x48495046
 _lock = threading.Lock()
@@ -33,6 +34,7 @@ def install() -> None:
     fast = FastPath(ffi, lib, rt)
     for dev in rt.devices:
         fast.hook_device(dev)
+    install_rtc(ffi, link_api=False)              # HIP 5.2's libamdhip64 exports hiprtc's compile API too
 
     def guarded(fn):
         def wrapper(*args):

@@ -18,7 +18,7 @@ from ._hippython_api import FUNCTIONS
 _INT_BITS = {"int": (32, True), "unsigned int": (32, False), "const unsigned int": (32, False),
              "long": (64, True), "unsigned long": (64, False), "unsigned long long": (64, False),
              "long long": (64, True), "short": (16, True), "unsigned short": (16, False),
-             "char": (8, True), "unsigned char": (8, False), "size_t": (64, False)}
+             "char": (8, True), "signed char": (8, True), "unsigned char": (8, False), "size_t": (64, False)}
 _FLOATS = ("float", "double")
 
 
@@ -30,12 +30,21 @@ def _enum_class(name: str):
     return cls
 
 
-def _int_converter(ctype: str):
+def int_converter(ctype: str):
     bits, signed = _INT_BITS[ctype]
     lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
 
     def conv(v):
-        v = operator.index(v)
+        if type(v) is int and lo <= v <= hi:
+            return v
+        try:
+            v = operator.index(v)
+        except TypeError:
+            # Cython converts through __int__ too: a float truncates (hip-python's own examples pass
+            # hip.dim3(n / block.x)); str and None stay TypeError
+            if isinstance(v, (str, bytes, bytearray)) or not hasattr(v, "__int__"):
+                raise TypeError(f"an integer is required, not {type(v).__name__}") from None
+            v = int(v)
         if not lo <= v <= hi:
             if v < 0 and not signed:
                 raise OverflowError(f"can't convert negative value to {ctype}")
@@ -53,7 +62,7 @@ def _float_converter(v):
 def converter(pname: str, ctype: str):
     """The argument converter of one parameter, or None to pass the object through."""
     if ctype in _INT_BITS:
-        return _int_converter(ctype)
+        return int_converter(ctype)
     if ctype in _FLOATS:
         return _float_converter
     if ctype.startswith("enum "):
@@ -72,31 +81,56 @@ def converter(pname: str, ctype: str):
     return None
 
 
+_MISSING = object()
+
+
 def argument_checker(fn):
-    """``check(args, kwargs) -> args``: binds like the hip-python function would (TypeError on bad arity)
-    and converts the arguments; None when the function is not in hip-python's API."""
+    """``check(args, kwargs) -> args``: binds like the hip-python function would (TypeError on bad arity or
+    keywords) and converts the arguments by hip-python's C types (when the function is in its API)."""
     spec = FUNCTIONS.get(fn.__name__)
     sig = inspect.signature(fn)
-    params = list(sig.parameters)
+    plist = list(sig.parameters.values())
+    if any(p.kind not in (p.POSITIONAL_OR_KEYWORD, p.POSITIONAL_ONLY) for p in plist):
+        def check_var(args, kwargs):           # *args / **kwargs: leave binding to Python
+            ba = sig.bind(*args, **kwargs)
+            return ba.args if not ba.kwargs else (args, kwargs)
+        return lambda args, kwargs: args if not kwargs else check_var(args, kwargs)
+    params = [p.name for p in plist]
+    index = {p: i for i, p in enumerate(params)}
+    defaults = {i: p.default for i, p in enumerate(plist) if p.default is not p.empty}
     convs = [None] * len(params)
     if spec is not None:
         table = dict(spec["params"])
         for i, p in enumerate(params):
             if p in table:
                 convs[i] = converter(p, table[p])
-    active = [(i, c) for i, c in enumerate(convs) if c is not None]
-    n = len(params)
-    has_var = any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in sig.parameters.values())
+    active = tuple((i, c) for i, c in enumerate(convs) if c is not None)
+    n, name = len(params), fn.__name__
+
+    def bind(args, kwargs):
+        if len(args) > n:
+            raise TypeError(f"{name}() takes {n} positional arguments but {len(args)} were given")
+        out = list(args) + [_MISSING] * (n - len(args))
+        for k, v in kwargs.items():
+            i = index.get(k)
+            if i is None:
+                raise TypeError(f"{name}() got an unexpected keyword argument '{k}'")
+            if out[i] is not _MISSING:
+                raise TypeError(f"{name}() got multiple values for argument '{k}'")
+            out[i] = v
+        for i, v in enumerate(out):
+            if v is _MISSING:
+                if i not in defaults:
+                    raise TypeError(f"{name}() missing required argument '{params[i]}' (pos {i + 1})")
+                out[i] = defaults[i]
+        return out
 
     def check(args, kwargs):
-        if kwargs or len(args) != n or has_var:
-            ba = sig.bind(*args, **kwargs)
-            ba.apply_defaults()
-            args = ba.args
+        if kwargs or len(args) != n:
+            args = bind(args, kwargs)
         if active:
             args = list(args)
             for i, c in active:
-                if i < len(args):
-                    args[i] = c(args[i])
+                args[i] = c(args[i])
         return args
     return check

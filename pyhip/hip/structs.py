@@ -14,6 +14,7 @@ import ctypes
 
 from .. import _hip_enums
 from ._struct_layouts import RECORDS
+from .conventions import int_converter
 from .pointers import Pointer, address_of
 
 _SCALARS = {
@@ -23,6 +24,8 @@ _SCALARS = {
     "long long": ctypes.c_longlong, "unsigned long long": ctypes.c_ulonglong, "float": ctypes.c_float,
     "double": ctypes.c_double, "pointer": ctypes.c_void_p,
 }
+_INT_FIELDS = ("short", "unsigned short", "int", "unsigned int", "long", "unsigned long", "long long",
+               "unsigned long long", "unsigned char", "signed char")
 DEFAULTS = {"dim3": {"x": 1, "y": 1, "z": 1}}      # C++ default member initialisers (hip-python sets them too)
 
 _ctypes: dict[str, type] = {}
@@ -191,6 +194,14 @@ def _field_property(fname: str, ftype: str, arr: int):
 
         def set_(self, value):
             setattr(self._obj, fname, address_of(value) or None)
+    elif ftype in _INT_FIELDS:
+        conv = int_converter(ftype)
+
+        def get(self):
+            return getattr(self._obj, fname)
+
+        def set_(self, value):
+            setattr(self._obj, fname, conv(value))      # like a Cython setter: floats truncate
     else:
         def get(self):
             return getattr(self._obj, fname)

@@ -20,7 +20,7 @@ from elftools.elf.elffile import ELFFile
 
 from ._enums import hiprtcJITInputType as IT
 from ._enums import hiprtcResult as R
-from .toolchain import ToolchainError, cached, toolchain
+from .toolchain import ToolchainError, cached, link_toolchains, toolchain
 
 BC_MAGIC = b"BC\xc0\xde"
 
@@ -315,33 +315,43 @@ class LinkState(Handle):
             if not self.inputs:
                 raise RtcError(R.HIPRTC_ERROR_LINKING, "nothing to link")
             try:
-                tc = toolchain()
+                chains = link_toolchains()
             except ToolchainError as exc:
                 self.log = str(exc) + "\n"
                 raise RtcError(R.HIPRTC_ERROR_LINKING, str(exc)) from None
             arch = current_arch()
             inputs = list(self.inputs)
 
-            def produce() -> dict:
-                with tempfile.TemporaryDirectory(prefix="pyhip-hiprtc-link-") as tmp:
-                    files = []
-                    for i, (_, data) in enumerate(inputs):
-                        f = Path(tmp, f"in{i}" + (".bc" if data.startswith(BC_MAGIC) else ".ll"))
-                        f.write_bytes(data)
-                        files.append(f.name)
-                    log = ""
-                    steps = [[tc.llvm_link, *files, "-o", "user.bc"],
-                             [tc.llvm_link, "user.bc", "--only-needed", *tc.link_libs(arch), "-o", "full.bc"],
-                             [tc.clang, "-target", "amdgcn-amd-amdhsa", f"-mcpu={arch}", "-O3", "-nogpulib", "-x", "ir",
-                              "full.bc", "-o", "out.co"]]
-                    for args in steps:
-                        ok, out = tc.run(args, tmp)
-                        log += out
-                        if not ok:
-                            return {"ok": b"0", "out": b"", "log": log.replace(tmp, ".").encode()}
-                    return {"ok": b"1", "out": Path(tmp, "out.co").read_bytes(), "log": log.replace(tmp, ".").encode()}
+            def link_with(tc, tmp: str) -> tuple[bool, str]:
+                files = []
+                for i, (_, data) in enumerate(inputs):
+                    f = Path(tmp, f"in{i}" + (".bc" if data.startswith(BC_MAGIC) else ".ll"))
+                    f.write_bytes(data)
+                    files.append(f.name)
+                log = ""
+                steps = [[tc.llvm_link, *files, "-o", "user.bc"],
+                         [tc.llvm_link, "user.bc", "--only-needed", *tc.link_libs(arch), "-o", "full.bc"],
+                         [tc.clang, "-target", "amdgcn-amd-amdhsa", f"-mcpu={arch}", "-O3", "-nogpulib", "-x", "ir",
+                          "full.bc", "-o", "out.co"]]
+                for args in steps:
+                    ok, out = tc.run(args, tmp)
+                    log += out
+                    if not ok:
+                        return False, log
+                return True, log
 
-            res = cached([tc.fingerprint.encode(), b"link", arch.encode()] + [d for _, d in inputs], produce)
+            def produce() -> dict:
+                logs = ""
+                for tc in chains:            # a newer LLVM reads what an older one cannot
+                    with tempfile.TemporaryDirectory(prefix="pyhip-hiprtc-link-") as tmp:
+                        ok, log = link_with(tc, tmp)
+                        logs += log.replace(tmp, ".")
+                        if ok:
+                            return {"ok": b"1", "out": Path(tmp, "out.co").read_bytes(), "log": log.replace(tmp, ".").encode()}
+                return {"ok": b"0", "out": b"", "log": logs.encode()}
+
+            res = cached([c.fingerprint.encode() for c in chains] + [b"link", arch.encode()] + [d for _, d in inputs],
+                         produce)
             self.log = res["log"].decode(errors="replace")
             if res["ok"] != b"1":
                 raise RtcError(R.HIPRTC_ERROR_LINKING, self.log)

@@ -43,8 +43,8 @@ class ToolchainError(RuntimeError):
 
 
 class Toolchain:
-    def __init__(self):
-        self.clang = self._find_clang()
+    def __init__(self, clang: str | None = None):
+        self.clang = clang or self._find_clang()
         bindir = Path(os.path.realpath(self.clang)).parent
         self.llvm_link = self._sibling(bindir, "llvm-link")
         self.version = subprocess.run([self.clang, "--version"], capture_output=True, text=True,
@@ -138,6 +138,7 @@ class Toolchain:
 
 _toolchain: Toolchain | None = None
 _toolchain_error: ToolchainError | None = None
+_alternates: list[Toolchain] | None = None
 _tc_lock = threading.Lock()
 
 
@@ -154,6 +155,30 @@ def toolchain() -> Toolchain:
         if _toolchain is None:
             raise _toolchain_error
         return _toolchain
+
+
+def link_toolchains() -> list[Toolchain]:
+    """The toolchain, then any other installed clang with the AMDGPU target (newest first): the link step
+    falls back to them for inputs the first one cannot read (LLVM IR written by a newer LLVM, as hip-python's
+    examples do).  Raises ToolchainError like toolchain()."""
+    global _alternates
+    first = toolchain()
+    with _tc_lock:
+        if _alternates is None:
+            _alternates = []
+            seen = {os.path.realpath(first.clang)}
+            for c in CLANGS:
+                path = shutil.which(c)
+                if not path or os.path.realpath(path) in seen:
+                    continue
+                seen.add(os.path.realpath(path))
+                try:
+                    out = subprocess.run([path, "-print-targets"], capture_output=True, text=True, timeout=60).stdout
+                    if "amdgcn" in out:
+                        _alternates.append(Toolchain(path))
+                except (ToolchainError, OSError, subprocess.SubprocessError):
+                    continue
+        return [first] + _alternates
 
 
 # -- cache ---------------------------------------------------------------------------------------------------

@@ -72,8 +72,8 @@ def test_arity_and_argument_types_raise_like_hip_python():
         if params:
             with pytest.raises(TypeError):                      # one too few
                 f(*([None] * (len(params) - 1)))
-        for i, (pname, ctype) in enumerate(params):             # a float for a C integer, an int for an enum
-            bad = 1.5 if ctype in ("int", "unsigned int", "unsigned long", "unsigned long long") else \
+        for i, (pname, ctype) in enumerate(params):             # a str for a C integer, an int for an enum
+            bad = "1" if ctype in ("int", "unsigned int", "unsigned long", "unsigned long long") else \
                 12345 if ctype.startswith("enum ") else None
             if bad is None or converter(pname, ctype) is None:
                 continue
@@ -85,6 +85,10 @@ def test_arity_and_argument_types_raise_like_hip_python():
     assert checked > 50
     with pytest.raises(OverflowError):                          # unsigned: negative values overflow
         hip.hipMalloc(-1)
+    assert hip.dim3(7.9, 2.0).x == 7                            # Cython converts floats through __int__
+    d = hip.hipMalloc(64.5)[1]
+    assert d.size == 64
+    hip.hipFree(d)
     with pytest.raises(OverflowError):
         hip.hipSetDevice(1 << 40)
 

@@ -167,6 +167,16 @@ def test_module_api_kernel_params_and_extra():
     assert hip.hipModuleGetGlobal(mod, "nope")[0] == E.hipErrorNotFound
     assert hip.hipModuleLoad("/nonexistent.hsaco")[0] == E.hipErrorFileNotFound
     assert hip.hipModuleLoadData(b"garbage")[0] == E.hipErrorInvalidImage
+    # hip-python passes images as buffers or bare addresses (hiprtcLinkComplete's pointer): the extent comes
+    # from the ELF / bundle headers
+    for path in ("clang19/basic-gfx90a-v5.hsaco", "hipcc52/basic.bundle"):
+        img = np.frombuffer((BIN / path).read_bytes(), np.uint8).copy()
+        for form in (img, int(img.ctypes.data), ctypes.c_void_p(img.ctypes.data), hip.Pointer(img)):
+            m2 = ok(hip.hipModuleLoadData(form))
+            assert ok(hip.hipModuleGetFunction(m2, "vadd_c" if "v5" in path else "scale<float>"))
+            ok(hip.hipModuleUnload(m2))
+    assert hip.hipModuleLoadData(da)[0] == E.hipErrorInvalidValue       # device memory is not a host image
+    assert hip.hipModuleLoadData(None)[0] == E.hipErrorInvalidValue
     attrs = hip.hipFuncAttributes()
     ok(hip.hipFuncGetAttributes(attrs, f))
     assert attrs.maxThreadsPerBlock == 1024 and attrs.numRegs > 0

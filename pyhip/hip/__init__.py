@@ -14,6 +14,8 @@ from ..runtime import ops
 from ..runtime.context import hipStreamPerThread, runtime
 from ..runtime.memory import DevicePointer, HostPointer
 from ..runtime.properties import device_attribute
+from ..runtime.module import Function, Module
+from ..runtime.stream import Event, Stream
 from ..runtime.stream import (hipEventBlockingSync, hipEventDefault, hipEventDisableTiming,
                               hipEventInterprocess, hipStreamDefault, hipStreamNonBlocking)
 from . import structs
@@ -35,6 +37,12 @@ from ._constants import HIP_VERSION
 from .pointers import CStr, DeviceArray, NDBuffer, Pointer
 from .structs import *  # noqa: F401,F403  (hipDeviceProp_t, dim3, ...: HIP 5.2 layouts)
 from .structs import fill_device_prop
+
+# hip-python's handle types: pyhip's runtime objects (int() is the handle, as_c_void_p() its pointer)
+ihipStream_t = hipStream_t = Stream
+ihipEvent_t = hipEvent_t = Event
+ihipModule_t = hipModule_t = Module
+ihipModuleSymbol_t = hipFunction_t = Function
 
 ROCM_VERSION = 50203
 ROCM_VERSION_NAME = rocm_version_name = "5.2.3"
@@ -229,6 +237,6 @@ def hipMemGetInfo():
     return ops.mem_get_info()
 
 
-__all__ = [n for n in dir() if n.startswith(("hip", "HIP", "ROCM", "rocm")) and n != "hip_api"] + \
+__all__ = [n for n in dir() if n.startswith(("hip", "HIP", "ROCM", "rocm", "ihip")) and n != "hip_api"] + \
     [n for n in structs.__all__ if n not in ("Struct",)] + \
     ["DevicePointer", "HostPointer", "HostMemory", "Pointer", "CStr", "NDBuffer", "DeviceArray", "last_exception"]

@@ -5,11 +5,16 @@ script gives the exports the hip_4.2 … hip_5.2 version nodes."""
 from __future__ import annotations
 
 import hashlib
+import sys
 from pathlib import Path
 
 import cffi
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from build_hiprtc import COMPILE_API as HIPRTC_API  # noqa: E402  (HIP 5.2 exports hiprtc from libamdhip64)
+
+sys.path.pop(0)
 
 TYPES = """
 typedef struct { uint32_t x, y, z; } dim3;
@@ -143,7 +148,7 @@ int pyhip_call_config_depth(void);
 SLOW_DECL = ("int pyhip_slow_hipLaunchKernel(const void* function_address, dim3 numBlocks, dim3 dimBlocks, "
              "void** args, size_t sharedMemBytes, void* stream);\n")
 
-STUB_RETURN = {"hipError_t": "return 801;", "hiprtcResult": "return 1;", "pointer": "return 0;",
+STUB_RETURN = {"hipError_t": "return 801;", "hiprtcResult": "return 11;", "pointer": "return 0;",
                "int": "return 0;", "void": "", "float": "return 0.0f;"}
 STUB_TYPE = {"hipError_t": "int", "hiprtcResult": "int", "pointer": "void*", "int": "int", "void": "void",
              "float": "float"}
@@ -151,7 +156,7 @@ STUB_TYPE = {"hipError_t": "int", "hiprtcResult": "int", "pointer": "void*", "in
 
 def implemented_names() -> set[str]:
     import re
-    return (set(re.findall(r"\b(\w+)\s*\(", IMPLEMENTED)) - {"void", "dim3"}) | C_IMPLEMENTED
+    return (set(re.findall(r"\b(\w+)\s*\(", IMPLEMENTED + HIPRTC_API)) - {"void", "dim3"}) | C_IMPLEMENTED
 
 
 def stubs_source() -> str:
@@ -170,7 +175,7 @@ def stubs_source() -> str:
 def make_builder() -> cffi.FFI:
     ffibuilder = cffi.FFI()
     ffibuilder.cdef(TYPES + C_API)
-    ffibuilder.embedding_api(IMPLEMENTED)
+    ffibuilder.embedding_api(IMPLEMENTED + HIPRTC_API)
     source = ("#include <stdint.h>\n#include <stddef.h>\n" + TYPES + SLOW_DECL + (HERE / "fastlaunch.c").read_text()
               + stubs_source())
     ffibuilder.set_source("_pyhip_hip_shim", source,
@@ -183,7 +188,8 @@ def make_builder() -> cffi.FFI:
 
 def fingerprint() -> str:
     h = hashlib.sha256()
-    for p in (HERE / "exports.txt", HERE / "libamdhip64.map", HERE / "fastlaunch.c", Path(__file__)):
+    for p in (HERE / "exports.txt", HERE / "libamdhip64.map", HERE / "fastlaunch.c", Path(__file__),
+              HERE / "build_hiprtc.py"):
         h.update(p.read_bytes())
     return h.hexdigest()[:16]
 

@@ -13,6 +13,7 @@ import time
 import weakref
 
 from ..errors import HipError, hipError_t
+from .handle import Handle
 
 hipStreamDefault = 0
 hipStreamNonBlocking = 1
@@ -33,7 +34,7 @@ class Command:
         return self._done
 
 
-class Stream:
+class Stream(Handle):
     def __init__(self, device, flags: int = hipStreamDefault, priority: int = 0, null: bool = False,
                  per_thread: bool = False):
         if flags not in (hipStreamDefault, hipStreamNonBlocking):
@@ -231,7 +232,7 @@ class Stream:
                 self._queue = None
 
 
-class Event:
+class Event(Handle):
     def __init__(self, flags: int = hipEventDefault):
         if flags & ~(hipEventBlockingSync | hipEventDisableTiming | hipEventInterprocess):
             raise HipError(hipError_t.hipErrorInvalidValue, f"invalid event flags {flags}")

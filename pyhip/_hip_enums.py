@@ -327,3 +327,83 @@ class hipPointer_attribute(enum.IntEnum):
     HIP_POINTER_ATTRIBUTE_ACCESS_FLAGS = 16
     HIP_POINTER_ATTRIBUTE_MEMPOOL_HANDLE = 17
 
+
+class hipChannelFormatKind(enum.IntEnum):
+    hipChannelFormatKindSigned = 0
+    hipChannelFormatKindUnsigned = 1
+    hipChannelFormatKindFloat = 2
+    hipChannelFormatKindNone = 3
+
+
+class hipArray_Format(enum.IntEnum):
+    HIP_AD_FORMAT_UNSIGNED_INT8 = 1
+    HIP_AD_FORMAT_UNSIGNED_INT16 = 2
+    HIP_AD_FORMAT_UNSIGNED_INT32 = 3
+    HIP_AD_FORMAT_SIGNED_INT8 = 8
+    HIP_AD_FORMAT_SIGNED_INT16 = 9
+    HIP_AD_FORMAT_SIGNED_INT32 = 10
+    HIP_AD_FORMAT_HALF = 16
+    HIP_AD_FORMAT_FLOAT = 32
+
+
+class hipResourceType(enum.IntEnum):
+    hipResourceTypeArray = 0
+    hipResourceTypeMipmappedArray = 1
+    hipResourceTypeLinear = 2
+    hipResourceTypePitch2D = 3
+
+
+class hipResourceViewFormat(enum.IntEnum):
+    hipResViewFormatNone = 0
+    hipResViewFormatUnsignedChar1 = 1
+    hipResViewFormatUnsignedChar2 = 2
+    hipResViewFormatUnsignedChar4 = 3
+    hipResViewFormatSignedChar1 = 4
+    hipResViewFormatSignedChar2 = 5
+    hipResViewFormatSignedChar4 = 6
+    hipResViewFormatUnsignedShort1 = 7
+    hipResViewFormatUnsignedShort2 = 8
+    hipResViewFormatUnsignedShort4 = 9
+    hipResViewFormatSignedShort1 = 10
+    hipResViewFormatSignedShort2 = 11
+    hipResViewFormatSignedShort4 = 12
+    hipResViewFormatUnsignedInt1 = 13
+    hipResViewFormatUnsignedInt2 = 14
+    hipResViewFormatUnsignedInt4 = 15
+    hipResViewFormatSignedInt1 = 16
+    hipResViewFormatSignedInt2 = 17
+    hipResViewFormatSignedInt4 = 18
+    hipResViewFormatHalf1 = 19
+    hipResViewFormatHalf2 = 20
+    hipResViewFormatHalf4 = 21
+    hipResViewFormatFloat1 = 22
+    hipResViewFormatFloat2 = 23
+    hipResViewFormatFloat4 = 24
+    hipResViewFormatUnsignedBlockCompressed1 = 25
+    hipResViewFormatUnsignedBlockCompressed2 = 26
+    hipResViewFormatUnsignedBlockCompressed3 = 27
+    hipResViewFormatUnsignedBlockCompressed4 = 28
+    hipResViewFormatSignedBlockCompressed4 = 29
+    hipResViewFormatUnsignedBlockCompressed5 = 30
+    hipResViewFormatSignedBlockCompressed5 = 31
+    hipResViewFormatUnsignedBlockCompressed6H = 32
+    hipResViewFormatSignedBlockCompressed6H = 33
+    hipResViewFormatUnsignedBlockCompressed7 = 34
+
+
+class hipTextureAddressMode(enum.IntEnum):
+    hipAddressModeWrap = 0
+    hipAddressModeClamp = 1
+    hipAddressModeMirror = 2
+    hipAddressModeBorder = 3
+
+
+class hipTextureFilterMode(enum.IntEnum):
+    hipFilterModePoint = 0
+    hipFilterModeLinear = 1
+
+
+class hipTextureReadMode(enum.IntEnum):
+    hipReadModeElementType = 0
+    hipReadModeNormalizedFloat = 1
+

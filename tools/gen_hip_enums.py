@@ -11,7 +11,8 @@ from pathlib import Path
 WANTED = ["hipError_t", "hipDeviceAttribute_t", "hipMemcpyKind", "hipMemoryType", "hipFuncAttribute",
           "hipFuncCache_t", "hipSharedMemConfig", "hipLimit_t", "hipComputeMode", "hipDeviceP2PAttr",
           "hipJitOption", "hipStreamCaptureStatus", "hipStreamCaptureMode", "hipFunction_attribute",
-          "hipMemoryAdvise", "hipPointer_attribute"]
+          "hipMemoryAdvise", "hipPointer_attribute", "hipChannelFormatKind", "hipArray_Format", "hipResourceType",
+          "hipResourceViewFormat", "hipTextureAddressMode", "hipTextureFilterMode", "hipTextureReadMode"]
 
 
 def strip_comments(text: str) -> str:
@@ -48,7 +49,7 @@ def parse_enums(text: str) -> dict[str, list[tuple[str, int]]]:
 def main() -> None:
     header = Path(sys.argv[1] if len(sys.argv) > 1 else "/usr/include/hip/hip_runtime_api.h")
     text = header.read_text()
-    for inc in ("driver_types.h",):
+    for inc in ("driver_types.h", "texture_types.h"):
         p = header.parent / inc
         if p.exists():
             text += "\n" + p.read_text()

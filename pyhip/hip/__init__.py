@@ -6,9 +6,10 @@ accepted wherever a pointer is.  Like HIP 5.2, each call stores its result as th
 """
 from __future__ import annotations
 
-from .._hip_enums import (hipDeviceAttribute_t, hipError_t, hipFuncAttribute, hipFunction_attribute,
-                          hipFuncCache_t, hipJitOption, hipLimit_t, hipMemcpyKind, hipMemoryType,
-                          hipSharedMemConfig)
+from .._hip_enums import (hipArray_Format, hipChannelFormatKind, hipDeviceAttribute_t, hipError_t,
+                          hipFuncAttribute, hipFunction_attribute, hipFuncCache_t, hipJitOption, hipLimit_t,
+                          hipMemcpyKind, hipMemoryType, hipResourceType, hipResourceViewFormat, hipSharedMemConfig,
+                          hipTextureAddressMode, hipTextureFilterMode, hipTextureReadMode)
 from ..errors import HipError, error_name
 from ..runtime import ops
 from ..runtime.context import hipStreamPerThread, runtime
@@ -22,6 +23,19 @@ from .launch import (HIP_LAUNCH_PARAM_BUFFER_POINTER, HIP_LAUNCH_PARAM_BUFFER_SI
                      hipModuleLaunchKernel, hipModuleLoad, hipModuleLoadData, hipModuleLoadDataEx,
                      hipModuleUnload, hipOccupancyMaxActiveBlocksPerMultiprocessor,
                      hipOccupancyMaxPotentialBlockSize)
+from .texture_types import (HIP_ARRAY3D_DESCRIPTOR, HIP_ARRAY_DESCRIPTOR, hipArray, hipChannelFormatDesc,
+                            hipExtent, hipMemcpy3DParms, hipMipmappedArray, hipPitchedPtr, hipPos, hipResourceDesc,
+                            hipResourceViewDesc, hipSurfaceObject_t, hipTextureDesc, hipTextureObject_t,
+                            make_hipExtent, make_hipPitchedPtr, make_hipPos, textureReference)
+from .textures import (hipArray3DCreate, hipArrayCreate, hipArrayDestroy, hipCreateChannelDesc,
+                       hipCreateSurfaceObject, hipCreateTextureObject, hipDestroySurfaceObject,
+                       hipDestroyTextureObject, hipFreeArray, hipFreeMipmappedArray, hipGetChannelDesc,
+                       hipGetMipmappedArrayLevel, hipGetTextureObjectResourceDesc,
+                       hipGetTextureObjectResourceViewDesc, hipGetTextureObjectTextureDesc, hipMalloc3DArray,
+                       hipMallocArray, hipMallocMipmappedArray, hipMemcpy2DFromArray, hipMemcpy2DFromArrayAsync,
+                       hipMemcpy2DToArray, hipMemcpy2DToArrayAsync, hipMemcpy3D, hipMemcpy3DAsync, hipMemcpyAtoH,
+                       hipMemcpyFromArray, hipMemcpyHtoA, hipMemcpyToArray, hipMipmappedArrayCreate,
+                       hipMipmappedArrayDestroy, hipMipmappedArrayGetLevel)
 from .streams import (hipEventCreate, hipEventCreateWithFlags, hipEventDestroy, hipEventElapsedTime,
                       hipEventQuery, hipEventRecord, hipEventSynchronize, hipLaunchHostFunc,
                       hipStreamAddCallback, hipStreamCreate, hipStreamCreateWithFlags,
@@ -33,6 +47,7 @@ hipHostMallocDefault = 0
 hipHostMallocPortable = 1
 hipHostMallocMapped = 2
 hipHostMallocWriteCombined = 4
+hipArrayDefault, hipArrayLayered, hipArraySurfaceLoadStore, hipArrayCubemap, hipArrayTextureGather = 0, 1, 2, 4, 8
 
 
 # -- initialisation, versions, errors ------------------------------------------------------------
@@ -203,4 +218,5 @@ def hipMemGetInfo():
     return ops.mem_get_info()
 
 
-__all__ = [n for n in dir() if n.startswith(("hip", "HIP_"))] + ["DevicePointer", "HostPointer", "last_exception"]
+__all__ = [n for n in dir() if n.startswith(("hip", "HIP_", "make_hip"))] + ["DevicePointer", "HostPointer",
+                                                                         "last_exception", "textureReference"]

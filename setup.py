@@ -6,7 +6,7 @@ from pathlib import Path
 from setuptools import setup
 from setuptools.command.build_py import build_py
 
-HIP_FILES = ("build_shim.py", "exports.txt", "libamdhip64.map", "fastlaunch.c")
+HIP_FILES = ("build_shim.py", "exports.txt", "libamdhip64.map", "fastlaunch.c", "textures.c")
 
 
 class BuildPy(build_py):

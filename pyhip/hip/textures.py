@@ -19,7 +19,7 @@ from .texture_types import (HIP_ARRAY3D_DESCRIPTOR, HIP_ARRAY_DESCRIPTOR, hipArr
                             hipTextureDesc, hipTextureObject_t)
 
 INVALID = hipError_t.hipErrorInvalidValue
-_lock = threading.Lock()
+_lock = threading.RLock()
 _arrays: dict[int, tuple[hipArray, I.ImageArray]] = {}        # hipArray struct address -> (struct, storage)
 _mipmaps: dict[int, tuple[hipMipmappedArray, list]] = {}       # hipMipmappedArray address -> (struct, levels)
 
@@ -156,8 +156,9 @@ def hipMipmappedArrayCreate(pMipmappedArrayDesc: HIP_ARRAY3D_DESCRIPTOR, numMipm
                           max_mipmap_level=n, flags=d.Flags, format=int(d.Format))
     for a in levels:
         a.owner = s
+    structs = [_struct_for(a) for a in levels]
     with _lock:
-        _mipmaps[int(s)] = (s, [_struct_for(a) for a in levels])
+        _mipmaps[int(s)] = (s, structs)
     return s
 
 
@@ -278,6 +279,8 @@ def _memcpy3d(p, stream, sync):
     if p is None:
         raise HipError(INVALID, "null copy parameters")
     ext = p.extent
+    if ext.width == 0 or ext.height == 0 or ext.depth == 0:
+        return                                            # HIP 5.2: an empty copy succeeds before any check
     src_arr, dst_arr = p.srcArray or None, p.dstArray or None
     elem = array_of(dst_arr if dst_arr else src_arr).fmt.element_size if (src_arr or dst_arr) else 1
     if src_arr:
@@ -288,8 +291,6 @@ def _memcpy3d(p, stream, sync):
         dst = _arr(dst_arr, p.dstPos.x * array_of(dst_arr).fmt.element_size, p.dstPos.y, p.dstPos.z)
     else:
         dst = _mem(p.dstPtr.ptr, p.kind, "dst", p.dstPtr.pitch, p.dstPtr.ysize, p.dstPos.x, p.dstPos.y, p.dstPos.z)
-    if ext.width == 0 or ext.height == 0 or ext.depth == 0:
-        return
     I.copy_3d(dst, src, ext.width * elem, ext.height, ext.depth, stream, sync)
 
 

@@ -1,25 +1,19 @@
-"""The C ABI's arrays, array copies, texture and surface objects and legacy texture references.
-
-C structs are read and written through ``pyhip.hip.texture_types`` (``T.from_address``), so the C ABI and
-``pyhip.hip`` share one implementation.  Texture references (``texture<T, dim, mode>`` globals) follow
-hipamd 5.2: binding creates a texture object, stores it in the host shadow's ``textureObject`` and copies
-the whole 88-byte ``textureReference`` to the device variable the kernel reads."""
+"""The C ABI's arrays, array copies, texture and surface objects and legacy texture references: thin
+wrappers over ``pyhip.hip.textures`` / ``texrefs`` (C structs are viewed through ``texture_types``, so both
+share one implementation).  hipcc's static ``texture<>`` globals are registered (``__hipRegisterTexture``)
+like other device variables; their host shadows are the references the program binds."""
 from __future__ import annotations
 
 import ctypes
-import threading
 
 from ..errors import HipError, hipError_t
-from ..hip import textures as HT
+from ..hip import texrefs, textures as HT
 from ..hip.texture_types import (HIP_ARRAY3D_DESCRIPTOR, HIP_ARRAY_DESCRIPTOR, hipChannelFormatDesc, hipExtent,
                                  hipMemcpy3DParms, hipResourceDesc, hipResourceViewDesc, hipTextureDesc,
                                  textureReference)
-from ..runtime import images as I, ops, textures as T
+from ..runtime import textures as T
 
 INVALID = hipError_t.hipErrorInvalidValue
-HIP_TRSA_OVERRIDE_FORMAT, HIP_TRSF_READ_AS_INTEGER, HIP_TRSF_NORMALIZED_COORDINATES, HIP_TRSF_SRGB = 1, 1, 2, 0x10
-_lock = threading.Lock()
-_dyn_texrefs: dict[int, tuple[textureReference, int]] = {}     # hipModuleGetTexRef structs -> device address
 
 def install(ffi, rt, guarded, check, addr, stream_of, symbol_address, module_of, fatbin_handle) -> None:
     """Define the extern "Python" functions (called from pyhip.capi.impl.install; prototypes in
@@ -208,203 +202,112 @@ def install(ffi, rt, guarded, check, addr, stream_of, symbol_address, module_of,
         except Exception:  # noqa: BLE001 - nothing may unwind into C (a later bind reports the error)
             pass
 
-    def device_var(ref_addr: int) -> int:
-        with _lock:
-            hit = _dyn_texrefs.get(ref_addr)
-        if hit is not None:
-            return hit[1]
-        return symbol_address(ffi.cast("void*", ref_addr))
+    texrefs.static_resolver = lambda a: symbol_address(ffi.cast("void*", a))
 
-    def texref(p) -> textureReference:
+    def ref(p):
         if p == ffi.NULL:
             raise HipError(INVALID, "null texture reference")
-        return textureReference.from_address(addr(p))
+        return addr(p)
 
-    def tex_desc(r: textureReference) -> hipTextureDesc:
-        d = hipTextureDesc(filterMode=r.filterMode, readMode=r.readMode, sRGB=r.sRGB, normalizedCoords=r.normalized,
-                           maxAnisotropy=r.maxAnisotropy, mipmapFilterMode=r.mipmapFilterMode,
-                           mipmapLevelBias=r.mipmapLevelBias, minMipmapLevelClamp=r.minMipmapLevelClamp,
-                           maxMipmapLevelClamp=r.maxMipmapLevelClamp)
-        for i in range(3):
-            d.addressMode[i] = r.addressMode[i]
-        return d
-
-    def rebind(p, res: hipResourceDesc, view_desc: hipResourceViewDesc | None = None):
-        """Replace the reference's texture object and copy the reference to its device variable."""
-        r = texref(p)
-        dev_addr = device_var(addr(p))
-        if r.textureObject:
-            check(HT.hipDestroyTextureObject(r.textureObject))
-            r.textureObject = 0
-        r.textureObject = int(check(HT.hipCreateTextureObject(res, tex_desc(r), view_desc)))
-        ops.memcpy(dev_addr, ctypes.addressof(r), ctypes.sizeof(textureReference), 1, None, sync=True)
-
-    def alignment_offset(offset, dev_ptr: int) -> int:
-        off = dev_ptr % T.ALIGN
+    def set_offset(offset, off: int) -> None:
         if off and offset == ffi.NULL:
-            raise HipError(INVALID, f"0x{dev_ptr:x} is not {T.ALIGN}-byte aligned and no offset was asked for")
+            raise HipError(INVALID, f"device pointer not {T.ALIGN}-byte aligned and no offset was asked for")
         if offset != ffi.NULL:
             offset[0] = off
-        return dev_ptr - off
 
-    def channel(desc_p) -> hipChannelFormatDesc:
-        if desc_p == ffi.NULL:
-            raise HipError(INVALID, "null channel descriptor")
-        return view(hipChannelFormatDesc, desc_p)
-
-    def linear(dev_ptr: int, desc: hipChannelFormatDesc, size: int) -> hipResourceDesc:
-        res = hipResourceDesc(resType=T.RES_LINEAR)
-        res.res.linear.devPtr, res.res.linear.desc, res.res.linear.sizeInBytes = dev_ptr, desc, size
-        return res
-
-    def pitch2d(dev_ptr: int, desc: hipChannelFormatDesc, w, h, pitch) -> hipResourceDesc:
-        res = hipResourceDesc(resType=T.RES_PITCH2D)
-        p2 = res.res.pitch2D
-        p2.devPtr, p2.desc, p2.width, p2.height, p2.pitchInBytes = dev_ptr, desc, w, h, pitch
-        return res
-
-    def array_view(a: int, desc: hipChannelFormatDesc) -> tuple[hipResourceDesc, hipResourceViewDesc]:
-        res = hipResourceDesc(resType=T.RES_ARRAY)
-        res.res.array.array = a
-        fmt = HT.format_of(desc)
-        code = next(k for k, v in HT._VIEW.items() if v == (fmt.array_format, fmt.channels))
-        st = HT.array_of(a)
-        return res, hipResourceViewDesc(format=code, width=st.width, height=st.height, depth=st.depth)
+    def out_value(p, value) -> None:
+        if p == ffi.NULL:
+            raise HipError(INVALID, "null result pointer")
+        p[0] = value
 
     @guarded
     def hipBindTexture(offset, tex, dev_ptr, desc, size):
-        if dev_ptr == ffi.NULL:
-            raise HipError(INVALID, "null device pointer")
-        rebind(tex, linear(alignment_offset(offset, addr(dev_ptr)), channel(desc), size))
+        if offset == ffi.NULL and addr(dev_ptr) % T.ALIGN:
+            raise HipError(INVALID, f"device pointer not {T.ALIGN}-byte aligned and no offset was asked for")
+        set_offset(offset, texrefs.bind_linear(ref(tex), addr(dev_ptr), view(hipChannelFormatDesc, desc), size))
 
     @guarded
     def hipBindTexture2D(offset, tex, dev_ptr, desc, width, height, pitch):
-        if dev_ptr == ffi.NULL:
-            raise HipError(INVALID, "null device pointer")
-        rebind(tex, pitch2d(alignment_offset(offset, addr(dev_ptr)), channel(desc), width, height, pitch))
+        if offset == ffi.NULL and addr(dev_ptr) % T.ALIGN:
+            raise HipError(INVALID, f"device pointer not {T.ALIGN}-byte aligned and no offset was asked for")
+        set_offset(offset, texrefs.bind_2d(ref(tex), addr(dev_ptr), view(hipChannelFormatDesc, desc), width,
+                                           height, pitch))
 
     @guarded
     def hipBindTextureToArray(tex, a, desc):
-        if a == ffi.NULL:
-            raise HipError(INVALID, "null array")
-        rebind(tex, *array_view(addr(a), channel(desc)))
+        texrefs.bind_array(ref(tex), array(a), view(hipChannelFormatDesc, desc))
 
     @guarded
     def hipBindTextureToMipmappedArray(tex, m, desc):
-        raise HipError(hipError_t.hipErrorNotSupported, "mipmapped textures are not supported (as in HIP 5.2)")
+        check(texrefs.hipBindTextureToMipmappedArray(ref(tex), array(m), view(hipChannelFormatDesc, desc)))
 
     @guarded
     def hipUnbindTexture(tex):
-        r = texref(tex)
-        if r.textureObject:
-            check(HT.hipDestroyTextureObject(r.textureObject))
-        r.textureObject = 0
+        check(texrefs.hipUnbindTexture(ref(tex)))
 
     @guarded
     def hipGetTextureReference(out, symbol):
-        if out == ffi.NULL:
-            raise HipError(INVALID, "null result pointer")
-        out[0] = symbol
+        out_value(out, symbol)
 
     @guarded
     def hipGetTextureAlignmentOffset(offset, tex):
-        if offset == ffi.NULL or tex == ffi.NULL:
-            raise HipError(INVALID, "null argument")
-        offset[0] = 0
+        out_value(offset, check(texrefs.hipGetTextureAlignmentOffset(ref(tex))))
 
     @guarded
     def hipModuleGetTexRef(out, hmod, name):
         if out == ffi.NULL or name == ffi.NULL:
             raise HipError(INVALID, "null argument")
-        dev_addr, size = module_of(hmod).global_var(ffi.string(name).decode())
-        r = textureReference()
-        ctypes.memmove(ctypes.addressof(r), rt.device().backend.read(dev_addr, ctypes.sizeof(r)), ctypes.sizeof(r))
-        with _lock:
-            _dyn_texrefs[ctypes.addressof(r)] = (r, dev_addr)
-        out[0] = ffi.cast("void*", ctypes.addressof(r))
+        out[0] = ffi.cast("void*", int(check(texrefs.hipModuleGetTexRef(module_of(hmod), ffi.string(name)))))
 
     @guarded
     def hipTexRefSetArray(tex, a, flags):
-        if a == ffi.NULL:
-            raise HipError(INVALID, "null array")
-        if flags != HIP_TRSA_OVERRIDE_FORMAT:
-            raise HipError(INVALID, "flags must be HIP_TRSA_OVERRIDE_FORMAT")
-        r = texref(tex)
-        desc = hipChannelFormatDesc(*I.channel_desc_of(I.Format(r.format, r.numChannels)))
-        rebind(tex, *array_view(addr(a), desc))
+        check(texrefs.hipTexRefSetArray(ref(tex), array(a), flags))
 
     @guarded
     def hipTexRefSetAddress(offset, tex, dev_ptr, size):
-        r = texref(tex)
-        desc = hipChannelFormatDesc(*I.channel_desc_of(I.Format(r.format, r.numChannels)))
-        rebind(tex, linear(alignment_offset(offset, addr(dev_ptr)), desc, size))
+        set_offset(offset, check(texrefs.hipTexRefSetAddress(ref(tex), addr(dev_ptr), size)))
 
     @guarded
     def hipTexRefSetAddress2D(tex, d, dev_ptr, pitch):
-        if d == ffi.NULL:
-            raise HipError(INVALID, "null descriptor")
-        d = view(HIP_ARRAY_DESCRIPTOR, d)
-        desc = hipChannelFormatDesc(*I.channel_desc_of(I.Format(d.Format, d.NumChannels)))
-        rebind(tex, pitch2d(addr(dev_ptr), desc, d.Width, d.Height, pitch))
+        check(texrefs.hipTexRefSetAddress2D(ref(tex), view(HIP_ARRAY_DESCRIPTOR, d), addr(dev_ptr), pitch))
 
     @guarded
     def hipTexRefSetAddressMode(tex, dim, mode):
-        if not 0 <= dim <= 2:
-            raise HipError(INVALID, f"dimension {dim}")
-        texref(tex).addressMode[dim] = mode
+        check(texrefs.hipTexRefSetAddressMode(ref(tex), dim, mode))
 
     @guarded
     def hipTexRefSetFilterMode(tex, mode):
-        texref(tex).filterMode = mode
+        check(texrefs.hipTexRefSetFilterMode(ref(tex), mode))
 
     @guarded
     def hipTexRefSetFlags(tex, flags):
-        r = texref(tex)
-        r.readMode = 0 if flags & HIP_TRSF_READ_AS_INTEGER else 1
-        r.normalized = int(bool(flags & HIP_TRSF_NORMALIZED_COORDINATES))
-        r.sRGB = int(bool(flags & HIP_TRSF_SRGB))
+        check(texrefs.hipTexRefSetFlags(ref(tex), flags))
 
     @guarded
     def hipTexRefSetFormat(tex, fmt, n):
-        r = texref(tex)
-        r.format, r.numChannels = fmt, n
+        check(texrefs.hipTexRefSetFormat(ref(tex), fmt, n))
 
     @guarded
     def hipTexRefGetAddress(out, tex):
         if out == ffi.NULL:
             raise HipError(INVALID, "null result pointer")
-        res = hipResourceDesc()
-        check(HT.hipGetTextureObjectResourceDesc(res, texref(tex).textureObject or 0))
-        if res.resType == T.RES_LINEAR:
-            out[0] = ffi.cast("void*", res.res.linear.devPtr or 0)
-        elif res.resType == T.RES_PITCH2D:
-            out[0] = ffi.cast("void*", res.res.pitch2D.devPtr or 0)
-        else:
-            raise HipError(INVALID, "the reference is bound to an array, not to memory")
+        out[0] = ffi.cast("void*", int(check(texrefs.hipTexRefGetAddress(ref(tex)))))
 
     @guarded
     def hipTexRefGetAddressMode(out, tex, dim):
-        if out == ffi.NULL or dim not in (0, 1):
-            raise HipError(INVALID, "null result pointer or dimension other than 0 and 1")
-        out[0] = texref(tex).addressMode[dim]
+        out_value(out, int(check(texrefs.hipTexRefGetAddressMode(ref(tex), dim))))
 
     @guarded
     def hipTexRefGetFilterMode(out, tex):
-        if out == ffi.NULL:
-            raise HipError(INVALID, "null result pointer")
-        out[0] = texref(tex).filterMode
+        out_value(out, int(check(texrefs.hipTexRefGetFilterMode(ref(tex)))))
 
     @guarded
     def hipTexRefGetFlags(out, tex):
-        if out == ffi.NULL:
-            raise HipError(INVALID, "null result pointer")
-        r = texref(tex)
-        out[0] = (HIP_TRSF_READ_AS_INTEGER if r.readMode == 0 else 0) | \
-            (HIP_TRSF_NORMALIZED_COORDINATES if r.normalized == 1 else 0) | (HIP_TRSF_SRGB if r.sRGB == 1 else 0)
+        out_value(out, int(check(texrefs.hipTexRefGetFlags(ref(tex)))))
 
     @guarded
     def hipTexRefGetFormat(fmt, n, tex):
         if fmt == ffi.NULL or n == ffi.NULL:
             raise HipError(INVALID, "null result pointer")
-        r = texref(tex)
-        fmt[0], n[0] = r.format, r.numChannels
+        f, c = check(texrefs.hipTexRefGetFormat(ref(tex)))
+        fmt[0], n[0] = int(f), int(c)

@@ -27,6 +27,11 @@ from .texture_types import (HIP_ARRAY3D_DESCRIPTOR, HIP_ARRAY_DESCRIPTOR, hipArr
                             hipExtent, hipMemcpy3DParms, hipMipmappedArray, hipPitchedPtr, hipPos, hipResourceDesc,
                             hipResourceViewDesc, hipSurfaceObject_t, hipTextureDesc, hipTextureObject_t,
                             make_hipExtent, make_hipPitchedPtr, make_hipPos, textureReference)
+from .texrefs import (hipBindTexture, hipBindTexture2D, hipBindTextureToArray, hipBindTextureToMipmappedArray,
+                      hipGetTextureAlignmentOffset, hipModuleGetTexRef, hipTexRefGetAddress, hipTexRefGetAddressMode,
+                      hipTexRefGetFilterMode, hipTexRefGetFlags, hipTexRefGetFormat, hipTexRefSetAddress,
+                      hipTexRefSetAddress2D, hipTexRefSetAddressMode, hipTexRefSetArray, hipTexRefSetFilterMode,
+                      hipTexRefSetFlags, hipTexRefSetFormat, hipUnbindTexture)
 from .textures import (hipArray3DCreate, hipArrayCreate, hipArrayDestroy, hipCreateChannelDesc,
                        hipCreateSurfaceObject, hipCreateTextureObject, hipDestroySurfaceObject,
                        hipDestroyTextureObject, hipFreeArray, hipFreeMipmappedArray, hipGetChannelDesc,

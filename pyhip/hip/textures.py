@@ -374,9 +374,13 @@ def hipCreateTextureObject(pResDesc, pTexDesc, pResViewDesc=None):
     return create_texture_object(pResDesc, pTexDesc, pResViewDesc)
 
 
+def destroy_texture_object(textureObject) -> None:
+    T.destroy(as_address(textureObject) or 0, "texture")
+
+
 @hip_api()
 def hipDestroyTextureObject(textureObject):
-    T.destroy(as_address(textureObject) or 0, "texture")
+    destroy_texture_object(textureObject)
 
 
 def _fill(out, src) -> None:
@@ -385,9 +389,13 @@ def _fill(out, src) -> None:
     ctypes.memmove(ctypes.addressof(out), ctypes.addressof(src), ctypes.sizeof(src))
 
 
+def fill_resource_desc(pResDesc, textureObject) -> None:
+    _fill(pResDesc, T.lookup(as_address(textureObject) or 0, "texture").api[0])
+
+
 @hip_api()
 def hipGetTextureObjectResourceDesc(pResDesc, textureObject):
-    _fill(pResDesc, T.lookup(as_address(textureObject) or 0, "texture").api[0])
+    fill_resource_desc(pResDesc, textureObject)
 
 
 @hip_api()

@@ -278,3 +278,52 @@ def test_texture_over_freed_memory_faults(module):
     ok0(hip.hipDestroyTextureObject(t))
     for x in (c, o):
         hip.hipFree(x)
+
+
+def test_module_texture_reference(module):
+    """hipModuleGetTexRef + the driver-style setters, then the fixture's legacy kernel reads tex2D(ref2d)."""
+    ref = ok(hip.hipModuleGetTexRef(module, "ref2d"))
+    a = ok(hip.hipMallocArray(desc(32, 1, FLOAT), 6, 5))
+    data = rng.uniform(-4, 4, (5, 6)).astype(np.float32)
+    ok0(hip.hipMemcpy2DToArray(a, 0, 0, data, 24, 24, 5, K.hipMemcpyHostToDevice))
+    ok0(hip.hipTexRefSetFormat(ref, hip.hipArray_Format.HIP_AD_FORMAT_FLOAT, 1))
+    ok0(hip.hipTexRefSetFlags(ref, 2))                         # normalized coordinates, read as float
+    ok0(hip.hipTexRefSetFilterMode(ref, 1))
+    for dim in range(2):
+        ok0(hip.hipTexRefSetAddressMode(ref, dim, hip.hipTextureAddressMode.hipAddressModeMirror))
+    ok0(hip.hipTexRefSetArray(ref, a, 1))
+    assert ok(hip.hipTexRefGetFlags(ref)) == 2 and ok(hip.hipTexRefGetFilterMode(ref)) == 1
+    assert ok(hip.hipTexRefGetAddressMode(ref, 1)) == 2 and hip.hipTexRefGetAddressMode(ref, 2)[0] == E.hipErrorInvalidValue
+    assert hip.hipTexRefGetFormat(ref)[1:] == (hip.hipArray_Format.HIP_AD_FORMAT_FLOAT, 1)
+    assert hip.hipTexRefGetAddress(ref)[0] == E.hipErrorInvalidValue      # bound to an array
+    coords = rng.uniform(-1.2, 2.2, 128).astype(np.float32)
+    c = ok(hip.hipMalloc(coords.nbytes))
+    ok0(hip.hipMemcpy(c, coords, coords.nbytes, K.hipMemcpyHostToDevice))
+    o = ok(hip.hipMalloc(64 * 4))
+    _launch(module, "_Z6legacyPKfPf", 1, [c, o])
+    got = np.zeros(64, np.float32)
+    ok0(hip.hipMemcpy(got, o, got.nbytes, K.hipMemcpyDeviceToHost))
+    want = R.sample(data[None, :, :, None].astype(np.float64), [coords[:64], coords[64:]], True, R.MIRROR, True)[:, 0]
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=2e-6)
+    # rebinding to pitched memory: hipTexRefSetAddress2D, point sampling, unnormalized (mirror acts as clamp)
+    pitched = ok(hip.hipMalloc(256 * 5))
+    rows = np.zeros((5, 64), np.float32)
+    rows[:, :6] = data[::-1]
+    ok0(hip.hipMemcpy(pitched, rows, rows.nbytes, K.hipMemcpyHostToDevice))
+    ok0(hip.hipTexRefSetFlags(ref, 0))
+    ok0(hip.hipTexRefSetFilterMode(ref, 0))
+    ok0(hip.hipTexRefSetAddress2D(ref, hip.HIP_ARRAY_DESCRIPTOR(Width=6, Height=5, Format=32, NumChannels=1),
+                                  pitched, 256))
+    assert ok(hip.hipTexRefGetAddress(ref)) == int(pitched)
+    ucoords = (coords * 6).astype(np.float32)
+    ok0(hip.hipMemcpy(c, ucoords, ucoords.nbytes, K.hipMemcpyHostToDevice))
+    _launch(module, "_Z6legacyPKfPf", 1, [c, o])
+    ok0(hip.hipMemcpy(got, o, got.nbytes, K.hipMemcpyDeviceToHost))
+    want = R.sample(rows[None, :, :6, None].astype(np.float64), [ucoords[:64], ucoords[64:]], False, R.MIRROR,
+                    False)[:, 0]
+    np.testing.assert_array_equal(got, want.astype(np.float32))
+    ok0(hip.hipUnbindTexture(ref))
+    assert not ref.textureObject
+    ok0(hip.hipFreeArray(a))
+    for x in (c, o, pitched):
+        ok0(hip.hipFree(x))

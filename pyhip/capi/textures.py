@@ -8,7 +8,8 @@ import ctypes
 
 from ..errors import HipError, hipError_t
 from ..hip import texrefs, textures as HT
-from ..hip.texture_types import (HIP_ARRAY3D_DESCRIPTOR, HIP_ARRAY_DESCRIPTOR, hipChannelFormatDesc, hipExtent,
+from ..hip.texture_types import (HIP_ARRAY3D_DESCRIPTOR, HIP_ARRAY_DESCRIPTOR, HIP_RESOURCE_DESC, HIP_RESOURCE_VIEW_DESC,
+                                 HIP_TEXTURE_DESC, hipChannelFormatDesc, hipExtent,
                                  hipMemcpy3DParms, hipResourceDesc, hipResourceViewDesc, hipTextureDesc,
                                  textureReference)
 from ..runtime import textures as T
@@ -175,6 +176,29 @@ def install(ffi, rt, guarded, check, addr, stream_of, symbol_address, module_of,
     @guarded
     def hipGetTextureObjectTextureDesc(out, t):
         check(HT.hipGetTextureObjectTextureDesc(view(hipTextureDesc, out), addr(t)))
+
+    @guarded
+    def hipTexObjectCreate(out, res, tex, viewd):
+        if out == ffi.NULL or res == ffi.NULL or tex == ffi.NULL:
+            raise HipError(INVALID, "null argument")
+        out_ptr(out, int(check(HT.hipTexObjectCreate(view(HIP_RESOURCE_DESC, res), view(HIP_TEXTURE_DESC, tex),
+                                                      view(HIP_RESOURCE_VIEW_DESC, viewd)))))
+
+    @guarded
+    def hipTexObjectDestroy(t):
+        check(HT.hipTexObjectDestroy(addr(t)))
+
+    @guarded
+    def hipTexObjectGetResourceDesc(out, t):
+        check(HT.hipTexObjectGetResourceDesc(view(HIP_RESOURCE_DESC, out), addr(t)))
+
+    @guarded
+    def hipTexObjectGetResourceViewDesc(out, t):
+        check(HT.hipTexObjectGetResourceViewDesc(view(HIP_RESOURCE_VIEW_DESC, out), addr(t)))
+
+    @guarded
+    def hipTexObjectGetTextureDesc(out, t):
+        check(HT.hipTexObjectGetTextureDesc(view(HIP_TEXTURE_DESC, out), addr(t)))
 
     @guarded
     def _Z22hipCreateSurfaceObjectPP13__hip_surfacePK15hipResourceDesc(out, res):

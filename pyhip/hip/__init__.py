@@ -23,7 +23,8 @@ from .launch import (HIP_LAUNCH_PARAM_BUFFER_POINTER, HIP_LAUNCH_PARAM_BUFFER_SI
                      hipModuleLaunchKernel, hipModuleLoad, hipModuleLoadData, hipModuleLoadDataEx,
                      hipModuleUnload, hipOccupancyMaxActiveBlocksPerMultiprocessor,
                      hipOccupancyMaxPotentialBlockSize)
-from .texture_types import (HIP_ARRAY3D_DESCRIPTOR, HIP_ARRAY_DESCRIPTOR, hipArray, hipChannelFormatDesc,
+from .texture_types import (HIP_ARRAY3D_DESCRIPTOR, HIP_ARRAY_DESCRIPTOR, HIP_RESOURCE_DESC, HIP_RESOURCE_VIEW_DESC,
+                            HIP_TEXTURE_DESC, hipArray, hipChannelFormatDesc,
                             hipExtent, hipMemcpy3DParms, hipMipmappedArray, hipPitchedPtr, hipPos, hipResourceDesc,
                             hipResourceViewDesc, hipSurfaceObject_t, hipTextureDesc, hipTextureObject_t,
                             make_hipExtent, make_hipPitchedPtr, make_hipPos, textureReference)
@@ -40,7 +41,9 @@ from .textures import (hipArray3DCreate, hipArrayCreate, hipArrayDestroy, hipCre
                        hipMallocArray, hipMallocMipmappedArray, hipMemcpy2DFromArray, hipMemcpy2DFromArrayAsync,
                        hipMemcpy2DToArray, hipMemcpy2DToArrayAsync, hipMemcpy3D, hipMemcpy3DAsync, hipMemcpyAtoH,
                        hipMemcpyFromArray, hipMemcpyHtoA, hipMemcpyToArray, hipMipmappedArrayCreate,
-                       hipMipmappedArrayDestroy, hipMipmappedArrayGetLevel)
+                       hipMipmappedArrayDestroy, hipMipmappedArrayGetLevel, hipTexObjectCreate,
+                       hipTexObjectDestroy, hipTexObjectGetResourceDesc, hipTexObjectGetResourceViewDesc,
+                       hipTexObjectGetTextureDesc)
 from .streams import (hipEventCreate, hipEventCreateWithFlags, hipEventDestroy, hipEventElapsedTime,
                       hipEventQuery, hipEventRecord, hipEventSynchronize, hipLaunchHostFunc,
                       hipStreamAddCallback, hipStreamCreate, hipStreamCreateWithFlags,

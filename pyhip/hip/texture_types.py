@@ -128,6 +128,44 @@ class HIP_ARRAY3D_DESCRIPTOR(_Struct):
                 ("NumChannels", c_uint), ("Flags", c_uint)]
 
 
+class _DrvResArray(_Struct):
+    _fields_ = [("hArray", c_void_p)]
+
+
+class _DrvResMipmap(_Struct):
+    _fields_ = [("hMipmappedArray", c_void_p)]
+
+
+class _DrvResLinear(_Struct):
+    _fields_ = [("devPtr", c_void_p), ("format", c_int), ("numChannels", c_uint), ("sizeInBytes", c_size_t)]
+
+
+class _DrvResPitch2D(_Struct):
+    _fields_ = [("devPtr", c_void_p), ("format", c_int), ("numChannels", c_uint), ("width", c_size_t),
+                ("height", c_size_t), ("pitchInBytes", c_size_t)]
+
+
+class _DrvResUnion(ctypes.Union):
+    _fields_ = [("array", _DrvResArray), ("mipmap", _DrvResMipmap), ("linear", _DrvResLinear),
+                ("pitch2D", _DrvResPitch2D), ("reserved", c_int * 32)]
+
+
+class HIP_RESOURCE_DESC(_Struct):
+    _fields_ = [("resType", c_int), ("res", _DrvResUnion), ("flags", c_uint)]
+
+
+class HIP_TEXTURE_DESC(_Struct):
+    _fields_ = [("addressMode", c_int * 3), ("filterMode", c_int), ("flags", c_uint), ("maxAnisotropy", c_uint),
+                ("mipmapFilterMode", c_int), ("mipmapLevelBias", c_float), ("minMipmapLevelClamp", c_float),
+                ("maxMipmapLevelClamp", c_float), ("borderColor", c_float * 4), ("reserved", c_int * 12)]
+
+
+class HIP_RESOURCE_VIEW_DESC(_Struct):
+    _fields_ = [("format", c_int), ("width", c_size_t), ("height", c_size_t), ("depth", c_size_t),
+                ("firstMipmapLevel", c_uint), ("lastMipmapLevel", c_uint), ("firstLayer", c_uint),
+                ("lastLayer", c_uint), ("reserved", c_uint * 16)]
+
+
 class hipTextureObject_t(DevicePointer):
     """A texture object: the device address of its image + sampler descriptors (a kernel's pointer argument)."""
 
@@ -158,4 +196,4 @@ def make_hipPitchedPtr(d, p: int, xsz: int, ysz: int) -> hipPitchedPtr:
 
 STRUCTS = (hipChannelFormatDesc, hipArray, hipMipmappedArray, hipResourceDesc, hipTextureDesc, hipResourceViewDesc,
            textureReference, hipExtent, hipPos, hipPitchedPtr, hipMemcpy3DParms, HIP_ARRAY_DESCRIPTOR,
-           HIP_ARRAY3D_DESCRIPTOR)
+           HIP_ARRAY3D_DESCRIPTOR, HIP_RESOURCE_DESC, HIP_TEXTURE_DESC, HIP_RESOURCE_VIEW_DESC)

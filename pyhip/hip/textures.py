@@ -14,7 +14,8 @@ from ..runtime import images as I, textures as T
 from ..runtime.context import runtime
 from ..runtime.memory import as_address
 from ._api import hip_api
-from .texture_types import (HIP_ARRAY3D_DESCRIPTOR, HIP_ARRAY_DESCRIPTOR, hipArray, hipChannelFormatDesc,
+from .texture_types import (HIP_ARRAY3D_DESCRIPTOR, HIP_ARRAY_DESCRIPTOR, HIP_RESOURCE_DESC, HIP_RESOURCE_VIEW_DESC,
+                            HIP_TEXTURE_DESC, hipArray, hipChannelFormatDesc,
                             hipMipmappedArray, hipResourceDesc, hipResourceViewDesc, hipSurfaceObject_t,
                             hipTextureDesc, hipTextureObject_t)
 
@@ -421,6 +422,131 @@ def hipCreateSurfaceObject(pResDesc):
 @hip_api()
 def hipDestroySurfaceObject(surfaceObject):
     T.destroy(as_address(surfaceObject) or 0, "surface")
+
+
+# ---- the driver API's texture objects (HIP_RESOURCE_DESC, HIP_TEXTURE_DESC, HIP_RESOURCE_VIEW_DESC) -------------
+HIP_TRSF_READ_AS_INTEGER, HIP_TRSF_NORMALIZED_COORDINATES, HIP_TRSF_SRGB = 0x01, 0x02, 0x10
+
+
+def _channel(fmt: int, n: int) -> hipChannelFormatDesc:
+    x, y, z, w, f = I.channel_desc_of(I.Format(int(fmt), int(n)))
+    return hipChannelFormatDesc(x=x, y=y, z=z, w=w, f=f)
+
+
+def _from_driver_resource(d: HIP_RESOURCE_DESC) -> hipResourceDesc:
+    """hipamd 5.2's getResourceDesc(HIP_RESOURCE_DESC)."""
+    if d is None:
+        raise HipError(INVALID, "null resource descriptor")
+    r = hipResourceDesc(resType=int(d.resType))
+    if r.resType == T.RES_ARRAY:
+        r.res.array.array = d.res.array.hArray or 0
+    elif r.resType == T.RES_MIPMAPPED:
+        r.res.mipmap.mipmap = d.res.mipmap.hMipmappedArray or 0
+    elif r.resType == T.RES_LINEAR:
+        lin = d.res.linear
+        r.res.linear.devPtr, r.res.linear.sizeInBytes = lin.devPtr or 0, lin.sizeInBytes
+        r.res.linear.desc = _channel(lin.format, lin.numChannels)
+    elif r.resType == T.RES_PITCH2D:
+        p, q = d.res.pitch2D, r.res.pitch2D
+        q.devPtr, q.width, q.height, q.pitchInBytes = p.devPtr or 0, p.width, p.height, p.pitchInBytes
+        q.desc = _channel(p.format, p.numChannels)
+    return r
+
+
+def _to_driver_resource(r: hipResourceDesc, out: HIP_RESOURCE_DESC) -> None:
+    ctypes.memset(ctypes.addressof(out), 0, ctypes.sizeof(out))
+    out.resType = r.resType
+    if r.resType == T.RES_ARRAY:
+        out.res.array.hArray = r.res.array.array or 0
+    elif r.resType == T.RES_MIPMAPPED:
+        out.res.mipmap.hMipmappedArray = r.res.mipmap.mipmap or 0
+    else:
+        src = r.res.linear if r.resType == T.RES_LINEAR else r.res.pitch2D
+        dst = out.res.linear if r.resType == T.RES_LINEAR else out.res.pitch2D
+        fmt = format_of(src.desc)
+        dst.devPtr, dst.format, dst.numChannels = src.devPtr or 0, fmt.array_format, fmt.channels
+        if r.resType == T.RES_LINEAR:
+            dst.sizeInBytes = src.sizeInBytes
+        else:
+            dst.width, dst.height, dst.pitchInBytes = src.width, src.height, src.pitchInBytes
+
+
+def _from_driver_texture(d: HIP_TEXTURE_DESC) -> hipTextureDesc:
+    if d is None:
+        raise HipError(INVALID, "null texture descriptor")
+    t = hipTextureDesc(filterMode=d.filterMode, readMode=0 if d.flags & HIP_TRSF_READ_AS_INTEGER else 1,
+                       sRGB=int(bool(d.flags & HIP_TRSF_SRGB)),
+                       normalizedCoords=int(bool(d.flags & HIP_TRSF_NORMALIZED_COORDINATES)),
+                       maxAnisotropy=d.maxAnisotropy, mipmapFilterMode=d.mipmapFilterMode,
+                       mipmapLevelBias=d.mipmapLevelBias, minMipmapLevelClamp=d.minMipmapLevelClamp,
+                       maxMipmapLevelClamp=d.maxMipmapLevelClamp)
+    for i in range(3):
+        t.addressMode[i] = d.addressMode[i]
+    for i in range(4):
+        t.borderColor[i] = d.borderColor[i]
+    return t
+
+
+def _view(d) -> hipResourceViewDesc | None:
+    if d is None:
+        return None
+    return hipResourceViewDesc(format=d.format, width=d.width, height=d.height, depth=d.depth,
+                               firstMipmapLevel=d.firstMipmapLevel, lastMipmapLevel=d.lastMipmapLevel,
+                               firstLayer=d.firstLayer, lastLayer=d.lastLayer)
+
+
+@hip_api(1)
+def hipTexObjectCreate(pResDesc: HIP_RESOURCE_DESC, pTexDesc: HIP_TEXTURE_DESC, pResViewDesc=None):
+    o = create_texture_object(_from_driver_resource(pResDesc), _from_driver_texture(pTexDesc), _view(pResViewDesc))
+    T.lookup(int(o), "texture").driver = (_copy_struct(pTexDesc), _copy_struct(pResViewDesc) if pResViewDesc else None)
+    return o
+
+
+@hip_api()
+def hipTexObjectDestroy(texObject):
+    destroy_texture_object(texObject)
+
+
+@hip_api()
+def hipTexObjectGetResourceDesc(pResDesc: HIP_RESOURCE_DESC, texObject):
+    if pResDesc is None:
+        raise HipError(INVALID, "null output descriptor")
+    _to_driver_resource(T.lookup(as_address(texObject) or 0, "texture").api[0], pResDesc)
+
+
+@hip_api()
+def hipTexObjectGetTextureDesc(pTexDesc: HIP_TEXTURE_DESC, texObject):
+    o = T.lookup(as_address(texObject) or 0, "texture")
+    if pTexDesc is None:
+        raise HipError(INVALID, "null output descriptor")
+    drv = getattr(o, "driver", None)
+    if drv is not None:
+        _fill(pTexDesc, drv[0])
+        return
+    t = o.api[1]                                            # created through the runtime API: convert
+    ctypes.memset(ctypes.addressof(pTexDesc), 0, ctypes.sizeof(pTexDesc))
+    pTexDesc.filterMode, pTexDesc.maxAnisotropy = t.filterMode, t.maxAnisotropy
+    pTexDesc.flags = (0 if t.readMode else HIP_TRSF_READ_AS_INTEGER) | \
+        (HIP_TRSF_NORMALIZED_COORDINATES if t.normalizedCoords else 0) | (HIP_TRSF_SRGB if t.sRGB else 0)
+    pTexDesc.mipmapFilterMode, pTexDesc.mipmapLevelBias = t.mipmapFilterMode, t.mipmapLevelBias
+    pTexDesc.minMipmapLevelClamp, pTexDesc.maxMipmapLevelClamp = t.minMipmapLevelClamp, t.maxMipmapLevelClamp
+    for i in range(3):
+        pTexDesc.addressMode[i] = t.addressMode[i]
+    for i in range(4):
+        pTexDesc.borderColor[i] = t.borderColor[i]
+
+
+@hip_api()
+def hipTexObjectGetResourceViewDesc(pResViewDesc: HIP_RESOURCE_VIEW_DESC, texObject):
+    o = T.lookup(as_address(texObject) or 0, "texture")
+    if pResViewDesc is None:
+        raise HipError(INVALID, "null output descriptor")
+    ctypes.memset(ctypes.addressof(pResViewDesc), 0, ctypes.sizeof(pResViewDesc))
+    v = o.view
+    if v is not None:
+        for name in ("format", "width", "height", "depth", "firstMipmapLevel", "lastMipmapLevel", "firstLayer",
+                     "lastLayer"):
+            setattr(pResViewDesc, name, getattr(v, name))
 
 
 __all__ = [n for n in dir() if n.startswith("hip")]

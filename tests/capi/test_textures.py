@@ -88,6 +88,8 @@ def test_texture_and_surface_programs(program, tmp_path):
         ("pitch_clamp_linear", np.float32, (N,), x["pitch"][None, :, :9, None], [c2[:, 0], c2[:, 1]], True, R.CLAMP,
          None),
         ("legacy_clamp_linear_u", np.float32, (N,), f2d, [c2u[:, 0], c2u[:, 1]], True, R.CLAMP, None),
+        ("drv_pitch_mirror_point", np.float32, (N,), x["pitch"][None, :, :9, None], [c2[:, 0], c2[:, 1]], False,
+         R.MIRROR, None),
     ]
     for name, dt, shape, tex, coords, linear, mode, layer in checks:
         got = _out(tmp_path, name, dt, shape).reshape(N, -1)

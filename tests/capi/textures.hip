@@ -252,6 +252,24 @@ int main(int argc, char** argv) {
     CHECK(hipDestroyTextureObject(t));
     r.res.pitch2D.pitchInBytes = 200;                       // not a multiple of texturePitchAlignment
     EXPECT(hipCreateTextureObject(&t, &r, &td, nullptr) == hipErrorInvalidValue);
+    // the driver API on the same memory: point filtering, mirror, normalized coordinates (flags)
+    HIP_RESOURCE_DESC dr; memset(&dr, 0, sizeof dr);
+    dr.resType = HIP_RESOURCE_TYPE_PITCH2D; dr.res.pitch2D.devPtr = buf; dr.res.pitch2D.format = HIP_AD_FORMAT_FLOAT;
+    dr.res.pitch2D.numChannels = 1; dr.res.pitch2D.width = 9; dr.res.pitch2D.height = 7;
+    dr.res.pitch2D.pitchInBytes = 256;
+    HIP_TEXTURE_DESC dt; memset(&dt, 0, sizeof dt);
+    dt.addressMode[0] = HIP_TR_ADDRESS_MODE_MIRROR; dt.filterMode = HIP_TR_FILTER_MODE_POINT;
+    dt.flags = HIP_TRSF_NORMALIZED_COORDINATES;
+    CHECK(hipTexObjectCreate(&t, &dr, &dt, nullptr));
+    run<float>("drv_pitch_mirror_point", k2d<float>, t, c2);
+    HIP_RESOURCE_DESC back; HIP_TEXTURE_DESC tback;
+    CHECK(hipTexObjectGetResourceDesc(&back, t));
+    CHECK(hipTexObjectGetTextureDesc(&tback, t));
+    EXPECT(back.resType == HIP_RESOURCE_TYPE_PITCH2D && back.res.pitch2D.devPtr == buf &&
+           back.res.pitch2D.numChannels == 1 && back.res.pitch2D.format == HIP_AD_FORMAT_FLOAT &&
+           back.res.pitch2D.pitchInBytes == 256 && back.res.pitch2D.width == 9);
+    EXPECT(tback.flags == HIP_TRSF_NORMALIZED_COORDINATES && tback.addressMode[0] == HIP_TR_ADDRESS_MODE_MIRROR);
+    CHECK(hipTexObjectDestroy(t));
   }
   // surface: read, write 3v + x, copy back
   {

@@ -265,10 +265,10 @@ def test_texture_over_freed_memory_faults(module):
     p2 = rd.res.pitch2D
     p2.devPtr, p2.desc, p2.width, p2.height, p2.pitchInBytes = buf, desc(32, 1, FLOAT), 16, 8, 256
     t = ok(hip.hipCreateTextureObject(rd, hip.hipTextureDesc(normalizedCoords=1), None))
-    ok0(hip.hipFree(buf))
-    c = ok(hip.hipMalloc(64 * 8))
+    c = ok(hip.hipMalloc(64 * 8))                      # allocated first: the freed range stays unallocated
     ok0(hip.hipMemset(c, 0, 64 * 8))
     o = ok(hip.hipMalloc(64 * 4))
+    ok0(hip.hipFree(buf))
     f = ok(hip.hipModuleGetFunction(module, "_Z8sample2dIfEvP13__hip_texturePKfPT_"))
     hip.hipModuleLaunchKernel(f, 1, 1, 1, 64, 1, 1, 0, None, [t, c, o], None)
     err = hip.hipDeviceSynchronize()[0]

@@ -238,13 +238,17 @@ def _sample_lanes(K, st, w, I, img, samp, gm):
         x = idx[0]
         y = idx[1] if spatial > 1 else zero
         z = idx[2] if spatial > 2 else (layer if layer is not None else zero)
-        vals = np.zeros((n, 4), I64 if integer else F64)
         fetch = ~bd
-        if fetch.any():
-            mask = gm.copy()
-            mask[gm] = fetch
-            raw_t = _gather(K, mask, _texel_address(img, x[fetch], y[fetch], z[fetch]), img.bpe)
-            vals[fetch] = texels.decode(raw_t, img.comps, img.num_format, samp.force_degamma)
+        if fetch.all():                       # the common case: no border tap, no masking
+            raw_t = _gather(K, gm, _texel_address(img, x, y, z), img.bpe)
+            vals = texels.decode(raw_t, img.comps, img.num_format, samp.force_degamma)
+        else:
+            vals = np.zeros((n, 4), I64 if integer else F64)
+            if fetch.any():
+                mask = gm.copy()
+                mask[gm] = fetch
+                raw_t = _gather(K, mask, _texel_address(img, x[fetch], y[fetch], z[fetch]), img.bpe)
+                vals[fetch] = texels.decode(raw_t, img.comps, img.num_format, samp.force_degamma)
         values.append(vals)
         weights.append(wt)
         borders.append(bd)

@@ -137,7 +137,7 @@ def z_linear(samp, xy_linear: np.ndarray) -> np.ndarray:
 def combine(samp, values: list, weights: list, borders: list, border: np.ndarray, integer: bool) -> np.ndarray:
     """Taps -> (n, 4) component values: weighted blend (float64), or min / max over the taps that carry
     weight (the S#'s FILTER_MODE)."""
-    vals = [np.where(b[:, None], border[None, :], v) for v, b in zip(values, borders)]
+    vals = [np.where(b[:, None], border[None, :], v) if b.any() else v for v, b in zip(values, borders)]
     if integer:
         return vals[0]
     if samp.filter_mode in (FILTER_MIN, FILTER_MAX):

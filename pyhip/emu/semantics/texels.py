@@ -73,6 +73,11 @@ def _srgb_to_linear(c: np.ndarray) -> np.ndarray:
 def decode(raw: np.ndarray, comps: tuple, num_format: int, degamma: bool = False) -> np.ndarray:
     """Element bytes (n, bpe) -> (n, 4) component values: float64, or int64 for UINT/SINT."""
     n = raw.shape[0]
+    if num_format == FLOAT and comps in ((32,), (32, 32), (32, 32, 32, 32)):       # the common float layouts
+        out = np.zeros((n, 4), F64)
+        out[:, 3] = 1
+        out[:, :len(comps)] = np.ascontiguousarray(raw).view(F32).reshape(n, len(comps))
+        return out
     vals = split(raw, comps)
     integer = is_integer(num_format)
     out = np.zeros((n, 4), I64 if integer else F64)

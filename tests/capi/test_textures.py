@@ -101,6 +101,7 @@ def test_texture_and_surface_programs(program, tmp_path):
     idx = x["fetch_idx"]
     want = np.where((idx >= 0) & (idx < 100), x["lin"][np.clip(idx, 0, 99)], 0)
     np.testing.assert_array_equal(_out(tmp_path, "lin_fetch", np.float32), want)
+    np.testing.assert_array_equal(_out(tmp_path, "legacy_fetch", np.float32), want)
     surf = _out(tmp_path, "surface", np.float32, (7, 13))
     np.testing.assert_allclose(surf, 3 * x["f2d"] + np.arange(13), rtol=1e-6)
 

@@ -55,6 +55,9 @@ __global__ void ksurf(hipSurfaceObject_t s, int w) {
   if (x < w) { float v; surf2Dread(&v, s, x * 4, y); surf2Dwrite(3.0f * v + x, s, x * 4, y); }
 }
 texture<float, hipTextureType2D, hipReadModeElementType> legacy_tex;
+texture<float, hipTextureType1D, hipReadModeElementType> legacy_lin;
+__global__ void klegacy_fetch(const int* c, float* o) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x; o[i] = tex1Dfetch(legacy_lin, c[i]); }
 __global__ void klegacy(const float2* c, float* o) {
   int i = blockIdx.x * blockDim.x + threadIdx.x; o[i] = tex2D(legacy_tex, c[i].x, c[i].y); }
 
@@ -239,6 +242,18 @@ int main(int argc, char** argv) {
     int* idx = dev<int>(in("fetch_idx", N * 4));
     run<float>("lin_fetch", kfetch, t, idx);
     CHECK(hipDestroyTextureObject(t));
+    // the same through a legacy 1-D reference: hipBindTexture, and the offset of an unaligned pointer
+    size_t offset = 99;
+    CHECK(hipBindTexture(&offset, legacy_lin, buf, 400));
+    EXPECT(offset == 0);
+    float* o; CHECK(hipMalloc(&o, N * 4));
+    hipLaunchKernelGGL(klegacy_fetch, dim3(N / 64), dim3(64), 0, 0, idx, o);
+    CHECK(hipGetLastError());
+    save("legacy_fetch", o, N);
+    CHECK(hipBindTexture(&offset, legacy_lin, buf + 3, 388));
+    EXPECT(offset == 12);
+    EXPECT(hipBindTexture(nullptr, legacy_lin, buf + 3, 388) == hipErrorInvalidValue);
+    CHECK(hipUnbindTexture(legacy_lin));
   }
   {
     std::vector<char> d = in("pitch", 7 * 256);

@@ -587,6 +587,9 @@ def install() -> None:
             buf.extend(b"\0" * (offset + size - len(buf)))
         buf[offset:offset + size] = bytes(ffi.buffer(arg, size))
 
+    from .textures import install as install_textures
+    install_textures(ffi, rt, guarded, check, addr, stream_of, symbol_address, lambda h: obj(h, Module), fatbin_handle)
+
     @guarded
     def hipLaunchByPtr(handle):
         grid, block, shared, stream = rt.call_config.pop()

@@ -6,9 +6,10 @@ accepted wherever a pointer is.  Like HIP 5.2, each call stores its result as th
 """
 from __future__ import annotations
 
-from .._hip_enums import (hipDeviceAttribute_t, hipError_t, hipFuncAttribute, hipFunction_attribute,
-                          hipFuncCache_t, hipJitOption, hipLimit_t, hipMemcpyKind, hipMemoryType,
-                          hipSharedMemConfig)
+from .._hip_enums import (hipArray_Format, hipChannelFormatKind, hipDeviceAttribute_t, hipError_t,
+                          hipFuncAttribute, hipFunction_attribute, hipFuncCache_t, hipJitOption, hipLimit_t,
+                          hipMemcpyKind, hipMemoryType, hipResourceType, hipResourceViewFormat, hipSharedMemConfig,
+                          hipTextureAddressMode, hipTextureFilterMode, hipTextureReadMode)
 from ..errors import HipError, error_name
 from ..runtime import ops
 from ..runtime.context import hipStreamPerThread, runtime
@@ -26,6 +27,27 @@ from .launch import (HIP_LAUNCH_PARAM_BUFFER_POINTER, HIP_LAUNCH_PARAM_BUFFER_SI
                      hipModuleLaunchKernel, hipModuleLoad, hipModuleLoadData, hipModuleLoadDataEx,
                      hipModuleUnload, hipOccupancyMaxActiveBlocksPerMultiprocessor,
                      hipOccupancyMaxPotentialBlockSize)
+from .texture_types import (HIP_ARRAY3D_DESCRIPTOR, HIP_ARRAY_DESCRIPTOR, HIP_RESOURCE_DESC, HIP_RESOURCE_VIEW_DESC,
+                            HIP_TEXTURE_DESC, hipArray, hipChannelFormatDesc,
+                            hipExtent, hipMemcpy3DParms, hipMipmappedArray, hipPitchedPtr, hipPos, hipResourceDesc,
+                            hipResourceViewDesc, hipSurfaceObject_t, hipTextureDesc, hipTextureObject_t,
+                            make_hipExtent, make_hipPitchedPtr, make_hipPos, textureReference)
+from .texrefs import (hipBindTexture, hipBindTexture2D, hipBindTextureToArray, hipBindTextureToMipmappedArray,
+                      hipGetTextureAlignmentOffset, hipModuleGetTexRef, hipTexRefGetAddress, hipTexRefGetAddressMode,
+                      hipTexRefGetFilterMode, hipTexRefGetFlags, hipTexRefGetFormat, hipTexRefSetAddress,
+                      hipTexRefSetAddress2D, hipTexRefSetAddressMode, hipTexRefSetArray, hipTexRefSetFilterMode,
+                      hipTexRefSetFlags, hipTexRefSetFormat, hipUnbindTexture)
+from .textures import (hipArray3DCreate, hipArrayCreate, hipArrayDestroy, hipCreateChannelDesc,
+                       hipCreateSurfaceObject, hipCreateTextureObject, hipDestroySurfaceObject,
+                       hipDestroyTextureObject, hipFreeArray, hipFreeMipmappedArray, hipGetChannelDesc,
+                       hipGetMipmappedArrayLevel, hipGetTextureObjectResourceDesc,
+                       hipGetTextureObjectResourceViewDesc, hipGetTextureObjectTextureDesc, hipMalloc3DArray,
+                       hipMallocArray, hipMallocMipmappedArray, hipMemcpy2DFromArray, hipMemcpy2DFromArrayAsync,
+                       hipMemcpy2DToArray, hipMemcpy2DToArrayAsync, hipMemcpy3D, hipMemcpy3DAsync, hipMemcpyAtoH,
+                       hipMemcpyFromArray, hipMemcpyHtoA, hipMemcpyToArray, hipMipmappedArrayCreate,
+                       hipMipmappedArrayDestroy, hipMipmappedArrayGetLevel, hipTexObjectCreate,
+                       hipTexObjectDestroy, hipTexObjectGetResourceDesc, hipTexObjectGetResourceViewDesc,
+                       hipTexObjectGetTextureDesc)
 from .streams import (hipEventCreate, hipEventCreateWithFlags, hipEventDestroy, hipEventElapsedTime,
                       hipEventQuery, hipEventRecord, hipEventSynchronize, hipLaunchHostFunc,
                       hipStreamAddCallback, hipStreamCreate, hipStreamCreateWithFlags,
@@ -237,6 +259,7 @@ def hipMemGetInfo():
     return ops.mem_get_info()
 
 
-__all__ = [n for n in dir() if n.startswith(("hip", "HIP", "ROCM", "rocm", "ihip")) and n != "hip_api"] + \
+__all__ = [n for n in dir() if n.startswith(("hip", "HIP", "ROCM", "rocm", "ihip", "make_hip")) and n != "hip_api"] + \
     [n for n in structs.__all__ if n not in ("Struct",)] + \
-    ["DevicePointer", "HostPointer", "HostMemory", "Pointer", "CStr", "NDBuffer", "DeviceArray", "last_exception"]
+    ["DevicePointer", "HostPointer", "HostMemory", "Pointer", "CStr", "NDBuffer", "DeviceArray", "last_exception",
+     "textureReference"]

@@ -381,3 +381,100 @@ int64_t pyhip_queue_drain_trivial(void* q, const uint64_t* kobjs, int nk, int64_
     }
     return done;
 }
+
+/* ---- memory written by producers that bump no futex word (ROCr's queues and signals) -------------------
+ * Nothing wakes us when ROCr stores to its own amd_signal_t or rings a hardware doorbell with a plain store,
+ * so these waits poll: a short spin, then sleeps that double from 10 us up to 1 ms (4 ms once idle for
+ * 100 ms).  An idle queue costs a few hundred wake-ups a second, not a core; the first packet after a long
+ * idle period is seen within 4 ms. */
+static void poll_sleep(int64_t start, int64_t* nap) {
+    int64_t idle = pyhip_now_ns() - start;
+    int64_t cap = idle > 100000000LL ? 4000000LL : 1000000LL;
+    struct timespec ts = {0, (long)*nap};
+    nanosleep(&ts, NULL);
+    *nap = *nap * 2 > cap ? cap : *nap * 2;
+}
+
+#define POLL_SPIN_NS 20000LL
+
+/* Wait until ((*value & mask) cond cmp) (cond: 0 EQ, 1 NE, 2 LT, 3 GTE).  1 = satisfied, 0 = timeout. */
+int pyhip_raw_wait_value(const int64_t* value, int cond, int64_t cmp, int64_t mask, int64_t timeout_ns) {
+    if (cond < 0 || cond > 3) return -1;
+    int64_t start = pyhip_now_ns(), nap = 10000;
+    for (;;) {
+        if (cond_ok(__atomic_load_n(value, __ATOMIC_ACQUIRE) & mask, cond, cmp)) return 1;
+        int64_t now = pyhip_now_ns();
+        if (timeout_ns >= 0 && now - start >= timeout_ns) return 0;
+        if (now - start < POLL_SPIN_NS) { for (int i = 0; i < 32; ++i) cpu_relax(); continue; }
+        poll_sleep(start, &nap);
+    }
+}
+
+/* Barrier-AND (all = 1) / barrier-OR (all = 0) over signal values (each a pointer to amd_signal_t.value). */
+int pyhip_raw_wait_multi(int64_t* const* values, int n, int all, int64_t timeout_ns) {
+    int64_t start = pyhip_now_ns(), nap = 10000;
+    for (;;) {
+        int zero = 0;
+        for (int i = 0; i < n; ++i) zero += __atomic_load_n(values[i], __ATOMIC_ACQUIRE) == 0;
+        if (n == 0 || (all ? zero == n : zero > 0)) return 1;
+        int64_t now = pyhip_now_ns();
+        if (timeout_ns >= 0 && now - start >= timeout_ns) return 0;
+        if (now - start < POLL_SPIN_NS) { for (int i = 0; i < 32; ++i) cpu_relax(); continue; }
+        poll_sleep(start, &nap);
+    }
+}
+
+/* The command processor of a hardware-style AQL queue: wait until packet `index` is submitted — its
+ * header type is not INVALID and the doorbell (the last submitted index) has reached it — or *stop
+ * becomes non-zero or the timeout passes.  1 = ready, 0 = not yet. */
+int pyhip_cp_wait_packet(const uint16_t* header, const uint64_t* doorbell, uint64_t index, const uint32_t* stop,
+                         int64_t timeout_ns) {
+    int64_t start = pyhip_now_ns(), nap = 10000;
+    for (;;) {
+        if ((__atomic_load_n(header, __ATOMIC_ACQUIRE) & 0xFF) != PKT_INVALID &&
+            __atomic_load_n(doorbell, __ATOMIC_ACQUIRE) + 1 > index)
+            return 1;
+        if (__atomic_load_n(stop, __ATOMIC_ACQUIRE)) return 0;
+        int64_t now = pyhip_now_ns();
+        if (timeout_ns >= 0 && now - start >= timeout_ns) return 0;
+        if (now - start < POLL_SPIN_NS) { for (int i = 0; i < 32; ++i) cpu_relax(); continue; }
+        poll_sleep(start, &nap);
+    }
+}
+
+void pyhip_store_release_u16(uint16_t* p, uint16_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+
+/* ---- queues another runtime owns (ROCr's hsa_queue_t/amd_queue_t; ABI offsets of amd_hsa_queue.h) -------
+ * Reserve a slot only when write - read < size (a full queue waits, never overwrites), write the body, then
+ * header+setup with one release store, then ring the doorbell through the runtime's own
+ * hsa_signal_store_screlease (its doorbell signal knows the hardware doorbell).  Returns the packet index,
+ * or -1 if the queue stayed full for timeout_ns. */
+typedef void (*pyhip_doorbell_fn)(uint64_t signal, int64_t value);
+
+int64_t pyhip_foreign_submit(void* q, const uint8_t* packet64, void* doorbell_fn, int64_t timeout_ns) {
+    uint64_t* w = AT(q, Q_WRITE, uint64_t);
+    uint64_t* rd = AT(q, Q_READ, uint64_t);
+    uint64_t size = *AT(q, Q_SIZE, uint32_t);
+    int64_t start = -1, nap = 10000;
+    uint64_t wi;
+    for (;;) {
+        wi = __atomic_load_n(w, __ATOMIC_ACQUIRE);
+        uint64_t ri = __atomic_load_n(rd, __ATOMIC_ACQUIRE);
+        if (wi - ri < size) {
+            if (__atomic_compare_exchange_n(w, &wi, wi + 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) break;
+            continue;
+        }
+        int64_t now = pyhip_now_ns();
+        if (start < 0) start = now;
+        if (timeout_ns >= 0 && now - start >= timeout_ns) return -1;
+        if (now - start < POLL_SPIN_NS) { for (int i = 0; i < 32; ++i) cpu_relax(); continue; }
+        poll_sleep(start, &nap);
+    }
+    uint8_t* slot = slot_of(q, wi);
+    uint32_t hs;
+    memcpy(slot + 4, packet64 + 4, 60);
+    memcpy(&hs, packet64, 4);
+    __atomic_store_n((uint32_t*)slot, hs, __ATOMIC_RELEASE);
+    ((pyhip_doorbell_fn)doorbell_fn)(*AT(q, Q_DOORBELL, uint64_t), (int64_t)wi);
+    return (int64_t)wi;
+}

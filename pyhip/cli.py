@@ -61,12 +61,16 @@ def cmd_inspect(args) -> int:
 
 
 def cmd_info(args) -> int:
-    import importlib.util
-
     from . import __version__
+    from .runtime.context import runtime
+
     print(f"pyhip {__version__}")
-    if importlib.util.find_spec("pyhip.runtime") is not None:
-        from . import runtime  # noqa: F401
+    rt = runtime()
+    print(f"backend: {rt.backend_kind} (PYHIP_BACKEND=emu|hsa|auto)")
+    for d in rt.devices:
+        p = d.props
+        print(f"device {d.index}: {p.name}  {p.gcnArchName}  {p.multiProcessorCount} CUs  "
+              f"{p.totalGlobalMem >> 30} GiB  — {d.backend.describe()}")
     return 0
 
 
@@ -89,9 +93,23 @@ def cmd_demo(args) -> int:
 
 
 def cmd_exec(args) -> int:
-    from .capi.shim import run
+    if args.runtime == "amd":
+        from .thunk.build import run_amd as run
+    else:
+        from .capi.shim import run
+    try:
+        rc = run(args.program, args.args)
+    except FileNotFoundError as exc:
+        print(f"pyhip exec: {exc}", file=sys.stderr)
+        return 127
+    return 128 - rc if rc < 0 else rc          # killed by a signal: the shell's 128 + signal number
 
-    return run(args.program, args.args)
+
+def cmd_thunk_path(args) -> int:
+    from .thunk import thunk_path
+
+    print(thunk_path())
+    return 0
 
 
 def cmd_shim_path(args) -> int:
@@ -118,12 +136,17 @@ def build_parser() -> argparse.ArgumentParser:
                    help="per ISA category: mnemonics LLVM 19 decodes vs those the emulator executes")
     s.add_argument("-v", "--verbose", action="store_true", help="with --coverage: list what is not executable")
     s.set_defaults(fn=cmd_disasm)
-    s = sub.add_parser("exec", help="run an unmodified hipcc-built program on pyhip's libamdhip64.so.5")
+    s = sub.add_parser("exec", help="run an unmodified hipcc-built program on pyhip's libamdhip64.so.5 "
+                                    "(--runtime amd: on AMD's HIP and ROCr over pyhip's libhsakmt)")
+    s.add_argument("--runtime", choices=("pyhip", "amd"), default="pyhip",
+                   help="pyhip: pyhip's drop-in HIP (default); amd: AMD's libamdhip64 + ROCr on the emulated GPU")
     s.add_argument("program")
     s.add_argument("args", nargs=argparse.REMAINDER)
     s.set_defaults(fn=cmd_exec)
     s = sub.add_parser("shim-path", help="print the directory of pyhip's libamdhip64.so.5 (builds it)")
     s.set_defaults(fn=cmd_shim_path)
+    s = sub.add_parser("thunk-path", help="print the directory of pyhip's libhsakmt.so.1 (builds it)")
+    s.set_defaults(fn=cmd_thunk_path)
     s = sub.add_parser("demo", help="run the demo on the emulated GPU")
     s.set_defaults(fn=cmd_demo)
     return p

@@ -18,7 +18,7 @@ DEVICE_STRIDE = 1 << 40          # 1 TiB of address space per device
 from .program import ForeignKernel, LoadedProgram, MemoryProgram
 
 SUPPORTED = ("gfx90a", "gfx940", "gfx941", "gfx942")
-DEFAULT_ENGINE = "numpy"
+DEFAULT_ENGINE = "native"
 S_ENDPGM = bytes.fromhex("000081bf")
 
 

@@ -1,0 +1,97 @@
+"""The differential test: the corpus (hipcc 5.2, clang-19, Triton incl. MFMA matmuls) and the per-instruction
+ISA tests run with PYHIP_ENGINE=diff, where every dispatch the native engine supports runs on both engines
+from the same memory — the native one in the numpy engine's exact schedule — and all device memory and every
+wave's final registers must be equal, or both must fault alike (pyhip/emu/native/diff.py).  The corpus must
+run natively in full; the ISA tests may fall back for what the native engine lacks, and those reasons are
+listed here."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+CORPUS = ["test_corpus.py", "test_corpus_isa.py", "test_triton.py"]
+ISA = ["test_isa_ops.py", "test_isa_breadth.py", "test_mfma_layouts.py", "test_faults.py"]
+# what the ISA tests may exercise that the native engine runs on the numpy engine instead
+ALLOWED_FALLBACKS = ("VGPR index mode", "buffer_load_format", "buffer_store_format", "tbuffer_", "typed buffer",
+                     "v_screen_partition_4se_b32", "sparse v_smfmac", "image_", "MIMG")
+
+
+def run_diff(module: str, tmp_path) -> dict:
+    report = tmp_path / "report.json"
+    env = dict(os.environ, PYHIP_ENGINE="diff", PYHIP_DIFF_REPORT=str(report),
+               PYTHONPATH=os.pathsep.join([str(HERE), str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "-p", "no:xdist",
+                        "-p", "native_diff_plugin", str(HERE / module)], cwd=ROOT, env=env, capture_output=True,
+                       text=True, timeout=1800)
+    assert r.returncode == 0, f"{module} under PYHIP_ENGINE=diff:\n{r.stdout[-6000:]}\n{r.stderr[-3000:]}"
+    return json.loads(report.read_text())
+
+
+@pytest.mark.parametrize("module", CORPUS)
+def test_corpus_runs_natively_and_identically(module, tmp_path):
+    rep = run_diff(module, tmp_path)
+    assert rep["compared"] > 0
+    assert rep["fallback"] == 0, rep["reasons"]
+
+
+@pytest.mark.parametrize("module", ISA)
+def test_isa_tests_identical(module, tmp_path):
+    rep = run_diff(module, tmp_path)
+    assert rep["compared"] + rep["faulted_alike"] > 0 or module == "test_mfma_layouts.py"
+    unexpected = {r: n for r, n in rep["reasons"].items() if not any(a in r for a in ALLOWED_FALLBACKS)}
+    assert not unexpected, unexpected
+
+
+# ---- the comparison itself can fail -------------------------------------------------------------------------
+def _vadd_on(gpu_engine, sabotage):
+    import pyhip
+    from pyhip.emu.native import diff, run
+    from pyhip.runtime.context import runtime
+
+    gpu = runtime().device(0).backend.gpu
+    old = gpu.engine
+    gpu.engine = gpu_engine
+    orig = run.NativeEngine.run
+
+    def broken(self, d, nprog, **kw):
+        res = orig(self, d, nprog, **kw)
+        sabotage(self, res)
+        return res
+    run.NativeEngine.run = broken
+    try:
+        pyhip.set_device(0)
+        m = pyhip.load(ROOT / "tests/fixtures/bin/hipcc52/basic-gfx90a.hsaco")
+        n = 300
+        a = np.arange(n, dtype=np.float32)
+        c = pyhip.empty(n, np.float32)
+        m.kernel("vadd")((n + 255) // 256, 256, pyhip.to_device(a), pyhip.to_device(a), c, n)
+        pyhip.synchronize()
+    finally:
+        run.NativeEngine.run = orig
+        gpu.engine = old
+
+
+def test_a_register_difference_is_reported():
+    from pyhip.errors import HipError
+
+    def flip(engine, res):
+        res.capture[1, 528 + 5 * 256 + 4 * 3] ^= 1          # v5 of lane 3 of the second wave
+    with pytest.raises(HipError, match=r"EngineMismatch: .*flat workgroup 0 wave 1: v5\[3\]"):
+        _vadd_on("diff", flip)
+
+
+def test_a_memory_difference_is_reported():
+    from pyhip.errors import HipError
+
+    def poke(engine, res):
+        mem = engine.gpu.memory
+        user = sorted(mem.user_allocations())[-1]           # the output of vadd
+        mem.write(user + 8, b"\x01\x02\x03\x04")
+    with pytest.raises(HipError, match=r"EngineMismatch: .*device memory at 0x"):
+        _vadd_on("diff", poke)

@@ -39,6 +39,13 @@ typedef struct Dispatch {
     int64_t wave_instructions; int64_t steps; int32_t failed; Fault fault; ...;
 } Dispatch;
 
+typedef struct LaunchEntry {
+    uint8_t kernarg[2048]; uint32_t kernarg_size; uint32_t explicit_size; uint8_t packet[64]; void* queue;
+    uint8_t* ring; uint64_t slot_size; uint64_t queue_mask; void* counter; uint64_t* launches; ...;
+} LaunchEntry;
+void pyhip_engine_set_queue_fns(void* reserve, void* publish, void* sigadd);
+int pyhip_engine_launch(const LaunchEntry* e, const uint8_t* args, uint32_t nbytes);
+
 int pyhip_engine_abi(void);
 int pyhip_engine_op_count(void);
 const char* pyhip_engine_op_name(int i);

@@ -300,3 +300,54 @@ void pyhip_engine_set_fp8(const double* fp8, const double* bf8) {
     memcpy(g_fp8, fp8, sizeof g_fp8);
     memcpy(g_bf8, bf8, sizeof g_bf8);
 }
+
+/* ---- repeat launches from Python (pyhip/runtime/fastlaunch.py) ----------------------------------------------
+ * Python prepares an entry once per (function, stream, geometry, argument types) after a launch went through
+ * the runtime: the kernarg segment with every hidden argument filled, the AQL packet (completion signal: the
+ * stream's counter signal), the stream's queue and kernarg ring (one buffer per queue slot, host memory the
+ * device maps at the same address).  A repeat is then one call: reserve a slot (waiting while the queue is
+ * full, the GIL released), the template plus the explicit arguments into the slot's buffer, the packet
+ * published.  The same protocol as the C ABI's fast path (native/hip/fastlaunch.c). */
+typedef struct LaunchEntry {
+    uint8_t kernarg[2048];
+    uint32_t kernarg_size;
+    uint32_t explicit_size;      /* the explicit arguments: bytes [0, explicit_size) of the segment */
+    uint8_t packet[64];
+    void* queue;
+    uint8_t* ring;
+    uint64_t slot_size;
+    uint64_t queue_mask;
+    void* counter;
+    uint64_t* launches;
+} LaunchEntry;
+
+typedef int64_t (*reserve_fn)(void*, int64_t);
+typedef void (*publish_fn)(void*, uint64_t, const uint8_t*);
+typedef int64_t (*sigadd_fn)(void*, int64_t);
+static reserve_fn q_reserve;
+static publish_fn q_publish;
+static sigadd_fn q_sigadd;
+
+void pyhip_engine_set_queue_fns(void* reserve, void* publish, void* sigadd) {
+    q_reserve = (reserve_fn)reserve;
+    q_publish = (publish_fn)publish;
+    q_sigadd = (sigadd_fn)sigadd;
+}
+
+/* 1: published; 0: the queue is closed (the caller takes the runtime's path, which reports it) */
+int pyhip_engine_launch(const LaunchEntry* e, const uint8_t* args, uint32_t nbytes) {
+    if (!q_reserve || nbytes != e->explicit_size) return 0;
+    int64_t idx = q_reserve(e->queue, -1);
+    if (idx < 0) return 0;
+    uint8_t* ka = e->ring + ((uint64_t)idx & e->queue_mask) * e->slot_size;
+    memcpy(ka, e->kernarg, e->kernarg_size);
+    memcpy(ka, args, nbytes);
+    uint8_t pkt[64];
+    memcpy(pkt, e->packet, 64);
+    uint64_t kaddr = (uint64_t)(uintptr_t)ka;
+    memcpy(pkt + 40, &kaddr, 8);
+    q_sigadd(e->counter, 1);
+    __atomic_fetch_add(e->launches, 1, __ATOMIC_RELAXED);
+    q_publish(e->queue, (uint64_t)idx, pkt);
+    return 1;
+}

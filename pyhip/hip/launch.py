@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 
 from .._hip_enums import hipFunction_attribute as FA
@@ -10,7 +11,7 @@ from ..loader.extent import image_extent
 from ..runtime import ops
 from ..runtime.context import runtime
 from ..runtime.module import Function, Module
-from ._api import hip_api
+from ._api import _tls as _api_tls, hip_api
 from .pointers import HipModuleLaunchKernel_extra, Pointer, address_of, as_name, pack_extra_tuple, read_extra_config
 from .structs import classes as _structs
 
@@ -110,7 +111,7 @@ def read_kernel_params(func: Function, params) -> bytes:
 
 
 @hip_api()
-def hipModuleLaunchKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,
+def _hipModuleLaunchKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,
                           sharedMemBytes, stream, kernelParams, extra):
     """``extra`` as in hip-python (see parse_extra); ``kernelParams`` a ``void**`` (address, ctypes array) or,
     as a pyhip extension, a Python list of argument values converted by the kernel's signature."""
@@ -127,7 +128,36 @@ def hipModuleLaunchKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY,
         params = list(kernelParams) if kernelParams is not None else []
         if func.packer.explicit and kernelParams is None:
             raise HipError(hipError_t.hipErrorInvalidValue, "kernel has parameters but neither kernelParams nor extra was given")
-        func.launch(st, grid, block, int(sharedMemBytes), args=params)
+        key = (gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, stream)
+        try:
+            hash(key)
+        except TypeError:
+            key = None
+        func.launch(st, grid, block, int(sharedMemBytes), args=params, cache_key=key)
+        global _rt_tls
+        _rt_tls = runtime()._tls
+
+
+_SUCCESS = (hipError_t.hipSuccess,)
+_rt_tls = None
+
+
+def hipModuleLaunchKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes,
+                          stream, kernelParams, extra):
+    """A repeat of a launch that went through the runtime with the same function, geometry, shared memory,
+    stream and argument types is published natively (pyhip/runtime/fastlaunch.py); everything else, errors
+    included, takes the full path."""
+    if type(f) is Function and extra is None and (kernelParams is None or type(kernelParams) is list):
+        e = f.fast.get((gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, stream))
+        if e is not None and e.generation == f.device.launch_generation and \
+                (stream is not None or _rt_tls.__dict__.get("device", 0) == e.device) and e.launch(kernelParams or ()):
+            _api_tls.last = hipError_t.hipSuccess
+            return _SUCCESS
+    return _hipModuleLaunchKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes,
+                                  stream, kernelParams, extra)
+
+
+functools.update_wrapper(hipModuleLaunchKernel, _hipModuleLaunchKernel)
 
 
 def func_attributes(func: Function):

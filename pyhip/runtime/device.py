@@ -24,6 +24,7 @@ class Device:
         self.null_stream = Stream(self, null=True)
         self.fast_stream: Stream | None = None      # the stream allowed native launches (C ABI fast path)
         self.fast_invalidate = None                 # fn(stream): drop its native launch entries (set by the C ABI)
+        self.launch_generation = 0                  # moves on whenever Python's repeat-launch entries go stale
         self._errors: list[HipError] = []
         self._kernarg_free: dict[int, list[int]] = {}
         self._kernarg_busy: list[tuple[int, int, object]] = []

@@ -21,6 +21,7 @@ class Function(Handle):
         self.kernel_object = module.program.kernel_object(kernel.name)
         self.packer = ArgPacker(kernel)
         self.handle = id(self)
+        self.fast = {}                          # repeat-launch entries (runtime/fastlaunch.py)
 
     @property
     def device(self):
@@ -47,9 +48,11 @@ class Function(Handle):
             raise HipError(hipError_t.hipErrorInvalidValue,
                            f"{shared} B dynamic + {self.kernel.group_segment_fixed_size} B static LDS exceeds {MAX_LDS} B")
 
-    def launch(self, stream, grid, block, shared: int = 0, args=None, raw=None, items=None):
+    def launch(self, stream, grid, block, shared: int = 0, args=None, raw=None, items=None, cache_key=None):
         """``grid`` in blocks; or ``items`` (global work-item sizes, hipExtModuleLaunchKernel), which may
-        leave a partial last workgroup per dimension (the V5 hidden remainders say how big)."""
+        leave a partial last workgroup per dimension (the V5 hidden remainders say how big).  With a
+        ``cache_key``, repeats of this launch may then go through ``self.fast[cache_key]``
+        (runtime/fastlaunch.py)."""
         block = tuple(int(b) for b in block)
         extra = {}
         if items is not None:
@@ -69,9 +72,17 @@ class Function(Handle):
         if stream.device is not self.device:
             raise HipError(hipError_t.hipErrorInvalidValue,
                            f"stream belongs to device {stream.device.index}, kernel to device {self.device.index}")
-        return stream.launch(self.kernel_object, bytes(kernarg), items, block,
-                             self.kernel.group_segment_fixed_size + shared,
-                             self.kernel.private_segment_fixed_size, what=self.kernel.demangled)
+        cmd = stream.launch(self.kernel_object, bytes(kernarg), items, block,
+                            self.kernel.group_segment_fixed_size + shared,
+                            self.kernel.private_segment_fixed_size, what=self.kernel.demangled)
+        if cache_key is not None and raw is None and not extra:
+            from .fastlaunch import prepare
+            entry = prepare(self, stream, grid, block, shared, list(args or ()))
+            if entry is not None:
+                if len(self.fast) > 64:
+                    self.fast.clear()
+                self.fast[cache_key] = entry
+        return cmd
 
 
 class Module(Handle):
@@ -112,4 +123,5 @@ class Module(Handle):
             return
         self.device.synchronize_quietly()
         self.unloaded = True
+        self.device.launch_generation += 1      # no repeat launch of its kernels any more
         self.device.backend.unload_program(self.program)

@@ -191,6 +191,7 @@ class Stream(Handle):
     def disable_fast(self) -> None:
         """No more native launches on this stream (until fast_state() is granted again)."""
         dev = self.device
+        dev.launch_generation += 1              # Python's repeat-launch entries (runtime/fastlaunch.py)
         hook = dev.fast_invalidate
         if hook is not None:
             hook(self)                          # returns once no native launch is in progress

@@ -20,6 +20,11 @@ from .lower import NativeProgram
 FK = ["none", "mem", "lds_ds", "lds_range", "scratch", "lds_atomic", "lds_atomic_align", "atomic_align",
       "satomic_align", "jump", "watchdog", "trap", "mixed_private", "unsupported", "buf_format", "internal"]
 CAPTURE_HEAD = 128 * 4 + 16          # SGPRs, SCC, MODE, PC
+# The watchdog: the numpy engine counts steps (an instruction of a group of waves at one PC); the native one
+# counts each wave's instructions, some two orders of magnitude faster, so one step buys it 100 instructions
+# per wave (a kernel spinning on a host flag gets about as much wall time from either engine).  Lockstep runs
+# (the differential mode) count exactly as the numpy engine.
+INSTRUCTIONS_PER_STEP = 100
 
 
 class Result:
@@ -122,7 +127,7 @@ class NativeEngine:
         c.lockstep = int(lockstep)
         c.capture = int(capture)
         c.nthreads = nthreads
-        c.max_steps = d.max_steps
+        c.max_steps = d.max_steps if lockstep else d.max_steps * INSTRUCTIONS_PER_STEP
         wpg = d.waves_per_group
         if lockstep:
             per = max(1, MAX_WAVES_PER_BATCH // wpg)

@@ -1,5 +1,6 @@
 """Our decoder + disassembler against llvm-objdump-19 -d --mcpu=… on every instruction of every gfx90a /
-gfx942 fixture (hipcc 5.2, clang-19, Triton): mnemonic, encoding words and text (whitespace normalized)."""
+gfx942 / gfx1030 / gfx1100 fixture (hipcc 5.2, clang-19, Triton): mnemonic, encoding words and text
+(whitespace normalized)."""
 import re
 import subprocess
 import sys
@@ -12,6 +13,7 @@ from pyhip.emu.isa.disasm import format_instruction
 from pyhip.loader import load
 
 GFX9 = [e for e in fixture_files("hsaco") if any(t.split(":")[0] in ("gfx90a", "gfx942") for t in e["targets"])]
+RDNA = [e for e in fixture_files("hsaco") if any(t.split(":")[0] in ("gfx1030", "gfx1100") for t in e["targets"])]
 
 
 def _objdump(path, mcpu):
@@ -25,7 +27,7 @@ def _objdump(path, mcpu):
     return ref
 
 
-@pytest.mark.parametrize("entry", GFX9, ids=lambda e: e["file"])
+@pytest.mark.parametrize("entry", GFX9 + RDNA, ids=lambda e: e["file"])
 def test_every_instruction_matches_objdump(entry):
     path = fixture_path(entry)
     co = load(path).code_objects[0].code_object

@@ -11,7 +11,7 @@ from .memory import DEVICE_BASE, DeviceMemory, GPUFault
 DEVICE_STRIDE = 1 << 40          # 1 TiB of address space per device
 from .program import LoadedProgram
 
-SUPPORTED = ("gfx90a", "gfx940", "gfx941", "gfx942")
+SUPPORTED = ("gfx90a", "gfx940", "gfx941", "gfx942", "gfx1030", "gfx1100")
 S_ENDPGM = bytes.fromhex("000081bf")
 
 
@@ -70,18 +70,18 @@ class EmulatedGPU:
                 self.memory.free(p.base)
                 p.unloaded = True
 
-    def context_for(self, program, accum_offset: int) -> KernelContext:
-        key = (id(program), accum_offset)
+    def context_for(self, program, accum_offset: int, lanes: int = 64) -> KernelContext:
+        key = (id(program), accum_offset, lanes)
         K = self._contexts.get(key)
         if K is None:
-            K = self._contexts[key] = KernelContext(self, program.code_object.processor, accum_offset)
+            K = self._contexts[key] = KernelContext(self, program.code_object.processor, accum_offset, lanes)
         return K
 
     def compiled(self, program, K) -> dict:
-        return self._compiled.setdefault((id(program), K.accum_offset), {})
+        return self._compiled.setdefault((id(program), K.accum_offset, K.lanes), {})
 
     def blocks(self, program, K) -> dict:
-        return self._blocks.setdefault((id(program), K.accum_offset), {})
+        return self._blocks.setdefault((id(program), K.accum_offset, K.lanes), {})
 
     def compile_at(self, program, K, pc: int):
         inst = program.instructions.get(pc)

@@ -1,6 +1,6 @@
-"""Every corpus kernel, built by hipcc 5.2 (gfx90a, V4) and clang-19 (gfx90a and gfx942, V5), run on the
-emulated GPU through the runtime and compared with numpy: random inputs, poisoned outputs, sizes that
-are not multiples of the block size."""
+"""Every corpus kernel, built by hipcc 5.2 (gfx90a and gfx1030, V4) and clang-19 (gfx90a, gfx942 and gfx1100,
+V5), run on the emulated GPU through the runtime and compared with numpy: random inputs, poisoned outputs,
+sizes that are not multiples of the block size."""
 from fractions import Fraction
 
 from pathlib import Path
@@ -14,11 +14,13 @@ import pyhip
 
 BIN = Path(__file__).resolve().parents[1] / "fixtures" / "bin"
 
-# (file, device index): gfx90a objects run on device 0, gfx942 on device 1 (the runtime's default pair)
+# (file, device index): gfx90a objects run on device 0, gfx942 on 1, gfx1100 on 2, gfx1030 on 3 (conftest.py)
 CORPUS = {
     "hipcc52-gfx90a": ("hipcc52/{}-gfx90a.hsaco", 0),
     "clang19-gfx90a": ("clang19/{}-gfx90a-v5.hsaco", 0),
     "clang19-gfx942": ("clang19/{}-gfx942-v5.hsaco", 1),
+    "clang19-gfx1100": ("clang19/{}-gfx1100-v5.hsaco", 2),
+    "hipcc52-gfx1030": ("hipcc52/{}-gfx1030.hsaco", 3),
 }
 
 

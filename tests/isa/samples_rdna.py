@@ -28,6 +28,11 @@ def encodings(fam: int) -> dict:
     return out
 
 
+def _src9(r):
+    """A 9-bit source: half the time a VGPR (real code mostly reads VGPRs), else from the pool."""
+    return r.choice(SRC9[:8]) if r.random() < 0.5 else r.choice(SRC9)
+
+
 def _sgpr(r):
     return r.choice([0, 1, 2, 4, 6, 8, 10, 12, 20, 100, 102, 104, 106, 108, 110, 124, 125, 126, 127])
 
@@ -101,7 +106,7 @@ def sample(rng: random.Random, fam: int, enc: str, op: int, mode: int) -> bytes:
             w0 = fixed | _vgpr(r) | (r.getrandbits(7) if flags else 0) << 8 | (r.getrandbits(1) if flags else 0) << 15
             if r.random() < 0.3:
                 w0 = (w0 & ~(0x7F << 8)) | _sgpr(r) << 8
-            w1 = r.choice(SRC9) | r.choice(SRC9) << 9 | r.choice(SRC9) << 18 \
+            w1 = _src9(r) | _src9(r) << 9 | _src9(r) << 18 \
                 | (r.getrandbits(5) if flags else (3 if enc == "VOP3P" else 0)) << 27
             if enc == "VOP3P" and not flags:
                 w0 |= 1 << 14

@@ -67,7 +67,8 @@ def samples(fam: int):
         for a, b in ((V(VA), VB), (0, VB), (0, 0)):
             yield "VOPC", op, _pack(fx["VOPC"] | op << 17 | b << 9 | a)
     for op in range(1024):                                  # VOP3 (A and B)
-        for w0, s in ((VD, (V(VA), V(VB), V(VC))), (VD | 4 << 8, (V(VA), V(VB), V(VC))), (VD, (V(VA), 2, V(VC))),
+        for w0, s in ((VD, (V(VA), V(VB), V(VC))), (VD, (V(VA), 2, 6)), (VD, (V(VA), 2, 0)), (VD, (2, 6, 0)),
+                      (VD | 4 << 8, (V(VA), V(VB), V(VC))), (VD, (V(VA), 2, V(VC))),
                       (VD, (V(VA), V(VB), 2)), (VD | 4 << 8, (V(VA), V(VB), 2)), (VD, (2, V(VB), V(VC))),
                       (VD, (V(VA), V(VB), 0)), (VD, (V(VA), 0, 0)), (VD, (0, 0, 0)), (4, (V(VA), 2, 0)),
                       (4, (V(VA), V(VB), 0)), (4, (2, 0x80, 0)), (VD, (2, 6, 0)), (VD, (2, 6, V(VC))), (0, (0, 0, 0))):
@@ -188,7 +189,11 @@ def sweep(fam: int):
         if len(b) > size and not _needs_literal(r[0], b):
             b = b[:size]
         if (key_enc, op) in table:
-            if table[(key_enc, op)][1] == mnem and len(b) == len(base[(key_enc, op)]):
+            if "/*" in table[(key_enc, op)][2] and "/*" not in operands and table[(key_enc, op)][1] == mnem:
+                table[(key_enc, op)] = (_base_mnemonic(mnem), mnem, operands.strip(), b.hex())   # a valid sample
+                base[(key_enc, op)] = b
+                alts[(key_enc, op)].insert(0, b)
+            elif table[(key_enc, op)][1] == mnem and len(b) == len(base[(key_enc, op)]):
                 alts[(key_enc, op)].append(b)
             continue
         table[(key_enc, op)] = (_base_mnemonic(mnem), mnem, operands.strip(), b.hex())

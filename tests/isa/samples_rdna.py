@@ -106,7 +106,8 @@ def sample(rng: random.Random, fam: int, enc: str, op: int, mode: int) -> bytes:
             w0 = fixed | _vgpr(r) | (r.getrandbits(7) if flags else 0) << 8 | (r.getrandbits(1) if flags else 0) << 15
             if r.random() < 0.3:
                 w0 = (w0 & ~(0x7F << 8)) | _sgpr(r) << 8
-            w1 = _src9(r) | _src9(r) << 9 | _src9(r) << 18 \
+            src = _src9 if enc == "VOP3P" else (lambda r_: r_.choice(SRC9))    # WMMA needs VGPR A and B
+            w1 = src(r) | src(r) << 9 | src(r) << 18 \
                 | (r.getrandbits(5) if flags else (3 if enc == "VOP3P" else 0)) << 27
             if enc == "VOP3P" and not flags:
                 w0 |= 1 << 14

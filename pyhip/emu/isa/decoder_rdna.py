@@ -49,12 +49,41 @@ def tables(fam: int):
     return t
 
 
+_H16 = ("f16", "i16", "u16", "b16")
+
+
+def _t16_fields(name: str, enc: str) -> tuple:
+    """GFX11 true16: in the 32-bit encodings of 16-bit operations, bit 7 of a VGPR field selects the high half
+    of VGPR n - 128 (LLVM 19 only decodes the low halves; newer LLVM, e.g. Triton's, emits both).  → ((field,
+    bit of the field's bit 7 in the instruction), ...) for the 16-bit operands of ``name``."""
+    parts = name.split("_")
+    if "pk" in parts and not name.startswith("v_sat_pk") or "dot2" in name:
+        return ()
+    if parts[1] == "cvt" or name.startswith(("v_frexp_exp", "v_sat_pk")):
+        types = [p for p in parts[2:] if p in _H16 or p in ("f32", "i32", "u32", "f64", "u8")]
+        dst16, src16 = (types[0] in _H16, types[-1] in _H16) if len(types) >= 2 else (False, False)
+        if name.startswith("v_sat_pk"):
+            dst16, src16 = True, False
+    elif any(p in _H16 for p in parts):
+        dst16 = src16 = True
+    else:
+        return ()
+    out = []
+    if src16:
+        out.append(("src0", 7))
+        if enc != "VOP1":
+            out.append(("vsrc1", 16))
+    if dst16 and enc != "VOPC":
+        out.append(("vdst", 24))
+    return tuple(out)
+
+
 class _Op:
     """Decoding facts of one (family, encoding, opcode)."""
     __slots__ = ("name", "llvm", "must_mask", "must_value", "lit_slots", "dpp", "dpp8", "sdwa", "kmk",
-                 "src_types", "vdst_scalar", "nsrc")
+                 "src_types", "vdst_scalar", "nsrc", "t16", "unused")
 
-    def __init__(self, entry, info, enc):
+    def __init__(self, entry, info, enc, fam):
         self.name, self.llvm = entry[0], entry[1]
         self.must_mask, self.must_value = info.get("must_mask", 0), info.get("must_value", 0)
         self.src_types = info.get("src_types", {})
@@ -63,7 +92,14 @@ class _Op:
         if self.name.startswith("s_sendmsg_rtn"):       # SSRC0 holds a message id, not an operand
             self.lit_slots = ()
         self.dpp, self.dpp8, self.sdwa = info.get("dpp", False), info.get("dpp8", False), info.get("sdwa", False)
+        # unused VOP3 source fields: LLVM 19 wants 0, newer LLVM (Triton's) writes the inline constant 0 (128)
+        self.unused = tuple(shift for slot, shift in (("src1", 41), ("src2", 50))
+                            if enc in ("VOP3", "VOP3P") and self.src_types.get(slot) is None)
         self.kmk = self.name in _KMK or self.name == "s_setreg_imm32_b32"
+        self.t16 = _t16_fields(self.name, enc) if fam == 11 and enc in ("VOP1", "VOP2", "VOPC") else ()
+        for _, bit in self.t16:
+            self.must_mask &= ~(1 << bit)
+            self.must_value &= ~(1 << bit)
         first = entry[2].split(",")[0].strip() if entry[2] else ""
         self.vdst_scalar = enc in ("VOP1", "VOP3") and bool(_SGPR_TOKEN.match(first))
         self.nsrc = len([p for p in entry[2].split(",") if p.strip()]) if entry[2] else 0
@@ -82,7 +118,7 @@ def table_for(target: str) -> dict:
         t = {}
         for enc, ops in mod.OPCODES.items():
             for op, entry in ops.items():
-                t[(enc, op)] = _Op(entry, mod.INFO[enc][op], enc)
+                t[(enc, op)] = _Op(entry, mod.INFO[enc][op], enc, fam)
         t["family"] = fam
         _CACHE[fam] = t
     return t
@@ -116,8 +152,13 @@ def decode_one(code: bytes, offset: int, target: str, table: dict | None = None)
     o = table.get((enc, op))
     if o is None:
         raise DecodeError(offset, w0, f"invalid {enc} opcode {op}")
-    if (w0 | w1 << 32) & o.must_mask != o.must_value:
-        raise DecodeError(offset, w0, f"invalid {o.name} encoding (fixed bits)")
+    x = w0 | w1 << 32
+    if x & o.must_mask != o.must_value:
+        for shift in o.unused:
+            if x >> shift & 0x1FF == 128:
+                x &= ~(0x1FF << shift)
+        if x & o.must_mask != o.must_value:
+            raise DecodeError(offset, w0, f"invalid {o.name} encoding (fixed bits)")
     fl = R.fields(enc, w0, w1, fam)
     words = [w0, w1] if size == 8 else [w0]
     inst = Instruction(pc=offset, size=size, encoding=enc, opcode=op, name=o.name, fields=fl)
@@ -143,8 +184,18 @@ def decode_one(code: bytes, offset: int, target: str, table: dict | None = None)
             else:
                 inst.dpp = R.dpp8_fields(x, s0 - R.DPP8)
                 fl["src0"] = 256 + inst.dpp["src0"]
-        elif s0 in (R.DPP, R.SDWA, R.DPP8, R.DPP8FI) and "src0" in o.lit_slots:
+        elif s0 in (R.DPP, R.SDWA, R.DPP8, R.DPP8FI) and "src0" in o.lit_slots and not o.name.startswith("v_interp"):
             raise DecodeError(offset, w0, f"{o.name} has no {'SDWA' if s0 == R.SDWA else 'DPP'} form")
+    if o.t16:
+        hi = 0
+        for k, _ in o.t16:
+            v = fl[k]
+            if k == "src0" and v < 256:
+                continue
+            if v & 0x80:
+                fl[k] = v & ~0x80
+                hi |= {"src0": 1, "vsrc1": 2, "vdst": 8}[k]
+        fl["opsel"], fl["t16"] = hi, 1
     if fam == 11:
         for k in _SCALAR.get(enc, ()):
             fl[k] = _swap(fl[k])
@@ -163,7 +214,7 @@ def decode_one(code: bytes, offset: int, target: str, table: dict | None = None)
         v = fl[s]
         if v == R.LITERAL:
             lit = True
-        elif (209 <= v <= 234 or v == R.SDWA or v == R.DPP) and s != "soffset":
+        elif (209 <= v <= 234 or v == R.SDWA or v == R.DPP) and s != "soffset" and not o.name.startswith("v_interp"):
             raise DecodeError(offset, w0, f"reserved source operand {v}")
     if lit or o.kmk:
         if offset + size + 4 > n:

@@ -104,7 +104,7 @@ def format_instruction(inst, target: str) -> str:
             continue
         v = f[role]
         if kind == "v16" and not (role in _SRC9 and v < 256):
-            ops.append(f"v{v & 0x7F}.{'h' if v & 0x80 else 'l'}" if enc == "VOP1" else f"v{v - 256 if v >= 256 else v}.l")
+            ops.append(f"v{v - 256 if v >= 256 else v}.{'h' if _t16_hi(f, role) else 'l'}")
             continue
         if enc in ("MUBUF", "MTBUF") and role == "vdata" and f.get("tfe"):
             width += 1
@@ -147,6 +147,10 @@ def format_instruction(inst, target: str) -> str:
             ops.append("off" if v == R.SADDR_OFF else _reg("s", v, 1 if enc == "SCRATCH" else 2))
         else:
             ops.append(_reg(kind, v, width))
+    if f.get("t16"):                                   # GFX11 true16 high halves (newer LLVM's syntax)
+        ops = [o + ".h" if kind in ("v", "vs") and r in ("src0", "vsrc1", "vdst") and _t16_hi(f, r)
+               and re.fullmatch(r"-?\|?v\d+\|?", o) and (r != "src0" or f["src0"] >= 256) else o
+               for o, (r, kind, w) in zip(ops, [t for t in tmpl if t[1] != "lit"] + [(None, None, 1)] * 8)]
     if sd is not None and enc == "VOPC" and sd["sd"] and ops and ops[0] == "vcc":
         ops[0] = _reg("s", sd["sdst"], 2)
     if enc in ("GLOBAL", "FLAT") and "atomic" in inst.name and f["glc"] and not any(r == "vdst" for r, k, w in tmpl):
@@ -154,6 +158,10 @@ def format_instruction(inst, target: str) -> str:
         ops.insert(0, _reg("v", f["vdst"], dwidth // 2 if "cmpswap" in inst.name else dwidth))
     text = mnem + (" " + ", ".join(ops) if ops else "")
     return text + _suffix(inst, fam, mnem, tmpl)
+
+
+def _t16_hi(f, role) -> bool:
+    return bool(f.get("opsel", 0) >> {"src0": 0, "vsrc1": 1, "vdst": 3}.get(role, 9) & 1)
 
 
 def _scratch_vaddr(f, fam) -> bool:
@@ -233,7 +241,10 @@ def _sendmsg(v: int, fam: int, rtn: bool = False) -> str:
         names = {128: "MSG_RTN_GET_DOORBELL", 129: "MSG_RTN_GET_DDID", 130: "MSG_RTN_GET_TMA",
                  131: "MSG_RTN_GET_REALTIME", 132: "MSG_RTN_SAVE_WAVE", 133: "MSG_RTN_GET_TBA"}
         return f"sendmsg({names[v]})" if v in names else f"sendmsg({v}, 0, 0)"
-    return tables(fam).SENDMSG.get(v & 0x3FF if fam == 10 else v, str(v))
+    text = tables(fam).SENDMSG.get(v & 0x3FF if fam == 10 else v, str(v))
+    if v > 0x3FF and not text.startswith("sendmsg(MSG_"):       # GFX10 ignores the bits above 9 when the
+        return str(v)                                          # rest names a message, else prints the value
+    return text
 
 
 _UC_VERSION = {0: "UC_VERSION_GFX7", 4: "UC_VERSION_GFX10", 6: "UC_VERSION_GFX11", 9: "UC_VERSION_GFX12"}

@@ -62,8 +62,8 @@ def readers(inst, n: int, widths=(32, 32, 32), is_float: bool = False, kinds=Non
         k = kinds[i] if kinds else fkind(wdt, is_float)
         rd = (vreader64 if wdt == 64 else vreader)(codes[i], inst.literal, _reader_kind(k))
         sbits = 64 if wdt == 64 else (16 if k == "f16" else 32)
-        if vop3 and k in HALF_KINDS and f.get("opsel", 0) >> i & 1:
-            rd = _high_half(rd)
+        if (vop3 or f.get("t16")) and k in HALF_KINDS and f.get("opsel", 0) >> i & 1:
+            rd = _high_half(rd)                 # VOP3 OP_SEL, or a GFX11 true16 .h operand
         if inst.sdwa is not None and i < 2:
             s = inst.sdwa
             rd = _sdwa_src(rd, s[f"src{i}_sel"], s[f"src{i}_sext"])

@@ -297,7 +297,7 @@ def _fmac16(inst, K):
     """D.f16 = fma(S0, S1, D) (the high half of D kept on GFX10+; VOP3 OP_SEL[3] the half of D)."""
     rds = readers(inst, 2, is_float=True, kinds=("f16", "f16"))
     d = inst.fields["vdst"]
-    hi = inst.fields.get("opsel", 0) >> 3 & 1 if inst.encoding == "VOP3" else 0
+    hi = inst.fields.get("opsel", 0) >> 3 & 1              # VOP3 OP_SEL[3] or a GFX11 true16 .h destination
 
     def run(st, w):
         m = st.exec_mask(w)

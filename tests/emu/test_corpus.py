@@ -20,6 +20,7 @@ CORPUS = {
     "clang19-gfx90a": ("clang19/{}-gfx90a-v5.hsaco", 0),
     "clang19-gfx942": ("clang19/{}-gfx942-v5.hsaco", 1),
     "clang19-gfx1100": ("clang19/{}-gfx1100-v5.hsaco", 2),
+    "clang19-gfx1100-w64": ("clang19/{}-gfx1100-w64-v5.hsaco", 2),        # RDNA3 running wave64
     "hipcc52-gfx1030": ("hipcc52/{}-gfx1030.hsaco", 3),
 }
 

@@ -39,7 +39,7 @@ def test_warp_shuffles_votes_and_reduction(build, request):
     leave the warp; minihip's width-64 ones let ds_bpermute wrap the index modulo the wave), the xor-32
     butterfly step adds a lane to itself (so the reduction is twice the wave's sum) and the ballot has 32 bits."""
     m = build("warp")
-    wave = 32 if request.node.callspec.params["build"].endswith(("gfx1100", "gfx1030")) else 64
+    wave = 32 if request.node.callspec.params["build"].endswith(("gfx1100", "gfx1030")) else 64     # -w64: wave64
     minihip = request.node.callspec.params["build"].startswith("clang19")
     v = RNG.integers(-2 ** 31, 2 ** 31, N, dtype=np.int64).astype(np.int32)
     v[::7] = RNG.integers(-50, 50, len(v[::7]))

@@ -108,6 +108,8 @@ class Dispatch:
         acc = kd.accum_offset()
         self.nvgpr = kd.vgpr_count(self.processor)
         self.lanes = wave_lanes(self.processor, kd)
+        if self.lanes == 64 and isa_family(self.processor) == 10:      # GFX10 wave64: shared VGPRs follow
+            self.nvgpr += 8 * kd.rsrc3.get("shared_vgpr_count", 0)
         self.K = gpu.context_for(program, acc or 0, self.lanes)
         self.counts = tuple(-(-g // w) for g, w in zip(self.grid, self.wg))
         self.waves_per_group = -(-(self.wg[0] * self.wg[1] * self.wg[2]) // self.lanes)

@@ -146,14 +146,17 @@ def gpu(target: str) -> EmulatedGPU:
 
 
 def run(body: str, a, b=None, c=None, *, target="gfx90a", scalar=False, lanes=64, lds=0, ieee=1, denorm=(3, 3),
-        wave=64):
+        wave=64, private=0):
     """→ (r0, r1) as uint64 arrays of 64 (lanes beyond ``lanes`` keep the poison).  ``denorm``: the
     descriptor's FLOAT_DENORM_MODE_32 and _16_64 (3: denormals in and out; 0: flushed).  RDNA targets
-    (gfx1030, gfx1100) take ``wave`` 32 (the 64 work-items are two waves) or 64; vector template only."""
+    (gfx1030, gfx1100) take ``wave`` 32 (the 64 work-items are two waves) or 64; vector template only.
+    ``private`` (gfx1100): bytes of scratch per work-item (architected flat scratch)."""
     rdna = target.startswith("gfx1")
     if rdna and scalar:
         raise ValueError("the scalar template is GFX9 code")
     extra = ("\n  .amdhsa_wavefront_size32 " + str(int(wave == 32))) if rdna else "\n  .amdhsa_accum_offset 64"
+    if private:
+        extra += f"\n  .amdhsa_enable_private_segment 1\n  .amdhsa_private_segment_fixed_size {private}"
     src = TEMPLATE.format(target=target, body=body, lds=lds, ieee=ieee, d32=denorm[0], d1664=denorm[1],
                           prologue=SCALAR_PROLOGUE if scalar else VECTOR_PROLOGUE,
                           epilogue=SCALAR_EPILOGUE if scalar else VECTOR_EPILOGUE, extra=extra,
@@ -170,7 +173,7 @@ def run(body: str, a, b=None, c=None, *, target="gfx90a", scalar=False, lanes=64
         mem.write(ka, struct.pack("<QQ", inp, out))
         grid = (64 * 64, 1, 1) if scalar else (lanes, 1, 1)
         g.run_dispatch(kernel_object=prog.kernel_object("k"), kernarg_address=ka, grid_size=grid,
-                       workgroup_size=(64, 1, 1), group_segment_size=lds, private_segment_size=0)
+                       workgroup_size=(64, 1, 1), group_segment_size=lds, private_segment_size=private)
         r = np.frombuffer(mem.read(out, 1024), np.uint64)
         return r[:64].copy(), r[64:].copy()
     finally:

@@ -239,3 +239,25 @@ def test_bpermute_wraps_in_wave32(target):
     r0, _ = run(body, a, idx, target=target, wave=32)
     want = np.concatenate([w[idx[32 * k:32 * k + 32] % 32] for k, w in enumerate(waves(a, 32))])
     assert np.array_equal(lo(r0), want)
+
+
+def test_gfx11_scratch_address_forms():
+    """GFX11 scratch: SADDR + VADDR (SVE), VADDR alone, SADDR alone, neither (offset only), per lane."""
+    a, b, c = rnd(), rnd(), rnd()
+    body = """
+  v_mov_b32 v12, 8
+  s_mov_b32 s20, 4
+  scratch_store_b32 v12, v2, s20 offset:4
+  scratch_store_b32 off, v4, off offset:32
+  scratch_store_b32 v12, v6, off offset:40
+  s_waitcnt_vscnt null, 0
+  scratch_load_b32 v8, off, s20 offset:12
+  scratch_load_b32 v9, v12, off offset:24
+  scratch_load_b32 v10, off, off offset:48
+  s_waitcnt vmcnt(0)
+  v_mov_b32 v11, 0
+"""
+    r0, r1 = run(body, a, b, c, target=T11, wave=32, private=64)
+    assert np.array_equal(lo(r0), a)                        # 4 + 8 + 4 = 16 = 4 + 12
+    assert np.array_equal((r0 >> np.uint64(32)).astype(np.uint32), b)     # 32 = 8 + 24
+    assert np.array_equal(lo(r1), c)                        # 48 = 8 + 40

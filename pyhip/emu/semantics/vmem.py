@@ -47,13 +47,16 @@ def address_fn(inst, K):
         return lambda st, w: ("flat", _vaddr64(st, w, f["addr"]) + U64(off))
     if enc == "SCRATCH":
         sa, va = f["saddr"], f["addr"]
-        sve = K.is_gfx94x and f["lds"]
+        if K.family >= 11:                    # GFX11: the SVE bit says whether VADDR takes part
+            use_v = bool(f["sve"])
+        else:                                 # GFX9/GFX10: VADDR when there is no SADDR (gfx94x: SVE in LDS)
+            use_v = sa == OFF or K.is_gfx94x and f["lds"]
 
         def s(st, w):
             a = np.full((count(st, w), st.lanes), off, dtype=I64)
             if sa != OFF:
                 a += st.sgpr[w, sa].astype(I64)[:, None]
-            if sa == OFF or sve:
+            if use_v:
                 a += st.vgpr[va, w].astype(I64)
             return "private", a
         return s

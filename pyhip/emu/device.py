@@ -15,6 +15,14 @@ SUPPORTED = ("gfx90a", "gfx940", "gfx941", "gfx942", "gfx1030", "gfx1100")
 S_ENDPGM = bytes.fromhex("000081bf")
 
 
+def _runs_generic(code_processor: str, device_processor: str) -> bool:
+    """A generic RDNA code object (gfx10-3-generic, gfx11-generic) on a member of its family: same encodings,
+    decoded by the family's tables."""
+    from ..loader.targetid import GENERIC_FAMILIES
+    from .isa.decoder_rdna import family
+    return device_processor in GENERIC_FAMILIES.get(code_processor, ()) and family(code_processor) is not None
+
+
 class EmulatedGPU:
     def __init__(self, target: str = "gfx90a", memory_size: int = 16 << 30, watchdog_steps: int = 20_000_000,
                  index: int = 0, memory: DeviceMemory | None = None):
@@ -39,7 +47,7 @@ class EmulatedGPU:
 
     # -- programs -----------------------------------------------------------------------------------------
     def load_program(self, co) -> LoadedProgram:
-        if co.processor not in SUPPORTED and co.processor != self.processor:
+        if co.processor not in SUPPORTED and co.processor != self.processor and not _runs_generic(co.processor, self.processor):
             raise HipError(hipError_t.hipErrorNoBinaryForGpu, f"code object for {co.processor} on a {self.processor}")
         p = LoadedProgram(self, co)
         trivial = [k for k in p.kernels if self._is_trivial(p, k)]

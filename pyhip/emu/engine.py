@@ -123,7 +123,8 @@ class Dispatch:
         total = self.counts[0] * self.counts[1] * self.counts[2]
         if total == 0:
             return
-        per_batch = max(1, MAX_WAVES_PER_BATCH // self.waves_per_group)
+        # as many lanes per batch in wave32 as in wave64
+        per_batch = max(1, MAX_WAVES_PER_BATCH * LANES // self.lanes // self.waves_per_group)
         if self.private:
             per_batch = max(1, min(per_batch, MAX_PRIVATE_PER_BATCH // (self.private * self.lanes * self.waves_per_group)))
         try:

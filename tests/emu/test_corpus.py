@@ -219,3 +219,25 @@ def test_atomics(build):
     m.kernel("atomic_fadd")(grid(n, 64), 64, pyhip.to_device(f), fs, ds, n)
     assert np.isclose(fs.get()[0], f.sum(dtype=np.float64), rtol=1e-4, atol=1e-3)
     assert np.isclose(ds.get()[0], f.astype(np.float64).sum(), rtol=1e-12, atol=1e-9)
+
+
+@pytest.mark.parametrize("path,dev", [("clang19/basic-gfx11-generic-v6.hsaco", 2),
+                                      ("clang19/basic-gfx10-3-generic-v6.hsaco", 3),
+                                      ("clang19/basic-multi.bundle", 2)])
+def test_generic_rdna_code_objects(path, dev):
+    """gfx11-generic / gfx10-3-generic code (alone, or picked from a bundle for the gfx1100) runs on a member of
+    its family."""
+    pyhip.set_device(dev)
+    try:
+        m = pyhip.load(BIN / path)
+        n = 777
+        a, b = RNG.standard_normal(n).astype(np.float32), RNG.standard_normal(n).astype(np.float32)
+        c = out(n, np.float32)
+        m.kernel("vadd")(grid(n, 128), 128, pyhip.to_device(a), pyhip.to_device(b), c, n)
+        assert np.array_equal(c.get(), a + b)
+        x = (RNG.standard_normal(n) * 100).astype(np.float64)
+        d = pyhip.to_device(x)
+        m.kernel("scale<double>")(grid(n, 64), 64, d, np.float64(-1.25), n)
+        assert np.array_equal(d.get(), x * -1.25)
+    finally:
+        pyhip.set_device(0)

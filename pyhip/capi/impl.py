@@ -8,47 +8,12 @@ import struct
 import threading
 
 from ..errors import HipError, error_name, hipError_t
+from ..loader.extent import image_extent
 from ..hip._api import set_last_error
 from .fastpath import FastPath
+from .rtc import install as install_rtc
 
 HIPF_MAGIC = 0x48495046
-PROP_SIZE = 792
-# hipDeviceProp_t (HIP 5.2) scalar fields: (offset, struct format, attribute)
-PROP_FIELDS = [(256, "Q", "totalGlobalMem"), (264, "Q", "sharedMemPerBlock"), (272, "i", "regsPerBlock"),
-               (276, "i", "warpSize"), (280, "i", "maxThreadsPerBlock"), (308, "i", "clockRate"),
-               (312, "i", "memoryClockRate"), (316, "i", "memoryBusWidth"), (320, "Q", "totalConstMem"),
-               (328, "i", "major"), (332, "i", "minor"), (336, "i", "multiProcessorCount"), (340, "i", "l2CacheSize"),
-               (344, "i", "maxThreadsPerMultiProcessor"), (348, "i", "computeMode"), (352, "i", "clockInstructionRate"),
-               (360, "i", "concurrentKernels"), (364, "i", "pciDomainID"), (368, "i", "pciBusID"),
-               (372, "i", "pciDeviceID"), (376, "Q", "maxSharedMemoryPerMultiProcessor"), (384, "i", "isMultiGpuBoard"),
-               (388, "i", "canMapHostMemory"), (392, "i", "gcnArch"), (652, "i", "integrated"),
-               (656, "i", "cooperativeLaunch"), (660, "i", "cooperativeMultiDeviceLaunch"),
-               (664, "i", "maxTexture1DLinear"), (668, "i", "maxTexture1D"), (712, "Q", "memPitch"),
-               (720, "Q", "textureAlignment"), (728, "Q", "texturePitchAlignment"), (736, "i", "kernelExecTimeoutEnabled"),
-               (740, "i", "ECCEnabled"), (744, "i", "tccDriver"), (764, "i", "isLargeBar"), (768, "i", "asicRevision"),
-               (772, "i", "managedMemory"), (776, "i", "directManagedMemAccessFromHost"),
-               (780, "i", "concurrentManagedAccess"), (784, "i", "pageableMemoryAccess"),
-               (788, "i", "pageableMemoryAccessUsesHostPageTables")]
-ARCH_BITS = ("hasGlobalInt32Atomics", "hasGlobalFloatAtomicExch", "hasSharedInt32Atomics", "hasSharedFloatAtomicExch",
-             "hasFloatAtomicAdd", "hasGlobalInt64Atomics", "hasSharedInt64Atomics", "hasDoubles", "hasWarpVote",
-             "hasWarpBallot", "hasWarpShuffle", "hasFunnelShift", "hasThreadFenceSystem", "hasSyncThreadsExt",
-             "hasSurfaceFuncs", "has3dGrid", "hasDynamicParallelism")
-
-
-def pack_properties(p) -> bytes:
-    """A hipDeviceProp_t (HIP 5.2 layout, 792 bytes) from a DeviceProp."""
-    buf = bytearray(PROP_SIZE)
-    buf[0:255] = p.name.encode()[:255].ljust(255, b"\0")
-    buf[396:651] = p.gcnArchName.encode()[:255].ljust(255, b"\0")
-    for off, fmt, attr in PROP_FIELDS:
-        struct.pack_into("<" + fmt, buf, off, int(getattr(p, attr)))
-    struct.pack_into("<3i", buf, 284, *p.maxThreadsDim)
-    struct.pack_into("<3i", buf, 296, *p.maxGridSize)
-    struct.pack_into("<2i", buf, 672, *p.maxTexture2D)
-    struct.pack_into("<3i", buf, 680, *p.maxTexture3D)
-    bits = sum(1 << i for i, name in enumerate(ARCH_BITS) if p.arch.get(name))
-    struct.pack_into("<I", buf, 356, bits)
-    return bytes(buf)
 _lock = threading.Lock()
 _fatbins: dict[int, tuple[object, int]] = {}     # void** handle address -> (cdata slot, registry handle)
 _streams: dict[int, object] = {}
@@ -69,6 +34,7 @@ def install() -> None:
     fast = FastPath(ffi, lib, rt)
     for dev in rt.devices:
         fast.hook_device(dev)
+    install_rtc(ffi, link_api=False)              # HIP 5.2's libamdhip64 exports hiprtc's compile API too
 
     def guarded(fn):
         def wrapper(*args):
@@ -96,23 +62,16 @@ def install() -> None:
             raise HipError(hipError_t.hipErrorInvalidHandle, f"unknown stream 0x{h:x}")
         return s
 
+    def image_bytes(image) -> bytes:
+        """A code object or offload bundle at a bare address; its extent comes from its headers."""
+        ptr = ffi.cast("char*", image)
+        return bytes(ffi.buffer(ptr, image_extent(lambda off, n: bytes(ffi.buffer(ptr + off, n)))))
+
     def read_bundle(ptr) -> bytes:
-        head = bytes(ffi.buffer(ptr, 32))
-        if head[:4] == b"CCOB":
-            version = struct.unpack_from("<H", head, 4)[0]
-            total = struct.unpack_from("<I", head, 8)[0] if version == 2 else struct.unpack_from("<Q", head, 8)[0]
-            return bytes(ffi.buffer(ptr, total))
-        if head[:24] != b"__CLANG_OFFLOAD_BUNDLE__":
+        head = bytes(ffi.buffer(ptr, 24))
+        if head[:4] != b"CCOB" and head != b"__CLANG_OFFLOAD_BUNDLE__":
             raise HipError(hipError_t.hipErrorInvalidImage, "fat binary is not an offload bundle")
-        (count,) = struct.unpack_from("<Q", head, 24)
-        if not 0 < count < 4096:
-            raise HipError(hipError_t.hipErrorInvalidImage, "absurd bundle entry count")
-        pos, end = 32, 32
-        for _ in range(count):
-            off, size, idlen = struct.unpack("<QQQ", bytes(ffi.buffer(ffi.cast("char*", ptr) + pos, 24)))
-            pos += 24 + idlen
-            end = max(end, off + size, pos)
-        return bytes(ffi.buffer(ptr, end))
+        return image_bytes(ptr)
 
     # -- registration (runs in ELF constructors, before main) -------------------------------------------
     @ffi.def_extern(name="__hipRegisterFatBinary")
@@ -340,6 +299,13 @@ def install() -> None:
             raise exc if isinstance(exc, HipError) else HipError(ret[0])
         return ret[1] if len(ret) == 2 else ret[1:]
 
+    def enum_arg(enum, value):
+        """A C enum value as pyhip.hip's enum parameter (hip-python requires the enum type)."""
+        try:
+            return enum(int(value))
+        except ValueError:
+            raise HipError(hipError_t.hipErrorInvalidValue, f"invalid {enum.__name__} {int(value)}") from None
+
     def obj(handle, kind):
         o = _objects.get(addr(handle))
         if not isinstance(o, kind):
@@ -429,11 +395,11 @@ def install() -> None:
     def hipGetDeviceProperties(prop, device):
         if prop == ffi.NULL:
             raise HipError(hipError_t.hipErrorInvalidValue, "null hipDeviceProp_t pointer")
-        ffi.buffer(prop, PROP_SIZE)[:] = pack_properties(check(H.hipGetDeviceProperties(int(device))))
+        check(H.hipGetDeviceProperties(int(ffi.cast("uintptr_t", prop)), int(device)))   # fills the C struct
 
     @guarded
     def hipDeviceGetAttribute(value, attr, device):
-        value[0] = check(H.hipDeviceGetAttribute(int(attr), int(device)))
+        value[0] = check(H.hipDeviceGetAttribute(enum_arg(H.hipDeviceAttribute_t, attr), int(device)))
 
     @guarded
     def hipDeviceReset():
@@ -496,14 +462,6 @@ def install() -> None:
     # -- module API ----------------------------------------------------------------------------------------
     from ..runtime.module import Function, Module
 
-    def image_bytes(image) -> bytes:
-        head = bytes(ffi.buffer(image, 64))
-        if head[:4] == b"\x7fELF":
-            shoff, = struct.unpack_from("<Q", head, 40)
-            shentsize, shnum = struct.unpack_from("<HH", head, 58)
-            return bytes(ffi.buffer(image, shoff + shentsize * shnum))
-        return read_bundle(image)
-
     @guarded
     def hipModuleLoad(module, fname):
         new_handle(module, check(H.hipModuleLoad(ffi.string(fname))))
@@ -518,7 +476,7 @@ def install() -> None:
     def hipModuleLoadDataEx(module, image, num_options, options, values):
         if image == ffi.NULL:
             raise HipError(hipError_t.hipErrorInvalidValue, "null image")
-        new_handle(module, check(H.hipModuleLoadDataEx(image_bytes(image), int(num_options))))
+        new_handle(module, check(H.hipModuleLoadDataEx(image_bytes(image), int(num_options), None, None)))
 
     def kernel_of(f):
         """A hipFunction_t handle, or the host function of a <<<>>> kernel (registered handle)."""
@@ -533,17 +491,13 @@ def install() -> None:
     def hipFuncGetAttributes(attr, func):
         if attr == ffi.NULL:
             raise HipError(hipError_t.hipErrorInvalidValue, "null attributes pointer")
-        a = check(H.hipFuncGetAttributes(kernel_of(func)))
-        # hipFuncAttributes (HIP 5.2): 2 ints, 2 size_t, 5 ints, size_t — natural alignment, 56 bytes
-        ffi.memmove(attr, struct.pack("<iiQQiiiiiiQ", a.binaryVersion, a.cacheModeCA, a.constSizeBytes,
-                                      a.localSizeBytes, a.maxDynamicSharedSizeBytes, a.maxThreadsPerBlock,
-                                      a.numRegs, a.preferredShmemCarveout, a.ptxVersion, 0, a.sharedSizeBytes), 56)
+        check(H.hipFuncGetAttributes(int(ffi.cast("uintptr_t", attr)), kernel_of(func)))   # fills the C struct
 
     @guarded
     def hipFuncGetAttribute(value, attrib, hfunc):
         if value == ffi.NULL:
             raise HipError(hipError_t.hipErrorInvalidValue, "null value pointer")
-        value[0] = int(check(H.hipFuncGetAttribute(int(attrib), obj(hfunc, Function))))
+        value[0] = int(check(H.hipFuncGetAttribute(enum_arg(H.hipFunction_attribute, attrib), obj(hfunc, Function))))
 
     @guarded
     def hipOccupancyMaxPotentialBlockSize(grid_size, block_size, f, dyn_shared, limit):
@@ -632,6 +586,9 @@ def install() -> None:
         if len(buf) < offset + size:
             buf.extend(b"\0" * (offset + size - len(buf)))
         buf[offset:offset + size] = bytes(ffi.buffer(arg, size))
+
+    from .textures import install as install_textures
+    install_textures(ffi, rt, guarded, check, addr, stream_of, symbol_address, lambda h: obj(h, Module), fatbin_handle)
 
     @guarded
     def hipLaunchByPtr(handle):

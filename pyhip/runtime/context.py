@@ -16,13 +16,31 @@ hipStreamPerThread = 2
 
 class Runtime:
     def __init__(self, device_spec: str | None = None, memory_size: int | None = None):
-        spec = device_spec or os.environ.get("PYHIP_DEVICES", DEFAULT_DEVICES)
-        size = memory_size or int(os.environ.get("PYHIP_DEVICE_MEMORY", DEFAULT_MEMORY))
-        self.devices = [Device(i, DeviceISA.parse(t.strip()), size) for i, t in enumerate(spec.split(",")) if t.strip()]
+        from .hsa import choose
+        self.backend_kind = "emu" if device_spec else choose()
+        if self.backend_kind == "hsa":
+            self.devices = self._hsa_devices()
+        else:
+            spec = device_spec or os.environ.get("PYHIP_DEVICES", DEFAULT_DEVICES)
+            size = memory_size or int(os.environ.get("PYHIP_DEVICE_MEMORY", DEFAULT_MEMORY))
+            self.devices = [Device(i, DeviceISA.parse(t.strip()), size) for i, t in enumerate(spec.split(","))
+                            if t.strip()]
         self.registry = Registry()
         self.call_config = CallConfigStack()
         self._tls = threading.local()
         self._lock = threading.RLock()
+
+    @staticmethod
+    def _hsa_devices() -> list[Device]:
+        """One device per GPU agent ROCr reports (PYHIP_BACKEND=hsa)."""
+        from .hsa import thunk_library
+        from .hsa.backend import HsaDeviceBackend, HsaSystem
+
+        system = HsaSystem.get(thunk_library())
+        if not system.gpus:
+            raise HipError(hipError_t.hipErrorNoDevice, "ROCr reports no GPU agent (PYHIP_BACKEND=hsa)")
+        return [Device(i, DeviceISA.parse(a.isa), a.vram_size, backend=HsaDeviceBackend(system, a))
+                for i, a in enumerate(system.gpus)]
 
     # -- devices -----------------------------------------------------------------------------------
     def device(self, index: int | None = None) -> Device:

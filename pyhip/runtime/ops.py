@@ -6,6 +6,7 @@ import ctypes
 import numpy as np
 
 from .._hip_enums import hipMemcpyKind
+from ..emu.device import DEVICE_STRIDE
 from ..errors import HipError, hipError_t
 from .context import runtime
 from .memory import DevicePointer, HostPointer, as_address, classify_copy, host_view
@@ -73,10 +74,20 @@ def host_free(ptr) -> None:
         raise HipError(hipError_t.hipErrorInvalidValue, f"0x{addr:x} was not allocated by hipHostMalloc")
 
 
-def _raw_host(addr: int, nbytes: int) -> memoryview:
-    """A raw host address (C callers pass these) as a writable byte view."""
+def check_host_address(addr: int) -> None:
+    """Refuse to dereference NULL or an address in an emulated device's range (e.g. a freed device pointer)
+    on the host."""
     if addr == 0:
         raise HipError(hipError_t.hipErrorInvalidValue, "null host pointer")
+    for dev in runtime().devices:
+        base = dev.backend.memory.base
+        if base <= addr < base + DEVICE_STRIDE:
+            raise HipError(hipError_t.hipErrorInvalidValue, f"0x{addr:x} is device memory, not a host address")
+
+
+def _raw_host(addr: int, nbytes: int) -> memoryview:
+    """A raw host address (C callers pass these) as a writable byte view."""
+    check_host_address(addr)
     return memoryview((ctypes.c_ubyte * nbytes).from_address(addr)).cast("B")
 
 
@@ -91,11 +102,11 @@ def memcpy(dst, src, nbytes: int, kind: int, stream=None, sync: bool = True) -> 
     st = rt.resolve_stream(stream)
     ddev = owner(d) if d is not None else None
     sdev = owner(s) if s is not None else None
-    k = hipMemcpyKind(int(kind))
-    if d is not None and ddev is None and k in (hipMemcpyKind.hipMemcpyHostToDevice, hipMemcpyKind.hipMemcpyDeviceToDevice):
-        raise HipError(hipError_t.hipErrorInvalidValue, f"destination 0x{d:x} is not device memory")
-    if s is not None and sdev is None and k in (hipMemcpyKind.hipMemcpyDeviceToHost, hipMemcpyKind.hipMemcpyDeviceToDevice):
-        raise HipError(hipError_t.hipErrorInvalidValue, f"source 0x{s:x} is not device memory")
+    if ddev is None and sdev is None and int(kind) not in (hipMemcpyKind.hipMemcpyHostToHost,
+                                                           hipMemcpyKind.hipMemcpyDefault):
+        raise HipError(hipError_t.hipErrorInvalidValue,
+                       f"{hipMemcpyKind(int(kind)).name} between two host buffers (ROCm infers the direction "
+                       "from the pointers; host to host needs hipMemcpyHostToHost or hipMemcpyDefault)")
     for dev, addr in ((ddev, d), (sdev, s)):
         if dev is not None:
             dev.backend.check_range(addr, nbytes)

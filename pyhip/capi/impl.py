@@ -26,6 +26,9 @@ _setup = threading.local()                       # hipConfigureCall / hipSetupAr
 def install() -> None:
     from _pyhip_hip_shim import ffi, lib  # provided by the embedding
 
+    from ..hip import conventions
+    conventions.C_ABI = True                  # C passes enums as integers
+
     from ..runtime import ops
     from ..runtime.context import runtime
 

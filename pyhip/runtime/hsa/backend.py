@@ -330,6 +330,7 @@ class HsaQueueBackend:
         self.pool = backend.signals
         self.dead: HipError | None = None
         self._deps: list = []              # (signal, the barrier that waits for it, signals freed with it)
+        self._fast = None
         self._handlers = set()             # live async-handler callbacks
         self._on_error = ffi.callback("void(hsa_status_t, hsa_queue_t*, void*)", self._queue_error)
         out = ffi.new("hsa_queue_t**")
@@ -432,14 +433,76 @@ class HsaQueueBackend:
     def fill(self, dst, value, count, width):
         return self.callback(lambda: self.backend.fill(dst, value, count, width))
 
-    def fast_state(self):
-        return None                        # native launches go through the emulator backend's rings only
+    def fast_state(self) -> "HsaFastLaunchState":
+        if self._fast is None:
+            self._fast = HsaFastLaunchState(self)
+        return self._fast
 
     def close(self) -> None:
         self.backend.queues.discard(self)
+        if self._fast is not None:
+            self._fast.close()
         if self.q is not None:
             self.hsa.lib.hsa_queue_destroy(self.q)
             self.q = None
+
+
+class HsaFastLaunchState:
+    """What the C ABI's native launch path (native/hip/fastlaunch.c) needs to publish into this ROCr queue:
+    a kernarg buffer per ring slot (kernarg pool memory, CPU-written), the ring, and a counter signal (+1 per
+    native launch from the host, -1 per completed dispatch by the CP) — the same contract as the emulator
+    backend's FastLaunchState, with ROCr's queue and signal underneath."""
+
+    SLOT = 2048
+    publish_functions = ("pyhip_foreign_reserve", "pyhip_foreign_publish", "pyhip_raw_signal_add")
+
+    def __init__(self, qb: HsaQueueBackend):
+        from ...aql.native import NativeBlock
+
+        self.qb = qb
+        self.queue = qb.queue
+        self.queue.address = qb.queue._base
+        self.ring_address = qb.backend.alloc(qb.queue.size * self.SLOT, kind="kernarg")
+        self.signal = qb.pool.acquire(None, 0)
+        self.signal.pinned = True                      # never back to the pool: the C path counts on it
+        self.counter = HsaCounter(self.signal)
+        self.launches = NativeBlock(8)
+        aql_lib.pyhip_foreign_set_doorbell(qb._doorbell_fn)
+
+    def launch_count(self) -> int:
+        return int(self.launches.u64(0)[0])
+
+    def close(self) -> None:
+        pass                                            # the kernarg ring lives as long as the device
+
+
+class HsaCounter:
+    """The native launches' completion as the stream sees it (CounterSignal's contract): complete at 0,
+    never pooled."""
+
+    __slots__ = ("sig", "pinned")
+
+    def __init__(self, sig: HsaSignal):
+        self.sig, self.pinned = sig, True
+
+    @property
+    def handle(self) -> int:
+        return self.sig.handle
+
+    def is_complete(self) -> bool:
+        return self.sig.value() <= 0
+
+    def wait(self, timeout: float | None = None) -> bool:
+        return self.sig.wait(timeout)
+
+    def error(self):
+        return None
+
+    def end_time(self) -> float:
+        return time.monotonic()
+
+    def release(self) -> None:
+        pass
 
 
 class HsaProgram:

@@ -4,6 +4,9 @@ Every function returns a hipError_t and never lets an exception escape into C: H
 anything else → hipErrorUnknown, with the thread's last error set as HIP 5.2 does."""
 from __future__ import annotations
 
+import os
+import sys
+
 import struct
 import threading
 
@@ -21,6 +24,9 @@ _names: dict[int, object] = {}
 _managed: set[int] = set()                       # hipMallocManaged / __hipRegisterManagedVar allocations
 _objects: dict[int, object] = {}                 # events, modules, functions by handle
 _setup = threading.local()                       # hipConfigureCall / hipSetupArgument state
+
+
+_LOG = os.environ.get("PYHIP_LOG_FAULTS", "") not in ("", "0")
 
 
 def install() -> None:
@@ -48,6 +54,9 @@ def install() -> None:
                 code = int(exc.code)
             except Exception:  # noqa: BLE001 - nothing may unwind into C
                 code = int(hipError_t.hipErrorUnknown)
+                if _LOG:
+                    import traceback
+                    print(f"pyhip: {fn.__name__} failed:\n{traceback.format_exc()}", file=sys.stderr, flush=True)
             set_last_error(code)
             set_c_error(code)
             return code

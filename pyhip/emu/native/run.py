@@ -74,6 +74,10 @@ class NativeEngine:
     def support(self, d) -> tuple[str | None, NativeProgram | None]:
         """(None, native program) when the dispatch ``d`` (a numpy engine Dispatch) can run natively, else
         (reason, None)."""
+        if d.K.family != 9:
+            return f"{d.processor}: RDNA (GFX{d.K.family}) code runs on the numpy engine", None
+        if d.lanes != LANES:
+            return f"wave{d.lanes} dispatch", None
         np_ = self.program(d.program, d.K)
         reason, rows = np_.kernel_support(d.entry)
         if reason is None and rows > d.nvgpr + 8:

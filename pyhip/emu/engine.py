@@ -85,6 +85,7 @@ def describe(inst, processor: str = "gfx90a") -> str:
 
 class Dispatch:
     """One kernel dispatch: geometry, descriptor, and the per-batch run loop."""
+    engine = "numpy"            # which engine ran it (a native run returns pyhip/emu/native/run.Result)
 
     def __init__(self, gpu, program, kernel, kd: KernelDescriptor, *, kernel_object, kernarg_address, grid_size,
                  workgroup_size, group_segment_size, private_segment_size, dispatch_ptr=0, queue_ptr=0,

@@ -27,6 +27,8 @@ from ...errors import HipError, hipError_t
 from . import api
 from .api import Hsa, ffi
 
+_QUEUE_DESTROY_LOCK = threading.Lock()
+
 QUEUE_SIZE = 1024
 WAIT_CHUNK_NS = 50_000_000
 UINT32_MAX = 0xFFFFFFFF
@@ -443,7 +445,11 @@ class HsaQueueBackend:
         if self._fast is not None:
             self._fast.close()
         if self.q is not None:
-            self.hsa.lib.hsa_queue_destroy(self.q)
+            # one destroy at a time: ROCr's queue destructor and the async-events thread hand the queues'
+            # inactive signals over ONE auto-reset KFD event, and with two destructors waiting on it the
+            # wake-up meant for one can be consumed by the other (both then block forever)
+            with _QUEUE_DESTROY_LOCK:
+                self.hsa.lib.hsa_queue_destroy(self.q)
             self.q = None
 
 

@@ -12,11 +12,11 @@ Pythonic API::
 HIP's own API and hiprtc, in AMD hip-python's conventions: ``from pyhip import hip, hiprtc`` (docs/hip-python.md).
 """
 from . import loader
-from .api import (DeviceArray, Event, Kernel, Module, Stream, device_count, empty, get_device, load,
-                  set_device, synchronize, to_device)
+from .api import (DeviceArray, Event, Kernel, Module, Stream, device_count, empty, engine_stats, get_device,
+                  load, set_device, synchronize, to_device)
 from .errors import HipError, LoaderError, hipError_t
 
 __version__ = "0.1.0"
 __all__ = ["DeviceArray", "Event", "HipError", "Kernel", "LoaderError", "Module", "Stream", "device_count",
-           "empty", "get_device", "hipError_t", "load", "loader", "set_device", "synchronize", "to_device",
+           "empty", "engine_stats", "get_device", "hipError_t", "load", "loader", "set_device", "synchronize", "to_device",
            "__version__"]

@@ -65,6 +65,17 @@ def synchronize() -> None:
     runtime().device().synchronize()
 
 
+def engine_stats() -> dict:
+    """Per emulated device index: the engine dispatches ask for (``PYHIP_ENGINE``: native, numpy or diff), how
+    many ran on the native engine, how many fell back whole to the numpy engine and why (reason -> count)."""
+    out = {}
+    for d in runtime().devices:
+        gpu = d.backend.emulated_gpu
+        if gpu is not None:
+            out[d.index] = {"engine": gpu.engine, **gpu.engine_stats()}
+    return out
+
+
 _KEYS = (int, tuple)
 
 

@@ -71,6 +71,12 @@ def cmd_info(args) -> int:
         p = d.props
         print(f"device {d.index}: {p.name}  {p.gcnArchName}  {p.multiProcessorCount} CUs  "
               f"{p.totalGlobalMem >> 30} GiB  — {d.backend.describe()}")
+    gpus = [d.backend.emulated_gpu for d in rt.devices if d.backend.emulated_gpu is not None]
+    if gpus:
+        from .emu.native import describe
+        print(f"engine: {gpus[0].engine} (PYHIP_ENGINE=native|numpy|diff); native engine: {describe()}")
+        print("  RDNA (gfx10/gfx11) dispatches and kernels using an instruction the native engine lacks run whole "
+              "on the numpy engine; pyhip.engine_stats() counts them, `pyhip disasm --coverage` lists both engines")
     return 0
 
 

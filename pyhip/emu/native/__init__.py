@@ -99,3 +99,14 @@ def available() -> bool:
         return True
     except ImportError:
         return False
+
+
+def describe() -> str:
+    """One line for ``pyhip info``: which build of the native engine this process uses, or why none."""
+    try:
+        m = module()
+    except ImportError as exc:
+        return f"unavailable, every dispatch runs on the numpy engine ({exc})"
+    name = m.__name__.rsplit(".", 1)[-1]
+    variant = "x86-64-v3 (AVX2/FMA/BMI2)" if name.endswith("_v3") else "baseline"
+    return f"{name} ({variant} build), {m.lib.pyhip_engine_threads()} threads (PYHIP_ENGINE_THREADS)"

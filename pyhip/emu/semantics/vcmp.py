@@ -79,8 +79,9 @@ def _class_factory(tname, writes_exec):
             m = st.exec_mask(w)
             x = _typed(rds[0](st, w), dtype)
             mask = rds[1](st, w)
-            bits = x.view(U64 if width == 64 else U32)
-            quiet_bit = U64(1 << 51) if width == 64 else U32(1 << 22)
+            size = x.dtype.itemsize                                          # f16: the 16-bit pattern
+            bits = x.view({8: U64, 4: U32, 2: np.uint16}[size])
+            quiet_bit = bits.dtype.type(1 << {8: 51, 4: 22, 2: 9}[size])
             nan = np.isnan(x)
             snan = nan & ((bits & quiet_bit) == 0)
             neg = np.signbit(x)

@@ -1,0 +1,71 @@
+"""Fallback from the native engine: a kernel using an instruction the native engine has no handler for runs
+whole on the numpy engine, counted with its reason (EmulatedGPU.engine_stats, pyhip.engine_stats), and the
+coverage report lists what each engine executes."""
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import asmkit
+
+BODY = """
+  {cmp}
+  v_cndmask_b32 v8, 0, 1, vcc
+"""
+
+
+def _nan16(rng):
+    """64 half-precision operands, about half of them NaN, as raw bits in the low 16 bits of 32."""
+    x = rng.standard_normal(64).astype(np.float16)
+    x[rng.random(64) < 0.5] = np.float16("nan")
+    x[::7] = -x[::7]
+    return x.view(np.uint16).astype(np.uint32), np.isnan(x)
+
+
+def test_a_kernel_with_an_instruction_the_native_engine_lacks_falls_back_whole():
+    g = asmkit.gpu("gfx90a")
+    if g.engine != "native":
+        pytest.skip("the suite runs with PYHIP_ENGINE set")
+    from pyhip.emu.native.coverage import native_mnemonics
+    native = native_mnemonics("gfx90a")
+    assert "v_cmp_class_f16" not in native and "v_cmp_u_f16" in native
+    rng = np.random.default_rng(7)
+    bits, nan = _nan16(rng)
+    mask = np.full(64, 0x3, np.uint32)                      # class bits: signalling and quiet NaN
+    for cmp, runs_native in (("v_cmp_class_f16 vcc, v2, v4", False), ("v_cmp_u_f16 vcc, v2, v2", True)):
+        before = g.engine_stats()
+        r0, _ = asmkit.run(BODY.format(cmp=cmp), bits, mask)
+        after = g.engine_stats()
+        np.testing.assert_array_equal(asmkit.lo(r0), nan.astype(np.uint32), err_msg=cmp)
+        assert after["native"] - before["native"] == int(runs_native), cmp
+        assert after["fallback"] - before["fallback"] == int(not runs_native), cmp
+        if not runs_native:
+            new = {k: v - before["reasons"].get(k, 0) for k, v in after["reasons"].items()
+                   if v != before["reasons"].get(k, 0)}
+            assert len(new) == 1 and "v_cmp_class_f16" in next(iter(new)), new
+            assert g.last_dispatch.engine == "numpy"
+        else:
+            assert g.last_dispatch.engine == "native"
+
+
+def test_engine_stats_api_counts_per_device():
+    import pyhip
+    stats = pyhip.engine_stats()
+    assert set(stats) == set(range(pyhip.device_count()))
+    for s in stats.values():
+        assert s["engine"] in ("native", "numpy", "diff") and s["native"] >= 0 and s["fallback"] >= 0
+
+
+def test_coverage_reports_both_engines():
+    out = subprocess.run([sys.executable, "-m", "pyhip", "disasm", "--coverage", "--mcpu", "gfx90a", "-v"],
+                         capture_output=True, text=True, check=True).stdout
+    assert "native" in out.splitlines()[1]
+    rows = {ln.split()[0]: ln.split() for ln in out.splitlines()[2:] if ln.startswith("  ") and ln.endswith("%")}
+    decoded, executable, native = (int(rows["all"][i]) for i in (1, 2, 4))
+    assert 0 < native <= executable <= decoded
+    assert int(rows["MIMG"][4]) == 0 and int(rows["SMEM"][4]) == int(rows["SMEM"][2])   # images: numpy only
+    assert "numpy engine only:" in out and "v_cmp_class_f16" in out
+    rdna = subprocess.run([sys.executable, "-m", "pyhip", "disasm", "--coverage", "--mcpu", "gfx1100"],
+                          capture_output=True, text=True, check=True).stdout
+    assert "RDNA runs on the numpy engine" in rdna

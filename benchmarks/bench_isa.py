@@ -76,7 +76,7 @@ def main() -> None:
     m = pyhip.load(BIN / "hipcc52/atomics-gfx90a.hsaco")
     ka = m.kernel("atomics_global")
     a = pyhip.to_device(RNG.integers(-2 ** 31, 2 ** 31, n, dtype=np.int64).astype(np.int32))
-    bufs = [pyhip.to_device(np.zeros(s, t)) for s, t in ((9, np.int32), (4, np.uint32), (5, np.uint64),
+    bufs = [pyhip.to_device(np.zeros(s, t)) for s, t in ((9, np.int32), (4, np.uint32), (8, np.uint64),
                                                           (2, np.float32), (1, np.float64))]
     olds = pyhip.empty(n, np.int32)
     launch = lambda: (ka((n + 127) // 128, 128, a, *bufs, olds, n), pyhip.synchronize())   # noqa: E731

@@ -2,9 +2,11 @@
 sources (native/hip) and of the KFD thunk sources (native/hsakmt) inside the package, so ``pyhip exec`` can
 build the drop-in libraries from an installed wheel."""
 import shutil
+import sys
 from pathlib import Path
 
 from setuptools import setup
+from setuptools.command.build_ext import build_ext
 from setuptools.command.build_py import build_py
 
 HIP_FILES = ("build_shim.py", "build_hiprtc.py", "exports.txt", "libamdhip64.map", "fastlaunch.c", "textures.c")
@@ -24,4 +26,21 @@ class BuildPy(build_py):
             shutil.copy2(Path(__file__).parent / "native" / "hsakmt" / name, dest / name)
 
 
-setup(cffi_modules=["native/build_aql.py:ffibuilder"], cmdclass={"build_py": BuildPy})
+class BuildExt(build_ext):
+    """The native execution engine is optional: if it cannot be compiled (no AVX2-capable compiler for the
+    x86-64-v3 build, an unusual platform), the install goes on and pyhip runs kernels on the numpy engine,
+    saying so once (pyhip/emu/device.py); ``pyhip info`` names the engine in use."""
+
+    def build_extension(self, ext):
+        if not ext.name.startswith("pyhip._native_engine"):
+            return super().build_extension(ext)
+        try:
+            super().build_extension(ext)
+        except Exception as exc:  # noqa: BLE001 - any compiler failure
+            print(f"warning: {ext.name} was not built ({exc}); pyhip falls back to its numpy engine",
+                  file=sys.stderr)
+
+
+setup(cffi_modules=["native/build_aql.py:ffibuilder", "native/build_engine.py:ffibuilder",
+                    "native/build_engine.py:ffibuilder_v3"],
+      cmdclass={"build_py": BuildPy, "build_ext": BuildExt})

@@ -20,6 +20,7 @@ from .program import ForeignKernel, LoadedProgram, MemoryProgram
 SUPPORTED = ("gfx90a", "gfx940", "gfx941", "gfx942", "gfx1030", "gfx1100")
 DEFAULT_ENGINE = "native"
 S_ENDPGM = bytes.fromhex("000081bf")
+_WARNED = False          # the native engine's absence is reported once per process
 
 
 def _runs_generic(code_processor: str, device_processor: str) -> bool:
@@ -59,6 +60,15 @@ class EmulatedGPU:
         if self._native is None:
             from . import native
             if not native.available():
+                global _WARNED
+                if not _WARNED:
+                    _WARNED = True
+                    import warnings
+                    try:
+                        native.module()
+                    except ImportError as exc:
+                        warnings.warn(f"pyhip: {exc}; kernels run on the numpy engine (slower)", RuntimeWarning,
+                                      stacklevel=2)
                 return None
             from .native.run import NativeEngine
             with self._lock:

@@ -69,3 +69,32 @@ def test_coverage_reports_both_engines():
     rdna = subprocess.run([sys.executable, "-m", "pyhip", "disasm", "--coverage", "--mcpu", "gfx1100"],
                           capture_output=True, text=True, check=True).stdout
     assert "RDNA runs on the numpy engine" in rdna
+
+
+def test_without_the_native_engine_everything_runs_on_numpy_with_a_warning(tmp_path):
+    """An install whose engine extension failed to build: one RuntimeWarning, then the numpy engine."""
+    code = """
+import warnings, numpy as np, pyhip
+from pyhip.emu import native
+native._mod, native._error = None, OSError("no engine in this test")      # as if the build had failed
+m = pyhip.load("tests/fixtures/bin/hipcc52/basic-gfx90a.hsaco")
+n = 1000
+a = np.random.default_rng(0).standard_normal(n).astype(np.float32)
+c = pyhip.to_device(np.full(n, np.nan, np.float32))
+with warnings.catch_warnings(record=True) as w:
+    warnings.simplefilter("always")
+    for _ in range(2):
+        m.kernel("vadd")(4, 256, pyhip.to_device(a), pyhip.to_device(a), c, n)
+        pyhip.synchronize()
+assert np.array_equal(c.get(), a + a)
+msgs = [str(x.message) for x in w if issubclass(x.category, RuntimeWarning)]
+assert len(msgs) == 1 and "no engine in this test" in msgs[0] and "numpy engine" in msgs[0], msgs
+from pyhip.runtime.context import runtime
+assert runtime().device(0).backend.emulated_gpu.last_dispatch.engine == "numpy"
+print("OK")
+"""
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[2]
+    env = {k: v for k, v in __import__("os").environ.items() if k != "PYHIP_ENGINE"}
+    r = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0 and r.stdout.strip().endswith("OK"), r.stdout + r.stderr

@@ -22,23 +22,25 @@ from ..aql import KernelDispatchPacket
 MAX_KERNARG = 2048
 
 
-_ready = False
+EMU_FUNCTIONS = ("pyhip_queue_reserve", "pyhip_queue_publish", "pyhip_signal_add")
+_ready = None            # the queue functions the engine was given (one backend per process)
 
 
-def _engine():
-    """The native engine module, told where the AQL core's queue functions are (once)."""
+def _engine(names=EMU_FUNCTIONS):
+    """The native engine module, told where the queue functions of this process's backend are (once): the
+    emulator's AQL queues, or ROCr's rings and signals on the HSA backend (HsaFastLaunchState names them).
+    None when there is no engine, or it was set up for other queue functions."""
     global _ready
     from ..emu import native
     if not native.available():
         return None
     m = native.module()
-    if not _ready:
+    if _ready is None:
         from ..aql.native import ffi as aql_ffi, lib as aql_lib
-        fns = [aql_ffi.cast("uintptr_t", aql_ffi.addressof(aql_lib, n))
-               for n in ("pyhip_queue_reserve", "pyhip_queue_publish", "pyhip_signal_add")]
+        fns = [aql_ffi.cast("uintptr_t", aql_ffi.addressof(aql_lib, n)) for n in names]
         m.lib.pyhip_engine_set_queue_fns(*(m.ffi.cast("void*", int(f)) for f in fns))
-        _ready = True
-    return m
+        _ready = names
+    return m if _ready == names else None
 
 
 def _pointer_conv(t):
@@ -86,9 +88,6 @@ def prepare(function, stream, grid, block, shared: int, args):
     """An Entry for repeats of a launch that just went through the runtime, or None when this launch cannot
     be repeated natively (arguments of a kind the struct packer does not cover, a stream without the native
     launch grant, no native engine)."""
-    m = _engine()
-    if m is None:
-        return None
     packer = function.packer
     if packer.size > MAX_KERNARG or len(args) != len(packer.explicit):
         return None
@@ -119,6 +118,9 @@ def prepare(function, stream, grid, block, shared: int, args):
     generation = dev.launch_generation
     fs = stream.fast_state()
     if fs is None or packer.size > fs.SLOT:
+        return None
+    m = _engine(getattr(fs, "publish_functions", EMU_FUNCTIONS))
+    if m is None:
         return None
     template = bytes(packer.pack_raw(bytes(pos), grid, block, dynamic_lds=shared))
     kernel = function.kernel

@@ -110,7 +110,6 @@ def read_kernel_params(func: Function, params) -> bytes:
     return bytes(raw)
 
 
-@hip_api()
 def _hipModuleLaunchKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,
                           sharedMemBytes, stream, kernelParams, extra):
     """``extra`` as in hip-python (see parse_extra); ``kernelParams`` a ``void**`` (address, ctypes array) or,
@@ -136,6 +135,10 @@ def _hipModuleLaunchKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY
         func.launch(st, grid, block, int(sharedMemBytes), args=params, cache_key=key)
         global _rt_tls
         _rt_tls = runtime()._tls
+
+
+_hipModuleLaunchKernel.__name__ = _hipModuleLaunchKernel.__qualname__ = "hipModuleLaunchKernel"
+_hipModuleLaunchKernel = hip_api()(_hipModuleLaunchKernel)      # hip-python's argument checks, by that name
 
 
 _SUCCESS = (hipError_t.hipSuccess,)

@@ -188,6 +188,8 @@ def _unified_formats(family: int) -> dict:
     from .decoder_rdna import tables
     out = {}
     for code, name in tables(family).BUF_FORMATS.items():
+        if name == "DEFAULT":                   # LLVM prints no format for the default code: 8_UNORM
+            name = "BUF_FMT_8_UNORM"
         d, _, n = name.removeprefix("BUF_FMT_").rpartition("_")
         if d in dfmts and n in nf:
             out[code] = (dfmts.index(d) + 1, nf[n])

@@ -1,10 +1,14 @@
-"""MIMG (gfx90a): image_sample, image_load[_mip], image_store[_mip], image_atomic_*, image_get_resinfo.
+"""MIMG (gfx90a, gfx1030, gfx1100): image_sample[_lz, _l], image_load[_mip], image_store[_mip],
+image_atomic_*, image_get_resinfo; wave64 and wave32.
 
-The resource is the 8-dword T# in SGPRs ``srsrc`` (fields: ``image_desc``), the sampler the 4-dword S#
-in ``ssamp``; both are wave-uniform, waves with different descriptors are handled group by group.  GFX9
-encodes no address count: the VGPRs from ``vaddr`` hold the coordinates the T#'s TYPE needs (1D: x; 2D: x,
-y; 3D: x, y, z; 1D array: x, slice; 2D array: x, y, slice), then the mip level for the ``_mip`` forms
-(A16: two 16-bit coordinates per VGPR).  Sample coordinates are floats, normalized unless the instruction's
+The resource is the 8-dword T# in SGPRs ``srsrc`` (fields: ``image_desc``, in the layout of the kernel's
+generation: GFX9, GFX10.3 or GFX11), the sampler the 4-dword S# in ``ssamp``; both are wave-uniform, waves
+with different descriptors are handled group by group.  The address dwords hold the coordinates the T#'s
+TYPE needs (1D: x; 2D: x, y; 3D: x, y, z; 1D array: x, slice; 2D array: x, y, slice), then the LOD of
+``image_sample_l`` or the mip level of the ``_mip`` forms (A16: two 16-bit coordinates per dword).  GFX9
+takes them from consecutive VGPRs at ``vaddr``; RDNA from ``vaddr`` on, or, in the NSA forms, from the VGPRs
+the instruction lists (``fields['vaddrs']``), and its DIM must name the T#'s TYPE (a fault otherwise).
+TFE writes 0 (no fault) to the VGPR after the data.  Sample coordinates are floats, normalized unless the instruction's
 UNORM or the S#'s FORCE_UNNORMALIZED is set (the slice is always an unnormalized index, rounded to nearest
 even and clamped to the array); load/store/atomic coordinates are unsigned integers.
 
@@ -29,7 +33,7 @@ from ..image_desc import (ARRAY_TYPES, IMG_1D, IMG_1D_ARRAY, IMG_2D, IMG_2D_ARRA
                           parse_ssharp, parse_tsharp)
 from ..memory import GPUFault
 from ..operands import write_v
-from ..state import LANES, count
+from ..state import count
 from . import register, sampler as S, texels
 from .vmem import _locating
 
@@ -51,11 +55,13 @@ def _groups(st, w, regs):
         yield np.nonzero(inverse.reshape(-1) == k)[0], tuple(int(x) for x in row)
 
 
-def _image(words, what: str):
+def _image(words, what: str, I=None):
     try:
-        img = parse_tsharp(words)
+        img = parse_tsharp(words, I.gen if I is not None else 9)
     except ValueError as exc:
         raise GPUFault(f"{what}: {exc}") from None
+    if I is not None and I.dim is not None and I.dim + IMG_1D != img.type:
+        raise GPUFault(f"{what}: DIM {I.dim} does not match the resource's type {img.type}")
     if img.sw_mode:
         raise GPUFault(f"{what}: tiled image layout (SW_MODE {img.sw_mode}) is not emulated; pyhip images are linear")
     if img.type not in _NCOORD:
@@ -65,16 +71,19 @@ def _image(words, what: str):
 
 
 # ---- operands -----------------------------------------------------------------------------------------------
-def _vgprs(st, w, first: int, n: int) -> list[np.ndarray]:
-    """n consecutive VGPRs from ``first`` as (nw, 64) uint32 (registers past the file read as 0)."""
+def _vgprs(st, w, first, n: int) -> list[np.ndarray]:
+    """n VGPRs as (nw, lanes) uint32: consecutive from ``first``, or the first n of a list of registers
+    (registers past the file read as 0)."""
+    regs = range(first, first + n) if isinstance(first, int) else list(first[:n]) + [1 << 30] * (n - len(first))
     out = []
-    for r in range(first, first + n):
-        out.append(st.vgpr[r, w] if r < st.vgpr.shape[0] else np.zeros((count(st, w), LANES), U32))
+    for r in regs:
+        out.append(st.vgpr[r, w] if r < st.vgpr.shape[0] else np.zeros((count(st, w), st.lanes), U32))
     return out
 
 
-def _coords(st, w, vaddr: int, n: int, a16: bool) -> list[np.ndarray]:
-    """n address components as raw (nw, 64) uint32 (A16: 16-bit values, two per VGPR)."""
+def _coords(st, w, vaddr, n: int, a16: bool) -> list[np.ndarray]:
+    """n address components as raw (nw, lanes) uint32 (A16: 16-bit values, two per dword); ``vaddr``: the
+    first address VGPR or the NSA list."""
     if not a16:
         return _vgprs(st, w, vaddr, n)
     regs = _vgprs(st, w, vaddr, (n + 1) // 2)
@@ -151,13 +160,19 @@ class _Inst:
         self.name = inst.name
         self.dmask, self.d16, self.a16 = f["dmask"], bool(f["d16"]), bool(f["a16"])
         self.unorm = bool(f["unorm"])
-        self.vaddr, self.srsrc, self.ssamp = f["vaddr"], f["srsrc"], f["ssamp"]
+        self.srsrc, self.ssamp = f["srsrc"], f["ssamp"]
+        self.vaddr = f["vaddrs"] if f.get("vaddrs") else f["vaddr"]
         self.vdata = f["vdata"] + (K.accum_offset if f["acc"] else 0)
         self.glc = bool(f["glc"])
+        self.gen = K.family
+        self.dim = f.get("dim") if K.family >= 10 else None
+        self.tfe = bool(f.get("tfe"))
 
     def write(self, st, w, outs: list, m: np.ndarray) -> None:
         for i, v in enumerate(outs):
             write_v(st, w, self.vdata + i, v, m)
+        if self.tfe:                        # the texel-fail status: no partially resident textures
+            write_v(st, w, self.vdata + len(outs), np.zeros(m.shape, U32), m)
 
 
 def _nouts(dmask: int, d16: bool) -> int:
@@ -166,20 +181,28 @@ def _nouts(dmask: int, d16: bool) -> int:
 
 
 # ---- image_sample -----------------------------------------------------------------------------------------
-def _sample(inst, K):
+def _sample(lod_mode=None):
+    """image_sample (LOD from the quad's derivatives), _lz (LOD 0) and _l (the LOD after the coordinates)."""
+    def factory(inst, K):
+        return _sample_factory(inst, K, lod_mode)
+    return factory
+
+
+def _sample_factory(inst, K, lod_mode):
     I = _Inst(inst, K)
+    I.lod_mode = lod_mode
     nout = _nouts(I.dmask, I.d16)
 
     def run(st, w):
         m = st.exec_mask(w)
-        outs = np.zeros((nout, count(st, w), LANES), U32)
+        outs = np.zeros((nout, count(st, w), st.lanes), U32)
         regs = list(range(I.srsrc, I.srsrc + 8)) + list(range(I.ssamp, I.ssamp + 4))
         for pos, words in _groups(st, w, regs):
             gm = np.zeros(m.shape, bool)
             gm[pos] = m[pos]
             if not gm.any():
                 continue
-            img, samp = _image(words[:8], inst.name), parse_ssharp(words[8:])
+            img, samp = _image(words[:8], inst.name, I), parse_ssharp(words[8:], I.gen)
             if img.base_level:
                 raise GPUFault(f"{inst.name}: BASE_LEVEL {img.base_level}: mip levels are not emulated")
             res = _sample_lanes(K, st, w, I, img, samp, gm)
@@ -192,7 +215,7 @@ def _sample(inst, K):
 def _sample_lanes(K, st, w, I, img, samp, gm):
     """(n, 4) result register values for the lanes of ``gm``."""
     ncoord = _NCOORD[img.type]
-    raw = _coords(st, w, I.vaddr, ncoord, I.a16)
+    raw = _coords(st, w, I.vaddr, ncoord + (I.lod_mode == "l"), I.a16)
     integer = texels.is_integer(img.num_format)
     normalized = not (I.unorm or samp.unnormalized)
     spatial = ncoord - (1 if img.type in ARRAY_TYPES else 0)
@@ -202,7 +225,12 @@ def _sample_lanes(K, st, w, I, img, samp, gm):
         t = _as_float(raw[k], I.a16)
         texel_coords.append(t * sizes[k] if normalized else t)
     lanes = np.nonzero(gm.reshape(-1))[0]
-    xy_linear = S.choose_xy_filter(samp, texel_coords, lanes)
+    if I.lod_mode == "lz":
+        xy_linear = S.xy_filter_at_lod(samp, np.zeros(len(lanes)))
+    elif I.lod_mode == "l":
+        xy_linear = S.xy_filter_at_lod(samp, _as_float(raw[ncoord], I.a16)[gm])
+    else:
+        xy_linear = S.choose_xy_filter(samp, texel_coords, lanes)
     if integer:
         xy_linear[:] = False                      # integer formats are not filterable
     per_axis = []
@@ -285,13 +313,13 @@ def _load(mip: bool):
 
         def run(st, w):
             m = st.exec_mask(w)
-            outs = np.zeros((nout, count(st, w), LANES), U32)
+            outs = np.zeros((nout, count(st, w), st.lanes), U32)
             for pos, words in _groups(st, w, range(I.srsrc, I.srsrc + 8)):
                 gm = np.zeros(m.shape, bool)
                 gm[pos] = m[pos]
                 if not gm.any():
                     continue
-                img = _image(words, inst.name)
+                img = _image(words, inst.name, I)
                 integer = texels.is_integer(img.num_format)
                 x, y, z, ok = _integer_coords(st, w, I, img, mip)
                 comps = np.zeros((int(gm.sum()), 4), I64 if integer else F64)
@@ -317,7 +345,7 @@ def _store(mip: bool):
             for pos, words in _groups(st, w, range(I.srsrc, I.srsrc + 8)):
                 gm = np.zeros(m.shape, bool)
                 gm[pos] = m[pos]
-                img = _image(words, inst.name)
+                img = _image(words, inst.name, I)
                 x, y, z, ok = _integer_coords(st, w, I, img, mip)
                 mask = gm & ok
                 if not mask.any():
@@ -352,11 +380,11 @@ def _atomic(opname: str):
 
         def run(st, w):
             m = st.exec_mask(w)
-            result = np.zeros((count(st, w), LANES), dt)
+            result = np.zeros((count(st, w), st.lanes), dt)
             for pos, words in _groups(st, w, range(I.srsrc, I.srsrc + 8)):
                 gm = np.zeros(m.shape, bool)
                 gm[pos] = m[pos]
-                img = _image(words, inst.name)
+                img = _image(words, inst.name, I)
                 if img.num_format not in (UINT, SINT) or img.bpe != size:
                     raise GPUFault(f"{inst.name}: atomics need a {8 * size}-bit UINT/SINT image format")
                 x, y, z, ok = _integer_coords(st, w, I, img, False)
@@ -394,13 +422,13 @@ def _resinfo(inst, K):
 
     def run(st, w):
         m = st.exec_mask(w)
-        outs = np.zeros((nout, count(st, w), LANES), U32)
+        outs = np.zeros((nout, count(st, w), st.lanes), U32)
         for pos, words in _groups(st, w, range(I.srsrc, I.srsrc + 8)):
             gm = np.zeros(m.shape, bool)
             gm[pos] = m[pos]
             if not gm.any():
                 continue
-            img = _image(words, inst.name)
+            img = _image(words, inst.name, I)
             level = _vgprs(st, w, I.vaddr, 1)[0].astype(I64)[gm]
             levels = img.last_level - img.base_level + 1
             lv = img.base_level + level
@@ -422,7 +450,9 @@ def _resinfo(inst, K):
     return run
 
 
-register("image_sample", _sample)
+register("image_sample", _sample())
+register("image_sample_lz", _sample("lz"))
+register("image_sample_l", _sample("l"))
 register("image_load", _load(False))
 register("image_load_mip", _load(True))
 register("image_store", _store(False))

@@ -405,6 +405,8 @@ def _atomic(opname: str):
                 data = final.astype(dt)[order].view(U8).reshape(len(f0), size)
                 _scatter(K, firsts, addrs[f0[order]], data)
                 result[mask] = old
+            if I.tfe:                           # the texel-fail status after the returned value
+                write_v(st, w, I.vdata + (2 if is64 else 1), np.zeros(m.shape, U32), m)
             if I.glc:
                 if is64:
                     write_v(st, w, I.vdata, (result & U64(0xFFFFFFFF)).astype(U32), m)

@@ -240,3 +240,27 @@ def test_load_store_atomics_resinfo(gfx1100):
     launch(gfx1100, "resinfo", sl, to_dev(mip), o)
     got = from_dev(o, (N, 4), np.int32)
     np.testing.assert_array_equal(got, np.where(mip[:, None] == 0, [10, 3, 6, 1], 0))
+
+
+def test_gather_gradients_offsets(gfx1100):
+    """image_gather4 (channel Y of the bilinear footprint), image_sample_d (a GFX11 partial-NSA form) and
+    image_sample_lz_o (texel offsets +2, -1)."""
+    f2 = rng.uniform(-10, 10, (1, 6, 9, 4)).astype(np.float32)
+    a2 = array(f2)
+    c2 = rng.uniform(-0.8, 1.8, (N, 2)).astype(np.float32)
+    o = ok(hip.hipMalloc(N * 16))
+    t = texture(a2, MIRROR, LINEAR)
+    launch(gfx1100, "gather2d", t, to_dev(c2), o)
+    tx, ty = (R.taps(c2[:, k], n, True, R.MIRROR, True) for k, n in ((0, 9), (1, 6)))
+    corner = lambda i, j: f2[0, ty[j][0], tx[i][0], 1]               # noqa: E731
+    want = np.stack([corner(0, 1), corner(1, 1), corner(1, 0), corner(0, 0)], 1)
+    np.testing.assert_array_equal(from_dev(o, (N, 4), np.float32), want)
+    grads = rng.uniform(-0.3, 0.3, (N, 4)).astype(np.float32)
+    launch(gfx1100, "sample2d_grad", t, to_dev(c2), to_dev(grads), o)
+    want = R.sample(f2.astype(np.float64), [c2[:, 0], c2[:, 1]], True, R.MIRROR, True)
+    np.testing.assert_allclose(from_dev(o, (N, 4), np.float32), want, rtol=1e-6, atol=2e-6)
+    t = texture(a2, CLAMP, LINEAR)
+    launch(gfx1100, "sample2d_offset", t, to_dev(c2), o)
+    want = R.sample(f2.astype(np.float64), [c2[:, 0] + np.float32(2 / 9), c2[:, 1] - np.float32(1 / 6)], True,
+                    R.CLAMP, True)
+    np.testing.assert_allclose(from_dev(o, (N, 4), np.float32), want, rtol=1e-5, atol=2e-5)

@@ -180,18 +180,30 @@ def _nouts(dmask: int, d16: bool) -> int:
     return (n + 1) // 2 if d16 else n
 
 
-# ---- image_sample -----------------------------------------------------------------------------------------
-def _sample(lod_mode=None):
-    """image_sample (LOD from the quad's derivatives), _lz (LOD 0) and _l (the LOD after the coordinates)."""
-    def factory(inst, K):
-        return _sample_factory(inst, K, lod_mode)
-    return factory
+# ---- image_sample / image_gather4 -------------------------------------------------------------------------
+# address dwords in order: [offset] [bias] [z-compare] [derivatives] coordinates [LOD | LOD clamp]
+_SAMPLE_FLAGS = ("c", "d", "cd", "b", "l", "lz", "cl", "o", "g16")
 
 
-def _sample_factory(inst, K, lod_mode):
+def sample_flags(name: str) -> frozenset:
+    """The variant flags of an image_sample* / image_gather4* mnemonic (``image_sample_d_cl_o``: d, cl, o)."""
+    return frozenset(name.split("_")[2:])
+
+
+def executable_sample(name: str) -> bool:
+    """The sample/gather4 variants the emulator runs: all but depth compare (_c), 16-bit derivatives (_g16)
+    and gather4h."""
+    if not name.startswith(("image_sample", "image_gather4")) or name.startswith("image_gather4h"):
+        return False
+    f = sample_flags(name)
+    return f <= set(_SAMPLE_FLAGS) and not f & {"c", "g16"}
+
+
+def _sample(inst, K):
     I = _Inst(inst, K)
-    I.lod_mode = lod_mode
-    nout = _nouts(I.dmask, I.d16)
+    I.flags = sample_flags(inst.name)
+    I.gather = inst.name.startswith("image_gather4")
+    nout = _nouts(0xF if I.gather else I.dmask, I.d16)
 
     def run(st, w):
         m = st.exec_mask(w)
@@ -206,32 +218,74 @@ def _sample_factory(inst, K, lod_mode):
             if img.base_level:
                 raise GPUFault(f"{inst.name}: BASE_LEVEL {img.base_level}: mip levels are not emulated")
             res = _sample_lanes(K, st, w, I, img, samp, gm)
-            for i, v in enumerate(_results(res, I.dmask, I.d16, texels.is_integer(img.num_format))):
+            integer = texels.is_integer(img.num_format)
+            for i, v in enumerate(_results(res, 0xF if I.gather else I.dmask, I.d16, integer)):
                 outs[i][gm] = v
         I.write(st, w, list(outs), m)
     return run
 
 
+def _addresses(st, w, I, img, ncoord: int, spatial: int):
+    """(offsets, bias, derivatives, coordinate values (raw), LOD/clamp value (raw) or None) of the lanes."""
+    fl = I.flags
+    nextra = ("o" in fl) + ("b" in fl) + ("c" in fl)
+    nderiv = 2 * spatial if fl & {"d", "cd"} else 0
+    if nderiv and I.a16:
+        raise GPUFault(f"{I.name}: 16-bit derivatives are not emulated")
+    nlod = 1 if fl & {"l", "cl"} else 0
+    ncrd = ncoord + nlod
+    ndw = nextra + nderiv + ((ncrd + 1) // 2 if I.a16 else ncrd)
+    regs = I.vaddr if not isinstance(I.vaddr, int) else tuple(range(I.vaddr, I.vaddr + ndw))
+    dw = _vgprs(st, w, regs, nextra + nderiv)
+    k = 0
+    offs = bias = None
+    if "o" in fl:
+        offs, k = dw[k], k + 1
+    if "b" in fl:
+        bias, k = _as_float(dw[k], I.a16), k + 1
+    k += "c" in fl
+    derivs = [dw[k + i].view(F32).astype(F64) for i in range(nderiv)]
+    k += nderiv
+    raw = _coords(st, w, regs[k:], ncrd, I.a16)
+    return offs, bias, derivs, raw[:ncoord], (raw[ncoord] if nlod else None)
+
+
 def _sample_lanes(K, st, w, I, img, samp, gm):
-    """(n, 4) result register values for the lanes of ``gm``."""
+    """(n, 4) result register values for the lanes of ``gm`` (gather4: the four texels' selected channel)."""
     ncoord = _NCOORD[img.type]
-    raw = _coords(st, w, I.vaddr, ncoord + (I.lod_mode == "l"), I.a16)
+    spatial = ncoord - (1 if img.type in ARRAY_TYPES else 0)
+    offs, bias, derivs, raw, lodarg = _addresses(st, w, I, img, ncoord, spatial)
     integer = texels.is_integer(img.num_format)
     normalized = not (I.unorm or samp.unnormalized)
-    spatial = ncoord - (1 if img.type in ARRAY_TYPES else 0)
     sizes = (img.width, img.height, img.depth)[:spatial]
     texel_coords = []
     for k in range(spatial):
         t = _as_float(raw[k], I.a16)
-        texel_coords.append(t * sizes[k] if normalized else t)
+        t = t * sizes[k] if normalized else t
+        if offs is not None:                      # 6-bit signed texel offsets: x 5:0, y 13:8, z 21:16
+            o = ((offs >> U32(8 * k)) & U32(0x3F)).astype(np.int64)
+            t = t + np.where(o >= 32, o - 64, o)
+        texel_coords.append(t)
     lanes = np.nonzero(gm.reshape(-1))[0]
-    if I.lod_mode == "lz":
-        xy_linear = S.xy_filter_at_lod(samp, np.zeros(len(lanes)))
-    elif I.lod_mode == "l":
-        xy_linear = S.xy_filter_at_lod(samp, _as_float(raw[ncoord], I.a16)[gm])
+    fl = I.flags
+    if "lz" in fl:
+        lod = np.zeros(len(lanes))
+    elif "l" in fl:
+        lod = _as_float(lodarg, I.a16)[gm]
+    elif derivs:
+        scale = [sz if normalized else 1 for sz in sizes]
+        dh = sum((derivs[k][gm] * scale[k]) ** 2 for k in range(spatial))
+        dv = sum((derivs[spatial + k][gm] * scale[k]) ** 2 for k in range(spatial))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            lod = np.log2(np.sqrt(np.maximum(dh, dv)))
     else:
-        xy_linear = S.choose_xy_filter(samp, texel_coords, lanes)
-    if integer:
+        lod = S.quad_lod(texel_coords)[lanes]
+    if bias is not None:
+        lod = lod + bias[gm]
+    if "cl" in fl:
+        lod = np.minimum(lod, _as_float(lodarg, I.a16)[gm])
+    xy_linear = np.full(len(lanes), True) if I.gather else S.xy_filter_at_lod(samp, lod)
+    if integer and not I.gather:
         xy_linear[:] = False                      # integer formats are not filterable
     per_axis = []
     for k in range(spatial):
@@ -280,6 +334,15 @@ def _sample_lanes(K, st, w, I, img, samp, gm):
         values.append(vals)
         weights.append(wt)
         borders.append(bd)
+    if I.gather:                              # taps (x0,y0) (x1,y0) (x0,y1) (x1,y1) -> (x0,y1) (x1,y1) (x1,y0) (x0,y0)
+        if spatial != 2:
+            raise GPUFault(f"{I.name}: gather4 needs a 2-D image")
+        ch = (I.dmask & -I.dmask).bit_length() - 1
+        picked = []
+        for v, b in zip(values, borders):
+            v = np.where(b[:, None], border[None, :], v) if b.any() else v
+            picked.append(S.swizzle(v, img.dst_sel, integer)[:, ch])
+        return texels.to_register(np.stack([picked[1], picked[3], picked[2], picked[0]], axis=1), img.num_format)
     comps = S.combine(samp, values, weights, borders, border, integer)
     return texels.to_register(S.swizzle(comps, img.dst_sel, integer), img.num_format)
 
@@ -452,9 +515,17 @@ def _resinfo(inst, K):
     return run
 
 
-register("image_sample", _sample())
-register("image_sample_lz", _sample("lz"))
-register("image_sample_l", _sample("l"))
+def _register_samples():
+    from ..isa import _tables_gfx9, decoder_rdna
+    names = {e[0] for t in _tables_gfx9.OPCODES.values() for e in t.get("MIMG", {}).values()}
+    for fam in (10, 11):
+        names |= {e[0] for e in decoder_rdna.tables(fam).OPCODES.get("MIMG", {}).values()}
+    for n in sorted(names):
+        if executable_sample(n):
+            register(n, _sample)
+
+
+_register_samples()
 register("image_load", _load(False))
 register("image_load_mip", _load(True))
 register("image_store", _store(False))

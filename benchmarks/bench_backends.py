@@ -66,7 +66,9 @@ def main() -> int:
         print(json.dumps(worker()))
         return 0
     rows = []
-    base = {**os.environ, "PYHIP_DEVICES": "gfx90a:sramecc+:xnack-"}
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))     # run from a checkout too
+    path = os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))
+    base = {**os.environ, "PYHIP_DEVICES": "gfx90a:sramecc+:xnack-", "PYTHONPATH": path}
     for name, env in (("emu", {"PYHIP_BACKEND": "emu"}),
                       ("hsa (ROCr 5.2 over pyhip's thunk)", {"PYHIP_BACKEND": "hsa", "PYHIP_HSA_THUNK": "pyhip"})):
         r = subprocess.run([sys.executable, __file__, "--worker"], capture_output=True, text=True,

@@ -2,7 +2,8 @@
 (decoded here from the GFX10.3/GFX11 register layouts: ROCr's resource_nv.h / resource_gfx11.h and its
 unified format codes), and the image instructions of clang-19 gfx1100 builds in wave32 and wave64
 (tests/fixtures/src/images_rdna.hip: LLVM image intrinsics on those descriptors, no device library)
-against tests/texref.py's numpy sampler and numpy loads/stores/atomics."""
+against tests/texref.py's numpy sampler and numpy loads/stores/atomics; the same source built for gfx1030
+runs on the RX 6900 XT (GFX10.3 descriptors and encodings), with its float image atomics."""
 import numpy as np
 import pytest
 
@@ -127,11 +128,13 @@ def test_descriptors_in_the_generations_layout(arch):
 
 
 # ---- the image instructions of clang-19 gfx1100 builds -----------------------------------------------------
-@pytest.fixture(scope="module", params=["images_rdna-gfx1100-v5", "images_rdna-gfx1100-w64-v5"])
+@pytest.fixture(scope="module", params=["images_rdna-gfx1100-v5", "images_rdna-gfx1100-w64-v5", "images_rdna-gfx1030-v5"])
 def gfx1100(request):
-    dev, _ = device("gfx1100")
+    """The clang-19 build on its device (named for the main target; the gfx1030 build runs on the RX 6900 XT)."""
+    dev, _ = device(request.param.split("-")[1])
     ok0(hip.hipSetDevice(dev))
     mod = ok(hip.hipModuleLoad(str(BIN / f"clang19/{request.param}.hsaco")))
+    mod.arch = request.param.split("-")[1]
     yield mod
     hip.hipModuleUnload(mod)
     ok0(hip.hipSetDevice(0))
@@ -264,3 +267,27 @@ def test_gather_gradients_offsets(gfx1100):
     want = R.sample(f2.astype(np.float64), [c2[:, 0] + np.float32(2 / 9), c2[:, 1] - np.float32(1 / 6)], True,
                     R.CLAMP, True)
     np.testing.assert_allclose(from_dev(o, (N, 4), np.float32), want, rtol=1e-5, atol=2e-5)
+
+
+def test_float_image_atomics_gfx1030(gfx1100):
+    """GFX10.3's image_atomic_fmin on a 32-bit float image: contended lanes in lane order."""
+    if gfx1100.arch != "gfx1030":
+        pytest.skip("float image atomics are GFX10 only")
+    init = rng.uniform(-5, 5, (3, 4)).astype(np.float32)
+    fa = ok(hip.hipMalloc3DArray(desc(32, 1, FLOAT), hip.hipExtent(4, 3, 0), 0))
+    ok(hip.hipMemcpy2DToArray(fa, 0, 0, init, 16, 16, 3, K.hipMemcpyHostToDevice))
+    res = hip.hipResourceDesc(resType=hip.hipResourceType.hipResourceTypeArray)
+    res.res.array.array = fa
+    s = ok(hip.ext.hipCreateSurfaceObject(res))
+    xy = np.stack([rng.integers(0, 4, N), rng.integers(0, 3, N)], 1).astype(np.int32)
+    v = rng.uniform(-8, 8, N).astype(np.float32)
+    old = ok(hip.hipMalloc(N * 4))
+    launch(gfx1100, "atomic_fmin2d", s, to_dev(xy), to_dev(v), old)
+    ref, want_old = init.copy(), np.zeros(N, np.float32)
+    for i in range(N):
+        want_old[i] = ref[xy[i, 1], xy[i, 0]]
+        ref[xy[i, 1], xy[i, 0]] = min(ref[xy[i, 1], xy[i, 0]], v[i])
+    np.testing.assert_array_equal(from_dev(old, N, np.float32), want_old)
+    final = np.zeros((3, 4), np.float32)
+    ok(hip.hipMemcpy2DFromArray(final, 16, fa, 0, 0, 16, 3, K.hipMemcpyDeviceToHost))
+    np.testing.assert_array_equal(final, ref)

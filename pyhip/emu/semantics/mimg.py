@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import atomics
-from ..image_desc import (ARRAY_TYPES, IMG_1D, IMG_1D_ARRAY, IMG_2D, IMG_2D_ARRAY, IMG_3D, SINT, UINT,
+from ..image_desc import (ARRAY_TYPES, FLOAT, IMG_1D, IMG_1D_ARRAY, IMG_2D, IMG_2D_ARRAY, IMG_3D, SINT, UINT,
                           parse_ssharp, parse_tsharp)
 from ..memory import GPUFault
 from ..operands import write_v
@@ -41,6 +41,7 @@ U8, U16, U32, U64, I64, F16, F32, F64 = np.uint8, np.uint16, np.uint32, np.uint6
     np.float32, np.float64
 _NCOORD = {IMG_1D: 1, IMG_2D: 2, IMG_3D: 3, IMG_1D_ARRAY: 2, IMG_2D_ARRAY: 3}
 _ATOMICS = ("swap", "cmpswap", "add", "sub", "smin", "umin", "smax", "umax", "and", "or", "xor", "inc", "dec")
+_FLOAT_ATOMICS = ("fcmpswap", "fmin", "fmax")          # GFX10: on 32-bit FLOAT images
 
 
 # ---- descriptors ------------------------------------------------------------------------------------------
@@ -434,7 +435,7 @@ def _atomic(opname: str):
     def factory(inst, K):
         I = _Inst(inst, K)
         nbits = bin(I.dmask).count("1")
-        is64 = nbits == (4 if opname == "cmpswap" else 2)
+        is64 = nbits == (4 if opname.endswith("cmpswap") else 2)
         dt, size = (U64, 8) if is64 else (U32, 4)
 
         def rd(st, w, r):
@@ -448,7 +449,10 @@ def _atomic(opname: str):
                 gm = np.zeros(m.shape, bool)
                 gm[pos] = m[pos]
                 img = _image(words, inst.name, I)
-                if img.num_format not in (UINT, SINT) or img.bpe != size:
+                if opname in _FLOAT_ATOMICS:
+                    if img.num_format != FLOAT or img.bpe != 4 or is64:
+                        raise GPUFault(f"{inst.name}: float atomics need a 32-bit FLOAT image format")
+                elif img.num_format not in (UINT, SINT) or img.bpe != size:
                     raise GPUFault(f"{inst.name}: atomics need a {8 * size}-bit UINT/SINT image format")
                 x, y, z, ok = _integer_coords(st, w, I, img, False)
                 mask = gm & ok
@@ -456,7 +460,7 @@ def _atomic(opname: str):
                     continue
                 addrs = _texel_address(img, x[mask], y[mask], z[mask])
                 val = rd(st, w, I.vdata)[mask]
-                cmp = rd(st, w, I.vdata + (2 if is64 else 1))[mask] if opname == "cmpswap" else None
+                cmp = rd(st, w, I.vdata + (2 if is64 else 1))[mask] if opname.endswith("cmpswap") else None
                 groups = atomics.Groups(addrs)
                 f0 = groups.first                     # one lane per distinct texel, in group order
                 order = np.argsort(f0)
@@ -531,5 +535,5 @@ register("image_load_mip", _load(True))
 register("image_store", _store(False))
 register("image_store_mip", _store(True))
 register("image_get_resinfo", _resinfo)
-for _op in _ATOMICS:
+for _op in _ATOMICS + _FLOAT_ATOMICS:
     register(f"image_atomic_{_op}", _atomic(_op))

@@ -79,7 +79,7 @@ class Entry:
                 args[i] = conv(args[i])
         try:
             blob = self.pack(*args)
-        except struct.error:
+        except (struct.error, OverflowError):
             return False
         return bool(self.call(self.cdata, blob, len(blob)))
 
@@ -111,6 +111,12 @@ def prepare(function, stream, grid, block, shared: int, args):
             if pk.kind == "int" and type(v) not in (int, bool):
                 return None
             fmt.append(pk.fmt[1:])
+        elif pk.kind == "other" and type(v) is int and a.size in (1, 2, 4, 8):
+            # untyped by-value argument (extern "C" kernels' metadata names no type): a Python int as the
+            # full path writes it; out of the signed range, struct refuses and the full path takes over
+            fmt.append({1: "b", 2: "h", 4: "i", 8: "q"}[a.size])
+        elif pk.kind == "other" and type(v) is float and a.size in (4, 8):
+            fmt.append("f" if a.size == 4 else "d")
         else:
             return None
         pos = a.offset + a.size

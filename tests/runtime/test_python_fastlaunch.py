@@ -63,3 +63,27 @@ def test_hip_module_launch_repeats_natively_and_falls_back_on_other_types():
     for p in (da, db, dc):
         hip.hipFree(p)
     hip.hipModuleUnload(mod)
+
+
+def test_untyped_by_value_arguments_repeat_natively(tmp_path):
+    """extern "C" kernels from hipcc 5.2 name no argument types: Python ints and floats there repeat natively
+    too, with their new values, and a value the signed format refuses takes the full path."""
+    import subprocess
+    src = tmp_path / "k.hip"
+    src.write_text('#include <hip/hip_runtime.h>\n'
+                   'extern "C" __global__ void lin(float* o, int a, unsigned b, float s, double t) {\n'
+                   '  int i = threadIdx.x; o[i] = (float)(a * i) + (float)(b % 1000u) + s * i + (float)t; }\n')
+    co = tmp_path / "k.hsaco"
+    import os
+    subprocess.run(["hipcc", "--offload-arch=gfx90a", "-O2", "--genco", str(src), "-o", str(co)], check=True,
+                   env={**os.environ, "HIP_PLATFORM": "amd"}, capture_output=True)
+    pyhip.set_device(0)
+    k = pyhip.load(co).kernel("lin")
+    o = pyhip.empty(64, np.float32)
+    i = np.arange(64, dtype=np.float32)
+    for a, b, s, t in ((1, 2, 0.5, 1.25), (-3, 7, 2.0, -4.0), (5, 2 ** 32 - 1, -1.5, 0.0), (2, 9, 0.25, 3.0)):
+        k(1, 64, o, a, b, s, t)
+        pyhip.synchronize()
+        want = (np.float32(a) * i + np.float32(b % 1000) + np.float32(s) * i + np.float32(t)).astype(np.float32)
+        np.testing.assert_allclose(o.get(), want, rtol=1e-6)
+    assert k.function.fast, "no native launch entry for the untyped arguments"

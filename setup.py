@@ -6,7 +6,7 @@ from pathlib import Path
 from setuptools import setup
 from setuptools.command.build_py import build_py
 
-HIP_FILES = ("build_shim.py", "exports.txt", "libamdhip64.map", "fastlaunch.c")
+HIP_FILES = ("build_shim.py", "exports.txt", "prototypes.txt", "libamdhip64.map", "fastlaunch.c", "api/*.h")
 
 
 class BuildPy(build_py):
@@ -14,8 +14,11 @@ class BuildPy(build_py):
         super().run()
         dest = Path(self.build_lib) / "pyhip" / "capi" / "native"
         dest.mkdir(parents=True, exist_ok=True)
-        for name in HIP_FILES:
-            shutil.copy2(Path(__file__).parent / "native" / "hip" / name, dest / name)
+        src = Path(__file__).parent / "native" / "hip"
+        for pattern in HIP_FILES:
+            for f in src.glob(pattern):
+                (dest / f.relative_to(src)).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(f, dest / f.relative_to(src))
 
 
 setup(cffi_modules=["native/build_aql.py:ffibuilder"], cmdclass={"build_py": BuildPy})

@@ -58,6 +58,17 @@ def host_malloc(size: int, flags: int = 0) -> HostPointer:
     return HostPointer(addr, rt.device(), size, arr)
 
 
+def managed_malloc(size: int) -> HostPointer:
+    """hipMallocManaged: memory host and every device address alike (pinned host memory mapped into each
+    emulated device).  Larger than a device's memory: hipErrorOutOfMemory, as on a GPU."""
+    size = int(size)
+    if size <= 0:
+        raise HipError(hipError_t.hipErrorInvalidValue, "size must be positive")
+    if size > runtime().device().props.totalGlobalMem:
+        raise HipError(hipError_t.hipErrorOutOfMemory, f"{size} bytes exceed the device's memory")
+    return host_malloc(size)
+
+
 def host_free(ptr) -> None:
     addr = as_address(ptr)
     if addr is None or addr == 0:

@@ -1,0 +1,93 @@
+"""The C ABI's streams, events and host callbacks."""
+from __future__ import annotations
+
+from ..errors import HipError, hipError_t
+from .common import invalid
+
+
+def install(c) -> None:
+    ffi, rt = c.ffi, c.rt
+    from .. import hip as H
+    from ..runtime.stream import Event
+
+    def new_stream(out, flags=0, priority=0):
+        c.need(out)
+        s = rt.device().new_stream(int(flags), int(priority))
+        out[0] = ffi.cast("void*", c.add_stream(s))
+
+    @c.export
+    def hipStreamCreate(stream):
+        new_stream(stream)
+
+    @c.export
+    def hipStreamCreateWithFlags(stream, flags):
+        new_stream(stream, flags)
+
+    @c.export
+    def hipStreamCreateWithPriority(stream, flags, priority):
+        new_stream(stream, flags, max(-1, min(0, int(priority))))
+
+    @c.export
+    def hipStreamDestroy(stream):
+        s = c.stream_of(stream)
+        if s is None or s == 2:
+            raise HipError(hipError_t.hipErrorInvalidHandle, "cannot destroy this stream")
+        s.destroy()
+        c.streams.pop(id(s), None)
+
+    @c.export
+    def hipStreamSynchronize(stream):
+        c.stream(stream).synchronize()
+
+    @c.export
+    def hipStreamQuery(stream):
+        if not c.stream(stream).query():
+            return int(hipError_t.hipErrorNotReady)
+
+    @c.export
+    def hipStreamWaitEvent(stream, event, flags):
+        c.check(H.hipStreamWaitEvent(c.stream(stream), c.obj(event, Event), int(flags)))
+
+    @c.export
+    def hipStreamAddCallback(stream, callback, user_data, flags):
+        if callback == ffi.NULL:
+            raise invalid("null callback")
+        if int(flags) != 0:
+            raise invalid("flags must be 0")
+        st = c.stream(stream)
+        handle = stream
+
+        def call():
+            callback(handle, 0, user_data)
+        st.host_op(call, "callback")
+
+    @c.export
+    def hipEventCreate(event):
+        c.new_handle(event, Event())
+
+    @c.export
+    def hipEventCreateWithFlags(event, flags):
+        c.new_handle(event, Event(int(flags)))
+
+    @c.export
+    def hipEventRecord(event, stream):
+        c.obj(event, Event).record(c.stream(stream))
+
+    @c.export
+    def hipEventSynchronize(event):
+        c.obj(event, Event).synchronize()
+
+    @c.export
+    def hipEventQuery(event):
+        if not c.obj(event, Event).query():
+            return int(hipError_t.hipErrorNotReady)
+
+    @c.export
+    def hipEventElapsedTime(ms, start, stop):
+        c.need(ms)
+        ms[0] = c.obj(start, Event).elapsed_ms(c.obj(stop, Event))
+
+    @c.export
+    def hipEventDestroy(event):
+        c.obj(event, Event).destroyed = True
+        c.objects.pop(c.addr(event), None)

@@ -6,7 +6,7 @@ from pathlib import Path
 from setuptools import setup
 from setuptools.command.build_py import build_py
 
-HIP_FILES = ("build_shim.py", "exports.txt", "prototypes.txt", "libamdhip64.map", "fastlaunch.c", "api/*.h")
+HIP_FILES = ("build_shim.py", "exports.txt", "prototypes.txt", "libamdhip64.map", "fastlaunch.c", "types.h", "api/*")
 
 
 class BuildPy(build_py):

@@ -30,7 +30,7 @@ def main() -> None:
         if n != node:
             out += ["", f"### {n}", ""]
             node = n
-        ret, params = protos[name]
+        ret, params = protos[name][:2]
         out.append(f"- `{ret} {name}({params})`" + ("" if kind == "hipError_t" else f" → {build_shim.stub_return(kind)[2]}"))
     (ROOT / "docs" / "capi.md").write_text("\n".join(out) + "\n")
     print(f"{len(impl)} implemented, {len(stub)} stubs")

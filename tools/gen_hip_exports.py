@@ -5,8 +5,9 @@ clang-19's AST dump (every declaration, C++ ones by their mangled names).
 
 exports.txt lines: ``<version node> <name> <return kind>``; return kind is the ABI class of the return value
 (hipError_t, hiprtcResult, void, pointer, int, size_t, bool, float, unsigned short, or struct:<C type>:<size>
-for a struct returned by value).  prototypes.txt lines: ``<name>\\t<return type>\\t<parameters>`` spelled as
-the headers spell them (the registration entry points, which no header declares, come from the ABI
+for a struct returned by value).  prototypes.txt lines: ``<name>\\t<return type>\\t<parameters>\\t<cffi
+declaration>``: the first three as the headers spell them, the last as the shim declares what pyhip
+implements (handles void*, enums int, structs from native/hip/types.h) (the registration entry points, which no header declares, come from the ABI
 document: hip-runtime-abi.md).  The output is committed; never edit it by hand.
 
     python3 tools/gen_hip_exports.py [hip-symbol-versions.txt] [clang]
@@ -61,17 +62,19 @@ def export_list(path: Path) -> list[tuple[str, str]]:
     return out
 
 
-def declarations(clang: str, names: set[str]) -> tuple[dict, dict]:
-    """{export: FunctionDecl} and {typedef/record name: desugared type} from the headers' AST."""
+def declarations(clang: str, names: set[str]) -> tuple[dict, dict, set]:
+    """{export: FunctionDecl}, {typedef name: desugared type} and the enum names, from the headers' AST."""
     with tempfile.NamedTemporaryFile("w", suffix=".cpp", delete=False) as f:
         f.write("".join(f"#include <{h}>\n" for h in HEADERS))
     r = subprocess.run([clang, "-x", "c++", "-std=c++17", "-D__HIP_PLATFORM_AMD__", "-fsyntax-only",
                         "-Xclang", "-ast-dump=json", f.name], capture_output=True, text=True, check=True)
     ast = json.loads(r.stdout)
-    found, typedefs = {}, {}
+    found, typedefs, enums = {}, {}, set()
 
     def walk(n):
         k = n.get("kind")
+        if k == "EnumDecl" and n.get("name"):
+            enums.add(n["name"])
         if k == "FunctionDecl":
             for key in (n.get("name"), n.get("mangledName")):
                 if key in names and key not in found:
@@ -83,7 +86,53 @@ def declarations(clang: str, names: set[str]) -> tuple[dict, dict]:
             for c in n.get("inner", []) or []:
                 walk(c)
     walk(ast)
-    return found, typedefs
+    for name, t in typedefs.items():
+        if t.startswith("enum ") or t in enums:
+            enums.add(name)
+    return found, typedefs, enums
+
+
+BUILTIN = {"int", "unsigned int", "size_t", "float", "double", "char", "unsigned char", "unsigned short",
+           "unsigned long", "unsigned long long", "long", "long long", "uint32_t", "uint64_t", "int64_t",
+           "uintptr_t", "bool", "void"}
+
+
+def cffi_type(t: str, typedefs: dict, enums: set, structs: set) -> str:
+    """The type as the shim's cffi declarations spell it: handles void*, enums int, HIP structs by the
+    names native/hip/types.h gives them (same layout), references pointers."""
+    t = re.sub(r"\b(const|volatile|struct|enum)\b", "", t).replace("&", "*").strip()
+    t = re.sub(r"\s+", " ", t).replace(" *", "*")
+    stars = len(t) - len(t.rstrip("*"))
+    base = t.rstrip("*").strip()
+    if base in enums:
+        base = "int"
+    elif base in typedefs and base not in structs and base not in BUILTIN:
+        d = re.sub(r"\b(const|volatile|struct)\b", "", typedefs[base]).strip()
+        if "(" in d or d.endswith("*"):
+            base, stars = "void", stars + 1             # handles and function pointers
+        elif d.startswith("enum ") or d in enums:
+            base = "int"
+        elif d in BUILTIN:
+            base = d
+        elif d in structs:
+            base = d
+        else:
+            base = "void" if stars else base
+    if base == "bool":
+        base = "_Bool"
+    if stars and base not in BUILTIN | structs | {"_Bool"}:
+        base = "void"                                   # pointers to structs the shim does not read
+    if stars >= 2:
+        return "void**" if base == "void" or stars > 2 else f"{base}**"
+    if not stars and base not in BUILTIN | structs | {"_Bool"}:
+        raise SystemExit(f"a {t!r} passed by value needs its struct in native/hip/types.h")
+    return base + "*" * stars
+
+
+def cffi_decl(name: str, ret: str, params: list[str], typedefs, enums, structs) -> str:
+    r = {"hipError_t": "hipError_t", "hiprtcResult": "int"}.get(ret) or cffi_type(ret, typedefs, enums, structs)
+    args = ", ".join(cffi_type(p, typedefs, enums, structs) for p in params) or "void"
+    return f"{r} {name}({args});"
 
 
 def struct_size(clang: str, ctype: str) -> int:
@@ -114,21 +163,25 @@ def main() -> None:
     docs = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT.parent / "shared/docs/hip-symbol-versions.txt"
     clang = sys.argv[2] if len(sys.argv) > 2 else "clang-19"
     names = export_list(docs)
-    found, typedefs = declarations(clang, {n for _, n in names})
+    found, typedefs, enums = declarations(clang, {n for _, n in names})
+    structs = set(re.findall(r"}\s*(\w+);", (ROOT / "native/hip/types.h").read_text())) | {"dim3"}
     protos = []
     kinds = {}
     for _, name in names:
         if name in found:
             n = found[name]
             ret = n["type"]["qualType"].split("(")[0].strip()
-            params = ", ".join(f"{p['type']['qualType']} {p.get('name', '')}".strip()
-                               for p in n.get("inner", []) or [] if p.get("kind") == "ParmVarDecl")
+            plist = [p for p in n.get("inner", []) or [] if p.get("kind") == "ParmVarDecl"]
+            params = ", ".join(f"{p['type']['qualType']} {p.get('name', '')}".strip() for p in plist)
+            ptypes = [p["type"]["qualType"] for p in plist]
         elif name in UNDECLARED:
             ret, params = UNDECLARED[name]
+            ptypes = [re.sub(r"\s*\w+$", "", p.strip()) for p in params.split(",")]
         else:
             raise SystemExit(f"no declaration of {name}")
         kinds[name] = return_kind(ret, typedefs, clang)
-        protos.append(f"{name}\t{ret}\t{params or 'void'}")
+        decl = cffi_decl(name, ret, ptypes, typedefs, enums, structs)
+        protos.append(f"{name}\t{ret}\t{params or 'void'}\t{decl}")
     head = "# generated by tools/gen_hip_exports.py from hip-symbol-versions.txt (section A) and the HIP 5.2 headers"
     (ROOT / "native/hip/exports.txt").write_text(
         "\n".join([head] + [f"{node} {name} {kinds[name].replace(' ', '_')}" for node, name in names]) + "\n")

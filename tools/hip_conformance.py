@@ -132,7 +132,13 @@ def parse_cmake(directory: Path) -> dict:
                 elif key:
                     sections[key].append(w)
             srcs = [s for s in sections.get("TEST_SRC", []) if s.endswith((".cc", ".cpp"))]
-            common = sections.get("COMMON_SHARED_SRC", [])
+            common = list(sections.get("COMMON_SHARED_SRC", []))
+            # sources without test cases are helpers every test of the directory links (one executable
+            # per source here; hip-tests' non-standalone build links them all into one)
+            for s in srcs:
+                f = directory / s
+                if f.exists() and "TEST_CASE" not in f.read_text(errors="replace") and s not in common:
+                    common.append(s)
             srcs = [s for s in dict.fromkeys(srcs) if s not in common]
             out["targets"].append((srcs, common, sections.get("LINKER_LIBS", [])))
         elif cmd == "add_executable":
@@ -170,18 +176,26 @@ class Builder:
                     f'-DKERNELS_PATH="{self.catch / "kernels"}/"']
 
     def _run(self, cmd, out: Path, inputs, log: Path) -> bool:
-        """Run a compile/link step unless ``out`` is newer than every input; failures keep their log."""
-        if out.exists() and all(out.stat().st_mtime >= Path(i).stat().st_mtime for i in inputs):
+        """Run a compile/link step unless the same command already made ``out`` (or failed, keeping its
+        log) after every input last changed."""
+        line = " ".join(cmd)
+        stamp = out.with_name(out.name + ".cmd")
+
+        def fresh(p: Path) -> bool:
+            return p.exists() and all(p.stat().st_mtime >= Path(i).stat().st_mtime for i in inputs)
+        if fresh(out) and (not stamp.exists() or stamp.read_text() == line):
+            stamp.write_text(line)              # (outputs made before stamps existed count as this command)
             return True
-        if log.exists() and all(log.stat().st_mtime >= Path(i).stat().st_mtime for i in inputs):
-            return False                                   # failed before with the same inputs
+        if fresh(log) and log.read_text(errors="replace").split("\n", 1)[0] == line:
+            return False                                   # failed before, same command and inputs
         out.parent.mkdir(parents=True, exist_ok=True)
         r = subprocess.run(cmd, capture_output=True, text=True, env=self.env)
         if r.returncode != 0:
-            log.write_text(" ".join(cmd) + "\n" + r.stdout + r.stderr)
+            log.write_text(line + "\n" + r.stdout + r.stderr)
             out.unlink(missing_ok=True)
             return False
         log.unlink(missing_ok=True)
+        stamp.write_text(line)
         return True
 
     def obj(self, src: Path, flags=()) -> Path | None:
@@ -209,10 +223,11 @@ class Builder:
                 if not directory.is_dir():
                     continue
                 cm = parse_cmake(directory)
+                helpers = list(dict.fromkeys(c for _, common, _ in cm["targets"] for c in common))
                 outdir = self.build / "bin" / d
                 for srcs, common, libs in cm["targets"]:
-                    for s in srcs:
-                        plan.setdefault(area, []).append((directory, outdir, s, common, libs, cm["options"]))
+                    for s in srcs:          # every helper source of the directory (targets split them)
+                        plan.setdefault(area, []).append((directory, outdir, s, helpers, libs, cm["options"]))
                 for exe, src in cm["helpers"].items():
                     jobs.append(("helper", directory / src, outdir / exe, cm["options"].get(src, [])))
                 for src, dst, flags in cm["genco"]:
@@ -301,7 +316,7 @@ def check_runtime(runtime: str) -> None:
     if runtime == "pyhip":
         return
     r = subprocess.run([sys.executable, "-m", "pyhip", "exec", "--help"], capture_output=True, text=True,
-                       cwd=ROOT)
+                       cwd=PYHIP)
     if "--runtime" not in r.stdout:
         raise SystemExit(f"--runtime {runtime}: this pyhip's `pyhip exec` has no --runtime option yet")
 
@@ -313,12 +328,17 @@ def catch_escape(name: str) -> str:
 def list_cases(exe: Path, runtime: str, timeout: float) -> list[str]:
     r = subprocess.run(runtime_command(runtime, exe, ["--list-test-names-only"]), capture_output=True,
                        text=True, timeout=timeout, cwd=exe.parent, env=_env())
+    if r.returncode < 0:
+        raise SystemExit(f"{exe}: listing its cases crashed (signal {-r.returncode}): {r.stderr[-500:]}")
     return [l.strip() for l in r.stdout.splitlines() if l.strip() and not l.startswith(("HIP_SKIP", " "))]
+
+
+PYHIP = ROOT                       # the pyhip checkout under test (--pyhip)
 
 
 def _env() -> dict:
     env = dict(os.environ)
-    env["PYTHONPATH"] = str(ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env["PYTHONPATH"] = str(PYHIP) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     return env
 
 
@@ -401,7 +421,11 @@ def main(argv=None) -> int:
     ap.add_argument("--rerun", action="store_true", help="run cases again even if a result is cached")
     ap.add_argument("--failures", action="store_true", help="list every failing case with its first failure")
     ap.add_argument("--json", type=Path, help="write all results here")
+    ap.add_argument("--pyhip", type=Path, default=ROOT, help="the pyhip checkout to test (default: this one)")
+    ap.add_argument("--name", help="results cache name (default: the runtime; e.g. 'baseline')")
     a = ap.parse_args(argv)
+    global PYHIP
+    PYHIP = a.pyhip.resolve()
     tests = a.tests.resolve()
     if not (tests / "catch" / "unit").is_dir():
         raise SystemExit(f"{tests} is not a hip-tests checkout (no catch/unit)")
@@ -425,7 +449,7 @@ def main(argv=None) -> int:
         check_runtime(rt)
     all_results = {}
     for rt in runtimes:
-        cache = build / f"results-{rt}.json"
+        cache = build / f"results-{a.name or rt}{'-amd' if a.name and rt == 'amd' else ''}.json"
         old = json.loads(cache.read_text()) if cache.exists() else {}
         cases = []
         for area, exes in built.items():

@@ -13,18 +13,37 @@ import cffi
 
 HERE = Path(__file__).resolve().parent
 
-TYPES = """
-typedef struct { uint32_t x, y, z; } dim3;
-typedef int hipError_t;
-"""
+TYPES = (HERE / "types.h").read_text()          # HIP 5.2's structs (C layout = the compiler's)
 
 API_DIR = HERE / "api"
 
 
+def prototypes() -> dict[str, str]:
+    """export -> its cffi declaration (native/hip/prototypes.txt, generated from the HIP 5.2 headers)."""
+    out = {}
+    for line in (HERE / "prototypes.txt").read_text().splitlines():
+        if line and not line.startswith("#"):
+            name, _, _, decl = line.split("\t")
+            out[name] = decl
+    return out
+
+
+def python_exports() -> list[str]:
+    """The exports pyhip implements in Python: native/hip/api/<area>.txt, one file per pyhip/capi module."""
+    names = []
+    for p in sorted(API_DIR.glob("*.txt")):
+        names += [l.strip() for l in p.read_text().splitlines() if l.strip() and not l.startswith("#")]
+    return names
+
+
 def implemented_decls() -> str:
-    """The C prototypes of what pyhip implements in Python (native/hip/api/<area>.h, one file per area of
-    pyhip/capi; handles are pointers, enums int)."""
-    return "\n".join(p.read_text() for p in sorted(API_DIR.glob("*.h")))
+    """The declarations of what Python implements: each export's prototype plus the shim's internal calls
+    (native/hip/api/internal.h)."""
+    protos = prototypes()
+    missing = [n for n in python_exports() if n not in protos]
+    if missing:
+        raise ValueError(f"not HIP 5.2 exports: {missing}")
+    return "\n".join([protos[n] for n in python_exports()] + [(API_DIR / "internal.h").read_text()])
 
 
 # implemented in C (fastlaunch.c): the native launch path and the thread's last error
@@ -98,9 +117,7 @@ def stub_return(kind: str) -> tuple[str, str | None, str]:
 
 
 def implemented_names() -> set[str]:
-    import re
-    return (set(re.findall(r"\b(\w+)\s*\(", re.sub(r"/\*.*?\*/", "", implemented_decls(), flags=re.S)))
-            - {"void", "dim3", "callback"}) | C_IMPLEMENTED
+    return set(python_exports()) | C_IMPLEMENTED
 
 
 def stubs_source() -> str:
@@ -142,8 +159,8 @@ def fingerprint() -> str:
     # the shim embeds this interpreter: a shim built under one Python (version, venv, prefix) is not reused
     # under another
     h.update(f"{sys.executable}|{sys.prefix}|{sys.version}|{cffi.__version__}".encode())
-    for p in (HERE / "exports.txt", HERE / "libamdhip64.map", HERE / "fastlaunch.c", Path(__file__),
-              *sorted(API_DIR.glob("*.h"))):
+    for p in (HERE / "exports.txt", HERE / "prototypes.txt", HERE / "libamdhip64.map", HERE / "fastlaunch.c",
+              HERE / "types.h", Path(__file__), *sorted(API_DIR.glob("*.*"))):
         h.update(p.read_bytes())
     return h.hexdigest()[:16]
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from .device import PROP_SIZE, pack_properties  # noqa: F401  (re-exported: tests and tools use them)
 
-AREAS = ("registration", "memory", "streams", "device", "module")
+AREAS = ("registration", "memory", "memory2d", "streams", "device", "module")
 
 
 def install_areas(c) -> None:
@@ -25,6 +25,9 @@ def install() -> None:
     from .common import CApi
     from .fastpath import FastPath
 
+    from ..runtime import printf
+
+    printf.sink = printf.c_stdio_sink            # device printf shares the program's C stdout buffer
     rt = runtime()
     c = CApi(ffi, lib, rt)
     c.fast = FastPath(ffi, lib, rt)

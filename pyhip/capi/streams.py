@@ -56,9 +56,10 @@ def install(c) -> None:
             raise invalid("flags must be 0")
         st = c.stream(stream)
         handle = stream
+        fn = ffi.cast("void(*)(void*, int, void*)", callback)
 
         def call():
-            callback(handle, 0, user_data)
+            fn(handle, 0, user_data)
         st.host_op(call, "callback")
 
     @c.export

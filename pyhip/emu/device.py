@@ -35,6 +35,8 @@ class EmulatedGPU:
         self.faults: list[GPUFault] = []
         self.trivial_kernels: tuple[int, ...] = ()     # kernel objects of loaded kernels that are a lone s_endpgm
         self.last_dispatch = None
+        self.sleep_hook = None             # fn(dispatch): the host's side of waiting waves (hostcalls)
+        self._tls = threading.local()
 
     # -- programs -----------------------------------------------------------------------------------------
     def load_program(self, co) -> LoadedProgram:
@@ -129,9 +131,20 @@ class EmulatedGPU:
                      grid_size=grid_size, workgroup_size=workgroup_size, group_segment_size=group_segment_size,
                      private_segment_size=private_segment_size, dispatch_ptr=dispatch_ptr, queue_ptr=queue_ptr,
                      dispatch_id=dispatch_id, max_steps=max_steps)
-        d.run()
+        prev = getattr(self._tls, "dispatch", None)
+        self._tls.dispatch = d
+        try:
+            d.run()
+        finally:
+            self._tls.dispatch = prev
         self.last_dispatch = d
         return d
+
+    def on_sleep(self) -> None:
+        """A wave executed s_sleep: give the host's services (hostcall buffers) a turn, in this thread."""
+        hook = self.sleep_hook
+        if hook is not None:
+            hook(self._tls.dispatch)
 
     # -- AQL agent interface --------------------------------------------------------------------------------------
     def dispatch_kernel(self, packet, packet_address: int, queue) -> None:

@@ -69,9 +69,17 @@ class LoadedProgram:
         """Decoded ``.text``: absolute device address → Instruction (decoded on first use)."""
         if self._instructions is None:
             vaddr, text = self.code_object.section_bytes(".text")
-            insts = decode(text, self.code_object.processor, base=self.base + vaddr)
+            insts = decode(text, self.code_object.processor, base=self.base + vaddr, tolerant=True)
             self._instructions = {i.pc: i for i in insts}
         return self._instructions
+
+    @property
+    def uses_gws(self) -> bool:
+        """Whether the code has global wave sync instructions (its dispatches need every wave resident)."""
+        u = getattr(self, "_uses_gws", None)
+        if u is None:
+            u = self._uses_gws = any(i.name.startswith("ds_gws_") for i in self.instructions.values())
+        return u
 
     def contains(self, addr: int) -> bool:
         return self.base <= addr < self.base + self.size

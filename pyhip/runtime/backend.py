@@ -196,7 +196,8 @@ class DeviceBackend:
         return self.memory.view(addr, size)
 
     def mem_info(self) -> tuple[int, int]:
-        return self.memory.capacity - self.memory.used, self.memory.capacity
+        used = sum(size for _, size, kind, ext in list(self.memory.table.values()) if kind == "user")
+        return self.memory.capacity - used, self.memory.capacity
 
     def map_host(self, addr: int, array: np.ndarray) -> None:
         self.memory.map_host(addr, array)

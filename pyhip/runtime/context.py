@@ -23,6 +23,7 @@ class Runtime:
         self.call_config = CallConfigStack()
         self._tls = threading.local()
         self._lock = threading.RLock()
+        self.pitched: dict[int, tuple] = {}      # hipMallocPitch/hipMalloc3D address -> (pitch, width, height, depth)
 
     # -- devices -----------------------------------------------------------------------------------
     def device(self, index: int | None = None) -> Device:

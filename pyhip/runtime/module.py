@@ -20,6 +20,13 @@ class Function:
         self.kernel_object = module.program.kernel_object(kernel.name)
         self.packer = ArgPacker(kernel)
         self.handle = id(self)
+        self.hidden_kinds = {a.value_kind for a in kernel.hidden_args}
+
+    def hidden_values(self, stream) -> dict:
+        """Hidden arguments that depend on the stream, not the geometry (hostcall buffer for printf)."""
+        if "hidden_hostcall_buffer" in self.hidden_kinds:
+            return {"hidden_hostcall_buffer": stream.hostcall_buffer().address}
+        return {}
 
     @property
     def device(self):
@@ -59,6 +66,7 @@ class Function:
             extra = {f"hidden_remainder_{ax}": i % b for ax, i, b in zip("xyz", items, block)}
         grid = tuple(int(g) for g in grid)
         self.check_launch(grid, block, shared)
+        extra.update(self.hidden_values(stream))
         if raw is not None:
             kernarg = self.packer.pack_raw(raw, grid, block, dynamic_lds=shared, extra_hidden=extra)
         else:

@@ -1,14 +1,11 @@
 """Memory operations of the runtime, in stream order: allocation, copies in every direction, fills."""
 from __future__ import annotations
 
-import ctypes
-
 import numpy as np
 
-from .._hip_enums import hipMemcpyKind
 from ..errors import HipError, hipError_t
 from .context import runtime
-from .memory import DevicePointer, HostPointer, as_address, classify_copy, host_view
+from .memory import DevicePointer, HostPointer, as_address
 
 
 def malloc(size: int) -> DevicePointer:
@@ -40,6 +37,7 @@ def free(ptr) -> None:
         raise HipError(hipError_t.hipErrorInvalidValue, f"0x{addr:x} is not a device allocation")
     dev.synchronize_quietly()          # hipFree is synchronous
     dev.backend.free(addr)
+    runtime().pitched.pop(addr, None)
 
 
 def host_malloc(size: int, flags: int = 0) -> HostPointer:
@@ -84,76 +82,24 @@ def host_free(ptr) -> None:
         raise HipError(hipError_t.hipErrorInvalidValue, f"0x{addr:x} was not allocated by hipHostMalloc")
 
 
-def _raw_host(addr: int, nbytes: int) -> memoryview:
-    """A raw host address (C callers pass these) as a writable byte view."""
-    if addr == 0:
-        raise HipError(hipError_t.hipErrorInvalidValue, "null host pointer")
-    return memoryview((ctypes.c_ubyte * nbytes).from_address(addr)).cast("B")
-
-
 def memcpy(dst, src, nbytes: int, kind: int, stream=None, sync: bool = True) -> None:
-    nbytes = int(nbytes)
-    if nbytes < 0:
-        raise HipError(hipError_t.hipErrorInvalidValue, "negative size")
-    d, s = classify_copy(dst, src, kind)
-    if nbytes == 0:
-        return
-    rt = runtime()
-    st = rt.resolve_stream(stream)
-    ddev = owner(d) if d is not None else None
-    sdev = owner(s) if s is not None else None
-    k = hipMemcpyKind(int(kind))
-    if d is not None and ddev is None and k in (hipMemcpyKind.hipMemcpyHostToDevice, hipMemcpyKind.hipMemcpyDeviceToDevice):
-        raise HipError(hipError_t.hipErrorInvalidValue, f"destination 0x{d:x} is not device memory")
-    if s is not None and sdev is None and k in (hipMemcpyKind.hipMemcpyDeviceToHost, hipMemcpyKind.hipMemcpyDeviceToDevice):
-        raise HipError(hipError_t.hipErrorInvalidValue, f"source 0x{s:x} is not device memory")
-    for dev, addr in ((ddev, d), (sdev, s)):
-        if dev is not None:
-            dev.backend.check_range(addr, nbytes)
-    if ddev is not None and sdev is not None and ddev is sdev is st.device:
-        cmd = st.device_copy(d, s, nbytes)
-    else:
-        if sdev is None:
-            src_view = _raw_host(s, nbytes) if s is not None else host_view(src, nbytes, writable=False)
-            payload = bytes(src_view)              # host data is captured at enqueue time
-            read = lambda: payload                 # noqa: E731
-        else:
-            read = lambda: sdev.backend.read(s, nbytes)  # noqa: E731
-        if ddev is None:
-            dst_view = _raw_host(d, nbytes) if d is not None else host_view(dst, nbytes, writable=True)
+    """1-D copy in stream order; the direction comes from the pointers (runtime/copies.py)."""
+    from .copies import copy
 
-            def op():
-                dst_view[:] = read()
-        else:
-            def op():
-                ddev.backend.write(d, read())
-        cmd = st.host_op(op, "memcpy", keep=(dst, src))
-    if sync:
-        cmd.signal.wait(None)
-        st.synchronize()
+    copy(dst, src, nbytes, stream, sync, kind)
 
 
 def memset(dst, value: int, count: int, width: int = 1, stream=None, sync: bool = True) -> None:
-    addr = as_address(dst)
+    """Fill ``count`` elements of ``width`` bytes (device or pinned host memory)."""
+    from .copies import fill3d
+
     count = int(count)
-    if addr is None or count < 0:
-        raise HipError(hipError_t.hipErrorInvalidValue, "memset needs a device pointer and a count >= 0")
-    if count == 0:
-        return
-    dev = owner(addr)
-    if dev is None:
-        raise HipError(hipError_t.hipErrorInvalidValue, f"0x{addr:x} is not device memory")
-    dev.backend.check_range(addr, count * width)
-    st = runtime().resolve_stream(stream)
-    value = int(value) & ((1 << (8 * width)) - 1)
-    if st.device is dev:
-        cmd = st.fill(addr, value, count, width)
-    else:
-        cmd = st.host_op(lambda: dev.backend.fill(addr, value, count, width), "memset")
-    if sync:
-        cmd.signal.wait(None)
-        st.synchronize()
+    if count < 0:
+        raise HipError(hipError_t.hipErrorInvalidValue, "negative count")
+    fill3d(dst, count * width, count * width, value, count * width, 1, 1, width, stream, sync)
 
 
 def mem_get_info() -> tuple[int, int]:
+    """(free, total) of the current device: what user allocations left (the runtime's own code objects,
+    kernarg buffers and queue mirrors do not count, as on a GPU where they live outside the heap)."""
     return runtime().device().backend.mem_info()

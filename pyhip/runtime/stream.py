@@ -51,6 +51,7 @@ class Stream:
         self._errors: list = []                 # faults not yet reported
         self._fast = None                       # native launch state (C ABI fast path), see fast_state()
         self._fast_seen = 0
+        self._hostcall = None                   # hostcall buffer (device printf), made on first need
         self.handle = id(self)
 
     @property
@@ -153,6 +154,12 @@ class Stream:
         signal.pinned = True
         self._submit(lambda q: q.barrier_and([signal]), keep=[signal], what="wait event")
 
+    def hostcall_buffer(self):
+        with self._lock:
+            if self._hostcall is None:
+                self._hostcall = self.device.new_hostcall_buffer()
+            return self._hostcall
+
     # -- native launches (the C ABI's fast path, native/hip/fastlaunch.c) ---------------------------------
     def fast_state(self):
         """This stream's native launch state, or None when it may not take native launches now.  Those
@@ -225,6 +232,9 @@ class Stream:
             if self._queue is not None:
                 self._queue.close()
                 self._queue = None
+            if self._hostcall is not None:
+                self.device.drop_hostcall_buffer(self._hostcall)
+                self._hostcall = None
 
 
 class Event:

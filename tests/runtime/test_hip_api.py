@@ -83,7 +83,11 @@ def test_memory_roundtrips_all_kinds():
     # bad input: every failure is a code, nothing is corrupted
     assert hip.hipMemcpy(b, d1, n + 10 ** 6, V.hipMemcpyDeviceToHost)[0] == E.hipErrorInvalidValue
     assert hip.hipMemcpy(d1, a, n, 99)[0] == E.hipErrorInvalidMemcpyDirection
-    assert hip.hipMemcpy(d1, a, n, V.hipMemcpyDeviceToHost)[0] == E.hipErrorInvalidValue
+    # like AMD's runtime, the pointers decide the direction; only two pageable buffers need HostToHost/Default
+    assert hip.hipMemcpy(c, a, n, V.hipMemcpyDeviceToHost)[0] == E.hipErrorInvalidValue
+    ok(hip.hipMemcpy(d1, a[::-1].copy(), n, V.hipMemcpyDeviceToHost))  # a contradicting kind: inferred
+    ok(hip.hipMemcpy(b, d1, n, V.hipMemcpyHostToDevice))
+    assert np.array_equal(b, a[::-1])
     assert hip.hipMemset(0x1234, 0, 4)[0] == E.hipErrorInvalidValue
     ok(hip.hipMemcpy(b, d2, n, V.hipMemcpyDeviceToHost))
     ok(hip.hipFree(d1))

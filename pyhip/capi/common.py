@@ -23,7 +23,6 @@ class CApi:
         self.fatbins: dict[int, tuple[object, int]] = {}   # void** handle address -> (cdata slot, registry handle)
         self.streams: dict[int, object] = {}
         self.keep: dict[int, object] = {}                   # buffers and strings C holds pointers into
-        self.managed: set[int] = set()                      # hipMallocManaged / __hipRegisterManagedVar memory
         self.objects: dict[int, object] = {}                # events, modules, functions, graphs… by handle
         self.exported: set[str] = set()
         self.fast = None                                    # FastPath (native launches), set by impl.install

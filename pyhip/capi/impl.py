@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from .device import PROP_SIZE, pack_properties  # noqa: F401  (re-exported: tests and tools use them)
 
-AREAS = ("registration", "memory", "memory2d", "streams", "device", "module")
+AREAS = ("registration", "memory", "memory2d", "streams", "device", "module", "launch_extra", "pointers", "device_extra")
 
 
 def install_areas(c) -> None:

@@ -19,8 +19,7 @@ def install(c) -> None:
     @c.export
     def hipFree(ptr):
         a = addr(ptr)
-        if a in c.managed:                       # hipMallocManaged memory
-            c.managed.discard(a)
+        if a in rt.host_allocs:                  # hipMallocManaged (or hipHostMalloc) memory
             ops.host_free(a)
             c.keep.pop(a, None)
             return
@@ -33,7 +32,6 @@ def install(c) -> None:
             raise invalid(f"invalid flags {int(flags)}")
         hp = ops.managed_malloc(size)
         c.keep[int(hp)] = hp
-        c.managed.add(int(hp))
         ptr[0] = ffi.cast("void*", int(hp))
 
     @c.export

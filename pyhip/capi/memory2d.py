@@ -9,7 +9,7 @@ from ..errors import HipError, hipError_t
 from ..runtime import copies, ops
 from .common import invalid
 
-MEMORY_HOST, MEMORY_DEVICE, MEMORY_ARRAY, MEMORY_UNIFIED = 1, 2, 3, 4
+MEMORY_HOST, MEMORY_DEVICE, MEMORY_ARRAY, MEMORY_UNIFIED = 0, 1, 2, 3      # hipMemoryType (HIP 5.2)
 
 
 def install(c) -> None:

@@ -77,10 +77,9 @@ def install(c) -> None:
         # see the same bytes.  The device-side variable `name` (a pointer) is bound when the code object loads.
         try:
             size = int(size)
-            hp = ops.host_malloc(max(size, 1))
+            hp = ops.host_malloc(max(size, 1), kind="managed")
             a = int(hp)
             c.keep[a] = hp
-            c.managed.add(a)
             if init_value != ffi.NULL and size:
                 ffi.memmove(ffi.cast("void*", a), init_value, size)
             pointer[0] = ffi.cast("void*", a)

@@ -175,7 +175,7 @@ class DeviceBackend:
 
     def owns(self, addr: int) -> bool:
         hit = self.memory.find(addr)
-        return hit is not None and hit[2] != "host"
+        return hit is not None and hit[2] not in ("host", "peer")
 
     def check_range(self, addr: int, size: int) -> None:
         hit = self.memory.find(addr)

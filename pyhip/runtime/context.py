@@ -14,16 +14,35 @@ DEFAULT_MEMORY = 16 << 30          # virtual capacity per emulated device
 hipStreamPerThread = 2
 
 
+def device_isa(text: str) -> DeviceISA:
+    """A device's ISA from PYHIP_DEVICES: features not given take the device default (sramecc on, xnack
+    off, as MI210 / MI300X report), so every device of one processor has the same target ID."""
+    from ..loader.targetid import PROCESSORS
+
+    t = text.strip()
+    proc, *feats = t.split(":")
+    _, has_xnack, has_sramecc = PROCESSORS.get(proc, (None, False, False))
+    if has_sramecc and not any(f.startswith("sramecc") for f in feats):
+        t += ":sramecc+"
+    if has_xnack and not any(f.startswith("xnack") for f in feats):
+        t += ":xnack-"
+    return DeviceISA.parse(t)
+
+
 class Runtime:
     def __init__(self, device_spec: str | None = None, memory_size: int | None = None):
         spec = device_spec or os.environ.get("PYHIP_DEVICES", DEFAULT_DEVICES)
         size = memory_size or int(os.environ.get("PYHIP_DEVICE_MEMORY", DEFAULT_MEMORY))
-        self.devices = [Device(i, DeviceISA.parse(t.strip()), size) for i, t in enumerate(spec.split(",")) if t.strip()]
+        self.devices = [Device(i, device_isa(t), size) for i, t in enumerate(spec.split(",")) if t.strip()]
         self.registry = Registry()
         self.call_config = CallConfigStack()
         self._tls = threading.local()
         self._lock = threading.RLock()
-        self.pitched: dict[int, tuple] = {}      # hipMallocPitch/hipMalloc3D address -> (pitch, width, height, depth)
+        self.host_allocs: dict[int, object] = {}  # pinned/managed/registered host memory (runtime/pointers.py)
+        self.pitched: dict[int, tuple] = {}
+        self.advice: dict[int, dict] = {}         # hipMemAdvise hints by range start
+        self.peers: set[tuple[int, int]] = set()  # (device, peer) pairs with peer access enabled
+        self.primary_active: set[int] = set()     # devices whose primary context was retained      # hipMallocPitch/hipMalloc3D address -> (pitch, width, height, depth)
 
     # -- devices -----------------------------------------------------------------------------------
     def device(self, index: int | None = None) -> Device:

@@ -70,6 +70,8 @@ def locate(p, writable: bool = False) -> Place:
         hit = dev.backend.memory.find(addr)
         if hit is not None:
             start, end, kind = hit
+            if kind == "peer":                            # another device's memory seen through peer access
+                continue
             if kind == "host":
                 return Place("pinned", addr, None, start, end)
             return Place("device", addr, dev, start, end)

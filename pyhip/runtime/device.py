@@ -28,6 +28,8 @@ class Device:
         self._kernarg_free: dict[int, list[int]] = {}
         self._kernarg_busy: list[tuple[int, int, object]] = []
         self._hostcalls: dict[int, object] = {}     # hostcall buffer address -> HostcallBuffer
+        self.flags = 0                              # hipSetDeviceFlags scheduling mode
+        self.cache_config = 0                       # hipDeviceSetCacheConfig
         self.backend.gpu.sleep_hook = self._serve_hostcalls
 
     def __repr__(self) -> str:

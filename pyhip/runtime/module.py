@@ -22,11 +22,19 @@ class Function:
         self.handle = id(self)
         self.hidden_kinds = {a.value_kind for a in kernel.hidden_args}
 
-    def hidden_values(self, stream) -> dict:
-        """Hidden arguments that depend on the stream, not the geometry (hostcall buffer for printf)."""
+    def hidden_values(self, stream, grid, block, multi: dict | None = None) -> dict:
+        """Hidden arguments the packer cannot derive from the geometry alone: the stream's hostcall buffer
+        (device printf), the multi-grid sync information (cooperative groups; ``multi`` describes this
+        grid's place in a multi-device launch)."""
+        out = {}
         if "hidden_hostcall_buffer" in self.hidden_kinds:
-            return {"hidden_hostcall_buffer": stream.hostcall_buffer().address}
-        return {}
+            out["hidden_hostcall_buffer"] = stream.hostcall_buffer().address
+        if "hidden_multigrid_sync_arg" in self.hidden_kinds:
+            from .context import runtime
+            from .cooperative import sync_info
+
+            out["hidden_multigrid_sync_arg"] = sync_info(runtime().devices, grid, block, **(multi or {}))
+        return out
 
     @property
     def device(self):
@@ -53,7 +61,8 @@ class Function:
             raise HipError(hipError_t.hipErrorInvalidValue,
                            f"{shared} B dynamic + {self.kernel.group_segment_fixed_size} B static LDS exceeds {MAX_LDS} B")
 
-    def launch(self, stream, grid, block, shared: int = 0, args=None, raw=None, items=None):
+    def launch(self, stream, grid, block, shared: int = 0, args=None, raw=None, items=None,
+               cooperative: bool = False, multi: dict | None = None):
         """``grid`` in blocks; or ``items`` (global work-item sizes, hipExtModuleLaunchKernel), which may
         leave a partial last workgroup per dimension (the V5 hidden remainders say how big)."""
         block = tuple(int(b) for b in block)
@@ -66,7 +75,11 @@ class Function:
             extra = {f"hidden_remainder_{ax}": i % b for ax, i, b in zip("xyz", items, block)}
         grid = tuple(int(g) for g in grid)
         self.check_launch(grid, block, shared)
-        extra.update(self.hidden_values(stream))
+        if cooperative:
+            from .cooperative import check_cooperative
+
+            check_cooperative(self, grid, block, shared)
+        extra.update(self.hidden_values(stream, grid, block, multi))
         if raw is not None:
             kernarg = self.packer.pack_raw(raw, grid, block, dynamic_lds=shared, extra_hidden=extra)
         else:

@@ -40,11 +40,15 @@ def free(ptr) -> None:
     runtime().pitched.pop(addr, None)
 
 
-def host_malloc(size: int, flags: int = 0) -> HostPointer:
+def host_malloc(size: int, flags: int = 0, kind: str = "hostmalloc") -> HostPointer:
     """Pinned host memory, mapped into every emulated device at its own host address."""
-    size = int(size)
+    from .pointers import HOST_MALLOC_FLAGS, record
+
+    size, flags = int(size), int(flags)
     if size <= 0:
         raise HipError(hipError_t.hipErrorInvalidValue, "size must be positive")
+    if flags & ~HOST_MALLOC_FLAGS or flags & 0xC0000000 == 0xC0000000:
+        raise HipError(hipError_t.hipErrorInvalidValue, f"invalid hipHostMalloc flags 0x{flags:x}")
     arr = np.zeros(size + 4096, dtype=np.uint8)
     base = arr.ctypes.data
     start = (-base) % 4096
@@ -53,6 +57,7 @@ def host_malloc(size: int, flags: int = 0) -> HostPointer:
     rt = runtime()
     for dev in rt.devices:
         dev.backend.map_host(addr, arr)
+    record(addr, size, kind, flags, arr)
     return HostPointer(addr, rt.device(), size, arr)
 
 
@@ -64,22 +69,26 @@ def managed_malloc(size: int) -> HostPointer:
         raise HipError(hipError_t.hipErrorInvalidValue, "size must be positive")
     if size > runtime().device().props.totalGlobalMem:
         raise HipError(hipError_t.hipErrorOutOfMemory, f"{size} bytes exceed the device's memory")
-    return host_malloc(size)
+    return host_malloc(size, kind="managed")
 
 
 def host_free(ptr) -> None:
+    """Free hipHostMalloc / hipMallocManaged memory (after the devices finished using it)."""
+    from .pointers import forget
+
     addr = as_address(ptr)
-    if addr is None or addr == 0:
-        if addr == 0:
-            return
+    if addr == 0:
+        return
+    if addr is None:
         raise HipError(hipError_t.hipErrorInvalidValue, "not a host pointer")
     rt = runtime()
-    found = False
+    a = rt.host_allocs.get(addr)
+    if a is None or a.kind == "registered":
+        raise HipError(hipError_t.hipErrorInvalidValue, f"0x{addr:x} was not allocated by hipHostMalloc")
     for dev in rt.devices:
         dev.synchronize_quietly()
-        found |= dev.backend.unmap_host(addr)
-    if not found:
-        raise HipError(hipError_t.hipErrorInvalidValue, f"0x{addr:x} was not allocated by hipHostMalloc")
+        dev.backend.unmap_host(addr)
+    forget(addr)
 
 
 def memcpy(dst, src, nbytes: int, kind: int, stream=None, sync: bool = True) -> None:

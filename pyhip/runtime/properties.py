@@ -53,8 +53,8 @@ class DeviceProp:
     gcnArch: int = 0
     gcnArchName: str = ""
     integrated: int = 0
-    cooperativeLaunch: int = 0
-    cooperativeMultiDeviceLaunch: int = 0
+    cooperativeLaunch: int = 1
+    cooperativeMultiDeviceLaunch: int = 1
     maxTexture1DLinear: int = 0
     maxTexture1D: int = 0
     maxTexture2D: tuple = (0, 0)

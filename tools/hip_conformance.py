@@ -23,6 +23,7 @@ import json
 import os
 import re
 import shlex
+import signal
 import subprocess
 import sys
 import time
@@ -325,12 +326,27 @@ def catch_escape(name: str) -> str:
     return re.sub(r"([\\,\[\]*\"])", r"\\\1", name)
 
 
+def run_group(cmd, timeout: float, cwd: Path):
+    """Run ``cmd`` in its own process group; on timeout the whole group (pyhip exec and the test program it
+    started) is killed.  Returns (returncode or None on timeout, output bytes)."""
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=cwd, env=_env(),
+                         start_new_session=True)
+    try:
+        out, _ = p.communicate(timeout=timeout)
+        return p.returncode, out
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        out, _ = p.communicate()
+        return None, out
+
+
 def list_cases(exe: Path, runtime: str, timeout: float) -> list[str]:
-    r = subprocess.run(runtime_command(runtime, exe, ["--list-test-names-only"]), capture_output=True,
-                       text=True, timeout=timeout, cwd=exe.parent, env=_env())
-    if r.returncode < 0:
-        raise SystemExit(f"{exe}: listing its cases crashed (signal {-r.returncode}): {r.stderr[-500:]}")
-    return [l.strip() for l in r.stdout.splitlines() if l.strip() and not l.startswith(("HIP_SKIP", " "))]
+    rc, out = run_group(runtime_command(runtime, exe, ["--list-test-names-only"]), timeout, exe.parent)
+    text = out.decode(errors="replace")
+    if rc is None or rc < 0:
+        print(f"  {exe.name}: listing its cases failed ({'timeout' if rc is None else f'signal {-rc}'})")
+        return []
+    return [l.strip() for l in text.splitlines() if l.strip() and not l.startswith(("HIP_SKIP", " ", "pyhip"))]
 
 
 PYHIP = ROOT                       # the pyhip checkout under test (--pyhip)
@@ -344,19 +360,16 @@ def _env() -> dict:
 
 def run_case(exe: Path, name: str, runtime: str, timeout: float) -> dict:
     t0 = time.monotonic()
-    try:
-        r = subprocess.run(runtime_command(runtime, exe, [catch_escape(name)]), capture_output=True,
-                           timeout=timeout, cwd=exe.parent, env=_env())
-        out = (r.stdout + r.stderr).decode(errors="replace")
-        if r.returncode == 0 and "No tests ran" not in out and "No test cases matched" not in out:
-            status = "skipped" if "HIP_SKIP_THIS_TEST" in out or "Skipping test" in out else "passed"
-        elif r.returncode < 0:
-            status = f"signal {-r.returncode}"
-        else:
-            status = "failed"
-    except subprocess.TimeoutExpired as exc:
-        out = ((exc.stdout or b"") + (exc.stderr or b"")).decode(errors="replace")
+    rc, raw = run_group(runtime_command(runtime, exe, [catch_escape(name)]), timeout, exe.parent)
+    out = raw.decode(errors="replace")
+    if rc is None:
         status = "timeout"
+    elif rc == 0 and "No tests ran" not in out and "No test cases matched" not in out:
+        status = "skipped" if "HIP_SKIP_THIS_TEST" in out or "Skipping test" in out else "passed"
+    elif rc < 0:
+        status = f"signal {-rc}"
+    else:
+        status = "failed"
     return {"status": status, "seconds": round(time.monotonic() - t0, 2), "why": failure_summary(out)}
 
 
@@ -452,13 +465,15 @@ def main(argv=None) -> int:
         cache = build / f"results-{a.name or rt}{'-amd' if a.name and rt == 'amd' else ''}.json"
         old = json.loads(cache.read_text()) if cache.exists() else {}
         cases = []
-        for area, exes in built.items():
-            for exe, src in exes:
-                names = list_cases(exe, rt, a.timeout)
-                for n in names:
-                    if a.filter and not re.search(a.filter, n):
-                        continue
-                    cases.append((area, exe, n))
+        listing = [(area, exe) for area, exes in built.items() for exe, _ in exes]
+        with cf.ThreadPoolExecutor(a.jobs) as pool:
+            names = list(pool.map(lambda ae: list_cases(ae[1], rt, a.timeout), listing))
+        for (area, exe), ns in zip(listing, names):
+            for n in ns:
+                if a.filter and not re.search(a.filter, n):
+                    continue
+                cases.append((area, exe, n))
+        print(f"  {len(cases)} cases", flush=True)
         results = {}
         todo = []
         for area, exe, n in cases:

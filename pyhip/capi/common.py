@@ -81,8 +81,9 @@ class CApi:
         if h == 2:
             return 2
         s = self.streams.get(h)
-        if s is None:
-            raise HipError(hipError_t.hipErrorInvalidHandle, f"unknown stream 0x{h:x}")
+        if s is None or s.destroyed:
+            # ROCclr: a stream it does not know (destroyed, never created) is hipErrorContextIsDestroyed
+            raise HipError(hipError_t.hipErrorContextIsDestroyed, f"unknown or destroyed stream 0x{h:x}")
         return s
 
     def stream(self, handle):

@@ -168,7 +168,7 @@ def install(c) -> None:
     @c.export
     def hipDeviceGetStreamPriorityRange(least, greatest):
         if least != ffi.NULL:
-            least[0] = 0
+            least[0] = 1                         # ROCclr: Priority::Low = 1, High = -1
         if greatest != ffi.NULL:
             greatest[0] = -1
 

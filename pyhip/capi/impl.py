@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from .device import PROP_SIZE, pack_properties  # noqa: F401  (re-exported: tests and tools use them)
 
-AREAS = ("registration", "memory", "memory2d", "streams", "device", "module", "launch_extra", "pointers", "device_extra")
+AREAS = ("registration", "memory", "memory2d", "streams", "device", "module", "launch_extra", "pointers", "device_extra",
+         "streams_extra", "pools", "graph", "graph_params")
 
 
 def install_areas(c) -> None:

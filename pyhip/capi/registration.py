@@ -102,6 +102,7 @@ def install(c) -> None:
     def launch(handle, grid, block, args, shared, stream):
         st = c.stream(stream)
         f = rt.function_for_handle(c.addr(handle), st.device)
+        f.host_handle = c.addr(handle)
         explicit = f.kernel.explicit_args
         blob = bytearray(max((a.offset + a.size for a in explicit), default=0))
         for i, a in enumerate(explicit):

@@ -54,4 +54,8 @@ def run(program: str, args: list[str]) -> int:
     env["LD_LIBRARY_PATH"] = str(d) + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
     pkg_root = str(Path(__file__).resolve().parents[2])          # the directory that holds the pyhip package
     env["PYTHONPATH"] = pkg_root + (":" + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    return subprocess.run([program, *args], env=env).returncode
+    try:
+        return subprocess.run([program, *args], env=env).returncode
+    except OSError as exc:                  # missing, not executable, wrong format: like a shell
+        print(f"pyhip exec: {program}: {exc.strerror}", file=sys.stderr)
+        return 127 if isinstance(exc, FileNotFoundError) else 126

@@ -25,13 +25,15 @@ def install(c) -> None:
 
     @c.export
     def hipStreamCreateWithPriority(stream, flags, priority):
-        new_stream(stream, flags, max(-1, min(0, int(priority))))
+        new_stream(stream, flags, max(-1, min(1, int(priority))))     # High -1, Normal 0, Low 1 (ROCclr)
 
     @c.export
     def hipStreamDestroy(stream):
         s = c.stream_of(stream)
-        if s is None or s == 2:
-            raise HipError(hipError_t.hipErrorInvalidHandle, "cannot destroy this stream")
+        if s is None:
+            raise HipError(hipError_t.hipErrorInvalidHandle, "cannot destroy the null stream")
+        if s == 2:
+            raise HipError(hipError_t.hipErrorInvalidResourceHandle, "cannot destroy hipStreamPerThread")
         s.destroy()
         c.streams.pop(id(s), None)
 
@@ -72,6 +74,8 @@ def install(c) -> None:
 
     @c.export
     def hipEventRecord(event, stream):
+        if event == ffi.NULL:
+            raise HipError(hipError_t.hipErrorInvalidHandle, "null event")
         c.obj(event, Event).record(c.stream(stream))
 
     @c.export
@@ -86,6 +90,8 @@ def install(c) -> None:
     @c.export
     def hipEventElapsedTime(ms, start, stop):
         c.need(ms)
+        if start == ffi.NULL or stop == ffi.NULL:
+            raise HipError(hipError_t.hipErrorInvalidHandle, "null event")
         ms[0] = c.obj(start, Event).elapsed_ms(c.obj(stop, Event))
 
     @c.export

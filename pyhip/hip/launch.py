@@ -101,7 +101,10 @@ class FuncAttributes:
         k = func.kernel
         self.binaryVersion = func.module.code_object.version * 10
         self.cacheModeCA = 0
-        self.constSizeBytes = 0
+        # what ROCr counts as a module's constant variables: those in writable sections (its IsConst quirk),
+        # hipcc's one-byte __hip_cuid_* markers aside
+        self.constSizeBytes = sum(g.size for g in func.module.code_object.globals
+                                  if g.section in (".bss", ".data") and not g.name.startswith("__hip_cuid_"))
         self.localSizeBytes = k.private_segment_fixed_size
         self.maxDynamicSharedSizeBytes = 65536 - k.group_segment_fixed_size
         self.maxThreadsPerBlock = k.max_flat_workgroup_size

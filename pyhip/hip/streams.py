@@ -27,8 +27,7 @@ def hipStreamCreateWithFlags(flags: int):
 
 @hip_api(1)
 def hipStreamCreateWithPriority(flags: int, priority: int):
-    if not -1 <= int(priority) <= 0:   # HIP: greatest priority -1, least 0
-        priority = max(-1, min(0, int(priority)))
+    priority = max(-1, min(1, int(priority)))      # ROCclr: High -1, Normal 0, Low 1 (clamped)
     return runtime().device().new_stream(int(flags), int(priority))
 
 
@@ -78,10 +77,7 @@ def hipLaunchHostFunc(stream, fn, userData=None):
 def hipStreamWaitEvent(stream, event, flags: int = 0):
     if flags != 0:
         raise HipError(hipError_t.hipErrorInvalidValue, "flags must be 0")
-    s = runtime().resolve_stream(stream)
-    ev = _event(event)
-    if ev.command is not None and not ev.command.done():
-        s.wait_signal(ev.command.signal)
+    runtime().resolve_stream(stream).wait_event(_event(event))
 
 
 @hip_api(1)

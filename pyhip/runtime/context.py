@@ -42,7 +42,10 @@ class Runtime:
         self.pitched: dict[int, tuple] = {}
         self.advice: dict[int, dict] = {}         # hipMemAdvise hints by range start
         self.peers: set[tuple[int, int]] = set()  # (device, peer) pairs with peer access enabled
-        self.primary_active: set[int] = set()     # devices whose primary context was retained      # hipMallocPitch/hipMalloc3D address -> (pitch, width, height, depth)
+        self.primary_active: set[int] = set()     # devices whose primary context was retained
+        self.default_pools: dict[int, object] = {}  # memory pools (runtime/pools.py)
+        self.current_pools: dict[int, object] = {}
+        self.pool_of: dict[int, object] = {}        # hipMallocAsync address -> its pool      # hipMallocPitch/hipMalloc3D address -> (pitch, width, height, depth)
 
     # -- devices -----------------------------------------------------------------------------------
     def device(self, index: int | None = None) -> Device:

@@ -113,6 +113,12 @@ def copy3d(dst, dpitch: int, dslice: int, src, spitch: int, sslice: int, width: 
     s.check(sspan)
     rt = runtime()
     st = rt.resolve_stream(stream)
+    if st.capture is not None:
+        if sync:
+            st.check_not_capturing()
+        st.capture.add(st, "memcpy", dict(dst=d.address, dpitch=dpitch, dslice=dslice, src=s.address, spitch=spitch,
+                                          sslice=sslice, width=width, height=height, depth=depth, kind=kind))
+        return
     contiguous = height == 1 and depth == 1 or (dpitch == spitch == width and (depth == 1 or dslice == sslice == width * height))
     if contiguous and d.kind == s.kind == "device" and d.device is s.device is st.device:
         cmd = st.device_copy(d.address, s.address, dspan)
@@ -161,6 +167,12 @@ def fill3d(dst, pitch: int, slice_pitch: int, value: int, width: int, height: in
     d.check(span)
     st = runtime().resolve_stream(stream)
     value = int(value) & ((1 << (8 * elem)) - 1)
+    if st.capture is not None:
+        if sync:
+            st.check_not_capturing()
+        st.capture.add(st, "memset", dict(dst=d.address, pitch=pitch, slice=slice_pitch, value=value, elem=elem,
+                                          width=width // elem, height=height, depth=depth))
+        return
     if d.kind == "device" and d.device is st.device and height == 1 and depth == 1:
         cmd = st.fill(d.address, value, width // elem, elem)
     else:

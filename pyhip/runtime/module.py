@@ -79,6 +79,16 @@ class Function:
             from .cooperative import check_cooperative
 
             check_cooperative(self, grid, block, shared)
+        if stream.capture is not None:            # recorded into the capture's graph, not run
+            from .graph import CapturedCommand
+            if raw is None:
+                packed = self.packer.pack(list(args or ()), grid, block, dynamic_lds=shared, extra_hidden=extra)
+                end = max((a.offset + a.size for a in self.kernel.explicit_args), default=0)
+                raw = bytes(packed[:end])
+            node = stream.capture.add(stream, "kernel", {
+                "function": self, "grid": None if items is not None else grid, "block": block, "shared": shared,
+                "raw": bytes(raw), "items": items})
+            return CapturedCommand(node)
         extra.update(self.hidden_values(stream, grid, block, multi))
         if raw is not None:
             kernarg = self.packer.pack_raw(raw, grid, block, dynamic_lds=shared, extra_hidden=extra)

@@ -42,7 +42,9 @@ class DeviceProp:
     maxThreadsPerMultiProcessor: int = 2048
     computeMode: int = 0
     clockInstructionRate: int = 100000
-    arch: dict = field(default_factory=lambda: {f: 1 for f in ARCH_FLAGS} | {"hasDynamicParallelism": 0})
+    # as ROCclr reports them: no funnel shift, surface functions, __syncthreads_* extensions or dynamic parallelism
+    arch: dict = field(default_factory=lambda: {f: 1 for f in ARCH_FLAGS} | {
+        "hasDynamicParallelism": 0, "hasFunnelShift": 0, "hasSurfaceFuncs": 0, "hasSyncThreadsExt": 0})
     concurrentKernels: int = 1
     pciDomainID: int = 0
     pciBusID: int = 0
@@ -64,7 +66,7 @@ class DeviceProp:
     memPitch: int = 2147483647
     textureAlignment: int = 256
     texturePitchAlignment: int = 256
-    kernelExecTimeoutEnabled: int = 1
+    kernelExecTimeoutEnabled: int = 0
     ECCEnabled: int = 0
     tccDriver: int = 0
     cooperativeMultiDeviceUnmatchedFunc: int = 0
@@ -73,9 +75,9 @@ class DeviceProp:
     cooperativeMultiDeviceUnmatchedSharedMem: int = 0
     isLargeBar: int = 1
     asicRevision: int = 0
-    managedMemory: int = 0
-    directManagedMemAccessFromHost: int = 0
-    concurrentManagedAccess: int = 0
+    managedMemory: int = 1                   # managed memory is host memory every device maps (coherent)
+    directManagedMemAccessFromHost: int = 1
+    concurrentManagedAccess: int = 1
     pageableMemoryAccess: int = 0
     pageableMemoryAccessUsesHostPageTables: int = 0
 
@@ -141,7 +143,7 @@ def device_attribute(props: DeviceProp, attr: int) -> int:
         A.hipDeviceAttributeLocalL1CacheSupported: 1, A.hipDeviceAttributeMaxBlocksPerMultiProcessor: 32,
         A.hipDeviceAttributeImageSupport: 0, A.hipDeviceAttributePhysicalMultiProcessorCount: p.multiProcessorCount,
         A.hipDeviceAttributeFineGrainSupport: 1, A.hipDeviceAttributeCanUseStreamWaitValue: 0,
-        A.hipDeviceAttributeMemoryPoolsSupported: 0, A.hipDeviceAttributeSingleToDoublePrecisionPerfRatio: 2,
+        A.hipDeviceAttributeMemoryPoolsSupported: 1, A.hipDeviceAttributeSingleToDoublePrecisionPerfRatio: 2,
     }
     try:
         key = A(int(attr))

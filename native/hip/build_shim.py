@@ -138,6 +138,19 @@ def stubs_source() -> str:
     return "\n".join(out) + "\n"
 
 
+# The embedded interpreter starts from the Python the shim was built against, which does not know the venv
+# `pyhip exec` ran in: the site directories of that interpreter (venv site-packages, editable installs' .pth
+# files) come in PYHIP_SITE_DIRS and are added the way site.py adds its own.
+INIT_CODE = """
+import os, site, sys
+for _d in os.environ.get("PYHIP_SITE_DIRS", "").split(os.pathsep):
+    if _d and _d not in sys.path:
+        site.addsitedir(_d)
+from pyhip.capi.impl import install
+install()
+"""
+
+
 def make_builder() -> cffi.FFI:
     ffibuilder = cffi.FFI()
     ffibuilder.cdef(TYPES + C_API)
@@ -148,7 +161,7 @@ def make_builder() -> cffi.FFI:
                           extra_compile_args=["-O2", "-Wno-builtin-declaration-mismatch"],
                           extra_link_args=[f"-Wl,--version-script={HERE / 'libamdhip64.map'}",
                                            "-Wl,-soname,libamdhip64.so.5", "-lpthread"])
-    ffibuilder.embedding_init_code("from pyhip.capi.impl import install\ninstall()\n")
+    ffibuilder.embedding_init_code(INIT_CODE)
     return ffibuilder
 
 

@@ -39,11 +39,15 @@ def install(c) -> None:
 
     @c.export
     def hipStreamSynchronize(stream):
-        c.stream(stream).synchronize()
+        st = c.stream(stream)
+        st.check_not_capturing()
+        st.synchronize()
 
     @c.export
     def hipStreamQuery(stream):
-        if not c.stream(stream).query():
+        st = c.stream(stream)
+        st.check_not_capturing()
+        if not st.query():
             return int(hipError_t.hipErrorNotReady)
 
     @c.export

@@ -45,12 +45,16 @@ def install(c) -> None:
 
     @c.export
     def hipStreamQuery_spt(stream):
-        if not c.stream(pt(stream)).query():
+        st = c.stream(pt(stream))
+        st.check_not_capturing()
+        if not st.query():
             return int(hipError_t.hipErrorNotReady)
 
     @c.export
     def hipStreamSynchronize_spt(stream):
-        c.stream(pt(stream)).synchronize()
+        st = c.stream(pt(stream))
+        st.check_not_capturing()
+        st.synchronize()
 
     @c.export
     def hipStreamWaitEvent_spt(stream, event, flags):

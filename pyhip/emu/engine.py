@@ -25,7 +25,8 @@ MAX_BLOCK = 256
 YIELD_STEPS = 64          # instruction steps between voluntary GIL releases
 # instructions after which the engine re-examines the waves' PCs (control flow, waits, traps)
 BLOCK_ENDS = ("s_branch", "s_cbranch", "s_endpgm", "s_barrier", "s_setpc", "s_swappc", "s_getpc", "s_call",
-              "s_trap", "s_sethalt", "s_rfe", "s_subvector", "s_set_gpr_idx", "s_sleep")
+              "s_trap", "s_sethalt", "s_rfe", "s_subvector", "s_set_gpr_idx", "s_sleep", "ds_gws_barrier",
+              "ds_gws_sema_p")
 
 
 class KernelContext:

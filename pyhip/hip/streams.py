@@ -43,7 +43,9 @@ def hipStreamDestroy(stream):
 
 @hip_api()
 def hipStreamSynchronize(stream=None):
-    runtime().resolve_stream(stream).synchronize()
+    s = runtime().resolve_stream(stream)
+    s.check_not_capturing()
+    s.synchronize()
 
 
 @hip_api()

@@ -1,0 +1,190 @@
+// Devices, streams, events and fault semantics through the C ABI.  Run with two emulated devices
+// (PYHIP_DEVICES=gfx90a,gfx90a): peer access, per-device events, PCI bus ids.  One line per check
+// ("name: ok" / "name: FAIL ..."); the exit status is the number of failures.
+#include <hip/hip_runtime.h>
+#include <cstdio>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+static int failures = 0;
+static void check(const char* what, bool ok, const char* detail = "") {
+  std::printf("%s: %s%s\n", what, ok ? "ok" : "FAIL ", ok ? "" : detail);
+  if (!ok) ++failures;
+}
+static void code(const char* what, hipError_t got, hipError_t want) {
+  char buf[128];
+  std::snprintf(buf, sizeof buf, "got %s want %s", hipGetErrorName(got), hipGetErrorName(want));
+  check(what, got == want, buf);
+}
+
+__global__ void write_n(int* out, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) out[i] = i; }
+__global__ void copy_from_peer(const int* peer, int* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = peer[i] * 2;
+}
+__global__ void slow_add(int* p, int spin) {
+  int acc = 0;
+  for (int k = 0; k < spin; ++k) acc += k;
+  p[threadIdx.x] += 1 + (acc & 0);
+}
+
+static void devices() {
+  int n = 0;
+  hipGetDeviceCount(&n);
+  check("two devices", n == 2);
+  hipDeviceProp_t p0, p1;
+  hipGetDeviceProperties(&p0, 0);
+  hipGetDeviceProperties(&p1, 1);
+  check("same target ID for both", std::strcmp(p0.gcnArchName, p1.gcnArchName) == 0 &&
+        std::strcmp(p0.gcnArchName, "gfx90a:sramecc+:xnack-") == 0, p1.gcnArchName);
+  check("cooperative launch reported", p0.cooperativeLaunch == 1 && p0.cooperativeMultiDeviceLaunch == 1);
+  check("arch flags as ROCclr", p0.arch.hasFunnelShift == 0 && p0.arch.hasSurfaceFuncs == 0 && p0.arch.hasDoubles == 1);
+  char bus[16]; int back = -1;
+  code("hipDeviceGetPCIBusId", hipDeviceGetPCIBusId(bus, sizeof bus, 1), hipSuccess);
+  code("hipDeviceGetByPCIBusId", hipDeviceGetByPCIBusId(&back, bus), hipSuccess);
+  check("PCI bus id roundtrip", back == 1, bus);
+  code("short PCI buffer", hipDeviceGetPCIBusId(bus, 5, 0), hipErrorInvalidValue);
+  code("unknown PCI bus id", hipDeviceGetByPCIBusId(&back, "0000:ff:1f.0"), hipErrorInvalidValue);
+  char name[8];
+  code("hipDeviceGetName (truncated)", hipDeviceGetName(name, sizeof name, 0), hipSuccess);
+  check("name truncated and terminated", std::strlen(name) == 7 && std::strncmp(name, p0.name, 7) == 0);
+  hipDeviceProp_t want = {};
+  want.major = 9; want.multiProcessorCount = 1000000;              // no device has that many CUs
+  int chosen = -1;
+  code("hipChooseDevice", hipChooseDevice(&chosen, &want), hipSuccess);
+  check("chosen device", chosen == 0);
+  size_t v = 0;
+  code("hipDeviceGetLimit heap", hipDeviceGetLimit(&v, hipLimitMallocHeapSize), hipSuccess);
+  check("heap limit", v == p0.totalGlobalMem);
+  code("hipDeviceGetLimit printf", hipDeviceGetLimit(&v, hipLimitPrintfFifoSize), hipErrorUnsupportedLimit);
+  int lo = 9, hi = 9;
+  code("hipDeviceGetStreamPriorityRange", hipDeviceGetStreamPriorityRange(&lo, &hi), hipSuccess);
+  check("priority range", lo == 1 && hi == -1);
+  hipStream_t s; int prio = 7; unsigned flags = 7;
+  hipStreamCreateWithPriority(&s, hipStreamNonBlocking, -5);
+  hipStreamGetPriority(s, &prio);
+  hipStreamGetFlags(s, &flags);
+  check("priority clamped, flags kept", prio == -1 && flags == hipStreamNonBlocking);
+  hipStreamDestroy(s);
+  code("hipStreamCreate(nullptr)", hipStreamCreate(nullptr), hipErrorInvalidValue);
+  code("hipSetDeviceFlags bad", hipSetDeviceFlags(0x3), hipErrorInvalidValue);
+  code("hipSetDeviceFlags yield", hipSetDeviceFlags(hipDeviceScheduleYield), hipSuccess);
+  unsigned got = 0; hipGetDeviceFlags(&got);
+  check("device flags", got == hipDeviceScheduleYield);
+}
+
+static void peers() {
+  int can = -1;
+  code("hipDeviceCanAccessPeer", hipDeviceCanAccessPeer(&can, 0, 1), hipSuccess);
+  check("peers can access each other", can == 1);
+  hipDeviceCanAccessPeer(&can, 0, 0);
+  check("not itself", can == 0);
+  const int n = 333;
+  int *on1, *on0;
+  hipSetDevice(1);
+  hipMalloc(&on1, n * 4);
+  write_n<<<2, 256>>>(on1, n);
+  hipDeviceSynchronize();
+  hipSetDevice(0);
+  hipMalloc(&on0, n * 4);
+  code("disable before enable", hipDeviceDisablePeerAccess(1), hipErrorPeerAccessNotEnabled);
+  code("hipDeviceEnablePeerAccess", hipDeviceEnablePeerAccess(1, 0), hipSuccess);
+  code("enable twice", hipDeviceEnablePeerAccess(1, 0), hipErrorPeerAccessAlreadyEnabled);
+  copy_from_peer<<<2, 256>>>(on1, on0, n);                     // device 0 reads device 1's memory
+  code("peer kernel", hipDeviceSynchronize(), hipSuccess);
+  std::vector<int> h(n);
+  hipMemcpy(h.data(), on0, n * 4, hipMemcpyDeviceToHost);
+  bool ok = true; for (int i = 0; i < n; ++i) ok &= h[i] == 2 * i;
+  check("peer data", ok);
+  code("hipDeviceDisablePeerAccess", hipDeviceDisablePeerAccess(1), hipSuccess);
+  copy_from_peer<<<2, 256>>>(on1, on0, n);                     // no access any more: a fault
+  code("access after disable faults", hipDeviceSynchronize(), hipErrorIllegalAddress);
+  std::vector<int> z(n, 0);
+  hipMemcpy(on0, z.data(), n * 4, hipMemcpyHostToDevice);
+  code("hipMemcpyPeer", hipMemcpyPeer(on0, 0, on1, 1, n * 4), hipSuccess);
+  hipMemcpy(h.data(), on0, n * 4, hipMemcpyDeviceToHost);
+  ok = true; for (int i = 0; i < n; ++i) ok &= h[i] == i;
+  check("hipMemcpyPeer data", ok);
+  int attr = -1;
+  code("hipDeviceGetP2PAttribute", hipDeviceGetP2PAttribute(&attr, hipDevP2PAttrAccessSupported, 0, 1), hipSuccess);
+  check("P2P access supported", attr == 1);
+  code("P2P attribute of one device", hipDeviceGetP2PAttribute(&attr, hipDevP2PAttrAccessSupported, 1, 1),
+       hipErrorInvalidDevice);
+  hipFree(on0);
+  hipSetDevice(1); hipFree(on1); hipSetDevice(0);
+}
+
+static void events_and_streams() {
+  hipEvent_t e0, e1, never;
+  hipSetDevice(0); hipEventCreate(&e0); hipEventCreate(&never);
+  hipSetDevice(1); hipEventCreate(&e1);
+  code("record device 0's event on device 1's null stream", hipEventRecord(e0, nullptr), hipErrorInvalidHandle);
+  hipEventRecord(e1, nullptr);
+  hipEventSynchronize(e1);
+  hipSetDevice(0);
+  hipEventRecord(e0, nullptr);
+  hipEventSynchronize(e0);
+  float ms = 0;
+  code("elapsed time across devices", hipEventElapsedTime(&ms, e0, e1), hipErrorInvalidHandle);
+  code("elapsed time, never recorded", hipEventElapsedTime(&ms, e0, never), hipErrorInvalidHandle);
+  code("elapsed time, null event", hipEventElapsedTime(&ms, nullptr, e0), hipErrorInvalidHandle);
+  hipEvent_t rel;
+  code("release-scope flags", hipEventCreateWithFlags(&rel, hipEventReleaseToSystem | hipEventDisableTiming),
+       hipSuccess);
+  code("two release scopes", hipEventCreateWithFlags(&rel, hipEventReleaseToSystem | hipEventReleaseToDevice),
+       hipErrorInvalidValue);
+  code("interprocess needs DisableTiming", hipEventCreateWithFlags(&rel, hipEventInterprocess), hipErrorInvalidValue);
+  hipStream_t s; hipStreamCreate(&s);
+  code("callback null", hipStreamAddCallback(s, nullptr, nullptr, 0), hipErrorInvalidValue);
+  // hipStreamSynchronize(0) waits for work on hipStreamPerThread (the legacy null stream's rule)
+  int* p; hipHostMalloc((void**)&p, 64 * 4, 0);
+  std::memset(p, 0, 64 * 4);
+  slow_add<<<1, 64, 0, hipStreamPerThread>>>(p, 20000);
+  code("hipStreamSynchronize(0)", hipStreamSynchronize(0), hipSuccess);
+  check("per-thread stream work done", p[0] == 1 && p[63] == 1);
+  hipHostFree(p);
+  hipStreamDestroy(s);
+  code("destroy a destroyed stream", hipStreamDestroy(s), hipErrorContextIsDestroyed);
+  code("destroy hipStreamPerThread", hipStreamDestroy(hipStreamPerThread), hipErrorInvalidResourceHandle);
+  hipEventDestroy(e0); hipEventDestroy(never);
+  hipSetDevice(1); hipEventDestroy(e1); hipSetDevice(0);
+}
+
+static void faults() {
+  // a fault is reported once, by the first synchronising call of its stream (or of the device); the device
+  // and the stream are usable right after
+  int* d; hipMalloc(&d, 64 * sizeof(int));
+  int* bad = (int*)0x1000;
+  write_n<<<1, 64>>>(d, 64);                         // teaches the native launch path this configuration
+  code("valid launch", hipDeviceSynchronize(), hipSuccess);
+  write_n<<<1, 64>>>(bad, 64);                       // same configuration: a native launch that faults
+  code("fault, device sync", hipDeviceSynchronize(), hipErrorIllegalAddress);
+  code("reported once", hipDeviceSynchronize(), hipSuccess);
+  write_n<<<1, 64>>>(d, 64);
+  code("next launch", hipDeviceSynchronize(), hipSuccess);
+  write_n<<<1, 64>>>(bad, 64);
+  code("fault, stream sync", hipStreamSynchronize(0), hipErrorIllegalAddress);
+  write_n<<<1, 64>>>(d, 64);
+  code("next launch, stream sync", hipStreamSynchronize(0), hipSuccess);
+  hipStream_t s; hipStreamCreate(&s);
+  write_n<<<2, 32, 0, s>>>(bad, 64);
+  code("fault on a stream, its sync", hipStreamSynchronize(s), hipErrorIllegalAddress);
+  write_n<<<2, 32, 0, s>>>(d, 64);
+  code("next launch on it", hipStreamSynchronize(s), hipSuccess);
+  int h[64];
+  code("device usable", hipMemcpy(h, d, sizeof h, hipMemcpyDeviceToHost), hipSuccess);
+  bool ok = true; for (int i = 0; i < 64; ++i) ok &= h[i] == i;
+  check("data after faults", ok);
+  hipStreamDestroy(s);
+  hipFree(d);
+}
+
+int main() {
+  devices();
+  peers();
+  events_and_streams();
+  faults();
+  std::printf(failures ? "FAILURES %d\n" : "PASS\n", failures);
+  return failures;
+}

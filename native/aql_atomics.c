@@ -381,3 +381,65 @@ int64_t pyhip_queue_drain_trivial(void* q, const uint64_t* kobjs, int nk, int64_
     }
     return done;
 }
+
+/* ---- memory written by producers that bump no futex word (ROCr's queues and signals) -------------------
+ * Nothing wakes us when ROCr stores to its own amd_signal_t or rings a hardware doorbell with a plain store,
+ * so these waits poll: a short spin, then sleeps that double from 10 us up to 1 ms (4 ms once idle for
+ * 100 ms).  An idle queue costs a few hundred wake-ups a second, not a core; the first packet after a long
+ * idle period is seen within 4 ms. */
+static void poll_sleep(int64_t start, int64_t* nap) {
+    int64_t idle = pyhip_now_ns() - start;
+    int64_t cap = idle > 100000000LL ? 4000000LL : 1000000LL;
+    struct timespec ts = {0, (long)*nap};
+    nanosleep(&ts, NULL);
+    *nap = *nap * 2 > cap ? cap : *nap * 2;
+}
+
+#define POLL_SPIN_NS 20000LL
+
+/* Wait until ((*value & mask) cond cmp) (cond: 0 EQ, 1 NE, 2 LT, 3 GTE).  1 = satisfied, 0 = timeout. */
+int pyhip_raw_wait_value(const int64_t* value, int cond, int64_t cmp, int64_t mask, int64_t timeout_ns) {
+    if (cond < 0 || cond > 3) return -1;
+    int64_t start = pyhip_now_ns(), nap = 10000;
+    for (;;) {
+        if (cond_ok(__atomic_load_n(value, __ATOMIC_ACQUIRE) & mask, cond, cmp)) return 1;
+        int64_t now = pyhip_now_ns();
+        if (timeout_ns >= 0 && now - start >= timeout_ns) return 0;
+        if (now - start < POLL_SPIN_NS) { for (int i = 0; i < 32; ++i) cpu_relax(); continue; }
+        poll_sleep(start, &nap);
+    }
+}
+
+/* Barrier-AND (all = 1) / barrier-OR (all = 0) over signal values (each a pointer to amd_signal_t.value). */
+int pyhip_raw_wait_multi(int64_t* const* values, int n, int all, int64_t timeout_ns) {
+    int64_t start = pyhip_now_ns(), nap = 10000;
+    for (;;) {
+        int zero = 0;
+        for (int i = 0; i < n; ++i) zero += __atomic_load_n(values[i], __ATOMIC_ACQUIRE) == 0;
+        if (n == 0 || (all ? zero == n : zero > 0)) return 1;
+        int64_t now = pyhip_now_ns();
+        if (timeout_ns >= 0 && now - start >= timeout_ns) return 0;
+        if (now - start < POLL_SPIN_NS) { for (int i = 0; i < 32; ++i) cpu_relax(); continue; }
+        poll_sleep(start, &nap);
+    }
+}
+
+/* The command processor of a hardware-style AQL queue: wait until packet `index` is submitted — its
+ * header type is not INVALID and the doorbell (the last submitted index) has reached it — or *stop
+ * becomes non-zero or the timeout passes.  1 = ready, 0 = not yet. */
+int pyhip_cp_wait_packet(const uint16_t* header, const uint64_t* doorbell, uint64_t index, const uint32_t* stop,
+                         int64_t timeout_ns) {
+    int64_t start = pyhip_now_ns(), nap = 10000;
+    for (;;) {
+        if ((__atomic_load_n(header, __ATOMIC_ACQUIRE) & 0xFF) != PKT_INVALID &&
+            __atomic_load_n(doorbell, __ATOMIC_ACQUIRE) + 1 > index)
+            return 1;
+        if (__atomic_load_n(stop, __ATOMIC_ACQUIRE)) return 0;
+        int64_t now = pyhip_now_ns();
+        if (timeout_ns >= 0 && now - start >= timeout_ns) return 0;
+        if (now - start < POLL_SPIN_NS) { for (int i = 0; i < 32; ++i) cpu_relax(); continue; }
+        poll_sleep(start, &nap);
+    }
+}
+
+void pyhip_store_release_u16(uint16_t* p, uint16_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }

@@ -44,6 +44,12 @@ void pyhip_queue_retire(void* q, uint64_t index);
 void pyhip_queue_close(void* q);
 void pyhip_queue_kick(void* q);
 int64_t pyhip_queue_drain_trivial(void* q, const uint64_t* kobjs, int nk, int64_t max, int64_t spin_ns);
+
+int pyhip_raw_wait_value(const int64_t* value, int cond, int64_t cmp, int64_t mask, int64_t timeout_ns);
+int pyhip_raw_wait_multi(int64_t* const* values, int n, int all, int64_t timeout_ns);
+int pyhip_cp_wait_packet(const uint16_t* header, const uint64_t* doorbell, uint64_t index, const uint32_t* stop,
+                         int64_t timeout_ns);
+void pyhip_store_release_u16(uint16_t* p, uint16_t v);
 """
 
 ffibuilder = cffi.FFI()

@@ -89,9 +89,23 @@ def cmd_demo(args) -> int:
 
 
 def cmd_exec(args) -> int:
-    from .capi.shim import run
+    if args.runtime == "amd":
+        from .thunk.build import run_amd as run
+    else:
+        from .capi.shim import run
+    try:
+        rc = run(args.program, args.args)
+    except FileNotFoundError as exc:
+        print(f"pyhip exec: {exc}", file=sys.stderr)
+        return 127
+    return 128 - rc if rc < 0 else rc          # killed by a signal: the shell's 128 + signal number
 
-    return run(args.program, args.args)
+
+def cmd_thunk_path(args) -> int:
+    from .thunk import thunk_path
+
+    print(thunk_path())
+    return 0
 
 
 def cmd_shim_path(args) -> int:
@@ -118,12 +132,17 @@ def build_parser() -> argparse.ArgumentParser:
                    help="per ISA category: mnemonics LLVM 19 decodes vs those the emulator executes")
     s.add_argument("-v", "--verbose", action="store_true", help="with --coverage: list what is not executable")
     s.set_defaults(fn=cmd_disasm)
-    s = sub.add_parser("exec", help="run an unmodified hipcc-built program on pyhip's libamdhip64.so.5")
+    s = sub.add_parser("exec", help="run an unmodified hipcc-built program on pyhip's libamdhip64.so.5 "
+                                    "(--runtime amd: on AMD's HIP and ROCr over pyhip's libhsakmt)")
+    s.add_argument("--runtime", choices=("pyhip", "amd"), default="pyhip",
+                   help="pyhip: pyhip's drop-in HIP (default); amd: AMD's libamdhip64 + ROCr on the emulated GPU")
     s.add_argument("program")
     s.add_argument("args", nargs=argparse.REMAINDER)
     s.set_defaults(fn=cmd_exec)
     s = sub.add_parser("shim-path", help="print the directory of pyhip's libamdhip64.so.5 (builds it)")
     s.set_defaults(fn=cmd_shim_path)
+    s = sub.add_parser("thunk-path", help="print the directory of pyhip's libhsakmt.so.1 (builds it)")
+    s.set_defaults(fn=cmd_thunk_path)
     s = sub.add_parser("demo", help="run the demo on the emulated GPU")
     s.set_defaults(fn=cmd_demo)
     return p

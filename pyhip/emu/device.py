@@ -9,7 +9,7 @@ from .engine import Dispatch, KernelContext, compile_instruction
 from .memory import DEVICE_BASE, DeviceMemory, GPUFault
 
 DEVICE_STRIDE = 1 << 40          # 1 TiB of address space per device
-from .program import LoadedProgram
+from .program import ForeignKernel, LoadedProgram, MemoryProgram
 
 SUPPORTED = ("gfx90a", "gfx940", "gfx941", "gfx942")
 S_ENDPGM = bytes.fromhex("000081bf")
@@ -17,13 +17,13 @@ S_ENDPGM = bytes.fromhex("000081bf")
 
 class EmulatedGPU:
     def __init__(self, target: str = "gfx90a", memory_size: int = 16 << 30, watchdog_steps: int = 20_000_000,
-                 index: int = 0):
+                 index: int = 0, memory: DeviceMemory | None = None):
         proc = target.split(":")[0]
         if proc not in SUPPORTED:
             raise HipError(hipError_t.hipErrorInvalidDevice, f"the emulator does not support {proc}")
         self.target = target
         self.processor = proc
-        self.memory = DeviceMemory(memory_size, base=DEVICE_BASE + index * DEVICE_STRIDE)
+        self.memory = memory or DeviceMemory(memory_size, base=DEVICE_BASE + index * DEVICE_STRIDE)
         self.watchdog_steps = watchdog_steps
         self.programs: list[LoadedProgram] = []
         self._contexts = {}
@@ -32,6 +32,7 @@ class EmulatedGPU:
         self._lock = threading.RLock()
         self._mirrors: dict[int, int] = {}
         self._descriptors: dict[bytes, KernelDescriptor] = {}    # decoded once per descriptor contents
+        self._foreign_programs: dict[int, MemoryProgram] = {}     # code other loaders put in memory
         self.faults: list[GPUFault] = []
         self.trivial_kernels: tuple[int, ...] = ()     # kernel objects of loaded kernels that are a lone s_endpgm
         self.last_dispatch = None
@@ -64,13 +65,20 @@ class EmulatedGPU:
             if p in self.programs:
                 self.programs.remove(p)
                 self.trivial_kernels = tuple(k for k in self.trivial_kernels if not p.contains(k))
-                for cache in (self._compiled, self._blocks):
-                    for key in [k for k in cache if k[0] == id(p)]:
-                        del cache[key]      # ids are reused: a later program must not see this code
-                for key in [k for k in self._contexts if k[0] == id(p)]:
-                    del self._contexts[key]
+                self._forget(p)
                 self.memory.free(p.base)
-                p.unloaded = True
+
+    def _forget(self, p) -> None:
+        """Drop everything compiled for a program that is gone."""
+        with self._lock:
+            for cache in (self._compiled, self._blocks):
+                for key in [k for k in cache if k[0] == id(p)]:
+                    del cache[key]      # ids are reused: a later program must not see this code
+            for key in [k for k in self._contexts if k[0] == id(p)]:
+                del self._contexts[key]
+            if self._foreign_programs.get(p.base) is p:
+                del self._foreign_programs[p.base]
+            p.unloaded = True
 
     def context_for(self, program, accum_offset: int) -> KernelContext:
         key = (id(program), accum_offset)
@@ -107,7 +115,22 @@ class EmulatedGPU:
             for p in self.programs:
                 if p.contains(kernel_object):
                     return p, p.kernels.get(kernel_object)
-        return None, None
+            return self._foreign(kernel_object)
+
+    def _foreign(self, kernel_object: int):
+        """A kernel object in a code object another loader put in device memory (ROCr's, over pyhip's KFD
+        thunk): the allocation holding it is decoded as a :class:`MemoryProgram` once per allocation."""
+        hit = self.memory.find(kernel_object)
+        if hit is None:
+            return None, None
+        start, serial = hit[0], self.memory.serials.get(hit[0])
+        p = self._foreign_programs.get(start)
+        if p is not None and p.serial != serial:          # freed and reused since: forget its code
+            self._forget(p)
+            p = None
+        if p is None:
+            p = self._foreign_programs[start] = MemoryProgram(self, start, hit[1], serial)
+        return p, p.kernels.get(kernel_object) or ForeignKernel(f"kernel@0x{kernel_object:x}")
 
     # -- dispatch -----------------------------------------------------------------------------------------------
     def run_dispatch(self, *, kernel_object: int, kernarg_address: int, grid_size, workgroup_size,
@@ -124,6 +147,8 @@ class EmulatedGPU:
         if kernel is None:
             raise GPUFault("invalid kernel_object: not a kernel descriptor", code=hipError_t.hipErrorInvalidDeviceFunction,
                            address=kernel_object)
+        if isinstance(program, MemoryProgram):
+            program.entry_seen(kernel_object + kd.kernel_code_entry_byte_offset)
         if kd.kernarg_size and not self.memory.owns(kernarg_address):
             raise GPUFault("bad kernarg pointer", code=hipError_t.hipErrorIllegalAddress, address=kernarg_address,
                            kernel=kernel.demangled)

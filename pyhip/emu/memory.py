@@ -47,11 +47,17 @@ class GPUFault(HipError):
 
 
 class DeviceMemory:
-    def __init__(self, capacity: int = 16 << 30, initial: int = 1 << 32, base: int = DEVICE_BASE):
-        # np.zeros uses calloc: the arena is reserved lazily, pages cost memory only once touched
+    def __init__(self, capacity: int = 16 << 30, initial: int = 1 << 32, base: int = DEVICE_BASE,
+                 arena: np.ndarray | None = None):
+        # np.zeros uses calloc: the arena is reserved lazily, pages cost memory only once touched.  A given
+        # ``arena`` (uint8, ``capacity`` bytes; e.g. a mapping whose address is ``base``) is used as it is
+        # and never grows: device addresses are then host addresses.
         self.capacity = capacity
         self.base = base                        # each device gets its own range (unified addressing)
-        self.arena = np.zeros(initial, dtype=np.uint8)
+        if arena is not None and (arena.dtype != np.uint8 or arena.ndim != 1 or len(arena) < capacity):
+            raise ValueError("a given arena must be a flat uint8 array of at least `capacity` bytes")
+        self.arena = np.zeros(initial, dtype=np.uint8) if arena is None else arena
+        self._fixed_arena = arena is not None
         self._top = 0                           # bump pointer (bytes into the arena)
         self._free: list[tuple[int, int]] = []  # (offset, size) free blocks
         self.starts: list[int] = []             # sorted allocation start addresses
@@ -60,6 +66,8 @@ class DeviceMemory:
         self.lock = threading.RLock()
         self.used = 0
         self.peer_views: list["DeviceMemory"] = []   # memories that map this arena (peer access)
+        self.serials: dict[int, int] = {}       # start -> a number no other allocation/mapping ever had
+        self._serial = 0
 
     # -- allocation --------------------------------------------------------------------------------------
     def _reindex(self) -> None:
@@ -91,6 +99,9 @@ class DeviceMemory:
                     break
             if off is None:
                 off = (self._top + align - 1) // align * align
+                if off + rounded > len(self.arena) and self._fixed_arena:
+                    raise HipError(hipError_t.hipErrorOutOfMemory,
+                                   f"out of device memory: no {size}-byte range left in the arena")
                 self._top = off + rounded
                 if self._top > len(self.arena):
                     new = np.zeros(max(self._top, 2 * len(self.arena)), dtype=np.uint8)
@@ -103,6 +114,8 @@ class DeviceMemory:
             addr = self.base + off
             bisect.insort(self.starts, addr)
             self.table[addr] = (addr + size, rounded, kind, None)
+            self._serial += 1
+            self.serials[addr] = self._serial
             self.used += rounded
             self._reindex()
             return addr
@@ -113,6 +126,7 @@ class DeviceMemory:
             if entry is None or entry[3] is not None:
                 raise HipError(hipError_t.hipErrorInvalidDevicePointer, f"0x{addr:x} is not the start of an allocation")
             del self.table[addr]
+            self.serials.pop(addr, None)
             self.starts.remove(addr)
             self._free.append((addr - self.base, entry[1]))
             self._free.sort()
@@ -124,6 +138,8 @@ class DeviceMemory:
         with self.lock:
             bisect.insort(self.starts, addr)
             self.table[addr] = (addr + array.nbytes, array.nbytes, kind, array.view(np.uint8).reshape(-1))
+            self._serial += 1
+            self.serials[addr] = self._serial
             self._reindex()
 
     def map_peer(self, other: "DeviceMemory") -> None:
@@ -147,6 +163,7 @@ class DeviceMemory:
             if entry is None or entry[3] is None:
                 return False
             del self.table[addr]
+            self.serials.pop(addr, None)
             self.starts.remove(addr)
             self._reindex()
             return True

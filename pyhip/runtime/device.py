@@ -54,6 +54,8 @@ class Device:
             try:
                 s.synchronize()
             except HipError as exc:
+                if s.destroyed and not s.is_null:
+                    continue            # destroyed by another thread meanwhile: destroy() synchronised it
                 first = first or exc
         first = first or self.take_error()
         if first is not None:

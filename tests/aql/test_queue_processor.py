@@ -308,7 +308,7 @@ def test_signal_wait_timeout_is_honoured_without_burning_cpu():
     for cond, val in ((A.COND_EQ, 0), (A.COND_NE, 5), (A.COND_LT, 5), (A.COND_GTE, 6)):
         t0 = time.perf_counter()
         assert s.wait(cond, val, 0.15) is False
-        assert 0.15 <= time.perf_counter() - t0 < 0.4
+        assert 0.15 <= time.perf_counter() - t0 < 1.5     # generous: a loaded machine oversleeps
     t0, c0 = time.perf_counter(), time.process_time()
     assert s.wait(A.COND_EQ, 0, 0.4) is False
     assert time.process_time() - c0 < 0.1          # slept, did not spin

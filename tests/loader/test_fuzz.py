@@ -82,7 +82,7 @@ def test_mutation_fuzz(shard):
     worst, errors, ok = 0.0, 0, 0
     for i in range(PER_SHARD):
         data = mutate(rng, rng.choice(corpus))
-        t0 = time.perf_counter()
+        t0 = time.process_time()        # CPU time: a loaded machine must not fail the bound
         try:
             exercise(data)
             ok += 1
@@ -93,9 +93,9 @@ def test_mutation_fuzz(shard):
             path = f"/tmp/pyhip-fuzz-crash-{shard}-{i}.bin"
             open(path, "wb").write(data)
             raise AssertionError(f"input {i} (saved to {path}) raised {type(exc).__name__}: {exc}") from exc
-        worst = max(worst, time.perf_counter() - t0)
+        worst = max(worst, time.process_time() - t0)
     growth_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss0) / 1024
     assert errors + ok == PER_SHARD
     assert errors > PER_SHARD // 10          # the mutations do reach the validators
-    assert worst < 2.0, f"slowest input took {worst:.2f}s"
+    assert worst < 2.0, f"slowest input took {worst:.2f}s of CPU"
     assert growth_mb < 256, f"peak RSS grew by {growth_mb:.0f} MB"

@@ -1,0 +1,318 @@
+"""Process memory of the emulated KFD (what libhsakmt's fmm.c and amdkfd do for hsaKmt*Memory*).
+
+Every GPU virtual address is the host address (a dGPU in libhsakmt's SVM layout):
+
+* VRAM of GPU node N lives in one reserved mapping of the board's VRAM size; it is that device's
+  :class:`~pyhip.emu.memory.DeviceMemory` arena, so an allocation enters the emulator's bounds table when it
+  is made and device accesses take the emulator's arena fast paths;
+* system memory (``hsaKmtAllocMemory`` on the CPU node, or paged memory asked of a GPU node) is an anonymous
+  mapping; registered user memory and SVM ranges are the caller's own pages.  Those enter a GPU's bounds
+  table when they are mapped to it (``MapMemoryToGPU(Nodes)``, SVM access attributes) and leave it when
+  unmapped or freed — a kernel touching memory its GPU has not mapped faults like on hardware;
+* the scratch aperture (``MemFlags.Scratch``) is reserved address space; the emulator keeps each lane's
+  private memory itself, so mapping scratch only records which ranges the queues may use.
+"""
+from __future__ import annotations
+
+import bisect
+import ctypes
+import os
+import threading
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import abi
+
+PAGE = 4096
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.mmap.restype = ctypes.c_void_p
+_libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+_libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+MAP_PRIVATE, MAP_ANONYMOUS, MAP_NORESERVE, MAP_FIXED_NOREPLACE = 0x02, 0x20, 0x4000, 0x100000
+MAP_FAILED = ctypes.c_void_p(-1).value
+
+
+def mmap_anon(size: int, fixed: int = 0, prot: int = abi.PROT_READ | abi.PROT_WRITE) -> int:
+    flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | (MAP_FIXED_NOREPLACE if fixed else 0)
+    p = _libc.mmap(fixed or None, size, prot, flags, -1, 0)
+    if p is None or p == MAP_FAILED or (fixed and p != fixed):
+        if p not in (None, MAP_FAILED):
+            _libc.munmap(p, size)
+        return 0
+    return p
+
+
+def munmap(addr: int, size: int) -> None:
+    _libc.munmap(addr, size)
+
+
+def host_array(addr: int, size: int) -> np.ndarray:
+    """A uint8 view of ``size`` bytes of this process's memory at ``addr``."""
+    return np.frombuffer((ctypes.c_uint8 * size).from_address(addr), dtype=np.uint8)
+
+
+def page_floor(a: int) -> int:
+    return a & ~(PAGE - 1)
+
+
+def page_ceil(a: int) -> int:
+    return (a + PAGE - 1) & ~(PAGE - 1)
+
+
+@dataclass
+class MemObject:
+    addr: int
+    size: int
+    node: int                      # the node it was allocated for / registered on
+    flags: int                     # HsaMemFlags
+    kind: int                      # abi.PTR_*
+    vram_of: int = 0               # GPU node whose VRAM holds it (0: system memory / user memory)
+    scratch: bool = False
+    owned_mapping: bool = False    # an mmap of ours (munmap on free)
+    registered: tuple = ()         # nodes it is registered to (RegisterMemoryToNodes)
+    mapped: set = field(default_factory=set)
+    scratch_maps: dict = field(default_factory=dict)   # addr -> size (scratch sub-ranges)
+    userdata: int = 0
+    keep: list = field(default_factory=list)           # cffi arrays handed out by QueryPointerInfo
+
+    @property
+    def end(self) -> int:
+        return self.addr + self.size
+
+
+class Vram:
+    """One GPU node's VRAM: a reserved mapping used as the emulated device's memory arena."""
+
+    def __init__(self, size: int):
+        from ..emu.memory import DeviceMemory
+
+        self.size = size
+        self.base = mmap_anon(size)
+        if not self.base:
+            raise abi.KfdError(abi.NO_MEMORY, f"cannot reserve {size >> 30} GiB of address space for VRAM")
+        self.memory = DeviceMemory(size, base=self.base, arena=host_array(self.base, size))
+
+
+class ProcessMemory:
+    """The memory objects of the process, by address."""
+
+    def __init__(self, topology, gpus: dict):
+        self.topology = topology
+        self.gpus = gpus                       # node id -> EmulatedGPU (its .memory is the VRAM arena)
+        self.objects: dict[int, MemObject] = {}
+        self._starts: list[int] = []
+        self.svm: list[tuple[int, int, dict]] = []     # (start, end, {attr type: value or set of nodes})
+        self.lock = threading.RLock()
+        self.scratch_size = 4 << 30
+
+    # -- lookup ------------------------------------------------------------------------------------
+    def find(self, addr: int) -> MemObject | None:
+        with self.lock:
+            i = bisect.bisect_right(self._starts, addr) - 1
+            if i >= 0:
+                o = self.objects[self._starts[i]]
+                if addr < o.end:
+                    return o
+        return None
+
+    def _add(self, o: MemObject) -> None:
+        self.objects[o.addr] = o
+        bisect.insort(self._starts, o.addr)
+
+    def _remove(self, o: MemObject) -> None:
+        del self.objects[o.addr]
+        self._starts.remove(o.addr)
+
+    def gpu_accessible(self, node: int, addr: int, size: int) -> bool:
+        """Whether [addr, addr+size) is mapped to GPU ``node`` (queue buffers are checked with this)."""
+        gpu = self.gpus.get(node)
+        hit = gpu.memory.find(addr) if gpu is not None else None
+        return hit is not None and addr + size <= hit[1]
+
+    # -- allocation --------------------------------------------------------------------------------
+    def alloc(self, node: int, size: int, flags: int, fixed: int = 0) -> int:
+        f = abi.bits(flags, abi.MEM_FLAGS)
+        self.topology.check_node(node)
+        page = abi.PAGE_SIZES[f["PageSize"]]
+        if not size or size % page:
+            raise abi.KfdError(abi.INVALID_PARAMETER, f"size {size} is not a positive multiple of {page}")
+        if f["FixedAddress"] and not fixed:
+            raise abi.KfdError(abi.INVALID_PARAMETER, "FixedAddress without an address")
+        with self.lock:
+            if f["Scratch"]:
+                if node == 0:
+                    raise abi.KfdError(abi.INVALID_PARAMETER, "scratch on the CPU node")
+                addr = mmap_anon(size, fixed, abi.PROT_NONE)
+                if not addr:
+                    raise abi.KfdError(abi.NO_MEMORY, f"no {size}-byte scratch range")
+                o = MemObject(addr, size, node, flags, abi.PTR_UNKNOWN, scratch=True, owned_mapping=True)
+            elif node == 0 or not f["NonPaged"]:         # system memory (libhsakmt: paged GPU requests too)
+                addr = mmap_anon(size, fixed)
+                if not addr:
+                    raise abi.KfdError(abi.ERROR if not fixed else abi.NO_MEMORY,
+                                       f"cannot map {size} bytes of system memory")
+                o = MemObject(addr, size, node, flags, abi.PTR_ALLOCATED, owned_mapping=True)
+            else:                                         # VRAM
+                if fixed:
+                    raise abi.KfdError(abi.NO_MEMORY, "fixed-address VRAM allocations are not supported")
+                from ..errors import HipError
+                try:
+                    addr = self.gpus[node].memory.alloc(size, kind="kfd", align=max(page, PAGE))
+                except HipError as exc:
+                    raise abi.KfdError(abi.NO_MEMORY, str(exc), "ENOMEM") from None
+                o = MemObject(addr, size, node, flags, abi.PTR_ALLOCATED, vram_of=node)
+                o.mapped.add(node)                        # in its own GPU's table from the start
+            self._add(o)
+            return addr
+
+    def free(self, addr: int) -> None:
+        with self.lock:
+            o = self.objects.get(addr)
+            if o is None or o.kind in (abi.PTR_REGISTERED_USER,):
+                raise abi.KfdError(abi.INVALID_PARAMETER, f"0x{addr:x} is not an allocation of this process")
+            self._unmap_all(o)
+            self._remove(o)
+            if o.vram_of:
+                self.gpus[o.vram_of].memory.free(addr)
+            elif o.owned_mapping:
+                munmap(o.addr, o.size)
+
+    def register_user(self, addr: int, size: int, flags: int, nodes=()) -> None:
+        if not addr or not size:
+            raise abi.KfdError(abi.INVALID_PARAMETER, "null or empty user range")
+        with self.lock:
+            for a in (addr, addr + size - 1):
+                if self.find(a) is not None:
+                    raise abi.KfdError(abi.MEMORY_ALREADY_REGISTERED, f"0x{addr:x} is already registered")
+            for n in nodes:
+                self.topology.check_node(n)
+            self._add(MemObject(addr, size, 0, flags, abi.PTR_REGISTERED_USER, registered=tuple(nodes)))
+
+    def deregister(self, addr: int) -> None:
+        with self.lock:
+            o = self.objects.get(addr)
+            if o is None:
+                raise abi.KfdError(abi.MEMORY_NOT_REGISTERED, f"0x{addr:x} is not registered")
+            if o.kind == abi.PTR_REGISTERED_USER:
+                self._unmap_all(o)
+                self._remove(o)
+            else:                         # allocations: libhsakmt only drops the registration record
+                o.registered = ()
+
+    # -- GPU mappings ------------------------------------------------------------------------------
+    def map(self, addr: int, size: int, nodes=None) -> int:
+        """MapMemoryToGPU(Nodes); ``nodes`` None = the GPUs libhsakmt maps to by default (the owning GPU for
+        VRAM and scratch, every GPU for system and user memory).  Returns the GPU VA (= addr)."""
+        with self.lock:
+            o = self.find(addr)
+            if o is None:
+                raise abi.KfdError(abi.INVALID_PARAMETER, f"0x{addr:x} is not in a known memory object")
+            if o.scratch:
+                if addr & (PAGE - 1) or addr + size > o.end or not size:
+                    raise abi.KfdError(abi.INVALID_PARAMETER, "scratch mapping outside the scratch range")
+                o.scratch_maps[addr] = size
+                return addr
+            if addr != o.addr:
+                raise abi.KfdError(abi.INVALID_PARAMETER, f"0x{addr:x} is not the start of its object")
+            if nodes is None:
+                nodes = [o.vram_of] if o.vram_of else (list(o.registered) or list(self.gpus))
+            for n in nodes:
+                if n not in self.gpus:
+                    raise abi.KfdError(abi.INVALID_NODE_UNIT, f"node {n} is not a GPU")
+            for n in nodes:
+                if n not in o.mapped:
+                    self.gpus[n].memory.map_host(o.addr, host_array(o.addr, o.size))
+                    o.mapped.add(n)
+            return addr
+
+    def unmap(self, addr: int) -> None:
+        with self.lock:
+            o = self.find(addr)
+            if o is None:
+                raise abi.KfdError(abi.INVALID_PARAMETER, f"0x{addr:x} is not in a known memory object")
+            if o.scratch:
+                if o.scratch_maps.pop(addr, None) is None:
+                    raise abi.KfdError(abi.INVALID_PARAMETER, f"scratch at 0x{addr:x} was not mapped")
+                return
+            self._unmap_all(o)
+
+    def _unmap_all(self, o: MemObject) -> None:
+        for n in list(o.mapped):
+            if n != o.vram_of:
+                self.gpus[n].memory.unmap_host(o.addr)
+            o.mapped.discard(n)
+        if o.vram_of:
+            o.mapped.add(o.vram_of)      # VRAM stays in its own GPU's table until freed
+
+    # -- SVM (hsaKmtSVMSetAttr / GetAttr) ------------------------------------------------------------
+    def svm_set(self, start: int, size: int, attrs: list[tuple[int, int]]) -> None:
+        if start & (PAGE - 1) or size & (PAGE - 1) or not size:
+            raise abi.KfdError(abi.INVALID_PARAMETER, "SVM ranges are page aligned")
+        with self.lock:
+            rec = {}
+            for t, v in attrs:
+                if t in (abi.SVM_ACCESS, abi.SVM_ACCESS_IN_PLACE, abi.SVM_NO_ACCESS, abi.SVM_PREFERRED_LOC,
+                         abi.SVM_PREFETCH_LOC) and v not in (0, 0xFFFFFFFF) and v not in self.gpus:
+                    raise abi.KfdError(abi.INVALID_PARAMETER, f"SVM attribute {t}: node {v} is not a GPU")
+                if t > abi.SVM_GRANULARITY:
+                    raise abi.KfdError(abi.INVALID_PARAMETER, f"unknown SVM attribute {t}")
+                rec[t] = v
+            self.svm.append((start, start + size, rec))
+            for t, v in attrs:
+                if t in (abi.SVM_ACCESS, abi.SVM_ACCESS_IN_PLACE) and v in self.gpus:
+                    self._svm_map(v, start, size)
+                elif t == abi.SVM_NO_ACCESS and v in self.gpus:
+                    self._svm_unmap(v, start)
+
+    def _svm_map(self, node: int, start: int, size: int) -> None:
+        mem = self.gpus[node].memory
+        hit = mem.find(start)
+        if hit is None:
+            mem.map_host(start, host_array(start, size))
+
+    def _svm_unmap(self, node: int, start: int) -> None:
+        self.gpus[node].memory.unmap_host(start)
+
+    def svm_get(self, start: int, size: int, attrs: list[tuple[int, int]]) -> list[tuple[int, int]]:
+        with self.lock:
+            out = []
+            for t, v in attrs:
+                val = {abi.SVM_PREFERRED_LOC: 0xFFFFFFFF, abi.SVM_PREFETCH_LOC: 0xFFFFFFFF,
+                       abi.SVM_GRANULARITY: 9}.get(t, 0)
+                for s, e, rec in self.svm:
+                    if s <= start < e and t in rec:
+                        val = rec[t] if t not in (abi.SVM_ACCESS, abi.SVM_ACCESS_IN_PLACE, abi.SVM_NO_ACCESS) \
+                            else v
+                out.append((t, val))
+            return out
+
+    # -- pointer info ------------------------------------------------------------------------------
+    def pointer_info(self, addr: int) -> dict | None:
+        o = self.find(addr)
+        if o is None or o.scratch:
+            return None
+        return dict(Type=o.kind, Node=o.vram_of or o.node, MemFlags=o.flags, CPUAddress=o.addr,
+                    GPUAddress=o.addr, SizeInBytes=o.size, registered=list(o.registered),
+                    mapped=sorted(o.mapped), UserData=o.userdata, obj=o)
+
+    def set_userdata(self, addr: int, data: int) -> None:
+        o = self.find(addr)
+        if o is None:
+            raise abi.KfdError(abi.INVALID_PARAMETER, f"0x{addr:x} is not in a known memory object")
+        o.userdata = data
+
+    def release_all(self) -> None:
+        with self.lock:
+            for o in list(self.objects.values()):
+                try:
+                    if o.kind == abi.PTR_REGISTERED_USER:
+                        self.deregister(o.addr)
+                    else:
+                        self.free(o.addr)
+                except abi.KfdError:
+                    pass
+
+
+def pid() -> int:
+    return os.getpid()

@@ -18,12 +18,8 @@ def install(c) -> None:
 
     @c.export
     def hipFree(ptr):
-        a = addr(ptr)
-        if a in rt.host_allocs:                  # hipMallocManaged (or hipHostMalloc) memory
-            ops.host_free(a)
-            c.keep.pop(a, None)
-            return
-        ops.free(a)
+        ops.free(addr(ptr))                      # device, managed or hipHostMalloc memory
+        c.keep.pop(addr(ptr), None)
 
     @c.export
     def hipMallocManaged(ptr, size, flags):

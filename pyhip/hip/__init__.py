@@ -28,6 +28,8 @@ from .streams import (hipEventCreate, hipEventCreateWithFlags, hipEventDestroy, 
                       hipStreamCreateWithPriority, hipStreamDestroy, hipStreamQuery, hipStreamSynchronize,
                       hipStreamWaitEvent)
 
+from .breadth import *  # noqa: E402,F401,F403  (pitched/3-D memory, pointers, devices, peers, graphs...)
+
 HIP_VERSION = 50221153
 hipHostMallocDefault = 0
 hipHostMallocPortable = 1

@@ -32,12 +32,20 @@ def free(ptr) -> None:
         raise HipError(hipError_t.hipErrorInvalidValue, "not a device pointer")
     if addr == 0:
         return
+    host = runtime().host_allocs.get(addr)
+    if host is not None and host.kind != "registered":   # hipMallocManaged / hipHostMalloc memory
+        host_free(addr)
+        return
     dev = owner(addr)
     if dev is None:
         raise HipError(hipError_t.hipErrorInvalidValue, f"0x{addr:x} is not a device allocation")
     dev.synchronize_quietly()          # hipFree is synchronous
     dev.backend.free(addr)
-    runtime().pitched.pop(addr, None)
+    rt = runtime()
+    rt.pitched.pop(addr, None)
+    pool = rt.pool_of.pop(addr, None)
+    if pool is not None:
+        pool.forget(addr)
 
 
 def host_malloc(size: int, flags: int = 0, kind: str = "hostmalloc") -> HostPointer:

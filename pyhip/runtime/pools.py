@@ -62,6 +62,13 @@ class MemPool:
         runtime().pool_of.pop(addr, None)
         st.host_op(release, "free async")
 
+    def forget(self, addr: int) -> None:
+        """A hipFree of a pool allocation (memory already returned to the device)."""
+        with self.lock:
+            size = self.allocs.pop(addr, None)
+            if size is not None:
+                self.used -= size
+
     def get(self, attr: int) -> int:
         if attr in self.attrs:
             return self.attrs[attr]

@@ -1,0 +1,215 @@
+"""pyhip.hip beyond the basics (issue 18), against numpy references with random data and odd sizes:
+pitched/3-D memory and copies/fills, driver-style copies, pointer attributes, host registration (a kernel
+writes a numpy array), managed and stream-ordered memory, device queries and peers, stream capture and graph
+launch, a cooperative launch with grid-wide sync."""
+from __future__ import annotations
+
+import os
+import subprocess
+from types import SimpleNamespace as NS
+
+import numpy as np
+import pytest
+
+import pyhip.hip as hip
+from pyhip.errors import hipError_t as E
+
+from conftest import BIN, require_tool
+
+rng = np.random.default_rng(18)
+
+
+def ok(ret):
+    assert ret[0] == E.hipSuccess, ret
+    return ret[1] if len(ret) == 2 else ret[1:]
+
+
+@pytest.fixture(scope="module")
+def basic():
+    ok(hip.hipSetDevice(0))
+    return ok(hip.hipModuleLoad(str(BIN / "hipcc52/basic-gfx90a.hsaco")))
+
+
+def test_pitched_2d_and_3d_roundtrips():
+    ok(hip.hipSetDevice(0))
+    W, H = 91, 7
+    d, pitch = ok(hip.hipMallocPitch(W, H))
+    assert pitch >= W and pitch % 256 == 0
+    a = rng.integers(0, 256, (H, W), dtype=np.uint8)
+    ok(hip.hipMemcpy2D(d, pitch, a, W, W, H, 1))
+    ok(hip.hipMemset2D(int(d) + 2 * pitch + 3, pitch, 0x5A, 10, 3))
+    back = np.full((H, W), 0xCD, np.uint8)
+    ok(hip.hipMemcpy2D(back, W, d, pitch, W, H, 2))
+    ref = a.copy()
+    ref[2:5, 3:13] = 0x5A
+    assert np.array_equal(back, ref)
+    assert hip.hipMemcpy2D(back, W - 1, d, pitch, W, H, 2)[0] == E.hipErrorInvalidPitchValue
+    ok(hip.hipFree(d))
+    ext = NS(width=13, height=5, depth=4)
+    pp = NS(ptr=None, pitch=0, xsize=0, ysize=0)
+    ok(hip.hipMalloc3D(pp, ext))
+    assert pp.pitch >= 13 and (pp.xsize, pp.ysize) == (13, 5)
+    vol = rng.integers(0, 256, (4, 5, 13), dtype=np.uint8)
+    host = NS(ptr=vol.ctypes.data, pitch=13, xsize=13, ysize=5)
+    ok(hip.hipMemcpy3D(NS(srcPtr=host, dstPtr=pp, extent=ext, kind=1)))
+    ok(hip.hipMemset3D(NS(ptr=int(pp.ptr) + pp.pitch * 5 + pp.pitch + 2, pitch=pp.pitch, xsize=13, ysize=5), 7,
+                       NS(width=4, height=2, depth=2)))
+    out = np.zeros_like(vol)
+    ok(hip.hipMemcpy3D(NS(srcPtr=pp, dstPtr=NS(ptr=out.ctypes.data, pitch=13, xsize=13, ysize=5), extent=ext,
+                          kind=2)))
+    ref = vol.copy()
+    ref[1:3, 1:3, 2:6] = 7
+    assert np.array_equal(out, ref)
+    ok(hip.hipFree(pp.ptr))
+
+
+def test_driver_style_and_stream_copies():
+    ok(hip.hipSetDevice(0))
+    n = 777
+    a = rng.standard_normal(n).astype(np.float32)
+    d1, d2 = ok(hip.hipMalloc(a.nbytes)), ok(hip.hipMalloc(a.nbytes))
+    s = ok(hip.hipStreamCreate())
+    ok(hip.hipMemcpyHtoDAsync(d1, a, a.nbytes, s))
+    ok(hip.hipMemcpyDtoDAsync(d2, d1, a.nbytes, s))
+    b = np.zeros_like(a)
+    ok(hip.hipMemcpyWithStream(b, d2, a.nbytes, 2, s))
+    assert np.array_equal(a, b)
+    ok(hip.hipStreamDestroy(s))
+    for p in (d1, d2):
+        ok(hip.hipFree(p))
+
+
+def test_pointer_attributes_and_registered_numpy_memory(basic):
+    ok(hip.hipSetDevice(0))
+    d = ok(hip.hipMalloc(4096))
+    attrs = NS(memoryType=-1, device=-1, devicePointer=None, hostPointer=None, isManaged=-1, allocationFlags=-1)
+    ok(hip.hipPointerGetAttributes(attrs, int(d) + 100))
+    assert (attrs.memoryType, attrs.device, int(attrs.devicePointer), attrs.isManaged) == (1, 0, int(d) + 100, 0)
+    assert ok(hip.hipMemPtrGetInfo(int(d) + 8)) == 4096
+    base, size = ok(hip.hipMemGetAddressRange(int(d) + 4000))
+    assert (int(base), size) == (int(d), 4096)
+    host = rng.integers(-1000, 1000, 1500).astype(np.int32)
+    expect = host * 3
+    assert hip.hipPointerGetAttributes(attrs, host)[0] == E.hipErrorInvalidValue
+    ok(hip.hipHostRegister(host, host.nbytes, 0))
+    assert hip.hipHostRegister(host, host.nbytes, 0)[0] == E.hipErrorHostMemoryAlreadyRegistered
+    dev_view = ok(hip.hipHostGetDevicePointer(host, 0))
+    f = ok(hip.hipModuleGetFunction(basic, "scale<int>"))
+    ok(hip.hipModuleLaunchKernel(f, 6, 1, 1, 256, 1, 1, 0, None, [dev_view, np.int32(3), np.int32(host.size)]))
+    ok(hip.hipDeviceSynchronize())
+    assert np.array_equal(host, expect)                  # the kernel wrote the caller's numpy array
+    assert ok(hip.hipHostGetFlags(host)) == 0
+    ok(hip.hipHostUnregister(host))
+    assert hip.hipHostUnregister(host)[0] == E.hipErrorHostMemoryNotRegistered
+    ok(hip.hipFree(d))
+
+
+def test_managed_and_stream_ordered_memory(basic):
+    ok(hip.hipSetDevice(0))
+    n = 1000
+    m = ok(hip.hipMallocManaged(n * 4, 1))
+    view = np.ctypeslib.as_array((np.ctypeslib.ctypes.c_float * n).from_address(int(m)))
+    view[:] = np.arange(n, dtype=np.float32)
+    f = ok(hip.hipModuleGetFunction(basic, "scale<float>"))
+    ok(hip.hipModuleLaunchKernel(f, 4, 1, 1, 256, 1, 1, 0, None, [m, np.float32(0.5), np.int32(n)]))
+    ok(hip.hipDeviceSynchronize())
+    assert np.array_equal(view, np.arange(n, dtype=np.float32) * 0.5)
+    ok(hip.hipFree(m))
+    free0 = ok(hip.hipMemGetInfo())[0]
+    s = ok(hip.hipStreamCreate())
+    p = ok(hip.hipMallocAsync(n * 4, s))
+    ok(hip.hipMemsetD32Async(p, 0x3F800000, n, s))          # 1.0f
+    out = np.zeros(n, np.float32)
+    ok(hip.hipMemcpyAsync(out, p, n * 4, 2, s))
+    ok(hip.hipFreeAsync(p, s))
+    ok(hip.hipStreamSynchronize(s))
+    assert (out == 1.0).all() and ok(hip.hipMemGetInfo())[0] == free0
+    ok(hip.hipStreamDestroy(s))
+
+
+def test_device_queries_and_peers():
+    n = ok(hip.hipGetDeviceCount())
+    assert n >= 2                                             # the suite runs with two devices
+    bus = ok(hip.hipDeviceGetPCIBusId(13, 1))
+    assert ok(hip.hipDeviceGetByPCIBusId(bus)) == 1
+    assert ok(hip.hipDeviceTotalMem(0)) == ok(hip.hipGetDeviceProperties(0)).totalGlobalMem
+    assert ok(hip.hipDeviceCanAccessPeer(0, 1)) == 1 and ok(hip.hipDeviceCanAccessPeer(1, 1)) == 0
+    ok(hip.hipSetDevice(0))
+    ok(hip.hipDeviceEnablePeerAccess(1, 0))
+    assert hip.hipDeviceEnablePeerAccess(1, 0)[0] == E.hipErrorPeerAccessAlreadyEnabled
+    ok(hip.hipDeviceDisablePeerAccess(1))
+    assert hip.hipDeviceDisablePeerAccess(1)[0] == E.hipErrorPeerAccessNotEnabled
+    ok(hip.hipSetDevice(1))
+    src = ok(hip.hipMalloc(400))
+    a = rng.integers(0, 1 << 30, 100).astype(np.int32)
+    ok(hip.hipMemcpy(src, a, 400, 1))
+    ok(hip.hipSetDevice(0))
+    dst = ok(hip.hipMalloc(400))
+    ok(hip.hipMemcpyPeer(dst, 0, src, 1, 400))
+    b = np.zeros_like(a)
+    ok(hip.hipMemcpy(b, dst, 400, 2))
+    assert np.array_equal(a, b)
+    ok(hip.hipFree(dst))
+    ok(hip.hipSetDevice(1))
+    ok(hip.hipFree(src))
+    ok(hip.hipSetDevice(0))
+
+
+def test_capture_and_graph_launch(basic):
+    ok(hip.hipSetDevice(0))
+    n = 500
+    host = np.zeros(n, np.float32)
+    out = np.zeros(n, np.float32)
+    d = ok(hip.hipMalloc(n * 4))
+    s = ok(hip.hipStreamCreate())
+    f = ok(hip.hipModuleGetFunction(basic, "scale<float>"))
+    ok(hip.hipStreamBeginCapture(s, 0))
+    assert ok(hip.hipStreamIsCapturing(s)) == 1
+    ok(hip.hipMemcpyAsync(d, host, n * 4, 1, s))
+    ok(hip.hipModuleLaunchKernel(f, 2, 1, 1, 256, 1, 1, 0, s, [d, np.float32(3.0), np.int32(n)]))
+    ok(hip.hipMemcpyAsync(out, d, n * 4, 2, s))
+    g = ok(hip.hipStreamEndCapture(s))
+    ge, _ = ok(hip.hipGraphInstantiate(g, None, 0))
+    for rep in range(2):
+        host[:] = rng.standard_normal(n).astype(np.float32)
+        ok(hip.hipGraphLaunch(ge, s))
+        ok(hip.hipStreamSynchronize(s))
+        assert np.array_equal(out, host * np.float32(3.0))
+    ok(hip.hipGraphExecDestroy(ge))
+    ok(hip.hipGraphDestroy(g))
+    ok(hip.hipStreamDestroy(s))
+    ok(hip.hipFree(d))
+
+
+def test_cooperative_launch_grid_sync(tmp_path):
+    src = tmp_path / "coop.hip"
+    src.write_text(r"""
+#include <hip/hip_runtime.h>
+#include <hip/hip_cooperative_groups.h>
+extern "C" __global__ void rotate(const int* in, int* tmp, int* out, int n) {
+  cooperative_groups::grid_group g = cooperative_groups::this_grid();
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) tmp[i] = in[i] * 2;
+  g.sync();
+  if (i < n) out[i] = tmp[(i + n / 2) % n];
+}""")
+    co = tmp_path / "coop.co"
+    subprocess.run([require_tool("hipcc"), "--genco", "--offload-arch=gfx90a", str(src), "-o", str(co)], check=True,
+                   capture_output=True, env={**os.environ, "HIP_PLATFORM": "amd"})
+    ok(hip.hipSetDevice(0))
+    m = ok(hip.hipModuleLoad(str(co)))
+    f = ok(hip.hipModuleGetFunction(m, "rotate"))
+    n = 1000
+    a = rng.integers(-10000, 10000, n).astype(np.int32)
+    din, tmp, dout = (ok(hip.hipMalloc(n * 4)) for _ in range(3))
+    ok(hip.hipMemcpy(din, a, n * 4, 1))
+    ok(hip.hipLaunchCooperativeKernel(f, (8, 1, 1), (128, 1, 1), [din, tmp, dout, np.int32(n)], 0, None))
+    ok(hip.hipDeviceSynchronize())
+    out = np.zeros(n, np.int32)
+    ok(hip.hipMemcpy(out, dout, n * 4, 2))
+    assert np.array_equal(out, np.roll(a * 2, -(n // 2)))
+    assert hip.hipLaunchCooperativeKernel(f, (100000, 1, 1), (128, 1, 1), [din, tmp, dout, np.int32(n)], 0,
+                                          None)[0] == E.hipErrorCooperativeLaunchTooLarge
+    for p in (din, tmp, dout):
+        ok(hip.hipFree(p))
+    ok(hip.hipModuleUnload(m))

@@ -47,7 +47,7 @@ def implemented_decls() -> str:
 
 
 # implemented in C (fastlaunch.c): the native launch path and the thread's last error
-C_IMPLEMENTED = {"hipLaunchKernel", "hipGetLastError", "hipPeekAtLastError", "__hipPushCallConfiguration",
+C_IMPLEMENTED = {"__gnu_h2f_ieee", "__gnu_f2h_ieee", "hipLaunchKernel", "hipGetLastError", "hipPeekAtLastError", "__hipPushCallConfiguration",
                  "__hipPopCallConfiguration", "_ZN8hip_impl22hipLaunchKernelGGLImplEmRK4dim3S2_jP12ihipStream_tPPv"}
 # what Python calls in the shim (fastlaunch.c)
 C_API = """
@@ -156,6 +156,7 @@ def make_builder() -> cffi.FFI:
     ffibuilder.cdef(TYPES + C_API)
     ffibuilder.embedding_api(implemented_decls())
     source = ("#include <stdint.h>\n#include <stddef.h>\n" + TYPES + SLOW_DECL + (HERE / "fastlaunch.c").read_text()
+              + (HERE / "halfconv.c").read_text()
               + stubs_source())
     ffibuilder.set_source("_pyhip_hip_shim", source,
                           extra_compile_args=["-O2", "-Wno-builtin-declaration-mismatch"],
@@ -173,6 +174,7 @@ def fingerprint() -> str:
     # under another
     h.update(f"{sys.executable}|{sys.prefix}|{sys.version}|{cffi.__version__}".encode())
     for p in (HERE / "exports.txt", HERE / "prototypes.txt", HERE / "libamdhip64.map", HERE / "fastlaunch.c",
+              HERE / "halfconv.c",
               HERE / "types.h", Path(__file__), *sorted(API_DIR.glob("*.*"))):
         h.update(p.read_bytes())
     return h.hexdigest()[:16]

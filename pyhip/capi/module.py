@@ -82,19 +82,26 @@ def install(c) -> None:
         c.fast.invalidate()
         c.check(H.hipModuleUnload(c.obj(module, Module)))
 
+    def module_of(module):
+        if module == ffi.NULL:
+            raise HipError(hipError_t.hipErrorInvalidResourceHandle, "null module")
+        return c.obj(module, Module)
+
     @c.export
     def hipModuleGetFunction(function, module, name):
-        c.need(function, name)
-        c.new_handle(function, c.check(H.hipModuleGetFunction(c.obj(module, Module), ffi.string(name))))
+        if function == ffi.NULL or name == ffi.NULL or not ffi.string(name):
+            raise invalid("null function pointer or empty name")
+        c.new_handle(function, c.check(H.hipModuleGetFunction(module_of(module), ffi.string(name))))
 
     @c.export
     def hipModuleGetGlobal(dptr, nbytes, module, name):
-        c.need(name)
-        a, size = c.check(H.hipModuleGetGlobal(c.obj(module, Module), ffi.string(name)))
-        if dptr != ffi.NULL:
-            dptr[0] = ffi.cast("void*", int(a))
-        if nbytes != ffi.NULL:
-            nbytes[0] = size
+        if dptr == ffi.NULL or nbytes == ffi.NULL:
+            return None                          # ROCclr: a null output means nothing to do
+        if name == ffi.NULL or not ffi.string(name):
+            raise invalid("null or empty name")
+        a, size = c.check(H.hipModuleGetGlobal(module_of(module), ffi.string(name)))
+        dptr[0] = ffi.cast("void*", int(a))
+        nbytes[0] = size
 
     def module_args(func, params, extra) -> bytes:
         """Explicit arguments from kernelParams (one pointer per argument) or extra (one packed buffer)."""

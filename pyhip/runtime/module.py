@@ -114,6 +114,9 @@ class Module:
             code_object = binary.select(device.isa)
         self.code_object = code_object.validate()
         self.program = device.backend.load_program(self.code_object)
+        self.managed: dict[str, tuple] = {}     # __managed__ variable -> (managed memory, size)
+        if source is not None:                  # hipModuleLoad*: no registration binds managed variables
+            self._init_managed()
         self._functions: dict[str, Function] = {}
         self._lock = threading.Lock()
         self.unloaded = False
@@ -129,9 +132,30 @@ class Module:
                 f = self._functions[kernel.name] = Function(self, kernel)
             return f
 
+    def _init_managed(self) -> None:
+        """hip-clang compiles ``__managed__ T x`` to a pointer variable ``x`` and its initial value
+        ``x.managed``: give each one managed memory holding the initial value, and point ``x`` at it (what
+        ROCclr does for dynamically loaded modules)."""
+        import struct
+
+        from .ops import host_malloc
+
+        for g in self.code_object.globals:
+            if not g.name.endswith(".managed"):
+                continue
+            name = g.name[:-len(".managed")]
+            init_addr, size = self.program.global_address(g.name), g.size
+            mem = host_malloc(max(size, 1), kind="managed")
+            mem.array[:size] = memoryview(self.device.backend.read(init_addr, size))
+            self.device.backend.write(self.program.global_address(name), struct.pack("<Q", int(mem)))
+            self.managed[name] = (mem, size)
+
     def global_var(self, name) -> tuple[int, int]:
         if isinstance(name, bytes):
             name = name.decode()
+        if name in self.managed:
+            mem, size = self.managed[name]
+            return int(mem), size
         for g in self.code_object.globals:
             if g.name == name:
                 return self.program.global_address(name), g.size
@@ -143,3 +167,7 @@ class Module:
         self.device.synchronize_quietly()
         self.unloaded = True
         self.device.backend.unload_program(self.program)
+        from .ops import host_free
+        for mem, _ in self.managed.values():
+            host_free(mem)
+        self.managed.clear()

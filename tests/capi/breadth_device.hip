@@ -68,6 +68,15 @@ static void devices() {
   check("priority clamped, flags kept", prio == -1 && flags == hipStreamNonBlocking);
   hipStreamDestroy(s);
   code("hipStreamCreate(nullptr)", hipStreamCreate(nullptr), hipErrorInvalidValue);
+  hipModule_t mod = nullptr; hipFunction_t fn = nullptr; hipDeviceptr_t gp = nullptr; size_t gsz = 0;
+  code("hipModuleLoad(nullptr)", hipModuleLoad(nullptr, "x.co"), hipErrorInvalidValue);
+  code("hipModuleLoad of a missing file", hipModuleLoad(&mod, "/nonexistent/x.co"), hipErrorFileNotFound);
+  code("hipModuleGetFunction on a null module", hipModuleGetFunction(&fn, nullptr, "k"),
+       hipErrorInvalidResourceHandle);
+  code("hipModuleGetFunction, empty name", hipModuleGetFunction(&fn, mod, ""), hipErrorInvalidValue);
+  code("hipModuleGetGlobal, null output", hipModuleGetGlobal(nullptr, &gsz, mod, "g"), hipSuccess);
+  code("hipModuleGetGlobal on a null module", hipModuleGetGlobal(&gp, &gsz, nullptr, "g"),
+       hipErrorInvalidResourceHandle);
   code("hipSetDeviceFlags bad", hipSetDeviceFlags(0x3), hipErrorInvalidValue);
   code("hipSetDeviceFlags yield", hipSetDeviceFlags(hipDeviceScheduleYield), hipSuccess);
   unsigned got = 0; hipGetDeviceFlags(&got);

@@ -86,3 +86,36 @@ def test_exec_from_a_venv_sees_its_site_packages(tmp_path):
     assert "rc 0 n " in r.stdout, r.stdout + r.stderr
     prefixes = set(re.findall(r"PYHIP-PROBE (\S+)", r.stderr))
     assert str(venv) in prefixes and len(prefixes) == 2, r.stderr   # the venv's python and the embedded one
+
+
+def test_half_conversions_match_numpy(tmp_path):
+    """__gnu_f2h_ieee / __gnu_h2f_ieee against numpy's float16: every half value, and floats around every
+    rounding boundary (ties to even), subnormals, overflow, NaN."""
+    code = r"""
+import ctypes, sys
+import numpy as np
+lib = ctypes.CDLL(sys.argv[1])
+h2f, f2h = lib.__gnu_h2f_ieee, lib.__gnu_f2h_ieee
+h2f.restype, h2f.argtypes = ctypes.c_float, [ctypes.c_ushort]
+f2h.restype, f2h.argtypes = ctypes.c_ushort, [ctypes.c_float]
+halves = np.arange(1 << 16, dtype=np.uint16)
+want = halves.view(np.float16).astype(np.float32)
+got = np.array([h2f(int(h)) for h in halves], np.float32)
+nan = np.isnan(want)
+assert np.array_equal(got[~nan].view(np.uint32), want[~nan].view(np.uint32)) and np.isnan(got[nan]).all()
+rng = np.random.default_rng(5)
+mids = (want[:-1].astype(np.float64) + want[1:]) / 2                 # exact ties between neighbours
+floats = np.concatenate([want, mids.astype(np.float32), rng.standard_normal(20000).astype(np.float32) * 1e3,
+                         rng.standard_normal(20000).astype(np.float32) * 1e-6, np.float32([65504, 65519.99, 65520, 1e9, 6e-8, 2.9e-8, 3e-8])])
+floats = floats[np.isfinite(floats)]
+ours = np.array([f2h(float(f)) for f in floats], np.uint16)
+theirs = floats.astype(np.float16).view(np.uint16)
+bad = np.nonzero(ours != theirs)[0]
+assert len(bad) == 0, [(float(floats[i]), hex(ours[i]), hex(theirs[i])) for i in bad[:5]]
+assert np.isnan(np.uint16(f2h(float("nan"))).view(np.float16))
+print("ok", len(floats))
+"""
+    from pyhip.capi.shim import shim_path
+    r = subprocess.run([sys.executable, "-c", code, str(shim_path() / "libamdhip64.so.5")], capture_output=True,
+                       text=True, timeout=300)
+    assert r.stdout.startswith("ok"), r.stdout + r.stderr

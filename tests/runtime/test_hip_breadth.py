@@ -213,3 +213,30 @@ extern "C" __global__ void rotate(const int* in, int* tmp, int* out, int n) {
     for p in (din, tmp, dout):
         ok(hip.hipFree(p))
     ok(hip.hipModuleUnload(m))
+
+
+def test_managed_variables_of_a_loaded_module(tmp_path):
+    """__managed__ variables of a hipModuleLoad'ed code object get managed memory with their initial values;
+    kernels and hipModuleGetGlobal see the same memory."""
+    src = tmp_path / "managed.hip"
+    src.write_text(r"""
+#include <hip/hip_runtime.h>
+__managed__ int counter = 41;
+__managed__ float table[5] = {1, 2, 3, 4, 5};
+extern "C" __global__ void bump(float f) { atomicAdd(&counter, 1); if (threadIdx.x < 5) table[threadIdx.x] *= f; }
+""")
+    co = tmp_path / "managed.co"
+    subprocess.run([require_tool("hipcc"), "--genco", "--offload-arch=gfx90a", str(src), "-o", str(co)], check=True,
+                   capture_output=True, env={**os.environ, "HIP_PLATFORM": "amd"})
+    import ctypes
+    ok(hip.hipSetDevice(0))
+    m = ok(hip.hipModuleLoad(str(co)))
+    f = ok(hip.hipModuleGetFunction(m, "bump"))
+    ok(hip.hipModuleLaunchKernel(f, 1, 1, 1, 7, 1, 1, 0, None, [np.float32(-2.5)]))
+    ok(hip.hipDeviceSynchronize())
+    addr, size = ok(hip.hipModuleGetGlobal(m, "counter"))
+    assert size == 4 and ctypes.c_int.from_address(int(addr)).value == 41 + 7
+    addr, size = ok(hip.hipModuleGetGlobal(m, "table"))
+    table = np.ctypeslib.as_array((ctypes.c_float * 5).from_address(int(addr)))
+    assert size == 20 and np.array_equal(table, np.arange(1, 6, dtype=np.float32) * np.float32(-2.5))
+    ok(hip.hipModuleUnload(m))

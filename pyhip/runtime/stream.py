@@ -233,7 +233,13 @@ class Stream:
 
     # -- synchronisation ------------------------------------------------------------------------------
     def query(self) -> bool:
+        """True when nothing is pending (for the null stream: on it or on any blocking stream of the device,
+        which its next command would wait for)."""
         self._check()
+        if self.is_null:
+            for s in self.device.streams_snapshot():
+                if s.blocking and s is not self and not s.query():
+                    return False
         with self._lock:
             self.absorb_fast()
             return self._last is None or self._last.done()

@@ -156,7 +156,7 @@ def make_builder() -> cffi.FFI:
     ffibuilder.cdef(TYPES + C_API)
     ffibuilder.embedding_api(implemented_decls())
     source = ("#include <stdint.h>\n#include <stddef.h>\n" + TYPES + SLOW_DECL + (HERE / "fastlaunch.c").read_text()
-              + (HERE / "halfconv.c").read_text()
+              + (HERE / "halfconv.c").read_text() + (HERE / "fork.c").read_text()
               + stubs_source())
     ffibuilder.set_source("_pyhip_hip_shim", source,
                           extra_compile_args=["-O2", "-Wno-builtin-declaration-mismatch"],
@@ -174,7 +174,7 @@ def fingerprint() -> str:
     # under another
     h.update(f"{sys.executable}|{sys.prefix}|{sys.version}|{cffi.__version__}".encode())
     for p in (HERE / "exports.txt", HERE / "prototypes.txt", HERE / "libamdhip64.map", HERE / "fastlaunch.c",
-              HERE / "halfconv.c",
+              HERE / "halfconv.c", HERE / "fork.c",
               HERE / "types.h", Path(__file__), *sorted(API_DIR.glob("*.*"))):
         h.update(p.read_bytes())
     return h.hexdigest()[:16]

@@ -22,7 +22,7 @@ def install_areas(c) -> None:
 def install() -> None:
     from _pyhip_hip_shim import ffi, lib  # provided by the embedding
 
-    from ..runtime.context import runtime
+    from ..runtime.context import after_fork_hooks, runtime
     from .common import CApi
     from .fastpath import FastPath
 
@@ -35,3 +35,12 @@ def install() -> None:
     for dev in rt.devices:
         c.fast.hook_device(dev)
     install_areas(c)
+
+    def forget_parent():                         # a forked child: the parent's streams and queues are gone
+        lib.pyhip_fast_invalidate(ffi.NULL)
+        lib.pyhip_set_current_device(0)
+        c.streams.clear()
+        c.objects.clear()
+        for dev in rt.devices:
+            c.fast.hook_device(dev)
+    after_fork_hooks.append(forget_parent)

@@ -33,19 +33,38 @@ class Runtime:
     def __init__(self, device_spec: str | None = None, memory_size: int | None = None):
         spec = device_spec or os.environ.get("PYHIP_DEVICES", DEFAULT_DEVICES)
         size = memory_size or int(os.environ.get("PYHIP_DEVICE_MEMORY", DEFAULT_MEMORY))
+        self._spec = (spec, size)
         self.devices = [Device(i, device_isa(t), size) for i, t in enumerate(spec.split(",")) if t.strip()]
         self.registry = Registry()
         self.call_config = CallConfigStack()
         self._tls = threading.local()
         self._lock = threading.RLock()
         self.host_allocs: dict[int, object] = {}  # pinned/managed/registered host memory (runtime/pointers.py)
-        self.pitched: dict[int, tuple] = {}
+        self.pitched: dict[int, tuple] = {}      # hipMallocPitch/hipMalloc3D address -> (pitch, width, height, depth)
         self.advice: dict[int, dict] = {}         # hipMemAdvise hints by range start
         self.peers: set[tuple[int, int]] = set()  # (device, peer) pairs with peer access enabled
         self.primary_active: set[int] = set()     # devices whose primary context was retained
         self.default_pools: dict[int, object] = {}  # memory pools (runtime/pools.py)
         self.current_pools: dict[int, object] = {}
-        self.pool_of: dict[int, object] = {}        # hipMallocAsync address -> its pool      # hipMallocPitch/hipMalloc3D address -> (pitch, width, height, depth)
+        self.pool_of: dict[int, object] = {}        # hipMallocAsync address -> its pool
+
+    def reinit_after_fork(self) -> None:
+        """In a forked child: fresh devices (the parent's queues and their threads do not exist here), the
+        registrations kept (hipcc programs register in constructors, before any fork), host memory that
+        survived the fork mapped into the new devices; device allocations of the parent are gone."""
+        spec, size = self._spec
+        self._tls = threading.local()
+        self._lock = threading.RLock()
+        self.registry.after_fork()
+        self.devices = [Device(i, device_isa(t), size) for i, t in enumerate(spec.split(",")) if t.strip()]
+        for a in self.host_allocs.values():
+            if a.array is not None:
+                for dev in self.devices:
+                    dev.backend.map_host(a.start, a.array)
+        for table in (self.pitched, self.advice, self.default_pools, self.current_pools, self.pool_of):
+            table.clear()
+        self.peers.clear()
+        self.primary_active.clear()
 
     # -- devices -----------------------------------------------------------------------------------
     def device(self, index: int | None = None) -> Device:
@@ -132,3 +151,17 @@ def runtime() -> Runtime:
             if _runtime is None:
                 _runtime = Runtime()
     return _runtime
+
+
+def _after_fork_in_child() -> None:
+    """A forked child has none of the parent's threads (packet processors): the runtime gets new devices."""
+    global _runtime_lock
+    _runtime_lock = threading.Lock()
+    if _runtime is not None:
+        _runtime.reinit_after_fork()
+    for hook in list(after_fork_hooks):
+        hook()
+
+
+after_fork_hooks: list = []                      # other layers' state to drop in a forked child (the C ABI's)
+os.register_at_fork(after_in_child=_after_fork_in_child)

@@ -4,7 +4,9 @@
 #include <hip/hip_runtime.h>
 #include <cstdio>
 #include <cstring>
+#include <sys/wait.h>
 #include <thread>
+#include <unistd.h>
 #include <vector>
 
 static int failures = 0;
@@ -189,11 +191,33 @@ static void faults() {
   hipFree(d);
 }
 
+static int child_work() {
+  int n = 1000, *d;
+  std::vector<int> h(n, -1);
+  if (hipMalloc(&d, n * 4) != hipSuccess) return 1;
+  write_n<<<4, 256, 0, hipStreamPerThread>>>(d, n);
+  if (hipStreamSynchronize(hipStreamPerThread) != hipSuccess) return 2;
+  hipMemcpy(h.data(), d, n * 4, hipMemcpyDeviceToHost);
+  for (int i = 0; i < n; ++i) if (h[i] != i) return 3;
+  return 0;
+}
+
+static void forked() {
+  // a child forked after the runtime started (its threads, queues) runs HIP work of its own
+  pid_t pid = fork();
+  if (pid == 0) _exit(10 + child_work());
+  int status = 0;
+  waitpid(pid, &status, 0);
+  check("forked child runs kernels", WIFEXITED(status) && WEXITSTATUS(status) == 10);
+  check("parent after the fork", child_work() == 0);
+}
+
 int main() {
   devices();
   peers();
   events_and_streams();
   faults();
+  forked();
   std::printf(failures ? "FAILURES %d\n" : "PASS\n", failures);
   return failures;
 }

@@ -10,6 +10,7 @@ from ..errors import hipError_t
 from ..loader.descriptor import KernelDescriptor
 from .fusion import fuse_pair, nothing
 from .memory import GPUFault
+from .program import uses_gws
 from .semantics import SEMANTICS, gws, load_all
 from .state import EXEC, FLAT_SCRATCH, LANES, WaveState, count, indices
 
@@ -112,7 +113,7 @@ class Dispatch:
         if total == 0:
             return
         per_batch = max(1, MAX_WAVES_PER_BATCH // self.waves_per_group)
-        if self.program.uses_gws:
+        if uses_gws(self.program):
             # global wave sync: every workgroup must be resident at once, as a cooperative launch guarantees
             if total * self.waves_per_group > MAX_RESIDENT_WAVES:
                 raise GPUFault(f"global wave sync needs all {total} workgroups resident; at most "

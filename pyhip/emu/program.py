@@ -74,14 +74,6 @@ class LoadedProgram:
             self._instructions = {i.pc: i for i in insts}
         return self._instructions
 
-    @property
-    def uses_gws(self) -> bool:
-        """Whether the code has global wave sync instructions (its dispatches need every wave resident)."""
-        u = getattr(self, "_uses_gws", None)
-        if u is None:
-            u = self._uses_gws = any(i.name.startswith("ds_gws_") for i in self.instructions.values())
-        return u
-
     def contains(self, addr: int) -> bool:
         return self.base <= addr < self.base + self.size
 
@@ -190,6 +182,16 @@ class MemoryProgram:
 
     def contains(self, addr: int) -> bool:
         return self.base <= addr < self.base + self.size
+
+
+def uses_gws(program) -> bool:
+    """Whether a program (loaded or found in memory) has global wave sync instructions: its dispatches need
+    every wave resident at once.  Cached on the program."""
+    u = getattr(program, "_uses_gws", None)
+    if u is None:
+        u = any(i.name.startswith("ds_gws_") for i in program.instructions.values())
+        program._uses_gws = u
+    return u
 
 
 def decode_tolerant(code: bytes, target: str, base: int) -> list:

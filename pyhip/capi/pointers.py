@@ -5,6 +5,7 @@ prefetch, range attributes, attach) and IPC handles within the process.  Behavio
 hip_memory.cpp (what is reported for memory the runtime does not know, which attributes are unsupported)."""
 from __future__ import annotations
 
+import os
 import struct
 
 from ..errors import HipError, hipError_t
@@ -214,7 +215,8 @@ def install(c) -> None:
         if p == ffi.NULL or int(flags) not in (1, 2, 4):
             raise invalid("null pointer or flags")
 
-    # -- IPC (within this process: the handle names the allocation) ------------------------------------------------
+    # -- IPC: handles name an allocation and its process; emulated device memory belongs to one process, so
+    # opening a handle in another one is not supported, and in the same one is hipErrorInvalidContext (ROCclr)
     @c.export
     def hipIpcGetMemHandle(handle, dev_ptr):
         if handle == ffi.NULL or dev_ptr == ffi.NULL:
@@ -222,22 +224,21 @@ def install(c) -> None:
         a = pointers.attributes(addr(dev_ptr))
         if a is None or a.memoryType != 1:
             raise invalid("not device memory")
-        raw = IPC_MAGIC + struct.pack("<QQi", a.start, a.size, a.device)
+        raw = IPC_MAGIC + struct.pack("<QQiq", a.start, a.size, a.device, os.getpid())
         ffi.memmove(handle, raw.ljust(64, b"\0"), 64)
 
     @c.export
     def hipIpcOpenMemHandle(dev_ptr, handle, flags):
-        c.need(dev_ptr)
+        if dev_ptr == ffi.NULL or int(flags) != 0:     # hipIpcMemLazyEnablePeerAccess is 0 in HIP 5.2
+            raise invalid("null pointer or flags")
         raw = bytes(ffi.buffer(ffi.addressof(handle), 64))
         if raw[:8] != IPC_MAGIC:
             raise invalid("not an IPC memory handle")
-        start, size, device = struct.unpack_from("<QQi", raw, 8)
-        a = pointers.attributes(start)
-        if a is None or a.start != start:
-            raise invalid("the allocation behind the handle was freed")
-        dev_ptr[0] = ffi.cast("void*", start)
+        start, size, device, pid = struct.unpack_from("<QQiq", raw, 8)
+        if pid == os.getpid():
+            raise HipError(hipError_t.hipErrorInvalidContext, "the handle was made by this process")
+        raise HipError(hipError_t.hipErrorNotSupported, "emulated device memory is not shared between processes")
 
     @c.export
     def hipIpcCloseMemHandle(dev_ptr):
-        if dev_ptr == ffi.NULL or pointers.attributes(addr(dev_ptr)) is None:
-            raise invalid("not an opened IPC pointer")
+        raise invalid("no IPC handle is open in this process")

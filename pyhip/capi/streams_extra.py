@@ -3,6 +3,7 @@ stream memory operations (wait/write value), IPC event handles, symbol copies on
 Results and checks follow clr's hip_stream.cpp / hip_event.cpp / hip_stream_ops.cpp."""
 from __future__ import annotations
 
+import os
 import struct
 import time
 
@@ -140,14 +141,14 @@ def install(c) -> None:
     def hipStreamWriteValue64(stream, ptr, value, flags):
         write_value(stream, ptr, value, 8)
 
-    # -- IPC event handles (within the process) --------------------------------------------------------------------
+    # -- IPC event handles: the event's process only (see pointers.py for the rule)
     @c.export
     def hipIpcGetEventHandle(handle, event):
         c.need(handle)
         e = c.obj(event, Event)
         if not e.flags & 4:                      # hipEventInterprocess
             raise invalid("the event was not created with hipEventInterprocess")
-        ffi.memmove(handle, (IPC_EVENT_MAGIC + struct.pack("<Q", id(e))).ljust(64, b"\0"), 64)
+        ffi.memmove(handle, (IPC_EVENT_MAGIC + struct.pack("<Qq", id(e), os.getpid())).ljust(64, b"\0"), 64)
 
     @c.export
     def hipIpcOpenEventHandle(event, handle):
@@ -155,7 +156,7 @@ def install(c) -> None:
         raw = bytes(ffi.buffer(ffi.addressof(handle), 64))
         if raw[:8] != IPC_EVENT_MAGIC:
             raise invalid("not an IPC event handle")
-        e = c.objects.get(struct.unpack_from("<Q", raw, 8)[0])
-        if not isinstance(e, Event):
-            raise invalid("the event behind the handle was destroyed")
-        event[0] = ffi.cast("void*", id(e))
+        _, pid = struct.unpack_from("<Qq", raw, 8)
+        if pid == os.getpid():
+            raise HipError(hipError_t.hipErrorInvalidContext, "the handle was made by this process")
+        raise HipError(hipError_t.hipErrorNotSupported, "events are not shared between processes")

@@ -146,6 +146,16 @@ static void events_and_streams() {
   code("two release scopes", hipEventCreateWithFlags(&rel, hipEventReleaseToSystem | hipEventReleaseToDevice),
        hipErrorInvalidValue);
   code("interprocess needs DisableTiming", hipEventCreateWithFlags(&rel, hipEventInterprocess), hipErrorInvalidValue);
+  hipEvent_t ipc, opened;
+  hipIpcEventHandle_t eh;
+  hipEventCreateWithFlags(&ipc, hipEventInterprocess | hipEventDisableTiming);
+  code("hipIpcGetEventHandle", hipIpcGetEventHandle(&eh, ipc), hipSuccess);
+  code("open an IPC event in its own process", hipIpcOpenEventHandle(&opened, eh), hipErrorInvalidContext);
+  code("IPC handle of a timing event", hipIpcGetEventHandle(&eh, e0), hipErrorInvalidValue);
+  int* dm; hipMalloc(&dm, 256); hipIpcMemHandle_t mh; void* mp = nullptr;
+  code("hipIpcGetMemHandle", hipIpcGetMemHandle(&mh, dm), hipSuccess);
+  code("open IPC memory in its own process", hipIpcOpenMemHandle(&mp, mh, 0), hipErrorInvalidContext);
+  hipFree(dm); hipEventDestroy(ipc);
   hipStream_t s; hipStreamCreate(&s);
   code("callback null", hipStreamAddCallback(s, nullptr, nullptr, 0), hipErrorInvalidValue);
   // hipStreamSynchronize(0) waits for work on hipStreamPerThread (the legacy null stream's rule)

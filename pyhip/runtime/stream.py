@@ -233,13 +233,19 @@ class Stream:
 
     # -- synchronisation ------------------------------------------------------------------------------
     def query(self) -> bool:
-        """True when nothing is pending (for the null stream: on it or on any blocking stream of the device,
-        which its next command would wait for)."""
+        """True when nothing is pending that the stream's next command would wait for: its own commands, for
+        the null stream those of every blocking stream, for a blocking stream those of the null stream."""
         self._check()
         if self.is_null:
             for s in self.device.streams_snapshot():
                 if s.blocking and s is not self and not s.query():
                     return False
+        elif self.blocking and not self.device.null_stream.query_own():
+            return False                        # its next command would wait for the null stream's work
+        return self.query_own()
+
+    def query_own(self) -> bool:
+        """True when this stream's own commands are complete."""
         with self._lock:
             self.absorb_fast()
             return self._last is None or self._last.done()

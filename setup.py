@@ -7,7 +7,8 @@ from pathlib import Path
 from setuptools import setup
 from setuptools.command.build_py import build_py
 
-HIP_FILES = ("build_shim.py", "exports.txt", "prototypes.txt", "libamdhip64.map", "fastlaunch.c", "halfconv.c", "fork.c", "types.h", "api/*")
+HIP_FILES = ("build_shim.py", "build_hiprtc.py", "exports.txt", "prototypes.txt", "libamdhip64.map", "fastlaunch.c",
+             "halfconv.c", "fork.c", "textures.c", "types.h", "api/*")
 THUNK_FILES = ("build_thunk.py", "exports.txt", "libhsakmt.map", "hsakmt_abi.h", "events.c")
 
 

@@ -443,3 +443,38 @@ int pyhip_cp_wait_packet(const uint16_t* header, const uint64_t* doorbell, uint6
 }
 
 void pyhip_store_release_u16(uint16_t* p, uint16_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+
+/* ---- queues another runtime owns (ROCr's hsa_queue_t/amd_queue_t; ABI offsets of amd_hsa_queue.h) -------
+ * Reserve a slot only when write - read < size (a full queue waits, never overwrites), write the body, then
+ * header+setup with one release store, then ring the doorbell through the runtime's own
+ * hsa_signal_store_screlease (its doorbell signal knows the hardware doorbell).  Returns the packet index,
+ * or -1 if the queue stayed full for timeout_ns. */
+typedef void (*pyhip_doorbell_fn)(uint64_t signal, int64_t value);
+
+int64_t pyhip_foreign_submit(void* q, const uint8_t* packet64, void* doorbell_fn, int64_t timeout_ns) {
+    uint64_t* w = AT(q, Q_WRITE, uint64_t);
+    uint64_t* rd = AT(q, Q_READ, uint64_t);
+    uint64_t size = *AT(q, Q_SIZE, uint32_t);
+    int64_t start = -1, nap = 10000;
+    uint64_t wi;
+    for (;;) {
+        wi = __atomic_load_n(w, __ATOMIC_ACQUIRE);
+        uint64_t ri = __atomic_load_n(rd, __ATOMIC_ACQUIRE);
+        if (wi - ri < size) {
+            if (__atomic_compare_exchange_n(w, &wi, wi + 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) break;
+            continue;
+        }
+        int64_t now = pyhip_now_ns();
+        if (start < 0) start = now;
+        if (timeout_ns >= 0 && now - start >= timeout_ns) return -1;
+        if (now - start < POLL_SPIN_NS) { for (int i = 0; i < 32; ++i) cpu_relax(); continue; }
+        poll_sleep(start, &nap);
+    }
+    uint8_t* slot = slot_of(q, wi);
+    uint32_t hs;
+    memcpy(slot + 4, packet64 + 4, 60);
+    memcpy(&hs, packet64, 4);
+    __atomic_store_n((uint32_t*)slot, hs, __ATOMIC_RELEASE);
+    ((pyhip_doorbell_fn)doorbell_fn)(*AT(q, Q_DOORBELL, uint64_t), (int64_t)wi);
+    return (int64_t)wi;
+}

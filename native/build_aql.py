@@ -50,6 +50,7 @@ int pyhip_raw_wait_multi(int64_t* const* values, int n, int all, int64_t timeout
 int pyhip_cp_wait_packet(const uint16_t* header, const uint64_t* doorbell, uint64_t index, const uint32_t* stop,
                          int64_t timeout_ns);
 void pyhip_store_release_u16(uint16_t* p, uint16_t v);
+int64_t pyhip_foreign_submit(void* q, const uint8_t* packet64, void* doorbell_fn, int64_t timeout_ns);
 """
 
 ffibuilder = cffi.FFI()

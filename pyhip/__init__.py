@@ -9,7 +9,7 @@ Pythonic API::
     scale(4, 256, x, 2.0, 1000)                  # grid, block, *args
     print(x.get())
 
-HIP's own API, in hip-python's conventions, is ``pyhip.hip``.
+HIP's own API and hiprtc, in AMD hip-python's conventions: ``from pyhip import hip, hiprtc`` (docs/hip-python.md).
 """
 from . import loader
 from .api import (DeviceArray, Event, Kernel, Module, Stream, device_count, empty, get_device, load,

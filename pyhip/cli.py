@@ -61,12 +61,16 @@ def cmd_inspect(args) -> int:
 
 
 def cmd_info(args) -> int:
-    import importlib.util
-
     from . import __version__
+    from .runtime.context import runtime
+
     print(f"pyhip {__version__}")
-    if importlib.util.find_spec("pyhip.runtime") is not None:
-        from . import runtime  # noqa: F401
+    rt = runtime()
+    print(f"backend: {rt.backend_kind} (PYHIP_BACKEND=emu|hsa|auto)")
+    for d in rt.devices:
+        p = d.props
+        print(f"device {d.index}: {p.name}  {p.gcnArchName}  {p.multiProcessorCount} CUs  "
+              f"{p.totalGlobalMem >> 30} GiB  — {d.backend.describe()}")
     return 0
 
 

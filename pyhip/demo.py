@@ -61,8 +61,9 @@ def _second_device(mod_bytes) -> bool:
     if count < 2:
         return True
     hip.hipSetDevice(1)
-    _, props = hip.hipGetDeviceProperties(1)
-    print(f"\n== device 1: {props.name}, {props.gcnArchName} (pyhip.hip API)")
+    props = hip.hipDeviceProp_t()
+    hip.hipGetDeviceProperties(props, 1)
+    print(f"\n== device 1: {props.name.decode()}, {props.gcnArchName.decode()} (pyhip.hip API)")
     _, mod = hip.hipModuleLoadData(mod_bytes)
     _, f = hip.hipModuleGetFunction(mod, b"saxpy")
     n = 5000

@@ -6,6 +6,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "native" / "hip"))
+import build_hiprtc  # noqa: E402
 import build_shim  # noqa: E402
 
 
@@ -32,6 +33,13 @@ def main() -> None:
             node = n
         ret, params = protos[name][:2]
         out.append(f"- `{ret} {name}({params})`" + ("" if kind == "hipError_t" else f" → {build_shim.stub_return(kind)[2]}"))
+    rtc = build_hiprtc.names(build_hiprtc.COMPILE_API + build_hiprtc.LINK_API)
+    out += ["", "# hiprtc (`libhiprtc.so.5`)", "",
+            "AMD ships hiprtc as its own library since ROCm 5.2, and HIP 5.2's libamdhip64 exports its compile",
+            "API too.  pyhip's `libhiprtc.so.5` (built next to the shim, same directory) exports ROCm 5.4.3's",
+            f"{len(rtc)} functions without version nodes; libamdhip64.so.5 implements the 11 HIP 5.2 has.  Both run",
+            "`pyhip.hiprtc` (see docs/hip-python.md for the compiler it drives).", "",
+            ", ".join(f"`{n}`" for n in rtc)]
     (ROOT / "docs" / "capi.md").write_text("\n".join(out) + "\n")
     print(f"{len(impl)} implemented, {len(stub)} stubs")
 

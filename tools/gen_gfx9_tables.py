@@ -73,12 +73,15 @@ def samples():
         yield struct.pack("<II", (0x38 << 26) | (op << 18) | (1 << 12), (0x80 << 24) | (1 << 16) | (4 << 8) | 2)
     for op in range(16):
         yield struct.pack("<II", (0x3A << 26) | (1 << 23) | (4 << 19) | (op << 15), (0x80 << 24) | (1 << 16) | (4 << 8) | 2)
+    for op in range(128):           # MIMG: dmask 1, v2 <- v0, T# s[4:11]; with and without the sampler s[8:11]
+        for ssamp in (2, 0):
+            yield struct.pack("<II", (0x3C << 26) | (op << 18) | (1 << 8), (ssamp << 21) | (1 << 16) | (2 << 8))
 
     for enc, fixed in F.ENCODING_FIXED.items():        # last resort: every opcode with all other fields zero
         shift, bits = F.OPCODE_FIELD[enc]
         for op in range(1 << bits):
             w0 = fixed | op << shift
-            if enc in ("FLAT", "MUBUF", "MTBUF", "SMEM", "VOP3", "VOP3P", "DS"):
+            if enc in ("FLAT", "MUBUF", "MTBUF", "SMEM", "VOP3", "VOP3P", "DS", "MIMG"):
                 for seg in ((0, 1, 2) if enc == "FLAT" else (0,)):
                     yield struct.pack("<II", w0 | seg << 14, 0)
                     yield struct.pack("<II", w0 | seg << 14, 0x7F0000 if enc == "FLAT" else 0)

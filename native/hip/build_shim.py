@@ -7,11 +7,16 @@ interpreter it embeds."""
 from __future__ import annotations
 
 import hashlib
+import sys
 from pathlib import Path
 
 import cffi
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from build_hiprtc import COMPILE_API as HIPRTC_API  # noqa: E402  (HIP 5.2 exports hiprtc from libamdhip64)
+
+sys.path.pop(0)
 
 TYPES = (HERE / "types.h").read_text()          # HIP 5.2's structs (C layout = the compiler's)
 
@@ -43,8 +48,84 @@ def implemented_decls() -> str:
     missing = [n for n in python_exports() if n not in protos]
     if missing:
         raise ValueError(f"not HIP 5.2 exports: {missing}")
-    return "\n".join([protos[n] for n in python_exports()] + [(API_DIR / "internal.h").read_text()])
+    return "\n".join([protos[n] for n in python_exports()] + [(API_DIR / "internal.h").read_text(), hand_declared()])
 
+
+# arrays, array copies, texture/surface objects, texture references (pyhip.capi.textures)
+TEXTURE_API = """
+hipError_t pyhip_hipMalloc3DArray(void** array, const void* desc, const void* extent, unsigned int flags);
+hipError_t hipMallocArray(void** array, const void* desc, size_t width, size_t height, unsigned int flags);
+hipError_t hipArrayCreate(void** pHandle, const void* pAllocateArray);
+hipError_t hipArray3DCreate(void** array, const void* pAllocateArray);
+hipError_t hipArrayDestroy(void* array);
+hipError_t hipFreeArray(void* array);
+hipError_t hipGetChannelDesc(void* desc, const void* array);
+hipError_t pyhip_hipMallocMipmappedArray(void** mipmappedArray, const void* desc, const void* extent,
+                                         unsigned int numLevels, unsigned int flags);
+hipError_t hipFreeMipmappedArray(void* mipmappedArray);
+hipError_t hipGetMipmappedArrayLevel(void** levelArray, const void* mipmappedArray, unsigned int level);
+hipError_t hipMipmappedArrayCreate(void** pHandle, void* pMipmappedArrayDesc, unsigned int numMipmapLevels);
+hipError_t hipMipmappedArrayDestroy(void* hMipmappedArray);
+hipError_t hipMipmappedArrayGetLevel(void** pLevelArray, void* hMipMappedArray, unsigned int level);
+hipError_t hipMemcpy2DToArray(void* dst, size_t wOffset, size_t hOffset, const void* src, size_t spitch,
+                              size_t width, size_t height, int kind);
+hipError_t hipMemcpy2DToArray_spt(void* dst, size_t wOffset, size_t hOffset, const void* src, size_t spitch,
+                                  size_t width, size_t height, int kind);
+hipError_t hipMemcpy2DToArrayAsync(void* dst, size_t wOffset, size_t hOffset, const void* src, size_t spitch,
+                                   size_t width, size_t height, int kind, void* stream);
+hipError_t hipMemcpy2DFromArray(void* dst, size_t dpitch, const void* src, size_t wOffset, size_t hOffset,
+                                size_t width, size_t height, int kind);
+hipError_t hipMemcpy2DFromArray_spt(void* dst, size_t dpitch, const void* src, size_t wOffset, size_t hOffset,
+                                    size_t width, size_t height, int kind);
+hipError_t hipMemcpy2DFromArrayAsync(void* dst, size_t dpitch, const void* src, size_t wOffset, size_t hOffset,
+                                     size_t width, size_t height, int kind, void* stream);
+hipError_t hipMemcpyToArray(void* dst, size_t wOffset, size_t hOffset, const void* src, size_t count, int kind);
+hipError_t hipMemcpyFromArray(void* dst, const void* srcArray, size_t wOffset, size_t hOffset, size_t count,
+                              int kind);
+hipError_t hipMemcpyAtoH(void* dst, void* srcArray, size_t srcOffset, size_t count);
+hipError_t hipMemcpyHtoA(void* dstArray, size_t dstOffset, const void* srcHost, size_t count);
+hipError_t hipMemcpy3D(const void* p);
+hipError_t hipMemcpy3D_spt(const void* p);
+hipError_t hipMemcpy3DAsync(const void* p, void* stream);
+hipError_t hipCreateTextureObject(void** pTexObject, const void* pResDesc, const void* pTexDesc,
+                                  const void* pResViewDesc);
+hipError_t hipDestroyTextureObject(void* textureObject);
+hipError_t hipGetTextureObjectResourceDesc(void* pResDesc, void* textureObject);
+hipError_t hipGetTextureObjectResourceViewDesc(void* pResViewDesc, void* textureObject);
+hipError_t hipGetTextureObjectTextureDesc(void* pTexDesc, void* textureObject);
+hipError_t hipTexObjectCreate(void** pTexObject, const void* pResDesc, const void* pTexDesc, const void* pResViewDesc);
+hipError_t hipTexObjectDestroy(void* texObject);
+hipError_t hipTexObjectGetResourceDesc(void* pResDesc, void* texObject);
+hipError_t hipTexObjectGetResourceViewDesc(void* pResViewDesc, void* texObject);
+hipError_t hipTexObjectGetTextureDesc(void* pTexDesc, void* texObject);
+hipError_t _Z22hipCreateSurfaceObjectPP13__hip_surfacePK15hipResourceDesc(void** pSurfObject, const void* pResDesc);
+hipError_t _Z23hipDestroySurfaceObjectP13__hip_surface(void* surfaceObject);
+void __hipRegisterTexture(void** modules, void* var, char* hostVar, char* deviceVar, int type, int norm, int ext);
+void __hipRegisterSurface(void** modules, void* var, char* hostVar, char* deviceVar, int type, int ext);
+hipError_t hipBindTexture(size_t* offset, const void* tex, const void* devPtr, const void* desc, size_t size);
+hipError_t hipBindTexture2D(size_t* offset, const void* tex, const void* devPtr, const void* desc, size_t width,
+                            size_t height, size_t pitch);
+hipError_t hipBindTextureToArray(const void* tex, const void* array, const void* desc);
+hipError_t hipBindTextureToMipmappedArray(const void* tex, const void* mipmappedArray, const void* desc);
+hipError_t hipUnbindTexture(const void* tex);
+hipError_t hipGetTextureReference(const void** texref, const void* symbol);
+hipError_t hipGetTextureAlignmentOffset(size_t* offset, const void* texref);
+hipError_t hipModuleGetTexRef(void** texRef, void* hmod, const char* name);
+hipError_t hipTexRefSetArray(void* tex, const void* array, unsigned int flags);
+hipError_t hipTexRefSetAddress(size_t* ByteOffset, void* texRef, void* dptr, size_t bytes);
+hipError_t hipTexRefSetAddress2D(void* texRef, const void* desc, void* dptr, size_t Pitch);
+hipError_t hipTexRefSetAddressMode(void* texRef, int dim, int am);
+hipError_t hipTexRefSetFilterMode(void* texRef, int fm);
+hipError_t hipTexRefSetFlags(void* texRef, unsigned int Flags);
+hipError_t hipTexRefSetFormat(void* texRef, int fmt, int NumPackedComponents);
+hipError_t hipTexRefGetAddress(void** dev_ptr, const void* texRef);
+hipError_t hipTexRefGetAddressMode(int* pam, const void* texRef, int dim);
+hipError_t hipTexRefGetFilterMode(int* pfm, const void* texRef);
+hipError_t hipTexRefGetFlags(unsigned int* pFlags, const void* texRef);
+hipError_t hipTexRefGetFormat(int* pFormat, int* pNumChannels, const void* texRef);
+"""
+# in C (textures.c): the entry points that take or return structs by value
+TEXTURE_C = {"hipCreateChannelDesc", "hipMalloc3DArray", "hipMallocMipmappedArray"}
 
 # implemented in C (fastlaunch.c): the native launch path and the thread's last error
 C_IMPLEMENTED = {"__gnu_h2f_ieee", "__gnu_f2h_ieee", "hipLaunchKernel", "hipGetLastError", "hipPeekAtLastError", "__hipPushCallConfiguration",
@@ -116,8 +197,15 @@ def stub_return(kind: str) -> tuple[str, str | None, str]:
     return STUB_RETURN[kind]
 
 
+def hand_declared() -> str:
+    """Declarations other modules keep by hand: hiprtc (build_hiprtc.py) and textures (TEXTURE_API)."""
+    return HIPRTC_API + TEXTURE_API
+
+
 def implemented_names() -> set[str]:
-    return set(python_exports()) | C_IMPLEMENTED
+    import re
+    hand = set(re.findall(r"\b(\w+)\s*\(", hand_declared())) - {"void", "dim3"}
+    return set(python_exports()) | hand | C_IMPLEMENTED | TEXTURE_C
 
 
 def stubs_source() -> str:
@@ -156,7 +244,7 @@ def make_builder() -> cffi.FFI:
     ffibuilder.cdef(TYPES + C_API)
     ffibuilder.embedding_api(implemented_decls())
     source = ("#include <stdint.h>\n#include <stddef.h>\n" + TYPES + SLOW_DECL + (HERE / "fastlaunch.c").read_text()
-              + (HERE / "halfconv.c").read_text() + (HERE / "fork.c").read_text()
+              + (HERE / "halfconv.c").read_text() + (HERE / "fork.c").read_text() + (HERE / "textures.c").read_text()
               + stubs_source())
     ffibuilder.set_source("_pyhip_hip_shim", source,
                           extra_compile_args=["-O2", "-Wno-builtin-declaration-mismatch"],
@@ -174,7 +262,7 @@ def fingerprint() -> str:
     # under another
     h.update(f"{sys.executable}|{sys.prefix}|{sys.version}|{cffi.__version__}".encode())
     for p in (HERE / "exports.txt", HERE / "prototypes.txt", HERE / "libamdhip64.map", HERE / "fastlaunch.c",
-              HERE / "halfconv.c", HERE / "fork.c",
+              HERE / "halfconv.c", HERE / "fork.c", HERE / "textures.c", HERE / "build_hiprtc.py",
               HERE / "types.h", Path(__file__), *sorted(API_DIR.glob("*.*"))):
         h.update(p.read_bytes())
     return h.hexdigest()[:16]

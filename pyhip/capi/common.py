@@ -119,6 +119,13 @@ class CApi:
             raise exc if isinstance(exc, HipError) else HipError(ret[0])
         return ret[1] if len(ret) == 2 else ret[1:]
 
+    def enum_arg(self, enum, value):
+        """A C enum value as pyhip.hip's enum parameter (hip-python requires the enum type)."""
+        try:
+            return enum(int(value))
+        except ValueError:
+            raise invalid(f"invalid {enum.__name__} {int(value)}") from None
+
     def cstring(self, text: str):
         """A NUL-terminated C string that lives as long as the process (names C keeps pointers to)."""
         s = self.keep.get(("str", text))

@@ -110,12 +110,12 @@ def install(c) -> None:
     @c.export
     def hipGetDeviceProperties(prop, device):
         c.need(prop)
-        ffi.buffer(prop, PROP_SIZE)[:] = pack_properties(c.check(H.hipGetDeviceProperties(int(device))))
+        c.check(H.hipGetDeviceProperties(int(ffi.cast("uintptr_t", prop)), int(device)))   # fills the C struct
 
     @c.export
     def hipDeviceGetAttribute(value, attr, device):
         c.need(value)
-        value[0] = c.check(H.hipDeviceGetAttribute(int(attr), int(device)))
+        value[0] = c.check(H.hipDeviceGetAttribute(c.enum_arg(H.hipDeviceAttribute_t, attr), int(device)))
 
     @c.export
     def hipDeviceReset():

@@ -6,8 +6,6 @@ escape into C: HipError → its code, anything else → hipErrorUnknown, with th
 HIP 5.2 does."""
 from __future__ import annotations
 
-from .device import PROP_SIZE, pack_properties  # noqa: F401  (re-exported: tests and tools use them)
-
 AREAS = ("registration", "memory", "memory2d", "streams", "device", "module", "launch_extra", "pointers", "device_extra",
          "streams_extra", "pools", "graph", "graph_params")
 
@@ -35,6 +33,12 @@ def install() -> None:
     for dev in rt.devices:
         c.fast.hook_device(dev)
     install_areas(c)
+    from .rtc import install as install_rtc
+    install_rtc(ffi, link_api=False)              # HIP 5.2's libamdhip64 exports hiprtc's compile API too
+    from ..runtime.module import Module
+    from .textures import install as install_textures
+    install_textures(ffi, rt, c.export, c.check, c.addr, c.stream_of, c.symbol_address,
+                     lambda h: c.obj(h, Module), c.fatbin_handle)
 
     def forget_parent():                         # a forked child: the parent's streams and queues are gone
         lib.pyhip_fast_invalidate(ffi.NULL)

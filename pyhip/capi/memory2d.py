@@ -2,7 +2,8 @@
 hipMemcpyParam2D / hipMemcpy3D / hipDrvMemcpy3D (+Async, _spt), hipMemset2D / hipMemset3D (+Async, _spt),
 the driver-style 1-D copies (hipMemcpyHtoD/DtoH/DtoD +Async), hipMemcpyWithStream and peer copies.
 Validation follows AMD's runtime (clr hip_memory.cpp): errors for null pointers, pitches below the width,
-invalid kinds; zero-sized regions are no-ops.  Arrays (hipArray) belong to the texture code."""
+invalid kinds; zero-sized regions are no-ops.  Arrays (hipArray) and hipMemcpy3D (which takes arrays or
+pointers) belong to the texture code (capi/textures.py)."""
 from __future__ import annotations
 
 from ..errors import HipError, hipError_t
@@ -130,40 +131,6 @@ def install(c) -> None:
     @c.export
     def hipDrvMemcpy3DAsync(p, stream):
         param3d(p, stream, False)
-
-    def memcpy3d(p, stream, sync):
-        c.need(p)
-        if p.srcArray != ffi.NULL or p.dstArray != ffi.NULL:
-            if (p.srcArray != ffi.NULL and p.srcPtr.ptr != ffi.NULL) or \
-                    (p.dstArray != ffi.NULL and p.dstPtr.ptr != ffi.NULL):
-                raise invalid("both an array and a pointer")
-            raise HipError(hipError_t.hipErrorNotSupported, "3-D copies of hipArrays")
-        if p.srcPtr.ptr == ffi.NULL or p.dstPtr.ptr == ffi.NULL:
-            raise invalid("hipMemcpy3D needs srcPtr and dstPtr")
-        if p.srcPtr.pitch < p.srcPtr.xsize or p.dstPtr.pitch < p.dstPtr.xsize:
-            raise HipError(hipError_t.hipErrorInvalidPitchValue, "pitch below xsize")
-        check_kind(p.kind)
-        e = p.extent
-        w, h, d = int(e.width), int(e.height), int(e.depth)
-        if w == 0 or h == 0 or d == 0:
-            return
-        sp, dp = int(p.srcPtr.pitch), int(p.dstPtr.pitch)
-        sh, dh = int(p.srcPtr.ysize) or h, int(p.dstPtr.ysize) or h
-        src = addr(p.srcPtr.ptr) + int(p.srcPos.x) + int(p.srcPos.y) * sp + int(p.srcPos.z) * sp * sh
-        dst = addr(p.dstPtr.ptr) + int(p.dstPos.x) + int(p.dstPos.y) * dp + int(p.dstPos.z) * dp * dh
-        copies.copy3d(dst, dp, dp * dh, src, sp, sp * sh, w, h, d, c.stream_of(stream), sync, int(p.kind))
-
-    @c.export
-    def hipMemcpy3D(p):
-        memcpy3d(p, ffi.NULL, True)
-
-    @c.export
-    def hipMemcpy3D_spt(p):
-        memcpy3d(p, ffi.cast("void*", 2), True)
-
-    @c.export
-    def hipMemcpy3DAsync(p, stream):
-        memcpy3d(p, stream, False)
 
     # -- 2-D and 3-D fills -------------------------------------------------------------------------------------
     def memset3d(ptr, pitch, value, width, height, depth, stream, sync):

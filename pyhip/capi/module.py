@@ -6,7 +6,7 @@ import struct
 
 from ..errors import HipError, hipError_t
 from .common import invalid
-from .registration import read_bundle
+from .registration import image_bytes as registration_image_bytes
 
 
 def install(c) -> None:
@@ -18,12 +18,7 @@ def install(c) -> None:
     addr = c.addr
 
     def image_bytes(image) -> bytes:
-        head = bytes(ffi.buffer(image, 64))
-        if head[:4] == b"\x7fELF":
-            shoff, = struct.unpack_from("<Q", head, 40)
-            shentsize, shnum = struct.unpack_from("<HH", head, 58)
-            return bytes(ffi.buffer(image, shoff + shentsize * shnum))
-        return read_bundle(ffi, image)
+        return registration_image_bytes(ffi, image)
 
     @c.export
     def hipModuleLoad(module, fname):
@@ -38,7 +33,7 @@ def install(c) -> None:
     @c.export
     def hipModuleLoadDataEx(module, image, num_options, options, values):
         c.need(module, image)
-        c.new_handle(module, c.check(H.hipModuleLoadDataEx(image_bytes(image), int(num_options))))
+        c.new_handle(module, c.check(H.hipModuleLoadDataEx(image_bytes(image), int(num_options), None, None)))
 
     def kernel_of(f):
         """A hipFunction_t handle, or the host function of a <<<>>> kernel (registered handle)."""
@@ -54,16 +49,12 @@ def install(c) -> None:
     @c.export
     def hipFuncGetAttributes(attr, func):
         c.need(attr)
-        a = c.check(H.hipFuncGetAttributes(kernel_of(func)))
-        # hipFuncAttributes (HIP 5.2): 2 ints, 2 size_t, 5 ints, size_t — natural alignment, 56 bytes
-        ffi.memmove(attr, struct.pack("<iiQQiiiiiiQ", a.binaryVersion, a.cacheModeCA, a.constSizeBytes,
-                                      a.localSizeBytes, a.maxDynamicSharedSizeBytes, a.maxThreadsPerBlock,
-                                      a.numRegs, a.preferredShmemCarveout, a.ptxVersion, 0, a.sharedSizeBytes), 56)
+        c.check(H.hipFuncGetAttributes(int(ffi.cast("uintptr_t", attr)), kernel_of(func)))   # fills the C struct
 
     @c.export
     def hipFuncGetAttribute(value, attrib, hfunc):
         c.need(value)
-        value[0] = int(c.check(H.hipFuncGetAttribute(int(attrib), c.obj(hfunc, Function))))
+        value[0] = int(c.check(H.hipFuncGetAttribute(c.enum_arg(H.hipFunction_attribute, attrib), c.obj(hfunc, Function))))
 
     @c.export
     def hipOccupancyMaxPotentialBlockSize(grid_size, block_size, f, dyn_shared, limit):

@@ -11,24 +11,21 @@ from ..errors import HipError, hipError_t
 HIPF_MAGIC = 0x48495046
 
 
+def image_bytes(ffi, image) -> bytes:
+    """A code object or offload bundle (plain or compressed) at a bare address; its extent comes from its
+    headers."""
+    from ..loader.extent import image_extent
+
+    ptr = ffi.cast("char*", image)
+    return bytes(ffi.buffer(ptr, image_extent(lambda off, n: bytes(ffi.buffer(ptr + off, n)))))
+
+
 def read_bundle(ffi, ptr) -> bytes:
     """The bytes of an offload bundle (plain or compressed) at ``ptr``, sized from its own header."""
-    head = bytes(ffi.buffer(ptr, 32))
-    if head[:4] == b"CCOB":
-        version = struct.unpack_from("<H", head, 4)[0]
-        total = struct.unpack_from("<I", head, 8)[0] if version == 2 else struct.unpack_from("<Q", head, 8)[0]
-        return bytes(ffi.buffer(ptr, total))
-    if head[:24] != b"__CLANG_OFFLOAD_BUNDLE__":
+    head = bytes(ffi.buffer(ptr, 24))
+    if head[:4] != b"CCOB" and head != b"__CLANG_OFFLOAD_BUNDLE__":
         raise HipError(hipError_t.hipErrorInvalidImage, "fat binary is not an offload bundle")
-    (count,) = struct.unpack_from("<Q", head, 24)
-    if not 0 < count < 4096:
-        raise HipError(hipError_t.hipErrorInvalidImage, "absurd bundle entry count")
-    pos, end = 32, 32
-    for _ in range(count):
-        off, size, idlen = struct.unpack("<QQQ", bytes(ffi.buffer(ffi.cast("char*", ptr) + pos, 24)))
-        pos += 24 + idlen
-        end = max(end, off + size, pos)
-    return bytes(ffi.buffer(ptr, end))
+    return image_bytes(ffi, ptr)
 
 
 def install(c) -> None:
@@ -55,6 +52,8 @@ def install(c) -> None:
         if entry is None:
             raise HipError(hipError_t.hipErrorInvalidHandle, "unknown fat binary handle")
         return entry[1]
+
+    c.fatbin_handle = fatbin_handle
 
     @c.export_raw("__hipRegisterFunction")
     def register_function(modules, host_fn, device_fn, device_name, thread_limit, tid, bid, bdim, gdim, wsize):

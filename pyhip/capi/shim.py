@@ -21,7 +21,7 @@ def cache_dir() -> Path:
 
 
 def shim_path(build: bool = True) -> Path:
-    """Directory holding libamdhip64.so.5 (built on first use).  Concurrent first uses (several processes)
+    """Directory holding libamdhip64.so.5 and libhiprtc.so.5 (built on first use).  Concurrent first uses (several processes)
     build under an exclusive lock into a private directory and rename the finished library into place, so
     no program ever loads a half-written file."""
     d = cache_dir()
@@ -42,6 +42,21 @@ def shim_path(build: bool = True) -> Path:
                 with tempfile.TemporaryDirectory(dir=d) as tmp:
                     built = build_shim.build(Path(tmp))
                     os.replace(built, lib)
+    rtc = d / "libhiprtc.so.5"                   # AMD's separate hiprtc library, next to libamdhip64
+    if build and not rtc.exists():
+        import fcntl
+        import tempfile
+
+        with open(d / ".build.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not rtc.exists():
+                sys.path.insert(0, str(NATIVE))
+                try:
+                    import build_hiprtc  # type: ignore
+                finally:
+                    sys.path.pop(0)
+                with tempfile.TemporaryDirectory(dir=d) as tmp:
+                    os.replace(build_hiprtc.build(Path(tmp)), rtc)
     return d
 
 

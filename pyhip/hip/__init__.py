@@ -6,40 +6,79 @@ accepted wherever a pointer is.  Like HIP 5.2, each call stores its result as th
 """
 from __future__ import annotations
 
-from .._hip_enums import (hipDeviceAttribute_t, hipError_t, hipFuncAttribute, hipFunction_attribute,
-                          hipFuncCache_t, hipJitOption, hipLimit_t, hipMemcpyKind, hipMemoryType,
-                          hipSharedMemConfig)
+from .._hip_enums import (hipArray_Format, hipChannelFormatKind, hipDeviceAttribute_t, hipError_t,
+                          hipFuncAttribute, hipFunction_attribute, hipFuncCache_t, hipJitOption, hipLimit_t,
+                          hipMemcpyKind, hipMemoryType, hipResourceType, hipResourceViewFormat, hipSharedMemConfig,
+                          hipTextureAddressMode, hipTextureFilterMode, hipTextureReadMode)
 from ..errors import HipError, error_name
 from ..runtime import ops
 from ..runtime.context import hipStreamPerThread, runtime
 from ..runtime.memory import DevicePointer, HostPointer
 from ..runtime.properties import device_attribute
+from ..runtime.module import Function, Module
+from ..runtime.stream import Event, Stream
 from ..runtime.stream import (hipEventBlockingSync, hipEventDefault, hipEventDisableTiming,
                               hipEventInterprocess, hipStreamDefault, hipStreamNonBlocking)
+from . import structs
 from ._api import as_str, get_last_error, hip_api, last_exception
+from .pointers import HostMemory
 from .launch import (HIP_LAUNCH_PARAM_BUFFER_POINTER, HIP_LAUNCH_PARAM_BUFFER_SIZE, HIP_LAUNCH_PARAM_END,
                      hipFuncGetAttribute, hipFuncGetAttributes, hipModuleGetFunction, hipModuleGetGlobal,
                      hipModuleLaunchKernel, hipModuleLoad, hipModuleLoadData, hipModuleLoadDataEx,
                      hipModuleUnload, hipOccupancyMaxActiveBlocksPerMultiprocessor,
                      hipOccupancyMaxPotentialBlockSize)
+from .texture_types import (HIP_ARRAY3D_DESCRIPTOR, HIP_ARRAY_DESCRIPTOR, HIP_RESOURCE_DESC, HIP_RESOURCE_VIEW_DESC,
+                            HIP_TEXTURE_DESC, hipArray, hipChannelFormatDesc,
+                            hipExtent, hipMemcpy3DParms, hipMipmappedArray, hipPitchedPtr, hipPos, hipResourceDesc,
+                            hipResourceViewDesc, hipSurfaceObject_t, hipTextureDesc, hipTextureObject_t,
+                            make_hipExtent, make_hipPitchedPtr, make_hipPos, textureReference)
+from .texrefs import (hipBindTexture, hipBindTexture2D, hipBindTextureToArray, hipBindTextureToMipmappedArray,
+                      hipGetTextureAlignmentOffset, hipModuleGetTexRef, hipTexRefGetAddress, hipTexRefGetAddressMode,
+                      hipTexRefGetFilterMode, hipTexRefGetFlags, hipTexRefGetFormat, hipTexRefSetAddress,
+                      hipTexRefSetAddress2D, hipTexRefSetAddressMode, hipTexRefSetArray, hipTexRefSetFilterMode,
+                      hipTexRefSetFlags, hipTexRefSetFormat, hipUnbindTexture)
+from .textures import (hipArray3DCreate, hipArrayCreate, hipArrayDestroy, hipCreateChannelDesc,
+                       hipCreateSurfaceObject, hipCreateTextureObject, hipDestroySurfaceObject,
+                       hipDestroyTextureObject, hipFreeArray, hipFreeMipmappedArray, hipGetChannelDesc,
+                       hipGetMipmappedArrayLevel, hipGetTextureObjectResourceDesc,
+                       hipGetTextureObjectResourceViewDesc, hipGetTextureObjectTextureDesc, hipMalloc3DArray,
+                       hipMallocArray, hipMallocMipmappedArray, hipMemcpy2DFromArray, hipMemcpy2DFromArrayAsync,
+                       hipMemcpy2DToArray, hipMemcpy2DToArrayAsync, hipMemcpy3D, hipMemcpy3DAsync, hipMemcpyAtoH,
+                       hipMemcpyFromArray, hipMemcpyHtoA, hipMemcpyToArray, hipMipmappedArrayCreate,
+                       hipMipmappedArrayDestroy, hipMipmappedArrayGetLevel, hipTexObjectCreate,
+                       hipTexObjectDestroy, hipTexObjectGetResourceDesc, hipTexObjectGetResourceViewDesc,
+                       hipTexObjectGetTextureDesc)
 from .streams import (hipEventCreate, hipEventCreateWithFlags, hipEventDestroy, hipEventElapsedTime,
                       hipEventQuery, hipEventRecord, hipEventSynchronize, hipLaunchHostFunc,
                       hipStreamAddCallback, hipStreamCreate, hipStreamCreateWithFlags,
                       hipStreamCreateWithPriority, hipStreamDestroy, hipStreamQuery, hipStreamSynchronize,
                       hipStreamWaitEvent)
 
-from .breadth import *  # noqa: E402,F401,F403  (pitched/3-D memory, pointers, devices, peers, graphs...)
+from ._constants import *  # noqa: F401,F403  (HIP 5.2's #define constants, generated)
+from ._constants import HIP_VERSION
+from .pointers import CStr, DeviceArray, NDBuffer, Pointer
+from .structs import *  # noqa: F401,F403  (hipDeviceProp_t, dim3, ...: HIP 5.2 layouts)
+from .structs import fill_device_prop
 
-HIP_VERSION = 50221153
-hipHostMallocDefault = 0
-hipHostMallocPortable = 1
-hipHostMallocMapped = 2
-hipHostMallocWriteCombined = 4
+# hip-python's handle types: pyhip's runtime objects (int() is the handle, as_c_void_p() its pointer)
+ihipStream_t = hipStream_t = Stream
+ihipEvent_t = hipEvent_t = Event
+ihipModule_t = hipModule_t = Module
+ihipModuleSymbol_t = hipFunction_t = Function
+
+ROCM_VERSION = 50203
+ROCM_VERSION_NAME = rocm_version_name = "5.2.3"
+ROCM_VERSION_TUPLE = rocm_version_tuple = (5, 2, 3)
+HIP_VERSION_NAME = hip_version_name = \
+    f"{HIP_VERSION_MAJOR}.{HIP_VERSION_MINOR}.{HIP_VERSION_PATCH}-{HIP_VERSION_GITHASH.decode()}"   # noqa: F405
+HIP_VERSION_TUPLE = hip_version_tuple = (HIP_VERSION_MAJOR, HIP_VERSION_MINOR, HIP_VERSION_PATCH,  # noqa: F405
+                                         HIP_VERSION_GITHASH.decode())  # noqa: F405
+from .breadth import *  # noqa: E402,F401,F403  (pitched/3-D memory, pointers, devices, peers, graphs...)
 
 
 # -- initialisation, versions, errors ------------------------------------------------------------
 @hip_api()
-def hipInit(flags: int = 0):
+def hipInit(flags):
     if flags != 0:
         raise HipError(hipError_t.hipErrorInvalidValue, "hipInit flags must be 0")
     runtime()
@@ -63,12 +102,20 @@ def hipPeekAtLastError():
     return (get_last_error(reset=False),)
 
 
-def hipGetErrorName(err):
-    return (error_name(err).encode(),)
+def _error_name(err) -> CStr:
+    if not isinstance(err, hipError_t):
+        raise TypeError("argument 'hip_error' must be of type '_hipError_t__Base'")
+    return CStr(error_name(err))
 
 
-def hipGetErrorString(err):
-    return (error_name(err).encode(),)      # HIP 5.2 returns the enumerator name here too
+def hipGetErrorName(hip_error):
+    """``(hipSuccess, name)``; the name is a CStr (bytes that print as str)."""
+    return (hipError_t.hipSuccess, _error_name(hip_error))
+
+
+def hipGetErrorString(hipError):
+    """HIP 5.2 returns the enumerator name here too."""
+    return (hipError_t.hipSuccess, _error_name(hipError))
 
 
 # -- devices -----------------------------------------------------------------------------------------
@@ -81,8 +128,8 @@ def hipGetDeviceCount():
 
 
 @hip_api()
-def hipSetDevice(device: int):
-    runtime().set_device(int(device))
+def hipSetDevice(deviceId):
+    runtime().set_device(deviceId)
 
 
 @hip_api(1)
@@ -100,20 +147,26 @@ def hipDeviceReset():
     runtime().device().reset()
 
 
-@hip_api(1)
-def hipGetDeviceProperties(device: int):
-    return runtime().device(int(device)).props
+@hip_api()
+def hipGetDeviceProperties(prop, deviceId):
+    """Fills ``prop`` (a hipDeviceProp_t, or the address of one) in place."""
+    props = runtime().device(deviceId).props
+    if prop is None:
+        raise HipError(hipError_t.hipErrorInvalidValue, "prop is NULL")
+    fill_device_prop(prop, props)
 
 
 @hip_api(1)
-def hipDeviceGetAttribute(attr, device: int):
-    return device_attribute(runtime().device(int(device)).props, int(attr))
+def hipDeviceGetAttribute(attr, deviceId):
+    return device_attribute(runtime().device(deviceId).props, int(attr))
 
 
 # -- memory ------------------------------------------------------------------------------------------
 @hip_api(1)
-def hipMalloc(size: int):
-    return ops.malloc(size)
+def hipMalloc(size):
+    """A DeviceArray: ``configure(typestr=..., shape=...)``, indexing, ``__cuda_array_interface__``."""
+    p = ops.malloc(size)
+    return DeviceArray.from_allocation(p) if int(p) else None
 
 
 @hip_api()
@@ -122,13 +175,14 @@ def hipFree(ptr):
 
 
 @hip_api(1)
-def hipHostMalloc(size: int, flags: int = 0):
-    return ops.host_malloc(size, flags)
+def hipHostMalloc(size, flags):
+    """Pinned host memory: a Pointer (real host address, device-visible) with ``.array``, a numpy view."""
+    return HostMemory(ops.host_malloc(size, flags))
 
 
 @hip_api(1)
-def hipMallocHost(size: int):
-    return ops.host_malloc(size)
+def hipMallocHost(size):
+    return HostMemory(ops.host_malloc(size))
 
 
 @hip_api()
@@ -137,12 +191,13 @@ def hipHostFree(ptr):
 
 
 @hip_api()
-def hipMemcpy(dst, src, sizeBytes: int, kind):
+def hipMemcpy(dst, src, sizeBytes, kind):
+    """The direction comes from the pointers, as in ROCm; ``kind`` only matters between two host buffers."""
     ops.memcpy(dst, src, sizeBytes, kind, None, sync=True)
 
 
 @hip_api()
-def hipMemcpyAsync(dst, src, sizeBytes: int, kind, stream=None):
+def hipMemcpyAsync(dst, src, sizeBytes, kind, stream):
     ops.memcpy(dst, src, sizeBytes, kind, stream, sync=False)
 
 
@@ -161,42 +216,42 @@ _s32, _a32 = _memset(4)
 
 
 @hip_api()
-def hipMemset(dst, value: int, sizeBytes: int):
+def hipMemset(dst, value, sizeBytes):
     _s8(dst, value, sizeBytes)
 
 
 @hip_api()
-def hipMemsetAsync(dst, value: int, sizeBytes: int, stream=None):
+def hipMemsetAsync(dst, value, sizeBytes, stream):
     _a8(dst, value, sizeBytes, stream)
 
 
 @hip_api()
-def hipMemsetD8(dst, value: int, count: int):
-    _s8(dst, value, count)
+def hipMemsetD8(dest, value, count):
+    _s8(dest, value, count)
 
 
 @hip_api()
-def hipMemsetD8Async(dst, value: int, count: int, stream=None):
-    _a8(dst, value, count, stream)
+def hipMemsetD8Async(dest, value, count, stream):
+    _a8(dest, value, count, stream)
 
 
 @hip_api()
-def hipMemsetD16(dst, value: int, count: int):
-    _s16(dst, value, count)
+def hipMemsetD16(dest, value, count):
+    _s16(dest, value, count)
 
 
 @hip_api()
-def hipMemsetD16Async(dst, value: int, count: int, stream=None):
-    _a16(dst, value, count, stream)
+def hipMemsetD16Async(dest, value, count, stream):
+    _a16(dest, value, count, stream)
 
 
 @hip_api()
-def hipMemsetD32(dst, value: int, count: int):
-    _s32(dst, value, count)
+def hipMemsetD32(dest, value, count):
+    _s32(dest, value, count)
 
 
 @hip_api()
-def hipMemsetD32Async(dst, value: int, count: int, stream=None):
+def hipMemsetD32Async(dst, value, count, stream):
     _a32(dst, value, count, stream)
 
 
@@ -205,4 +260,7 @@ def hipMemGetInfo():
     return ops.mem_get_info()
 
 
-__all__ = [n for n in dir() if n.startswith(("hip", "HIP_"))] + ["DevicePointer", "HostPointer", "last_exception"]
+__all__ = [n for n in dir() if n.startswith(("hip", "HIP", "ROCM", "rocm", "ihip", "make_hip")) and n != "hip_api"] + \
+    [n for n in structs.__all__ if n not in ("Struct",)] + \
+    ["DevicePointer", "HostPointer", "HostMemory", "Pointer", "CStr", "NDBuffer", "DeviceArray", "last_exception",
+     "textureReference"]

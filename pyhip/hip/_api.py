@@ -5,6 +5,7 @@ import functools
 import threading
 
 from ..errors import HipError, LoaderError, hipError_t
+from .conventions import argument_checker
 
 _tls = threading.local()
 
@@ -33,13 +34,18 @@ def _errval(exc: BaseException) -> hipError_t:
 def hip_api(nvalues: int = 0):
     """Wrap an implementation that returns None, a value, or a tuple of ``nvalues`` values and raises
     HipError on failure, into hip-python's convention: ``(err,)`` or ``(err, v1, ...)``; failures give
-    ``(err, None, ...)``.  Like HIP 5.2, every call overwrites the thread's last error."""
+    ``(err, None, ...)``.  Like HIP 5.2, every call overwrites the thread's last error.  Arguments are first
+    bound and converted the way hip-python's wrapper of the same name does (conventions.py): a wrong
+    argument count or type raises TypeError/OverflowError instead of returning an error."""
 
     def deco(fn):
+        check = argument_checker(fn)
+
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
+            args = check(args, kwargs)
             try:
-                out = fn(*args, **kwargs)
+                out = fn(*args)
             except (HipError, TypeError, ValueError, OverflowError, MemoryError) as exc:
                 err = _errval(exc)
                 set_last_error(err)

@@ -91,38 +91,8 @@ def hipMemcpy2D(dst, dpitch, src, spitch, width, height, kind):
 
 
 @hip_api()
-def hipMemcpy2DAsync(dst, dpitch, src, spitch, width, height, kind, stream=None):
+def hipMemcpy2DAsync(dst, dpitch, src, spitch, width, height, kind, stream):
     _copy2d(dst, dpitch, src, spitch, width, height, kind, stream, False)
-
-
-def _copy3d(p, stream, sync):
-    if _get(p, "srcArray", default=None) or _get(p, "dstArray", default=None):
-        raise HipError(hipError_t.hipErrorNotSupported, "hipArray copies")
-    sp_, dp_, e = p.srcPtr, p.dstPtr, p.extent
-    if not int(_addr(sp_.ptr)) or not int(_addr(dp_.ptr)):
-        raise _invalid("srcPtr and dstPtr are needed")
-    if int(sp_.pitch) < int(sp_.xsize) or int(dp_.pitch) < int(dp_.xsize):
-        raise HipError(hipError_t.hipErrorInvalidPitchValue, "pitch below xsize")
-    w, h, d = int(e.width), int(e.height), int(e.depth)
-    if 0 in (w, h, d):
-        return
-    sp, dp = int(sp_.pitch), int(dp_.pitch)
-    sh, dh = int(sp_.ysize) or h, int(dp_.ysize) or h
-    spos, dpos = _get(p, "srcPos", default=None), _get(p, "dstPos", default=None)
-    so = (int(spos.x) + int(spos.y) * sp + int(spos.z) * sp * sh) if spos is not None else 0
-    do = (int(dpos.x) + int(dpos.y) * dp + int(dpos.z) * dp * dh) if dpos is not None else 0
-    copies.copy3d(_addr(dp_.ptr) + do, dp, dp * dh, _addr(sp_.ptr) + so, sp, sp * sh, w, h, d, stream, sync,
-                  int(_get(p, "kind", default=4)))
-
-
-@hip_api()
-def hipMemcpy3D(p):
-    _copy3d(p, None, True)
-
-
-@hip_api()
-def hipMemcpy3DAsync(p, stream=None):
-    _copy3d(p, stream, False)
 
 
 def _fill2d(dst, pitch, value, width, height, depth, ysize, stream, sync):
@@ -136,7 +106,7 @@ def hipMemset2D(dst, pitch, value, width, height):
 
 
 @hip_api()
-def hipMemset2DAsync(dst, pitch, value, width, height, stream=None):
+def hipMemset2DAsync(dst, pitch, value, width, height, stream):
     _fill2d(dst, pitch, value, width, height, 1, 0, stream, False)
 
 
@@ -155,28 +125,29 @@ def hipMemset3D(pitchedDevPtr, value, extent):
 
 
 @hip_api()
-def hipMemset3DAsync(pitchedDevPtr, value, extent, stream=None):
+def hipMemset3DAsync(pitchedDevPtr, value, extent, stream):
     _fill3d(pitchedDevPtr, value, extent, stream, False)
 
 
 # -- driver-style, stream and peer copies ------------------------------------------------------------------------
-def _make_copy(kind, sync):
-    def f(dst, src, sizeBytes, stream=None):
-        copies.copy(dst, src, sizeBytes, stream, sync, kind)
-    return f
+def _bind_copy(name, kind):
+    def sync_copy(dst, src, sizeBytes):
+        copies.copy(dst, src, sizeBytes, None, True, kind)
+
+    def async_copy(dst, src, sizeBytes, stream):
+        copies.copy(dst, src, sizeBytes, stream, False, kind)
+    sync_copy.__name__, async_copy.__name__ = f"hipMemcpy{name}", f"hipMemcpy{name}Async"
+    sync_copy.__qualname__, async_copy.__qualname__ = sync_copy.__name__, async_copy.__name__
+    globals()[sync_copy.__name__] = hip_api()(sync_copy)
+    globals()[async_copy.__name__] = hip_api()(async_copy)
 
 
 for _name, _kind in (("HtoD", 1), ("DtoH", 2), ("DtoD", 3)):
-    _sync, _async = _make_copy(_kind, True), _make_copy(_kind, False)
-    globals()[f"hipMemcpy{_name}"] = hip_api()(lambda dst, src, sizeBytes, _f=_sync: _f(dst, src, sizeBytes))
-    globals()[f"hipMemcpy{_name}Async"] = hip_api()(
-        lambda dst, src, sizeBytes, stream=None, _f=_async: _f(dst, src, sizeBytes, stream))
-    globals()[f"hipMemcpy{_name}"].__name__ = f"hipMemcpy{_name}"
-    globals()[f"hipMemcpy{_name}Async"].__name__ = f"hipMemcpy{_name}Async"
+    _bind_copy(_name, _kind)
 
 
 @hip_api()
-def hipMemcpyWithStream(dst, src, sizeBytes, kind, stream=None):
+def hipMemcpyWithStream(dst, src, sizeBytes, kind, stream):
     copies.copy(dst, src, sizeBytes, stream, True, int(kind))
 
 
@@ -187,7 +158,7 @@ def hipMemcpyPeer(dst, dstDeviceId, src, srcDeviceId, sizeBytes):
 
 
 @hip_api()
-def hipMemcpyPeerAsync(dst, dstDeviceId, src, srcDevice, sizeBytes, stream=None):
+def hipMemcpyPeerAsync(dst, dstDeviceId, src, srcDevice, sizeBytes, stream):
     runtime().device(int(dstDeviceId)), runtime().device(int(srcDevice))
     copies.copy(dst, src, sizeBytes, stream, False, 3)
 
@@ -239,7 +210,7 @@ def hipHostUnregister(hostPtr):
 
 
 @hip_api(1)
-def hipHostGetDevicePointer(hstPtr, flags=0):
+def hipHostGetDevicePointer(hstPtr, flags):
     return DevicePointer(_attrs(hstPtr).devicePointer)
 
 
@@ -252,14 +223,14 @@ def hipHostGetFlags(hostPtr):
 
 
 @hip_api(1)
-def hipMallocManaged(size, flags=1):
+def hipMallocManaged(size, flags):
     if int(flags) not in (1, 2):
         raise _invalid(f"flags {int(flags)}")
     return ops.managed_malloc(size)
 
 
 @hip_api(1)
-def hipMallocAsync(size, stream=None):
+def hipMallocAsync(size, stream):
     if int(size) == 0:
         raise _invalid("size 0")
     st = runtime().resolve_stream(stream)
@@ -267,7 +238,7 @@ def hipMallocAsync(size, stream=None):
 
 
 @hip_api()
-def hipFreeAsync(dev_ptr, stream=None):
+def hipFreeAsync(dev_ptr, stream):
     if not _addr(dev_ptr):
         raise _invalid("null pointer")
     pools.free_async(_addr(dev_ptr), stream)
@@ -329,7 +300,7 @@ def hipDeviceCanAccessPeer(deviceId, peerDeviceId):
 
 
 @hip_api()
-def hipDeviceEnablePeerAccess(peerDeviceId, flags=0):
+def hipDeviceEnablePeerAccess(peerDeviceId, flags):
     if int(flags) != 0:
         raise _invalid("flags must be 0")
     peer.enable(runtime().current_index(), int(peerDeviceId))
@@ -383,7 +354,7 @@ def hipStreamGetPriority(stream):
 
 
 @hip_api()
-def hipLaunchCooperativeKernel(f, gridDim, blockDimX, kernelParams=None, sharedMemBytes=0, stream=None):
+def hipLaunchCooperativeKernel(f, gridDim, blockDimX, kernelParams, sharedMemBytes, stream):
     """A cooperative launch (every work-group resident at once; grid-wide sync works).  ``f`` is a
     hipFunction_t (pyhip.hip has no host function pointers); ``kernelParams`` the argument list; the
     dimensions dim3 objects or tuples."""
@@ -395,7 +366,7 @@ def hipLaunchCooperativeKernel(f, gridDim, blockDimX, kernelParams=None, sharedM
 
 
 @hip_api()
-def hipStreamBeginCapture(stream, mode=0):
+def hipStreamBeginCapture(stream, mode):
     from ..runtime.graph import Capture
     if stream is None or (isinstance(stream, int) and stream == 0):
         raise HipError(hipError_t.hipErrorStreamCaptureUnsupported, "the null stream cannot be captured")
@@ -423,7 +394,7 @@ def hipStreamIsCapturing(stream):
 
 
 @hip_api(1)
-def hipGraphCreate(flags=0):
+def hipGraphCreate(flags):
     from ..runtime.graph import Graph
     if int(flags) != 0:
         raise _invalid("flags must be 0")
@@ -431,7 +402,7 @@ def hipGraphCreate(flags=0):
 
 
 @hip_api(2)
-def hipGraphInstantiate(graph, pLogBuffer=None, bufferSize=0):
+def hipGraphInstantiate(graph, pLogBuffer, bufferSize):
     from ..runtime.graph import Graph, GraphExec
     if not isinstance(graph, Graph) or graph.destroyed:
         raise _invalid("not a graph")
@@ -439,7 +410,7 @@ def hipGraphInstantiate(graph, pLogBuffer=None, bufferSize=0):
 
 
 @hip_api()
-def hipGraphLaunch(graphExec, stream=None):
+def hipGraphLaunch(graphExec, stream):
     from ..runtime.graph import GraphExec
     if not isinstance(graphExec, GraphExec):
         raise _invalid("not an executable graph")
@@ -461,4 +432,7 @@ def hipGraphDestroy(graph):
     graph.destroyed = True
 
 
+from .. import _hip_enums as _enums  # noqa: E402  (hip-python's hip module has every HIP enum)
+
+globals().update({n: v for n, v in vars(_enums).items() if n.startswith("hip") and isinstance(v, type)})
 __all__ = [n for n in dir() if n.startswith("hip")]

@@ -1,14 +1,18 @@
 """``pyhip.hip`` modules, functions and launches."""
 from __future__ import annotations
 
+import ctypes
 import os
-import struct
 
 from .._hip_enums import hipFunction_attribute as FA
-from ..errors import HipError, LoaderError, hipError_t
+from ..errors import HipError, hipError_t
+from ..loader.extent import image_extent
+from ..runtime import ops
 from ..runtime.context import runtime
 from ..runtime.module import Function, Module
-from ._api import as_str, hip_api
+from ._api import hip_api
+from .pointers import HipModuleLaunchKernel_extra, Pointer, address_of, as_name, pack_extra_tuple, read_extra_config
+from .structs import classes as _structs
 
 HIP_LAUNCH_PARAM_BUFFER_POINTER = 0x01
 HIP_LAUNCH_PARAM_BUFFER_SIZE = 0x02
@@ -31,18 +35,34 @@ def _function(f) -> Function:
 
 @hip_api(1)
 def hipModuleLoad(fname):
-    path = as_str(fname) if not isinstance(fname, os.PathLike) else os.fspath(fname)
+    path = os.fspath(fname) if isinstance(fname, os.PathLike) else as_name(fname)
     return Module(runtime().device(), path)
+
+
+def image_bytes(image) -> bytes:
+    """A code object / offload bundle from a buffer (bytes, bytearray, numpy...) or from a bare address (int,
+    Pointer, ctypes.c_void_p, what hiprtcLinkComplete returns), whose extent is read from its headers."""
+    if isinstance(image, (bytes, bytearray, memoryview)):
+        return bytes(image)
+    if not hasattr(image, "__hip_pointer__") and not isinstance(image, (int, ctypes.c_void_p)):
+        try:
+            return bytes(memoryview(image).cast("B"))
+        except TypeError:
+            pass
+    addr = address_of(image)
+    ops.check_host_address(addr)
+    size = image_extent(lambda off, n: ctypes.string_at(addr + off, n))
+    return ctypes.string_at(addr, size)
 
 
 @hip_api(1)
 def hipModuleLoadData(image):
-    return Module(runtime().device(), bytes(image))
+    return Module(runtime().device(), image_bytes(image))
 
 
 @hip_api(1)
-def hipModuleLoadDataEx(image, numOptions: int = 0, options=None, optionValues=None):
-    return Module(runtime().device(), bytes(image))   # JIT options do not apply to code objects
+def hipModuleLoadDataEx(image, numOptions, options, optionValues):
+    return Module(runtime().device(), image_bytes(image))   # JIT options do not apply to code objects
 
 
 @hip_api()
@@ -51,35 +71,49 @@ def hipModuleUnload(module):
 
 
 @hip_api(1)
-def hipModuleGetFunction(module, name):
-    return _module(module).function(as_str(name))
+def hipModuleGetFunction(module, kname):
+    return _module(module).function(as_name(kname))
 
 
 @hip_api(2)
-def hipModuleGetGlobal(module, name):
-    return _module(module).global_var(as_str(name))
+def hipModuleGetGlobal(hmod, name):
+    addr, size = _module(hmod).global_var(as_name(name))
+    return Pointer(addr), size
 
 
 def parse_extra(extra) -> bytes:
-    """``extra`` = [HIP_LAUNCH_PARAM_BUFFER_POINTER, buf, HIP_LAUNCH_PARAM_BUFFER_SIZE, size,
-    HIP_LAUNCH_PARAM_END] (buf: bytes-like; size: int), or simply a packed bytes-like buffer."""
-    if isinstance(extra, (bytes, bytearray, memoryview)):
-        return bytes(extra)
-    items = list(extra)
-    if len(items) != 5 or int(items[0]) != HIP_LAUNCH_PARAM_BUFFER_POINTER or \
-            int(items[2]) != HIP_LAUNCH_PARAM_BUFFER_SIZE or int(items[4]) != HIP_LAUNCH_PARAM_END:
-        raise HipError(hipError_t.hipErrorInvalidValue, "extra must be [BUFFER_POINTER, buf, BUFFER_SIZE, size, END]")
-    buf, size = items[1], items[3]
-    size = int(size if not isinstance(size, (bytes, bytearray)) else struct.unpack("<Q", size)[0])
-    data = bytes(memoryview(buf).cast("B"))
-    if size > len(data):
-        raise HipError(hipError_t.hipErrorInvalidValue, f"BUFFER_SIZE {size} exceeds the {len(data)}-byte buffer")
-    return data[:size]
+    """hip-python's ``extra``: a list/tuple of ctypes values (by value) and pointer-likes (8-byte addresses),
+    packed with hip-python's alignment; or a pointer to the C config array {HIP_LAUNCH_PARAM_BUFFER_POINTER,
+    buf, HIP_LAUNCH_PARAM_BUFFER_SIZE, &size, HIP_LAUNCH_PARAM_END} (a HipModuleLaunchKernel_extra, a ctypes
+    array, an address)."""
+    if isinstance(extra, (list, tuple)):
+        return pack_extra_tuple(extra)
+    if isinstance(extra, HipModuleLaunchKernel_extra):
+        return extra.packed()
+    try:
+        return read_extra_config(address_of(extra))
+    except (TypeError, ValueError) as exc:
+        raise HipError(hipError_t.hipErrorInvalidValue, f"extra: {exc}") from None
+
+
+def read_kernel_params(func: Function, params) -> bytes:
+    """``kernelParams`` as C passes it: the address of a ``void*[n]`` array, one pointer per argument."""
+    addr = address_of(params)
+    n = len(func.packer.explicit)
+    ptrs = (ctypes.c_void_p * n).from_address(addr) if n else []
+    raw = bytearray(max((a.offset + a.size for a in func.packer.explicit), default=0))
+    for a, p in zip(func.packer.explicit, ptrs):
+        if not p:
+            raise HipError(hipError_t.hipErrorInvalidValue, "kernelParams holds a NULL argument pointer")
+        raw[a.offset:a.offset + a.size] = ctypes.string_at(p, a.size)
+    return bytes(raw)
 
 
 @hip_api()
 def hipModuleLaunchKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,
-                          sharedMemBytes=0, stream=None, kernelParams=None, extra=None):
+                          sharedMemBytes, stream, kernelParams, extra):
+    """``extra`` as in hip-python (see parse_extra); ``kernelParams`` a ``void**`` (address, ctypes array) or,
+    as a pyhip extension, a Python list of argument values converted by the kernel's signature."""
     func = _function(f)
     if kernelParams is not None and extra is not None:
         raise HipError(hipError_t.hipErrorInvalidValue, "pass either kernelParams or extra, not both")
@@ -87,6 +121,8 @@ def hipModuleLaunchKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY,
     grid, block = (gridDimX, gridDimY, gridDimZ), (blockDimX, blockDimY, blockDimZ)
     if extra is not None:
         func.launch(st, grid, block, int(sharedMemBytes), raw=parse_extra(extra))
+    elif kernelParams is not None and not isinstance(kernelParams, (list, tuple)):
+        func.launch(st, grid, block, int(sharedMemBytes), raw=read_kernel_params(func, kernelParams))
     else:
         params = list(kernelParams) if kernelParams is not None else []
         if func.packer.explicit and kernelParams is None:
@@ -94,34 +130,39 @@ def hipModuleLaunchKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY,
         func.launch(st, grid, block, int(sharedMemBytes), args=params)
 
 
-class FuncAttributes:
-    """``hipFuncAttributes``."""
+def func_attributes(func: Function):
+    """``hipFuncAttributes`` of a kernel (HIP 5.2 struct)."""
+    k = func.kernel
+    a = _structs["hipFuncAttributes"]()
+    a.binaryVersion = func.module.code_object.version * 10
+    a.cacheModeCA = 0
+    # what ROCr counts as a module's constant variables: those in writable sections (its IsConst quirk),
+    # hipcc's one-byte __hip_cuid_* markers aside
+    a.constSizeBytes = sum(g.size for g in func.module.code_object.globals
+                           if g.section in (".bss", ".data") and not g.name.startswith("__hip_cuid_"))
+    a.localSizeBytes = k.private_segment_fixed_size
+    a.maxDynamicSharedSizeBytes = 65536 - k.group_segment_fixed_size
+    a.maxThreadsPerBlock = k.max_flat_workgroup_size
+    a.numRegs = k.vgpr_count
+    a.preferredShmemCarveout = 0
+    a.ptxVersion = a.binaryVersion
+    a.sharedSizeBytes = k.group_segment_fixed_size
+    return a
 
-    def __init__(self, func: Function):
-        k = func.kernel
-        self.binaryVersion = func.module.code_object.version * 10
-        self.cacheModeCA = 0
-        # what ROCr counts as a module's constant variables: those in writable sections (its IsConst quirk),
-        # hipcc's one-byte __hip_cuid_* markers aside
-        self.constSizeBytes = sum(g.size for g in func.module.code_object.globals
-                                  if g.section in (".bss", ".data") and not g.name.startswith("__hip_cuid_"))
-        self.localSizeBytes = k.private_segment_fixed_size
-        self.maxDynamicSharedSizeBytes = 65536 - k.group_segment_fixed_size
-        self.maxThreadsPerBlock = k.max_flat_workgroup_size
-        self.numRegs = k.vgpr_count
-        self.preferredShmemCarveout = 0
-        self.ptxVersion = self.binaryVersion
-        self.sharedSizeBytes = k.group_segment_fixed_size
 
-
-@hip_api(1)
-def hipFuncGetAttributes(func):
-    return FuncAttributes(_function(func))
+@hip_api()
+def hipFuncGetAttributes(attr, func):
+    """Fills ``attr`` (a hipFuncAttributes, or its address) in place."""
+    dst = _structs["hipFuncAttributes"].fromObj(attr) if attr is not None else None
+    if dst is None:
+        raise HipError(hipError_t.hipErrorInvalidValue, "attr is NULL")
+    src = func_attributes(_function(func))
+    ctypes.memmove(int(dst), int(src), src.c_sizeof())
 
 
 @hip_api(1)
 def hipFuncGetAttribute(attrib, hfunc):
-    a = FuncAttributes(_function(hfunc))
+    a = func_attributes(_function(hfunc))
     table = {FA.HIP_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: a.maxThreadsPerBlock,
              FA.HIP_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: a.sharedSizeBytes,
              FA.HIP_FUNC_ATTRIBUTE_CONST_SIZE_BYTES: a.constSizeBytes,
@@ -145,7 +186,7 @@ def _occupancy(func: Function, block: int, dyn_shared: int) -> int:
 
 
 @hip_api(1)
-def hipOccupancyMaxActiveBlocksPerMultiprocessor(f, blockSize: int, dynSharedMemPerBlk: int = 0):
+def hipOccupancyMaxActiveBlocksPerMultiprocessor(f, blockSize, dynSharedMemPerBlk):
     func = _function(f)
     if int(blockSize) <= 0:
         raise HipError(hipError_t.hipErrorInvalidValue, "block size must be positive")
@@ -153,7 +194,7 @@ def hipOccupancyMaxActiveBlocksPerMultiprocessor(f, blockSize: int, dynSharedMem
 
 
 @hip_api(2)
-def hipOccupancyMaxPotentialBlockSize(f, dynSharedMemPerBlk: int = 0, blockSizeLimit: int = 0):
+def hipOccupancyMaxPotentialBlockSize(f, dynSharedMemPerBlk, blockSizeLimit):
     """Returns ``(gridSize, blockSize)``: the block size with the best occupancy, and the grid that
     fills every CU at that occupancy."""
     func = _function(f)

@@ -1,10 +1,13 @@
 """``pyhip.hip`` streams and events."""
 from __future__ import annotations
 
+import ctypes
+
 from ..errors import HipError, hipError_t
 from ..runtime.context import hipStreamPerThread, runtime
 from ..runtime.stream import Event, Stream
 from ._api import hip_api
+from .pointers import address_of
 
 
 def _event(ev) -> Event:
@@ -21,12 +24,12 @@ def hipStreamCreate():
 
 
 @hip_api(1)
-def hipStreamCreateWithFlags(flags: int):
-    return runtime().device().new_stream(int(flags))
+def hipStreamCreateWithFlags(flags):
+    return runtime().device().new_stream(flags)
 
 
 @hip_api(1)
-def hipStreamCreateWithPriority(flags: int, priority: int):
+def hipStreamCreateWithPriority(flags, priority):
     priority = max(-1, min(1, int(priority)))      # ROCclr: High -1, Normal 0, Low 1 (clamped)
     return runtime().device().new_stream(int(flags), int(priority))
 
@@ -42,41 +45,64 @@ def hipStreamDestroy(stream):
 
 
 @hip_api()
-def hipStreamSynchronize(stream=None):
+def hipStreamSynchronize(stream):
     s = runtime().resolve_stream(stream)
     s.check_not_capturing()
     s.synchronize()
 
 
 @hip_api()
-def hipStreamQuery(stream=None):
+def hipStreamQuery(stream):
     if not runtime().resolve_stream(stream).query():
         raise HipError(hipError_t.hipErrorNotReady, "stream has pending work")
 
 
+def _host_callable(fn, argtypes):
+    """A Python callable (pyhip), a ctypes function, or the address of a C function (hip-python passes
+    ``hipStreamCallback_t`` / ``hipHostFn_t`` as function pointers)."""
+    if callable(fn) and not isinstance(fn, ctypes._CFuncPtr):
+        return fn
+    if isinstance(fn, ctypes._CFuncPtr):
+        return fn
+    addr = address_of(fn)
+    if not addr:
+        raise HipError(hipError_t.hipErrorInvalidValue, "callback is NULL")
+    return ctypes.CFUNCTYPE(None, *argtypes)(addr)
+
+
 @hip_api()
-def hipStreamAddCallback(stream, callback, userData=None, flags: int = 0):
+def hipStreamAddCallback(stream, callback, userData, flags):
     """``callback(stream, status, userData)`` runs on the host once the stream's earlier work is done; the
     stream's later work waits for it.  An exception it raises is the stream's error at its next
-    synchronisation; the stream stays usable."""
+    synchronisation; the stream stays usable.  ``callback``: a Python callable or a C function pointer
+    (``void(*)(hipStream_t, hipError_t, void*)``, called with the stream handle and ``int(userData)``)."""
     if flags != 0:
         raise HipError(hipError_t.hipErrorInvalidValue, "flags must be 0")
-    if not callable(callback):
+    if not callable(callback) and address_of(callback) == 0:
         raise HipError(hipError_t.hipErrorInvalidValue, "callback is not callable")
-    runtime().resolve_stream(stream).host_op(lambda: callback(stream, hipError_t.hipSuccess, userData),
-                                             "stream callback")
+    fn = _host_callable(callback, (ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p))
+    st = runtime().resolve_stream(stream)
+    if isinstance(fn, ctypes._CFuncPtr):
+        handle, data = (st.handle if stream else 0), address_of(userData)
+        op = lambda: fn(handle, 0, data)  # noqa: E731
+    else:
+        op = lambda: fn(stream, hipError_t.hipSuccess, userData)  # noqa: E731
+    st.host_op(op, "stream callback")
 
 
 @hip_api()
-def hipLaunchHostFunc(stream, fn, userData=None):
-    """``fn(userData)`` in stream order (hipLaunchHostFunc; same rules as hipStreamAddCallback)."""
-    if not callable(fn):
+def hipLaunchHostFunc(stream, fn, userData):
+    """``fn(userData)`` in stream order (a Python callable or a C ``void(*)(void*)``; same rules as
+    hipStreamAddCallback)."""
+    if not callable(fn) and address_of(fn) == 0:
         raise HipError(hipError_t.hipErrorInvalidValue, "host function is not callable")
-    runtime().resolve_stream(stream).host_op(lambda: fn(userData), "host function")
+    f = _host_callable(fn, (ctypes.c_void_p,))
+    data = address_of(userData) if isinstance(f, ctypes._CFuncPtr) else userData
+    runtime().resolve_stream(stream).host_op(lambda: f(data), "host function")
 
 
 @hip_api()
-def hipStreamWaitEvent(stream, event, flags: int = 0):
+def hipStreamWaitEvent(stream, event, flags):
     if flags != 0:
         raise HipError(hipError_t.hipErrorInvalidValue, "flags must be 0")
     runtime().resolve_stream(stream).wait_event(_event(event))
@@ -88,12 +114,12 @@ def hipEventCreate():
 
 
 @hip_api(1)
-def hipEventCreateWithFlags(flags: int):
-    return Event(int(flags))
+def hipEventCreateWithFlags(flags):
+    return Event(flags)
 
 
 @hip_api()
-def hipEventRecord(event, stream=None):
+def hipEventRecord(event, stream):
     _event(event).record(runtime().resolve_stream(stream))
 
 

@@ -15,9 +15,12 @@ def demangle(name: str) -> str:
     if not name.startswith("_Z"):
         return name
     try:
-        return cxxfilt.demangle(name, external_only=False)
+        out = cxxfilt.demangle(name, external_only=False)
     except Exception:  # invalid mangling: keep the raw name
         return name
+    while "> >" in out:                 # nested template arguments close as ">>" (LLVM's demangler), not "> >"
+        out = out.replace("> >", ">>")
+    return out
 
 
 def _norm(s: str) -> str:

@@ -152,10 +152,15 @@ class QueueBackend:
 
 
 class DeviceBackend:
+    kind = "emu"
+
     def __init__(self, isa, memory_size: int, index: int = 0):
         self.gpu = EmulatedGPU(str(isa), memory_size, index=index)
         self.memory = self.gpu.memory
         self.signals = SignalPool()
+
+    def describe(self) -> str:
+        return "emulator (in process)"
 
     def new_queue(self) -> QueueBackend:
         return QueueBackend(self)

@@ -31,10 +31,15 @@ def device_isa(text: str) -> DeviceISA:
 
 class Runtime:
     def __init__(self, device_spec: str | None = None, memory_size: int | None = None):
+        from .hsa import choose
+        self.backend_kind = "emu" if device_spec else choose()
         spec = device_spec or os.environ.get("PYHIP_DEVICES", DEFAULT_DEVICES)
         size = memory_size or int(os.environ.get("PYHIP_DEVICE_MEMORY", DEFAULT_MEMORY))
         self._spec = (spec, size)
-        self.devices = [Device(i, device_isa(t), size) for i, t in enumerate(spec.split(",")) if t.strip()]
+        if self.backend_kind == "hsa":
+            self.devices = self._hsa_devices()
+        else:
+            self.devices = self._emu_devices()
         self.registry = Registry()
         self.call_config = CallConfigStack()
         self._tls = threading.local()
@@ -52,11 +57,10 @@ class Runtime:
         """In a forked child: fresh devices (the parent's queues and their threads do not exist here), the
         registrations kept (hipcc programs register in constructors, before any fork), host memory that
         survived the fork mapped into the new devices; device allocations of the parent are gone."""
-        spec, size = self._spec
         self._tls = threading.local()
         self._lock = threading.RLock()
         self.registry.after_fork()
-        self.devices = [Device(i, device_isa(t), size) for i, t in enumerate(spec.split(",")) if t.strip()]
+        self.devices = self._hsa_devices() if self.backend_kind == "hsa" else self._emu_devices()
         for a in self.host_allocs.values():
             if a.array is not None:
                 for dev in self.devices:
@@ -65,6 +69,22 @@ class Runtime:
             table.clear()
         self.peers.clear()
         self.primary_active.clear()
+
+    def _emu_devices(self) -> list[Device]:
+        spec, size = self._spec
+        return [Device(i, device_isa(t), size) for i, t in enumerate(spec.split(",")) if t.strip()]
+
+    @staticmethod
+    def _hsa_devices() -> list[Device]:
+        """One device per GPU agent ROCr reports (PYHIP_BACKEND=hsa)."""
+        from .hsa import thunk_library
+        from .hsa.backend import HsaDeviceBackend, HsaSystem
+
+        system = HsaSystem.get(thunk_library())
+        if not system.gpus:
+            raise HipError(hipError_t.hipErrorNoDevice, "ROCr reports no GPU agent (PYHIP_BACKEND=hsa)")
+        return [Device(i, DeviceISA.parse(a.isa), a.vram_size, backend=HsaDeviceBackend(system, a))
+                for i, a in enumerate(system.gpus)]
 
     # -- devices -----------------------------------------------------------------------------------
     def device(self, index: int | None = None) -> Device:

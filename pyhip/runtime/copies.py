@@ -75,6 +75,8 @@ def locate(p, writable: bool = False) -> Place:
             if kind == "host":
                 return Place("pinned", addr, None, start, end)
             return Place("device", addr, dev, start, end)
+    from .ops import check_host_address
+    check_host_address(addr)                              # e.g. a freed device pointer: not a host address
     return Place("host", addr)
 
 

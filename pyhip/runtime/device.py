@@ -14,10 +14,10 @@ KERNARG_CHUNK = 4096
 
 
 class Device:
-    def __init__(self, index: int, isa: DeviceISA, memory_size: int):
+    def __init__(self, index: int, isa: DeviceISA, memory_size: int, backend=None):
         self.index = index
         self.isa = isa
-        self.backend = DeviceBackend(isa, memory_size, index)
+        self.backend = backend or DeviceBackend(isa, memory_size, index)
         self.props = make_properties(isa, index, memory_size)
         self._lock = threading.RLock()
         self._streams: "weakref.WeakSet[Stream]" = weakref.WeakSet()

@@ -2,6 +2,8 @@
 copies in every direction (numpy arrays or any buffer on the host side) and fills, in stream order."""
 from __future__ import annotations
 
+import ctypes
+
 import numpy as np
 
 from .._hip_enums import hipMemcpyKind
@@ -54,7 +56,9 @@ class HostPointer(DevicePointer):
 
 
 def as_address(p) -> int | None:
-    """Device address of a pointer-like value, or None if it is a host buffer."""
+    """Device address of a pointer-like value, or None if it is a host buffer.  Pointer-likes: ints,
+    DevicePointer, ``__hip_pointer__``, ``ctypes.c_void_p`` (before the buffer check: ctypes objects are
+    buffers too), CUDA-array-interface objects, anything with ``as_c_void_p()``."""
     if p is None:
         return 0
     if isinstance(p, (int, np.integer)) and not isinstance(p, bool):
@@ -63,6 +67,13 @@ def as_address(p) -> int | None:
         return p.value
     if hasattr(p, "__hip_pointer__"):
         return int(p.__hip_pointer__())
+    if isinstance(p, ctypes.c_void_p):
+        return p.value or 0
+    cai = getattr(p, "__cuda_array_interface__", None)
+    if isinstance(cai, dict) and "data" in cai:
+        return int(cai["data"][0] or 0)
+    if hasattr(p, "as_c_void_p"):
+        return p.as_c_void_p().value or 0
     return None
 
 
@@ -83,17 +94,11 @@ def host_view(buf, nbytes: int, writable: bool) -> memoryview:
 
 
 def classify_copy(dst, src, kind: int):
-    """Return ``(dst_addr or None, src_addr or None)`` after checking ``kind`` against the operands."""
+    """Return ``(dst_addr or None, src_addr or None)``.  Like ROCm 5.2 the direction comes from the
+    pointers, not from ``kind``; ``kind`` must be a hipMemcpyKind, and a copy between two host buffers needs
+    hipMemcpyHostToHost or hipMemcpyDefault (ops.memcpy checks that once it knows which side is device)."""
     try:
-        kind = hipMemcpyKind(int(kind))
+        hipMemcpyKind(int(kind))
     except ValueError:
         raise HipError(hipError_t.hipErrorInvalidMemcpyDirection, f"invalid hipMemcpyKind {kind}") from None
-    d, s = as_address(dst), as_address(src)
-    want_dst_dev = kind in (hipMemcpyKind.hipMemcpyHostToDevice, hipMemcpyKind.hipMemcpyDeviceToDevice)
-    want_src_dev = kind in (hipMemcpyKind.hipMemcpyDeviceToHost, hipMemcpyKind.hipMemcpyDeviceToDevice)
-    if kind != hipMemcpyKind.hipMemcpyDefault and kind != hipMemcpyKind.hipMemcpyHostToHost:
-        if want_dst_dev and d is None:
-            raise HipError(hipError_t.hipErrorInvalidValue, f"{kind.name}: destination must be a device pointer")
-        if want_src_dev and s is None:
-            raise HipError(hipError_t.hipErrorInvalidValue, f"{kind.name}: source must be a device pointer")
-    return d, s
+    return as_address(dst), as_address(src)

@@ -6,11 +6,12 @@ import threading
 from ..errors import HipError, LoaderError, hipError_t
 from ..loader import Binary, CodeObject, load
 from .kernargs import ArgPacker
+from .handle import Handle
 
 MAX_LDS = 65536
 
 
-class Function:
+class Function(Handle):
     """A kernel of a loaded module: descriptor address on the device plus its argument packer."""
 
     def __init__(self, module: "Module", kernel):
@@ -104,7 +105,7 @@ class Function:
                              self.kernel.private_segment_fixed_size, what=self.kernel.demangled)
 
 
-class Module:
+class Module(Handle):
     """A code object loaded on one device (hipModuleLoad* binds it to the current device)."""
 
     def __init__(self, device, source, code_object: CodeObject | None = None):

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..emu.device import DEVICE_STRIDE
 from ..errors import HipError, hipError_t
 from .context import runtime
 from .memory import DevicePointer, HostPointer, as_address
@@ -97,6 +98,17 @@ def host_free(ptr) -> None:
         dev.synchronize_quietly()
         dev.backend.unmap_host(addr)
     forget(addr)
+
+
+def check_host_address(addr: int) -> None:
+    """Refuse to dereference NULL or an address in an emulated device's range (e.g. a freed device pointer)
+    on the host."""
+    if addr == 0:
+        raise HipError(hipError_t.hipErrorInvalidValue, "null host pointer")
+    for dev in runtime().devices:
+        base = dev.backend.memory.base
+        if base <= addr < base + DEVICE_STRIDE:
+            raise HipError(hipError_t.hipErrorInvalidValue, f"0x{addr:x} is device memory, not a host address")
 
 
 def memcpy(dst, src, nbytes: int, kind: int, stream=None, sync: bool = True) -> None:

@@ -85,15 +85,35 @@ class DeviceProp:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
+def image_support(processor: str) -> bool:
+    """Whether the emulated device runs image instructions: the decoder knows MIMG for the processor and
+    the semantics execute image_sample (gfx90a; gfx94x has no image instructions)."""
+    from ..emu.isa.decoder import _TARGET_TABLE
+    from ..emu.isa._tables_gfx9 import OPCODES
+    from ..emu.semantics import SEMANTICS, load_all
+
+    table = OPCODES.get(_TARGET_TABLE.get(processor, ""), {})
+    load_all()
+    return any(e[0] == "image_sample" for e in table.get("MIMG", {}).values()) and "image_sample" in SEMANTICS
+
+
 def make_properties(isa, index: int, total_mem: int) -> DeviceProp:
+    from .images import MAX_1D, MAX_1D_LINEAR, MAX_2D, MAX_3D
+
     proc = isa.processor
     name, cus, (major, minor, step), mhz, l2 = PRESETS.get(proc, (f"{proc} (pyhip emulated)", 64,
                                                                     (9, 0, 0), 1500, 4 << 20))
     wave = 32 if proc.startswith("gfx1") else 64
-    return DeviceProp(name=name, totalGlobalMem=total_mem, warpSize=wave, clockRate=mhz * 1000,
-                      major=major, minor=minor, multiProcessorCount=cus, l2CacheSize=l2,
-                      gcnArch=major * 100 + minor * 10 + step, gcnArchName=str(isa),
-                      pciBusID=index + 1, maxThreadsPerMultiProcessor=2048 if wave == 64 else 2048)
+    images = image_support(proc)
+    p = DeviceProp(name=name, totalGlobalMem=total_mem, warpSize=wave, clockRate=mhz * 1000,
+                   major=major, minor=minor, multiProcessorCount=cus, l2CacheSize=l2,
+                   gcnArch=major * 100 + minor * 10 + step, gcnArchName=str(isa),
+                   pciBusID=index + 1, maxThreadsPerMultiProcessor=2048 if wave == 64 else 2048)
+    if images:          # texture limits as HIP 5.2 derives them from ROCr's GFX9 image table
+        p.maxTexture1DLinear, p.maxTexture1D, p.maxTexture2D, p.maxTexture3D = MAX_1D_LINEAR, MAX_1D, MAX_2D, MAX_3D
+    # arch.hasSurfaceFuncs stays 0 even with images: hipamd 5.2 hard-codes it (hip_device.cpp), and AMD's
+    # conformance tests compare against that; image support is hipDeviceAttributeImageSupport
+    return p
 
 
 def device_attribute(props: DeviceProp, attr: int) -> int:
@@ -128,6 +148,13 @@ def device_attribute(props: DeviceProp, attr: int) -> int:
         A.hipDeviceAttributeSharedMemPerMultiprocessor: p.maxSharedMemoryPerMultiProcessor,
         A.hipDeviceAttributeStreamPrioritiesSupported: 1, A.hipDeviceAttributeTccDriver: p.tccDriver,
         A.hipDeviceAttributeTextureAlignment: p.textureAlignment,
+        A.hipDeviceAttributeMaxTexture1DWidth: p.maxTexture1D,
+        A.hipDeviceAttributeMaxTexture1DLinear: p.maxTexture1DLinear,
+        A.hipDeviceAttributeMaxTexture2DWidth: p.maxTexture2D[0],
+        A.hipDeviceAttributeMaxTexture2DHeight: p.maxTexture2D[1],
+        A.hipDeviceAttributeMaxTexture3DWidth: p.maxTexture3D[0],
+        A.hipDeviceAttributeMaxTexture3DHeight: p.maxTexture3D[1],
+        A.hipDeviceAttributeMaxTexture3DDepth: p.maxTexture3D[2],
         A.hipDeviceAttributeTexturePitchAlignment: p.texturePitchAlignment,
         A.hipDeviceAttributeTotalConstantMemory: p.totalConstMem,
         A.hipDeviceAttributeTotalGlobalMem: p.totalGlobalMem, A.hipDeviceAttributeUnifiedAddressing: 1,
@@ -141,7 +168,8 @@ def device_attribute(props: DeviceProp, attr: int) -> int:
         A.hipDeviceAttributePageableMemoryAccessUsesHostPageTables: p.pageableMemoryAccessUsesHostPageTables,
         A.hipDeviceAttributeHostNativeAtomicSupported: 1, A.hipDeviceAttributeGlobalL1CacheSupported: 1,
         A.hipDeviceAttributeLocalL1CacheSupported: 1, A.hipDeviceAttributeMaxBlocksPerMultiProcessor: 32,
-        A.hipDeviceAttributeImageSupport: 0, A.hipDeviceAttributePhysicalMultiProcessorCount: p.multiProcessorCount,
+        A.hipDeviceAttributeImageSupport: int(p.maxTexture1D > 0),
+        A.hipDeviceAttributePhysicalMultiProcessorCount: p.multiProcessorCount,
         A.hipDeviceAttributeFineGrainSupport: 1, A.hipDeviceAttributeCanUseStreamWaitValue: 0,
         A.hipDeviceAttributeMemoryPoolsSupported: 1, A.hipDeviceAttributeSingleToDoublePrecisionPerfRatio: 2,
     }

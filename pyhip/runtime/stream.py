@@ -13,6 +13,7 @@ import time
 import weakref
 
 from ..errors import HipError, hipError_t
+from .handle import Handle
 
 hipStreamDefault = 0
 hipStreamNonBlocking = 1
@@ -36,7 +37,7 @@ class Command:
         return self._done
 
 
-class Stream:
+class Stream(Handle):
     def __init__(self, device, flags: int = hipStreamDefault, priority: int = 0, null: bool = False,
                  per_thread: bool = False):
         if flags not in (hipStreamDefault, hipStreamNonBlocking):
@@ -63,9 +64,13 @@ class Stream:
         return self.flags == hipStreamDefault
 
     def _q(self):
-        if self._queue is None:
-            self._queue = self.device.backend.new_queue()
-        return self._queue
+        q = self._queue
+        if q is not None and getattr(q, "dead", None) is not None:
+            q.close()                           # a queue the GPU gave up on (a fault): continue on a new one
+            q = None
+        if q is None:
+            q = self._queue = self.device.backend.new_queue()
+        return q
 
     def _check(self):
         if self.destroyed:
@@ -292,7 +297,7 @@ class Stream:
                 self._hostcall = None
 
 
-class Event:
+class Event(Handle):
     """A marker in a stream.  It belongs to the device current when it was created (ROCclr: recording it
     on another device's stream is hipErrorInvalidHandle).  Flags as ROCclr accepts them: at most one
     release scope, hipEventInterprocess only with hipEventDisableTiming."""

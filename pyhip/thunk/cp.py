@@ -270,12 +270,12 @@ class CommandProcessor:
         if code == hipError_t.hipErrorIllegalAddress:
             self.error = ERR_MEMORY_VIOLATION
             self.active.clear()
-            self.kfd.memory_fault(self.q.node, exc.address or 0, FAULT_NOT_PRESENT)
+            self.kfd.memory_fault(self.q.node, exc.address or 0, FAULT_NOT_PRESENT, exc)
             raise QueueStopped(self.error)
         if code == hipError_t.hipErrorLaunchTimeOut:            # a hang: KFD's "generic hang recovery"
             self.error = ERR_MEMORY_VIOLATION
             self.active.clear()
-            self.kfd.memory_fault(self.q.node, 0, FAULT_HANG)
+            self.kfd.memory_fault(self.q.node, 0, FAULT_HANG, exc)
             raise QueueStopped(self.error)
         if code == hipError_t.hipErrorInvalidDeviceFunction:
             self._queue_error(ERR_INVALID_CODE)

@@ -26,6 +26,10 @@ APERTURE_SIZE = 1 << 32
 SVM_BASE, SVM_LIMIT = 0x10000, (1 << 47) - 1
 DOORBELLS = 1024                      # per node and process, 8 bytes each on SOC15
 MIN_RING = 1024                       # KFD_MIN_QUEUE_RING_SIZE
+# In-process observers of VM faults, fn(node, address, failure, GPUFault): ROCr 5.2 stops listening for
+# memory events after the first fault (its handler does not re-arm), so pyhip's HSA backend, when it runs
+# over this KFD in the same process, also hears of every fault directly.
+FAULT_LISTENERS: list = []
 
 
 @dataclass
@@ -78,15 +82,17 @@ class Kfd:
         self.xnack = int(any(g.isa.xnack for g in self.topology.gpus))
         self.trap_handlers: dict[int, tuple[int, int, int, int]] = {}
         self.lock = threading.RLock()
-        self.faults = []                       # (node, address, failure) of VM faults raised
+        self.faults = []                       # (node, address, failure, the GPUFault) of VM faults raised
 
     # -- hooks for the hardware ---------------------------------------------------------------------
     def interrupt(self, event_id: int) -> None:
         self.native.interrupt(event_id)
 
-    def memory_fault(self, node: int, address: int, failure: int) -> None:
-        self.faults.append((node, address, failure))
+    def memory_fault(self, node: int, address: int, failure: int, report=None) -> None:
+        self.faults.append((node, address, failure, report))
         self.native.memory_fault(node, address, failure, 1)      # HSA_EVENTID_MEMORY_FATAL_PROCESS
+        for listen in list(FAULT_LISTENERS):
+            listen(node, address, failure, report)
 
     def gpu_clock(self) -> int:
         return self.native.gpu_clock()

@@ -28,7 +28,8 @@ def test_attributes_occupancy_memset_and_module_load(tmp_path):
     err, mod = hip.hipModuleLoadData(co.data)
     assert err == 0
     f = hip.hipModuleGetFunction(mod, "_Z6stagedPi")[1]
-    a = hip.hipFuncGetAttributes(f)[1]
+    a = hip.hipFuncAttributes()
+    assert hip.hipFuncGetAttributes(a, f) == (hip.hipError_t.hipSuccess,)     # hip-python: filled in place
     assert (regs, max_threads) == (a.numRegs, a.maxThreadsPerBlock)
     assert hip.hipOccupancyMaxPotentialBlockSize(f, 0, 0)[1:] == (grid, block)
     assert hip.hipOccupancyMaxActiveBlocksPerMultiprocessor(f, 256, 0)[1] == blocks

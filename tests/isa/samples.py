@@ -13,6 +13,7 @@ ENCODINGS = {
     "VOP2": (0, 25, 6, 1), "VOP1": (0x3F << 25, 9, 8, 1), "VOPC": (0x3E << 25, 17, 8, 1),
     "VOP3": (0x34 << 26, 16, 10, 2), "VOP3P": (0x1A7 << 23, 16, 7, 2), "DS": (0x36 << 26, 17, 8, 2),
     "FLAT": (0x37 << 26, 18, 7, 2), "MUBUF": (0x38 << 26, 18, 7, 2), "MTBUF": (0x3A << 26, 15, 4, 2),
+    "MIMG": (0x3C << 26, 18, 7, 2),
 }
 SRC9 = [256, 257, 258, 259, 260, 262, 300, 511, 0, 1, 2, 3, 5, 101, 102, 103, 104, 106, 107, 108, 110, 124, 125,
         126, 127, 128, 129, 136, 192, 193, 200, 208, 235, 236, 237, 238, 239, 240, 241, 242, 243, 244, 245, 246,
@@ -108,6 +109,13 @@ def sample(rng: random.Random, enc: str, op: int, mode: int) -> bytes:
                 | (r.getrandbits(1) if flags and r.random() < 0.3 else 0) << 13
             w1 = _vgpr(r) | _vgpr(r) << 8 | r.choice([0x7F, 0x7F, 0, 2, 4, 6, 10, 102, 106, 126, 124]) << 16 | _vgpr(r) << 24 \
                 | (r.getrandbits(1) if flags else 0) << 23
+        elif enc == "MIMG":
+            w0 = fixed | op << 18 | r.getrandbits(4) << 8 | (r.getrandbits(1) if r.random() < 0.4 else 0) << 12
+            if flags:
+                w0 |= (r.getrandbits(7) << 1 | r.getrandbits(1) << 25) & ~(0x7F << 1) | r.getrandbits(6) << 12 \
+                    | r.getrandbits(1) << 7 | r.getrandbits(1) << 25
+            w1 = _vgpr(r) | _vgpr(r) << 8 | r.choice([0, 1, 2, 3, 4, 8, 24, 27]) << 16 \
+                | (r.choice([0, 1, 2, 3, 27]) if op >= 32 else 0) << 21 | (r.getrandbits(1) if flags else 0) << 31
         else:   # MUBUF / MTBUF
             w0 = fixed | op << shift | r.choice([0, 4, 0xFFF, r.getrandbits(12)]) | r.getrandbits(2) << 12
             if enc == "MUBUF":

@@ -70,3 +70,12 @@ def test_every_executable_mnemonic_compiles(target):
     never = sorted(seen - built)
     assert len(seen) > 900
     assert not never, f"executable mnemonics whose factory rejected every sample: {[(n, failures[n]) for n in never]}"
+
+
+def test_mimg_category():
+    """gfx90a's image instructions are counted (all but the six *_pck forms execute); gfx942 has none."""
+    names, ok = coverage_by_category("gfx90a")["MIMG"]
+    assert set(names) - set(ok) == {"image_load_pck", "image_load_pck_sgn", "image_load_mip_pck",
+                                    "image_load_mip_pck_sgn", "image_store_pck", "image_store_mip_pck"}
+    assert {"image_sample", "image_load", "image_store", "image_atomic_cmpswap", "image_get_resinfo"} <= set(ok)
+    assert coverage_by_category("gfx942")["MIMG"] == ([], [])

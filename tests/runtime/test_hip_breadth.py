@@ -19,6 +19,15 @@ from conftest import BIN, require_tool
 rng = np.random.default_rng(18)
 
 
+def device_props(i):
+    props = hip.hipDeviceProp_t()
+    ok(hip.hipGetDeviceProperties(props, i))
+    return props
+
+
+H2D, D2H = hip.hipMemcpyKind.hipMemcpyHostToDevice, hip.hipMemcpyKind.hipMemcpyDeviceToHost
+
+
 def ok(ret):
     assert ret[0] == E.hipSuccess, ret
     return ret[1] if len(ret) == 2 else ret[1:]
@@ -36,27 +45,27 @@ def test_pitched_2d_and_3d_roundtrips():
     d, pitch = ok(hip.hipMallocPitch(W, H))
     assert pitch >= W and pitch % 256 == 0
     a = rng.integers(0, 256, (H, W), dtype=np.uint8)
-    ok(hip.hipMemcpy2D(d, pitch, a, W, W, H, 1))
+    ok(hip.hipMemcpy2D(d, pitch, a, W, W, H, H2D))
     ok(hip.hipMemset2D(int(d) + 2 * pitch + 3, pitch, 0x5A, 10, 3))
     back = np.full((H, W), 0xCD, np.uint8)
-    ok(hip.hipMemcpy2D(back, W, d, pitch, W, H, 2))
+    ok(hip.hipMemcpy2D(back, W, d, pitch, W, H, D2H))
     ref = a.copy()
     ref[2:5, 3:13] = 0x5A
     assert np.array_equal(back, ref)
-    assert hip.hipMemcpy2D(back, W - 1, d, pitch, W, H, 2)[0] == E.hipErrorInvalidPitchValue
+    assert hip.hipMemcpy2D(back, W - 1, d, pitch, W, H, D2H)[0] == E.hipErrorInvalidPitchValue
     ok(hip.hipFree(d))
-    ext = NS(width=13, height=5, depth=4)
-    pp = NS(ptr=None, pitch=0, xsize=0, ysize=0)
+    ext = hip.hipExtent(width=13, height=5, depth=4)
+    pp = hip.hipPitchedPtr()                       # filled in place
     ok(hip.hipMalloc3D(pp, ext))
     assert pp.pitch >= 13 and (pp.xsize, pp.ysize) == (13, 5)
     vol = rng.integers(0, 256, (4, 5, 13), dtype=np.uint8)
-    host = NS(ptr=vol.ctypes.data, pitch=13, xsize=13, ysize=5)
-    ok(hip.hipMemcpy3D(NS(srcPtr=host, dstPtr=pp, extent=ext, kind=1)))
-    ok(hip.hipMemset3D(NS(ptr=int(pp.ptr) + pp.pitch * 5 + pp.pitch + 2, pitch=pp.pitch, xsize=13, ysize=5), 7,
-                       NS(width=4, height=2, depth=2)))
+    host = hip.hipPitchedPtr(ptr=vol.ctypes.data, pitch=13, xsize=13, ysize=5)
+    ok(hip.hipMemcpy3D(hip.hipMemcpy3DParms(srcPtr=host, dstPtr=pp, extent=ext, kind=H2D)))
+    ok(hip.hipMemset3D(hip.hipPitchedPtr(ptr=int(pp.ptr) + pp.pitch * 5 + pp.pitch + 2, pitch=pp.pitch, xsize=13,
+                                        ysize=5), 7, hip.hipExtent(width=4, height=2, depth=2)))
     out = np.zeros_like(vol)
-    ok(hip.hipMemcpy3D(NS(srcPtr=pp, dstPtr=NS(ptr=out.ctypes.data, pitch=13, xsize=13, ysize=5), extent=ext,
-                          kind=2)))
+    ok(hip.hipMemcpy3D(hip.hipMemcpy3DParms(srcPtr=pp, extent=ext, kind=D2H,
+                                          dstPtr=hip.hipPitchedPtr(ptr=out.ctypes.data, pitch=13, xsize=13, ysize=5))))
     ref = vol.copy()
     ref[1:3, 1:3, 2:6] = 7
     assert np.array_equal(out, ref)
@@ -72,7 +81,7 @@ def test_driver_style_and_stream_copies():
     ok(hip.hipMemcpyHtoDAsync(d1, a, a.nbytes, s))
     ok(hip.hipMemcpyDtoDAsync(d2, d1, a.nbytes, s))
     b = np.zeros_like(a)
-    ok(hip.hipMemcpyWithStream(b, d2, a.nbytes, 2, s))
+    ok(hip.hipMemcpyWithStream(b, d2, a.nbytes, D2H, s))
     assert np.array_equal(a, b)
     ok(hip.hipStreamDestroy(s))
     for p in (d1, d2):
@@ -95,7 +104,7 @@ def test_pointer_attributes_and_registered_numpy_memory(basic):
     assert hip.hipHostRegister(host, host.nbytes, 0)[0] == E.hipErrorHostMemoryAlreadyRegistered
     dev_view = ok(hip.hipHostGetDevicePointer(host, 0))
     f = ok(hip.hipModuleGetFunction(basic, "scale<int>"))
-    ok(hip.hipModuleLaunchKernel(f, 6, 1, 1, 256, 1, 1, 0, None, [dev_view, np.int32(3), np.int32(host.size)]))
+    ok(hip.hipModuleLaunchKernel(f, 6, 1, 1, 256, 1, 1, 0, None, [dev_view, np.int32(3), np.int32(host.size)], None))
     ok(hip.hipDeviceSynchronize())
     assert np.array_equal(host, expect)                  # the kernel wrote the caller's numpy array
     assert ok(hip.hipHostGetFlags(host)) == 0
@@ -111,7 +120,7 @@ def test_managed_and_stream_ordered_memory(basic):
     view = np.ctypeslib.as_array((np.ctypeslib.ctypes.c_float * n).from_address(int(m)))
     view[:] = np.arange(n, dtype=np.float32)
     f = ok(hip.hipModuleGetFunction(basic, "scale<float>"))
-    ok(hip.hipModuleLaunchKernel(f, 4, 1, 1, 256, 1, 1, 0, None, [m, np.float32(0.5), np.int32(n)]))
+    ok(hip.hipModuleLaunchKernel(f, 4, 1, 1, 256, 1, 1, 0, None, [m, np.float32(0.5), np.int32(n)], None))
     ok(hip.hipDeviceSynchronize())
     assert np.array_equal(view, np.arange(n, dtype=np.float32) * 0.5)
     ok(hip.hipFree(m))
@@ -120,7 +129,7 @@ def test_managed_and_stream_ordered_memory(basic):
     p = ok(hip.hipMallocAsync(n * 4, s))
     ok(hip.hipMemsetD32Async(p, 0x3F800000, n, s))          # 1.0f
     out = np.zeros(n, np.float32)
-    ok(hip.hipMemcpyAsync(out, p, n * 4, 2, s))
+    ok(hip.hipMemcpyAsync(out, p, n * 4, D2H, s))
     ok(hip.hipFreeAsync(p, s))
     ok(hip.hipStreamSynchronize(s))
     assert (out == 1.0).all() and ok(hip.hipMemGetInfo())[0] == free0
@@ -132,7 +141,7 @@ def test_device_queries_and_peers():
     assert n >= 2                                             # the suite runs with two devices
     bus = ok(hip.hipDeviceGetPCIBusId(13, 1))
     assert ok(hip.hipDeviceGetByPCIBusId(bus)) == 1
-    assert ok(hip.hipDeviceTotalMem(0)) == ok(hip.hipGetDeviceProperties(0)).totalGlobalMem
+    assert ok(hip.hipDeviceTotalMem(0)) == device_props(0).totalGlobalMem
     assert ok(hip.hipDeviceCanAccessPeer(0, 1)) == 1 and ok(hip.hipDeviceCanAccessPeer(1, 1)) == 0
     ok(hip.hipSetDevice(0))
     ok(hip.hipDeviceEnablePeerAccess(1, 0))
@@ -142,12 +151,12 @@ def test_device_queries_and_peers():
     ok(hip.hipSetDevice(1))
     src = ok(hip.hipMalloc(400))
     a = rng.integers(0, 1 << 30, 100).astype(np.int32)
-    ok(hip.hipMemcpy(src, a, 400, 1))
+    ok(hip.hipMemcpy(src, a, 400, H2D))
     ok(hip.hipSetDevice(0))
     dst = ok(hip.hipMalloc(400))
     ok(hip.hipMemcpyPeer(dst, 0, src, 1, 400))
     b = np.zeros_like(a)
-    ok(hip.hipMemcpy(b, dst, 400, 2))
+    ok(hip.hipMemcpy(b, dst, 400, D2H))
     assert np.array_equal(a, b)
     ok(hip.hipFree(dst))
     ok(hip.hipSetDevice(1))
@@ -163,11 +172,11 @@ def test_capture_and_graph_launch(basic):
     d = ok(hip.hipMalloc(n * 4))
     s = ok(hip.hipStreamCreate())
     f = ok(hip.hipModuleGetFunction(basic, "scale<float>"))
-    ok(hip.hipStreamBeginCapture(s, 0))
+    ok(hip.hipStreamBeginCapture(s, hip.hipStreamCaptureMode.hipStreamCaptureModeGlobal))
     assert ok(hip.hipStreamIsCapturing(s)) == 1
-    ok(hip.hipMemcpyAsync(d, host, n * 4, 1, s))
-    ok(hip.hipModuleLaunchKernel(f, 2, 1, 1, 256, 1, 1, 0, s, [d, np.float32(3.0), np.int32(n)]))
-    ok(hip.hipMemcpyAsync(out, d, n * 4, 2, s))
+    ok(hip.hipMemcpyAsync(d, host, n * 4, H2D, s))
+    ok(hip.hipModuleLaunchKernel(f, 2, 1, 1, 256, 1, 1, 0, s, [d, np.float32(3.0), np.int32(n)], None))
+    ok(hip.hipMemcpyAsync(out, d, n * 4, D2H, s))
     g = ok(hip.hipStreamEndCapture(s))
     ge, _ = ok(hip.hipGraphInstantiate(g, None, 0))
     for rep in range(2):
@@ -202,11 +211,11 @@ extern "C" __global__ void rotate(const int* in, int* tmp, int* out, int n) {
     n = 1000
     a = rng.integers(-10000, 10000, n).astype(np.int32)
     din, tmp, dout = (ok(hip.hipMalloc(n * 4)) for _ in range(3))
-    ok(hip.hipMemcpy(din, a, n * 4, 1))
+    ok(hip.hipMemcpy(din, a, n * 4, H2D))
     ok(hip.hipLaunchCooperativeKernel(f, (8, 1, 1), (128, 1, 1), [din, tmp, dout, np.int32(n)], 0, None))
     ok(hip.hipDeviceSynchronize())
     out = np.zeros(n, np.int32)
-    ok(hip.hipMemcpy(out, dout, n * 4, 2))
+    ok(hip.hipMemcpy(out, dout, n * 4, D2H))
     assert np.array_equal(out, np.roll(a * 2, -(n // 2)))
     assert hip.hipLaunchCooperativeKernel(f, (100000, 1, 1), (128, 1, 1), [din, tmp, dout, np.int32(n)], 0,
                                           None)[0] == E.hipErrorCooperativeLaunchTooLarge
@@ -232,7 +241,7 @@ extern "C" __global__ void bump(float f) { atomicAdd(&counter, 1); if (threadIdx
     ok(hip.hipSetDevice(0))
     m = ok(hip.hipModuleLoad(str(co)))
     f = ok(hip.hipModuleGetFunction(m, "bump"))
-    ok(hip.hipModuleLaunchKernel(f, 1, 1, 1, 7, 1, 1, 0, None, [np.float32(-2.5)]))
+    ok(hip.hipModuleLaunchKernel(f, 1, 1, 1, 7, 1, 1, 0, None, [np.float32(-2.5)], None))
     ok(hip.hipDeviceSynchronize())
     addr, size = ok(hip.hipModuleGetGlobal(m, "counter"))
     assert size == 4 and ctypes.c_int.from_address(int(addr)).value == 41 + 7

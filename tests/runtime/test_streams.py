@@ -125,10 +125,10 @@ def test_many_threads_private_and_shared_streams(mods):
     ok(hip.hipStreamSynchronize(shared))
     for t in range(nthreads):
         out = np.zeros(per, np.int32)
-        ok(hip.hipMemcpy(out, bufs[t], per * 4, 2))
+        ok(hip.hipMemcpy(out, bufs[t], per * 4, hip.hipMemcpyKind.hipMemcpyDeviceToHost))
         assert np.array_equal(out, np.arange(per) * 3)      # each value written once, then scaled once, in order
     allv = np.zeros(nthreads * per, np.int32)
-    ok(hip.hipMemcpy(allv, shared_buf, allv.nbytes, 2))
+    ok(hip.hipMemcpy(allv, shared_buf, allv.nbytes, hip.hipMemcpyKind.hipMemcpyDeviceToHost))
     assert np.array_equal(allv, np.array([t * 1000 + i for t in range(nthreads) for i in range(per)]))
 
 

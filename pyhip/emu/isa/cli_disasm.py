@@ -12,7 +12,8 @@ from .disasm import format_instruction
 # report categories: encodings → the class the ISA documents group them in
 CATEGORIES = {"SALU": ("SOP1", "SOP2", "SOPC", "SOPK", "SOPP"), "SMEM": ("SMEM",),
               "VALU": ("VOP1", "VOP2", "VOP3", "VOP3P", "VOPC"), "DS": ("DS",),
-              "FLAT/GLOBAL/SCRATCH": ("FLAT", "GLOBAL", "SCRATCH"), "MUBUF": ("MUBUF",), "MTBUF": ("MTBUF",)}
+              "FLAT/GLOBAL/SCRATCH": ("FLAT", "GLOBAL", "SCRATCH"), "MUBUF": ("MUBUF",), "MTBUF": ("MTBUF",),
+              "MIMG": ("MIMG",)}
 
 
 def coverage(target: str) -> tuple[list[str], list[str]]:

@@ -8,7 +8,8 @@ literals), and whether a VOP1/VOP2/VOPC opcode has DPP (src0 = 250) and SDWA (sr
 VOP3A/VOP3B are reported as ``encoding == 'VOP3'`` (the engine's convention); VOP3 opcodes 0x000-0x0ff
 are VOPC, 0x100-0x13f VOP2 and 0x140-0x17f VOP1 promoted to VOP3 (LLVM mnemonic with ``_e64``), the
 rest are VOP3-only.  FLAT's seg field selects FLAT/GLOBAL/SCRATCH; the global/scratch offset is 13-bit
-signed, the flat one 12-bit unsigned; the SMEM offset is 21-bit signed.
+signed, the flat one 12-bit unsigned; the SMEM offset is 21-bit signed.  MIMG exists on gfx90a only (gfx94x
+has no image instructions) and encodes no address count (the T#'s type decides it at execution).
 """
 from __future__ import annotations
 
@@ -90,6 +91,8 @@ def decode_one(code: bytes, offset: int, target: str, table: dict | None = None)
     if (w0 | w1 << 32) & o.must_mask != o.must_value:
         raise DecodeError(offset, w0, f"invalid {o.name} encoding (fixed bits)")
     fl = F.fields(enc, w0, w1)
+    if enc == "MIMG" and o.name.endswith("cmpswap") and fl["vdata"] == 255:
+        raise DecodeError(offset, w0, f"{o.name}: data registers past v255")
     words = [w0, w1] if size == 8 else [w0]
     inst = Instruction(pc=offset, size=size, encoding=enc, opcode=op, name=o.name, fields=fl)
     if size == 4 and enc[0] == "V":

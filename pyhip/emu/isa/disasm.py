@@ -294,6 +294,8 @@ def format_instruction(inst, target: str) -> str:
         mnem = re.sub(r"_e32$", "", mnem) + "_sdwa"
     if enc == "SCRATCH":
         return _scratch(inst, proc, mnem)
+    if enc == "MIMG":
+        return _mimg(inst, mnem)
     special = _special(inst, proc, mnem)
     if special is not None:
         return special
@@ -390,6 +392,36 @@ def _scratch(inst, proc: str, mnem: str) -> str:
     ops.append("off" if f["saddr"] == 0x7F else _reg("s", f["saddr"], 1))
     lds_flag = " lds" if lds and not name.startswith("scratch_load_lds_") else ""
     return mnem + " " + ", ".join(ops) + _suffix(inst, proc, mnem) + lds_flag
+
+
+def mimg_data_width(inst) -> int:
+    """VGPRs of an MIMG instruction's data operand as llvm-objdump-19 prints it: one per DMASK component
+    (at least one), halved with D16; for atomics LLVM widens only to the forms it defines (1/2 dwords,
+    cmpswap 2/4, and a 5-dword form for four components).  The execution width is ``semantics.mimg``'s."""
+    f, name = inst.fields, inst.name
+    n = max(bin(f["dmask"]).count("1"), 1)
+    default = 2 if name.endswith("cmpswap") else 1          # the width LLVM decodes before widening
+    if "_atomic_" in name:
+        width = (4 if n == 4 else 2) if name.endswith("cmpswap") else {2: 2, 4: 5}.get(n, 1)
+    else:
+        width = (n + 1) // 2 if f["d16"] else n
+    return width if f["vdata"] + width <= 256 else default       # no wider tuple past v255: left as decoded
+
+
+def _mimg(inst, mnem: str) -> str:
+    """image_*: data, address (one VGPR: GFX9 encodes no address count), T#, [S#], then the modifiers."""
+    f = inst.fields
+    ops = [_reg("a" if f["acc"] else "v", f["vdata"], mimg_data_width(inst)), f"v{f['vaddr']}",
+           _reg("s", f["srsrc"], 8)]
+    if inst.name.startswith(("image_sample", "image_gather")):
+        ops.append(_reg("s", f["ssamp"], 4))
+    out = mnem + " " + ", ".join(ops)
+    if f["dmask"]:
+        out += f" dmask:0x{f['dmask']:x}"
+    for bit in ("unorm", "glc", "slc", "scc", "a16", "lwe", "da", "d16"):
+        if f[bit]:
+            out += " " + bit
+    return out
 
 
 def _suffix(inst, proc: str, mnem: str) -> str:

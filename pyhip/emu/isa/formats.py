@@ -1,6 +1,7 @@
 """GFX9 instruction formats: classify the first dword, extract the opcode, and unpack the fields.
 
-Field layouts: AMD Vega / CDNA ISA documents (SOP*, SMEM, VOP*, DS, FLAT/GLOBAL/SCRATCH, MUBUF, MTBUF).
+Field layouts: AMD Vega / CDNA ISA documents (SOP*, SMEM, VOP*, DS, FLAT/GLOBAL/SCRATCH, MUBUF, MTBUF, MIMG).
+MIMG on gfx90a: bit 16 (TFE on other GFX9 parts) selects AGPR data (``acc``), bit 7 is the SCC cache bit.
 Field names follow ``instruction.py``.
 """
 from __future__ import annotations
@@ -12,17 +13,19 @@ ENCODING_FIXED = {
     "SOP2": 0x80000000, "SOPK": 0xB0000000, "SOP1": 0xBE800000, "SOPC": 0xBF000000, "SOPP": 0xBF800000,
     "SMEM": 0xC0000000, "VOP2": 0x00000000, "VOP1": 0x7E000000, "VOPC": 0x7C000000, "VOP3": 0xD0000000,
     "VOP3P": 0xD3800000, "DS": 0xD8000000, "FLAT": 0xDC000000, "MUBUF": 0xE0000000, "MTBUF": 0xE8000000,
+    "MIMG": 0xF0000000,
 }
 OPCODE_FIELD = {
     "SOP2": (23, 7), "SOPK": (23, 5), "SOP1": (8, 8), "SOPC": (16, 7), "SOPP": (16, 7), "SMEM": (18, 8),
     "VOP2": (25, 6), "VOP1": (9, 8), "VOPC": (17, 8), "VOP3": (16, 10), "VOP3P": (16, 7), "DS": (17, 8),
-    "FLAT": (18, 7), "MUBUF": (18, 7), "MTBUF": (15, 4),
+    "FLAT": (18, 7), "MUBUF": (18, 7), "MTBUF": (15, 4), "MIMG": (18, 7),
 }
 # bits of word 0 that select the encoding and the opcode (FLAT includes seg)
 ENCODING_BITS = {
     "SOP2": 0xFF800000, "SOPK": 0xFF800000, "SOP1": 0xFF80FF00, "SOPC": 0xFFFF0000, "SOPP": 0xFFFF0000,
     "SMEM": 0xFFFC0000, "VOP2": 0xFE000000, "VOP1": 0xFE01FE00, "VOPC": 0xFFFE0000, "VOP3": 0xFFFF0000,
     "VOP3P": 0xFFFF0000, "DS": 0xFFFE0000, "FLAT": 0xFFFCC000, "MUBUF": 0xFFFC0000, "MTBUF": 0xFC078000,
+    "MIMG": 0xFDFC0000,
 }
 
 
@@ -49,7 +52,8 @@ def classify(w: int) -> str | None:
     if top9 == 0x1A7:
         return "VOP3P"
     top6 = w >> 26
-    return {0x30: "SMEM", 0x34: "VOP3", 0x36: "DS", 0x37: "FLAT", 0x38: "MUBUF", 0x3A: "MTBUF"}.get(top6)
+    return {0x30: "SMEM", 0x34: "VOP3", 0x36: "DS", 0x37: "FLAT", 0x38: "MUBUF", 0x3A: "MTBUF",
+            0x3C: "MIMG"}.get(top6)
 
 
 def opcode(enc: str, w: int) -> int:
@@ -73,7 +77,7 @@ def opcode(enc: str, w: int) -> int:
         return w >> 16 & 0x3FF
     if enc == "DS":
         return w >> 17 & 0xFF
-    if enc in ("FLAT", "MUBUF"):
+    if enc in ("FLAT", "MUBUF", "MIMG"):
         return w >> 18 & 0x7F
     if enc == "MTBUF":
         return w >> 15 & 0xF
@@ -141,6 +145,11 @@ def fields(enc: str, w0: int, w1: int) -> dict:
         else:
             d.update(dfmt=w0 >> 19 & 0xF, nfmt=w0 >> 23 & 7, slc=w1 >> 22 & 1, nt=w1 >> 22 & 1, sc1=w1 >> 21 & 1)
         return d
+    if enc == "MIMG":
+        return {"scc": w0 >> 7 & 1, "dmask": w0 >> 8 & 0xF, "unorm": w0 >> 12 & 1, "glc": w0 >> 13 & 1,
+                "da": w0 >> 14 & 1, "a16": w0 >> 15 & 1, "acc": w0 >> 16 & 1, "lwe": w0 >> 17 & 1,
+                "slc": w0 >> 25 & 1, "vaddr": w1 & 0xFF, "vdata": w1 >> 8 & 0xFF, "srsrc": (w1 >> 16 & 0x1F) << 2,
+                "ssamp": (w1 >> 21 & 0x1F) << 2, "d16": w1 >> 31 & 1}
     raise ValueError(enc)
 
 

@@ -23,5 +23,5 @@ def register(name, factory):
 
 
 def load_all():
-    from . import buffer_format, ds, gws, mfma, packed, salu, salu_extra, smem, valu, valu16, valu_div, vcmp, vmem  # noqa: F401
+    from . import buffer_format, ds, gws, mfma, mimg, packed, salu, salu_extra, smem, valu, valu16, valu_div, vcmp, vmem  # noqa: F401,E501
     return SEMANTICS

@@ -1,0 +1,619 @@
+"""The HSA backend: pyhip's runtime on a GPU driven through ROCr (``libhsa-runtime64.so.1``) — a real AMD GPU,
+or pyhip's emulated one behind its drop-in libhsakmt.
+
+What stays pyhip's own: the loader (it parses metadata, picks the code object for the agent's ISA and
+names kernels), kernarg packing from metadata, and the AQL packets: kernel dispatch and barrier-AND packets
+are written by pyhip into the ROCr queue's ring (``pyhip_foreign_submit``: a slot is reserved only when the
+ring has room, body first, header last with a release store, then the doorbell through ROCr's
+``hsa_signal_store_screlease``).  ROCr provides agents, memory pools, queues, signals (completion signals
+come from a pool that takes a signal back only after its completion was observed), the code object loader
+(``hsa_code_object_reader``/``hsa_executable``) and copies (``hsa_amd_memory_async_copy``).
+
+Stream-ordered host work (copies to or from pageable host memory, callbacks) is a barrier-AND packet the
+host waits on, then a packet-free completion signal the next packets wait on — ROCr's async handler runs
+the host function between them.  A GPU memory fault arrives as ROCr's system event: it is recorded on the
+device (``hipErrorIllegalAddress``, with the emulator's report when the GPU is pyhip's), every queue of the
+device is retired and replaced, and waiters on its unfinished commands return with that error."""
+from __future__ import annotations
+
+import struct
+import threading
+import time
+
+from ...aql.native import ffi as aql_ffi
+from ...aql.native import lib as aql_lib
+from ...aql.packets import TYPE_BARRIER_AND, BarrierPacket, KernelDispatchPacket
+from ...errors import HipError, hipError_t
+from . import api
+from .api import Hsa, ffi
+
+QUEUE_SIZE = 1024
+WAIT_CHUNK_NS = 50_000_000
+UINT32_MAX = 0xFFFFFFFF
+
+
+class Agent:
+    def __init__(self, handle, name, isa, node, product, cus, vram_pool, vram_size):
+        self.handle, self.name, self.isa, self.node, self.product = handle, name, isa, node, product
+        self.cus, self.vram_pool, self.vram_size = cus, vram_pool, vram_size
+
+    @property
+    def struct(self):
+        return ffi.new("hsa_agent_t*", {"handle": self.handle})[0]
+
+
+class HsaSystem:
+    """hsa_init once per process, the agents, the system memory pools and the fault handler."""
+
+    _instance = None
+    _lock = threading.Lock()
+
+    @classmethod
+    def get(cls, thunk: str | None = None) -> "HsaSystem":
+        with cls._lock:
+            if cls._instance is None:
+                cls._instance = cls(thunk)
+            return cls._instance
+
+    def __init__(self, thunk: str | None):
+        self.hsa = Hsa.load(thunk)
+        lib = self.hsa.lib
+        self.hsa.check(lib.hsa_init(), "hsa_init")
+        self.gpus: list[Agent] = []
+        self.cpu = None
+        self.kernarg_pool = self.fine_pool = None
+        self.backends: dict[int, "HsaDeviceBackend"] = {}
+        self._locks: dict[int, int] = {}
+        handles = []
+
+        @ffi.callback("hsa_status_t(hsa_agent_t, void*)")
+        def each_agent(agent, _):
+            handles.append(agent.handle)
+            return api.STATUS_SUCCESS
+
+        self.hsa.check(lib.hsa_iterate_agents(each_agent, ffi.NULL), "hsa_iterate_agents")
+        for h in handles:
+            a = ffi.new("hsa_agent_t*", {"handle": h})[0]
+            kind = ffi.new("uint32_t*")
+            lib.hsa_agent_get_info(a, api.AGENT_INFO_DEVICE, kind)
+            pools = self._pools(a)
+            if kind[0] == api.DEVICE_CPU and self.cpu is None:
+                self.cpu = a
+                for flags, pool, _ in pools:
+                    if flags & api.FLAG_KERNARG_INIT and self.kernarg_pool is None:
+                        self.kernarg_pool = pool
+                    if flags & api.FLAG_FINE_GRAINED and self.fine_pool is None:
+                        self.fine_pool = pool
+            elif kind[0] == api.DEVICE_GPU:
+                vram = [(p, size) for flags, p, size in pools if flags & api.FLAG_COARSE_GRAINED]
+                if not vram:
+                    continue
+                self.gpus.append(Agent(h, self._string(a, api.AGENT_INFO_NAME), self._isa(a),
+                                       self._u32(a, api.AMD_AGENT_INFO_DRIVER_NODE_ID),
+                                       self._string(a, api.AMD_AGENT_INFO_PRODUCT_NAME),
+                                       self._u32(a, api.AMD_AGENT_INFO_COMPUTE_UNIT_COUNT), vram[0][0], vram[0][1]))
+        if self.kernarg_pool is None:
+            raise HipError(hipError_t.hipErrorNoDevice, "ROCr reports no kernarg memory pool")
+        self._on_event = ffi.callback("hsa_status_t(const hsa_amd_event_t*, void*)", self._system_event)
+        self.hsa.check(lib.hsa_amd_register_system_event_handler(self._on_event, ffi.NULL),
+                       "hsa_amd_register_system_event_handler")
+        import atexit
+        atexit.register(self.shut_down)         # while Python still runs (ROCr's teardown calls the thunk)
+        if thunk:
+            self._listen_to_pyhip_kfd()
+
+    def _listen_to_pyhip_kfd(self) -> None:
+        """Over pyhip's own KFD (same process) every fault is heard, not only ROCr's first one."""
+        try:
+            from ...thunk import kfd
+        except ImportError:
+            return
+
+        def on_fault(node, address, failure, fault):
+            for b in self.backends.values():
+                if b.agent.node == node:
+                    b.memory_fault(address, failure, fault)
+        kfd.FAULT_LISTENERS.append(on_fault)
+
+    def shut_down(self) -> None:
+        for b in self.backends.values():
+            for q in list(b.queues):
+                q.close()
+            b.signals.destroy_all()
+        self.hsa.lib.hsa_shut_down()
+
+    # -- agent queries -------------------------------------------------------------------------------
+    def _string(self, a, attr) -> str:
+        buf = ffi.new("char[64]")
+        self.hsa.lib.hsa_agent_get_info(a, attr, buf)
+        return ffi.string(buf).decode(errors="replace")
+
+    def _u32(self, a, attr) -> int:
+        v = ffi.new("uint32_t*")
+        self.hsa.lib.hsa_agent_get_info(a, attr, v)
+        return v[0]
+
+    def _isa(self, a) -> str:
+        names = []
+
+        @ffi.callback("hsa_status_t(hsa_isa_t, void*)")
+        def each_isa(isa, _):
+            n = ffi.new("uint32_t*")
+            self.hsa.lib.hsa_isa_get_info_alt(isa, api.ISA_INFO_NAME_LENGTH, n)
+            buf = ffi.new("char[]", n[0] + 1)
+            self.hsa.lib.hsa_isa_get_info_alt(isa, api.ISA_INFO_NAME, buf)
+            names.append(ffi.string(buf).decode())
+            return api.STATUS_INFO_BREAK
+
+        self.hsa.lib.hsa_agent_iterate_isas(a, each_isa, ffi.NULL)
+        return names[0].split("--")[-1] if names else "unknown"
+
+    def _pools(self, a) -> list:
+        out = []
+        lib = self.hsa.lib
+
+        @ffi.callback("hsa_status_t(hsa_amd_memory_pool_t, void*)")
+        def each_pool(pool, _):
+            seg, flags, size, ok = (ffi.new("uint32_t*"), ffi.new("uint32_t*"), ffi.new("size_t*"),
+                                    ffi.new("bool*"))
+            lib.hsa_amd_memory_pool_get_info(pool, api.POOL_INFO_SEGMENT, seg)
+            lib.hsa_amd_memory_pool_get_info(pool, api.POOL_INFO_ALLOC_ALLOWED, ok)
+            if seg[0] == api.SEGMENT_GLOBAL and ok[0]:
+                lib.hsa_amd_memory_pool_get_info(pool, api.POOL_INFO_GLOBAL_FLAGS, flags)
+                lib.hsa_amd_memory_pool_get_info(pool, api.POOL_INFO_SIZE, size)
+                out.append((flags[0], ffi.new("hsa_amd_memory_pool_t*", {"handle": pool.handle})[0], size[0]))
+            return api.STATUS_SUCCESS
+
+        lib.hsa_amd_agent_iterate_memory_pools(a, each_pool, ffi.NULL)
+        return out
+
+    # -- pinned host memory (one ROCr lock for every GPU; each device backend counts its use) ---------
+    def lock_host(self, addr: int, size: int) -> None:
+        with self._lock:
+            n = self._locks.get(addr)
+            if n is not None:
+                self._locks[addr] = n + 1
+                return
+            agents = ffi.new("hsa_agent_t[]", [g.struct for g in self.gpus])
+            out = ffi.new("void**")
+            self.hsa.check(self.hsa.lib.hsa_amd_memory_lock(ffi.cast("void*", addr), size, agents, len(self.gpus),
+                                                            out), "hsa_amd_memory_lock")
+            if int(ffi.cast("uintptr_t", out[0])) != addr:
+                self.hsa.lib.hsa_amd_memory_unlock(ffi.cast("void*", addr))
+                raise HipError(hipError_t.hipErrorNotSupported, "pinned memory is not mapped at its host address")
+            self._locks[addr] = 1
+
+    def unlock_host(self, addr: int) -> None:
+        with self._lock:
+            n = self._locks.get(addr, 0) - 1
+            if n > 0:
+                self._locks[addr] = n
+                return
+            self._locks.pop(addr, None)
+            self.hsa.lib.hsa_amd_memory_unlock(ffi.cast("void*", addr))
+
+    # -- faults --------------------------------------------------------------------------------------
+    def _system_event(self, event, _):
+        try:
+            if event.event_type == api.GPU_MEMORY_FAULT_EVENT:
+                f = event.memory_fault
+                b = self.backends.get(f.agent.handle)
+                if b is not None:
+                    b.memory_fault(int(f.virtual_address), int(f.fault_reason_mask))
+                    return api.STATUS_SUCCESS          # handled: ROCr does not abort the process
+        except Exception:  # noqa: BLE001 - never unwind into ROCr
+            pass
+        return 0x1000
+
+
+class HsaSignal:
+    """A completion signal (``CommandSignal`` interface) backed by an HSA signal."""
+
+    __slots__ = ("sig", "handle", "pool", "queue", "pinned", "internal", "_released", "_error", "_host_end")
+
+    def __init__(self, sig, pool):
+        self.sig, self.handle, self.pool = sig, sig.handle, pool
+        self.queue, self.pinned, self._released, self._error, self._host_end = None, False, False, None, None
+        self.internal = False          # a later packet of its queue depends on it: the queue recycles it
+
+    def _lib(self):
+        return self.pool.hsa.lib
+
+    def is_complete(self) -> bool:
+        if self._lib().hsa_signal_load_scacquire(self.sig) <= 0:
+            return True
+        q = self.queue
+        return q is not None and q.dead is not None
+
+    def wait(self, timeout: float | None = None) -> bool:
+        lib = self._lib()
+        deadline = None if timeout is None else time.monotonic() + max(timeout, 0.0)
+        while True:
+            left = WAIT_CHUNK_NS if deadline is None else min(WAIT_CHUNK_NS, int((deadline - time.monotonic()) * 1e9))
+            if lib.hsa_signal_wait_scacquire(self.sig, api.COND_LT, 1, max(left, 0), api.WAIT_BLOCKED) <= 0:
+                return True
+            q = self.queue
+            if q is not None and q.dead is not None:
+                return True
+            if deadline is not None and time.monotonic() >= deadline:
+                return False
+
+    def error(self) -> HipError | None:
+        if self._error is not None:
+            return self._error
+        q = self.queue
+        if q is not None and q.dead is not None and self._lib().hsa_signal_load_scacquire(self.sig) > 0:
+            return q.dead
+        return None
+
+    def end_time(self) -> float:
+        if self._host_end is not None:
+            return self._host_end
+        t = ffi.new("hsa_amd_profiling_dispatch_time_t*")
+        q = self.queue
+        if q is not None and self._lib().hsa_amd_profiling_get_dispatch_time(q.agent.struct, self.sig, t) == 0 \
+                and t.end:
+            return t.end / 1e9
+        return time.monotonic()
+
+    def release(self) -> None:
+        if not self._released and not self.pinned and self._lib().hsa_signal_load_scacquire(self.sig) <= 0:
+            self._released = True
+            if not self.internal:
+                self.pool.give_back(self)
+
+
+class HsaSignalPool:
+    """Completion signals reused only once their completion (value 0) was observed."""
+
+    def __init__(self, hsa):
+        self.hsa = hsa
+        self._free: list[HsaSignal] = []
+        self._all: list[HsaSignal] = []     # every signal made: destroyed at shutdown
+        self._lock = threading.Lock()
+
+    def acquire(self, queue, initial: int = 1) -> HsaSignal:
+        with self._lock:
+            s = self._free.pop() if self._free else None
+        if s is None:
+            out = ffi.new("hsa_signal_t*")
+            self.hsa.check(self.hsa.lib.hsa_signal_create(initial, 0, ffi.NULL, out), "hsa_signal_create")
+            s = HsaSignal(out[0], self)
+            with self._lock:
+                self._all.append(s)
+        else:
+            self.hsa.lib.hsa_signal_store_relaxed(s.sig, initial)
+            s._released, s._error, s._host_end, s.pinned, s.internal = False, None, None, False, False
+        s.queue = queue
+        return s
+
+    def destroy_all(self) -> None:
+        """At shutdown, after the queues are gone: every signal back to ROCr."""
+        with self._lock:
+            everything, self._all, self._free = self._all, [], []
+        for s in everything:
+            self.hsa.lib.hsa_signal_destroy(s.sig)
+
+    def give_back(self, s: HsaSignal) -> None:
+        with self._lock:
+            self._free.append(s)
+
+
+class HsaQueueBackend:
+    """One ROCr AQL queue fed with pyhip's packets (the stream's queue on the HSA backend)."""
+
+    def __init__(self, backend: "HsaDeviceBackend"):
+        self.backend, self.agent = backend, backend.agent
+        self.hsa = backend.hsa
+        self.pool = backend.signals
+        self.dead: HipError | None = None
+        self._deps: list = []              # (signal, the barrier that waits for it, signals freed with it)
+        self._handlers = set()             # live async-handler callbacks
+        self._on_error = ffi.callback("void(hsa_status_t, hsa_queue_t*, void*)", self._queue_error)
+        out = ffi.new("hsa_queue_t**")
+        self.hsa.check(self.hsa.lib.hsa_queue_create(self.agent.struct, QUEUE_SIZE, api.QUEUE_TYPE_MULTI,
+                                                     self._on_error, ffi.NULL, UINT32_MAX, UINT32_MAX, out),
+                       "hsa_queue_create")
+        self.q = out[0]
+        self._qptr = aql_ffi.cast("void*", int(ffi.cast("uintptr_t", self.q)))
+        self.hsa.lib.hsa_amd_profiling_set_profiler_enabled(self.q, 1)
+        self._doorbell_fn = aql_ffi.cast("void*", int(ffi.cast("uintptr_t", self.hsa.lib.hsa_signal_store_screlease)))
+        backend.queues.add(self)
+
+    def _queue_error(self, status, queue, data) -> None:
+        self.dead = HipError(api.hip_error(status), f"queue error: {self.hsa.status_string(status)}")
+
+    def _submit(self, packet: bytes) -> None:
+        if self.dead is not None:
+            raise self.dead
+        if aql_lib.pyhip_foreign_submit(self._qptr, packet, self._doorbell_fn, -1) < 0:
+            raise HipError(hipError_t.hipErrorLaunchFailure, "ROCr queue stayed full")
+
+    def _signal(self) -> HsaSignal:
+        self._recycle()
+        return self.pool.acquire(self)
+
+    def _order_after(self, s: HsaSignal, *also: HsaSignal) -> None:
+        """Later packets of this queue wait for ``s`` (completed off the queue: a copy or host work).  ``s`` and
+        the signals in ``also`` return to the pool only once that barrier has run and the stream let go of
+        ``s`` — a recycled signal must never be a pending packet's dependency."""
+        s.internal = True
+        b = self.pool.acquire(self)
+        self._submit(BarrierPacket((s.handle,), b.handle, kind=TYPE_BARRIER_AND).pack())
+        self._deps.append((s, b, also))
+
+    def _recycle(self) -> None:
+        if not self._deps:
+            return
+        load, keep = self.hsa.lib.hsa_signal_load_scacquire, []
+        for s, b, also in self._deps:
+            if s._released and load(b.sig) <= 0:
+                for x in (s, b) + also:
+                    self.pool.give_back(x)
+            else:
+                keep.append((s, b, also))
+        self._deps = keep
+
+    # -- commands (the QueueBackend interface) ---------------------------------------------------------
+    def dispatch(self, kernel_object, kernarg_address, grid_items, block, group_segment, private_segment):
+        s = self._signal()
+        dims = 3 if grid_items[2] > 1 or block[2] > 1 else (2 if grid_items[1] > 1 or block[1] > 1 else 1)
+        self._submit(KernelDispatchPacket(dims, tuple(block), tuple(grid_items), private_segment, group_segment,
+                                          kernel_object, kernarg_address, s.handle).pack())
+        return s
+
+    def barrier_and(self, signals):
+        s = self._signal()
+        self._submit(BarrierPacket(tuple(x.handle for x in signals), s.handle, kind=TYPE_BARRIER_AND).pack())
+        return s
+
+    def _drained(self) -> HsaSignal:
+        """A signal that becomes 0 once everything submitted so far has completed (a barrier packet)."""
+        ready = self._signal()
+        self._submit(BarrierPacket((), ready.handle, kind=TYPE_BARRIER_AND).pack())
+        return ready
+
+    def callback(self, fn):
+        """``fn()`` on a host thread once everything before it in the queue is done; later packets wait."""
+        ready = self._drained()
+        done = self.pool.acquire(self)
+
+        def run(value, arg):
+            try:
+                fn()
+            except BaseException as exc:  # noqa: BLE001 - reported on the command
+                done._error = exc if isinstance(exc, HipError) else HipError(
+                    hipError_t.hipErrorLaunchFailure, f"{type(exc).__name__}: {exc}")
+            done._host_end = time.monotonic()
+            self.hsa.lib.hsa_signal_store_screlease(done.sig, 0)
+            self._handlers.discard(handler)
+            return 0                       # do not re-arm
+
+        handler = ffi.callback("int(hsa_signal_value_t, void*)", run)
+        self._handlers.add(handler)
+        self.hsa.check(self.hsa.lib.hsa_amd_signal_async_handler(ready.sig, api.COND_LT, 1, handler, ffi.NULL),
+                       "hsa_amd_signal_async_handler")
+        self._order_after(done, ready)
+        return done
+
+    def copy(self, dst, src, size):
+        ready = self._drained()
+        s = self.pool.acquire(self)
+        deps = ffi.new("hsa_signal_t[1]", [ready.sig])
+        a = self.agent.struct
+        self.hsa.check(self.hsa.lib.hsa_amd_memory_async_copy(ffi.cast("void*", dst), a, ffi.cast("void*", src), a,
+                                                               size, 1, deps, s.sig), "hsa_amd_memory_async_copy")
+        self._order_after(s, ready)
+        return s
+
+    def fill(self, dst, value, count, width):
+        return self.callback(lambda: self.backend.fill(dst, value, count, width))
+
+    def fast_state(self):
+        return None                        # native launches go through the emulator backend's rings only
+
+    def close(self) -> None:
+        self.backend.queues.discard(self)
+        if self.q is not None:
+            self.hsa.lib.hsa_queue_destroy(self.q)
+            self.q = None
+
+
+class HsaProgram:
+    """A code object loaded through ROCr's loader; pyhip's loader already chose it and knows its kernels."""
+
+    def __init__(self, backend, co):
+        self.backend, self.co = backend, co
+        hsa, lib = backend.hsa, backend.hsa.lib
+        self._image = ffi.from_buffer(co.data)
+        self.reader = ffi.new("hsa_code_object_reader_t*")
+        hsa.check(lib.hsa_code_object_reader_create_from_memory(self._image, len(self._image), self.reader),
+                  "hsa_code_object_reader_create_from_memory")
+        self.exe = ffi.new("hsa_executable_t*")
+        hsa.check(lib.hsa_executable_create_alt(api.PROFILE_FULL, api.ROUNDING_DEFAULT, ffi.NULL, self.exe),
+                  "hsa_executable_create_alt")
+        agent = ffi.new("hsa_agent_t*", {"handle": backend.agent.handle})
+        self._agent = agent
+        hsa.check(lib.hsa_executable_load_agent_code_object(self.exe[0], agent[0], self.reader[0], ffi.NULL, ffi.NULL),
+                  "hsa_executable_load_agent_code_object")
+        hsa.check(lib.hsa_executable_freeze(self.exe[0], ffi.NULL), "hsa_executable_freeze")
+        self._objects: dict[str, int] = {}
+
+    def _symbol(self, name: str):
+        sym = ffi.new("hsa_executable_symbol_t*")
+        st = self.backend.hsa.lib.hsa_executable_get_symbol_by_name(self.exe[0], name.encode(), self._agent, sym)
+        if st != 0:
+            raise HipError(hipError_t.hipErrorNotFound, f"symbol {name!r}: {self.backend.hsa.status_string(st)}")
+        return sym[0]
+
+    def kernel_object(self, name) -> int:
+        k = self.co.find_kernel(name)
+        obj = self._objects.get(k.symbol)
+        if obj is None:
+            v = ffi.new("uint64_t*")
+            self.backend.hsa.check(self.backend.hsa.lib.hsa_executable_symbol_get_info(
+                self._symbol(k.symbol), api.SYMBOL_INFO_KERNEL_OBJECT, v), "kernel object")
+            obj = self._objects[k.symbol] = v[0]
+        return obj
+
+    def global_address(self, name: str) -> int:
+        v = ffi.new("uint64_t*")
+        self.backend.hsa.check(self.backend.hsa.lib.hsa_executable_symbol_get_info(
+            self._symbol(name), api.SYMBOL_INFO_VARIABLE_ADDRESS, v), "variable address")
+        return v[0]
+
+    def unload(self) -> None:
+        lib = self.backend.hsa.lib
+        lib.hsa_executable_destroy(self.exe[0])
+        lib.hsa_code_object_reader_destroy(self.reader[0])
+
+
+class HsaDeviceBackend:
+    """The runtime's view of one GPU agent (the ``DeviceBackend`` interface of the emulator backend)."""
+
+    kind = "hsa"
+
+    def __init__(self, system: HsaSystem, agent: Agent):
+        self.system, self.agent, self.hsa = system, agent, system.hsa
+        self.signals = HsaSignalPool(self.hsa)
+        self.queues: set[HsaQueueBackend] = set()
+        self._allocs: dict[int, tuple[int, str]] = {}
+        self._locked: dict[int, int] = {}
+        self._lock = threading.Lock()
+        self.used = 0
+        system.backends[agent.handle] = self
+
+    def describe(self) -> str:
+        return f"hsa ({self.agent.product}, ROCr node {self.agent.node})"
+
+    def new_queue(self) -> HsaQueueBackend:
+        return HsaQueueBackend(self)
+
+    # -- faults ----------------------------------------------------------------------------------------
+    def memory_fault(self, address: int, reason: int, fault=None) -> None:
+        err = fault or _emulator_report(address) or HipError(
+            hipError_t.hipErrorIllegalAddress, f"GPU memory fault at 0x{address:x} (reason mask 0x{reason:x})")
+        for q in list(self.queues):
+            q.dead = err                   # the queue is gone (KFD evicted it); the stream makes a new one
+
+    # -- memory --------------------------------------------------------------------------------------
+    def alloc(self, size: int, kind: str = "user") -> int:
+        if size <= 0:
+            raise HipError(hipError_t.hipErrorInvalidValue, "allocation size must be positive")
+        pool = self.system.kernarg_pool if kind == "kernarg" else self.agent.vram_pool
+        out = ffi.new("void**")
+        st = self.hsa.lib.hsa_amd_memory_pool_allocate(pool, size, 0, out)
+        if st != 0:
+            raise HipError(hipError_t.hipErrorOutOfMemory, f"{size} bytes: {self.hsa.status_string(st)}")
+        addr = int(ffi.cast("uintptr_t", out[0]))
+        if kind == "kernarg":
+            a = ffi.new("hsa_agent_t[1]", [self.agent.struct])
+            self.hsa.check(self.hsa.lib.hsa_amd_agents_allow_access(1, a, ffi.NULL, out[0]), "allow access")
+        with self._lock:
+            self._allocs[addr] = (size, kind)
+            self.used += size
+        return addr
+
+    def free(self, addr: int) -> None:
+        with self._lock:
+            entry = self._allocs.get(addr)
+            if entry is None or entry[1] != "user":
+                raise HipError(hipError_t.hipErrorInvalidValue, f"0x{addr:x} is not the start of a hipMalloc allocation")
+            del self._allocs[addr]
+            self.used -= entry[0]
+        self.hsa.lib.hsa_amd_memory_pool_free(ffi.cast("void*", addr))
+
+    def allocation_size(self, addr: int) -> int:
+        return self._allocs[addr][0]
+
+    def _find(self, addr: int):
+        with self._lock:
+            for start, (size, kind) in self._allocs.items():
+                if start <= addr < start + size:
+                    return start, size, kind
+        return None
+
+    def owns(self, addr: int) -> bool:
+        return self._find(addr) is not None
+
+    def check_range(self, addr: int, size: int) -> None:
+        hit = self._find(addr)
+        if hit is None or addr + size > hit[0] + hit[1]:
+            raise HipError(hipError_t.hipErrorInvalidValue, f"[0x{addr:x}, +{size}) is not inside one device allocation")
+
+    def read(self, addr: int, size: int) -> bytes:
+        buf = bytearray(size)
+        self.hsa.check(self.hsa.lib.hsa_memory_copy(ffi.from_buffer(buf), ffi.cast("void*", addr), size), "read")
+        return bytes(buf)
+
+    def write(self, addr: int, data) -> None:
+        data = bytes(data)
+        self.hsa.check(self.hsa.lib.hsa_memory_copy(ffi.cast("void*", addr), ffi.from_buffer(data), len(data)),
+                       "write")
+
+    def fill(self, addr: int, value: int, count: int, width: int) -> None:
+        pattern = int(value).to_bytes(width, "little")
+        if width < 4:
+            pattern = pattern * (4 // width)
+        nbytes = count * width
+        word = int.from_bytes(pattern[:4], "little")
+        head = (-addr) % 4 if width < 4 else 0
+        head = min(head, nbytes)
+        body = (nbytes - head) // 4 * 4
+        if head:
+            self.write(addr, (pattern * 4)[(addr % 4):(addr % 4) + head])
+        if body and width <= 4 and (addr + head) % 4 == 0:
+            self.hsa.check(self.hsa.lib.hsa_amd_memory_fill(ffi.cast("void*", addr + head), word, body // 4),
+                           "hsa_amd_memory_fill")
+        elif body:
+            self.write(addr + head, (pattern * ((body // len(pattern)) + 1))[:body])
+        tail = nbytes - head - body
+        if tail:
+            off = (head + body) % len(pattern)
+            self.write(addr + head + body, (pattern * 2)[off:off + tail])
+
+    def host_view(self, addr: int, size: int):
+        hit = self._find(addr)
+        if hit is not None and hit[2] == "kernarg":
+            return memoryview(ffi.buffer(ffi.cast("void*", addr), size))
+        return memoryview(self.read(addr, size))       # device memory: a snapshot
+
+    def mem_info(self) -> tuple[int, int]:
+        return self.agent.vram_size - self.used, self.agent.vram_size
+
+    def map_host(self, addr: int, array) -> None:
+        self.system.lock_host(addr, array.nbytes)
+        self._locked[addr] = array.nbytes
+
+    def unmap_host(self, addr: int) -> bool:
+        if self._locked.pop(addr, None) is None:
+            return False
+        self.system.unlock_host(addr)
+        return True
+
+    def free_all_user(self) -> None:
+        for a in [a for a, (_, k) in self._allocs.items() if k == "user"]:
+            self.free(a)
+
+    # -- programs ------------------------------------------------------------------------------------
+    def load_program(self, co):
+        return HsaProgram(self, co)
+
+    def unload_program(self, p) -> None:
+        p.unload()
+
+
+def _emulator_report(address: int) -> HipError | None:
+    """When the GPU is pyhip's emulated one behind the drop-in thunk (same process), its fault (a GPUFault:
+    kernel, workgroup, wave, lane, PC, instruction, address)."""
+    try:
+        from ...thunk.entry import current
+    except ImportError:
+        return None
+    kfd = current()
+    if kfd is None or not kfd.faults:
+        return None
+    for node, addr, _, report in reversed(kfd.faults):
+        if addr == address:
+            return report
+    return None

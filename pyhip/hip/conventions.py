@@ -59,6 +59,11 @@ def _float_converter(v):
     return float(v)
 
 
+# True in a process whose pyhip.hip calls come from the drop-in libamdhip64 (set by pyhip.capi at install):
+# C passes enum arguments as integers, which hip-python's Python-level checks would refuse.
+C_ABI = False
+
+
 def converter(pname: str, ctype: str):
     """The argument converter of one parameter, or None to pass the object through."""
     if ctype in _INT_BITS:
@@ -75,6 +80,8 @@ def converter(pname: str, ctype: str):
 
         def conv(v):
             if not isinstance(v, base):
+                if C_ABI and isinstance(v, int):
+                    return v            # C callers pass enums as plain integers
                 raise TypeError(msg)
             return v
         return conv

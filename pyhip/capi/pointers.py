@@ -151,7 +151,9 @@ def install(c) -> None:
             raise invalid(f"flags {int(flags)}")
         if int(flags) == 2 and int(size) != 8:
             raise invalid("signal memory is 8 bytes")
-        ptr[0] = ffi.cast("void*", int(ops.malloc(size)))
+        # signal memory is host memory the device also sees (ROCclr: an HSA signal's value), hipFree frees it
+        p = ops.host_malloc(size, 0) if int(flags) == 2 else ops.malloc(size)
+        ptr[0] = ffi.cast("void*", int(p))
 
     # -- managed memory hints (memory is coherent already: checked, then nothing to do) -----------------------------
     def managed_range(p, count):

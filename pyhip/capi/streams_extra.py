@@ -5,14 +5,12 @@ from __future__ import annotations
 
 import os
 import struct
-import time
 
 from ..errors import HipError, hipError_t
-from ..runtime import ops
+from ..runtime import memops, ops
 from .common import invalid
 
 PER_THREAD = 2
-WAIT_GEQ, WAIT_EQ, WAIT_AND, WAIT_NOR = 0, 1, 2, 3
 IPC_EVENT_MAGIC = b"pyhipEVT"
 
 
@@ -98,32 +96,10 @@ def install(c) -> None:
 
     # -- stream memory operations ------------------------------------------------------------------------------
     def wait_value(stream, ptr, value, flags, mask, width):
-        if ptr == ffi.NULL:
-            raise invalid("null pointer")
-        st = c.stream(stream)
-        if int(flags) not in (WAIT_GEQ, WAIT_EQ, WAIT_AND, WAIT_NOR):
-            raise invalid(f"flags {int(flags)}")
-        fmt = "<I" if width == 4 else "<Q"
-        a, value, mask, flags = c.addr(ptr), int(value), int(mask), int(flags)
-        full = (1 << (8 * width)) - 1
-
-        def ready() -> bool:
-            cur = struct.unpack(fmt, bytes(ffi.buffer(ffi.cast("char*", a), width)))[0] & mask
-            v = value & mask
-            return (cur >= v if flags == WAIT_GEQ else cur == v if flags == WAIT_EQ
-                    else cur & v != 0 if flags == WAIT_AND else ~(cur | v) & full != 0)
-
-        def op():
-            while not ready():
-                time.sleep(0.0005)
-        st.host_op(op, "wait value")
+        memops.wait_value(c.stream_of(stream), c.addr(ptr), value, flags, mask, width)
 
     def write_value(stream, ptr, value, width):
-        if ptr == ffi.NULL:
-            raise invalid("null pointer")
-        st = c.stream(stream)
-        a, data = c.addr(ptr), struct.pack("<I" if width == 4 else "<Q", int(value))
-        st.host_op(lambda: ffi.memmove(ffi.cast("void*", a), data, width), "write value")
+        memops.write_value(c.stream_of(stream), c.addr(ptr), value, width)
 
     @c.export
     def hipStreamWaitValue32(stream, ptr, value, flags, mask):

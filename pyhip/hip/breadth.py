@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from .._hip_enums import hipError_t
 from ..errors import HipError
-from ..runtime import copies, ops, peer, pointers, pools
+from ..runtime import copies, memops, ops, peer, pointers, pools
 from ..runtime.context import runtime
 from ..runtime.memory import DevicePointer, as_address
 from ._api import hip_api
@@ -430,6 +430,42 @@ def hipGraphDestroy(graph):
     if not isinstance(graph, Graph):
         raise _invalid("not a graph")
     graph.destroyed = True
+
+
+# -- stream memory operations -------------------------------------------------------------------------------------
+@hip_api()
+def hipStreamWaitValue32(stream, ptr, value, flags, mask):
+    memops.wait_value(stream, _addr(ptr), value, flags, mask, 4)
+
+
+@hip_api()
+def hipStreamWaitValue64(stream, ptr, value, flags, mask):
+    memops.wait_value(stream, _addr(ptr), value, flags, mask, 8)
+
+
+@hip_api()
+def hipStreamWriteValue32(stream, ptr, value, flags):
+    memops.write_value(stream, _addr(ptr), value, 4)
+
+
+@hip_api()
+def hipStreamWriteValue64(stream, ptr, value, flags):
+    memops.write_value(stream, _addr(ptr), value, 8)
+
+
+@hip_api(1)
+def hipExtMallocWithFlags(sizeBytes, flags):
+    """hipDeviceMallocDefault / hipDeviceMallocFinegrained: device memory; hipMallocSignalMemory (8 bytes):
+    host memory the devices see."""
+    if flags & ~0x3:
+        raise HipError(hipError_t.hipErrorInvalidValue, f"flags {flags}")
+    if flags == 2:
+        if sizeBytes != 8:
+            raise HipError(hipError_t.hipErrorInvalidValue, "signal memory is 8 bytes")
+        return ops.host_malloc(8, 0)
+    from .pointers import DeviceArray
+    p = ops.malloc(sizeBytes)
+    return DeviceArray.from_allocation(p) if int(p) else None
 
 
 from .. import _hip_enums as _enums  # noqa: E402  (hip-python's hip module has every HIP enum)

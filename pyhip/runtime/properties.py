@@ -170,7 +170,7 @@ def device_attribute(props: DeviceProp, attr: int) -> int:
         A.hipDeviceAttributeLocalL1CacheSupported: 1, A.hipDeviceAttributeMaxBlocksPerMultiProcessor: 32,
         A.hipDeviceAttributeImageSupport: int(p.maxTexture1D > 0),
         A.hipDeviceAttributePhysicalMultiProcessorCount: p.multiProcessorCount,
-        A.hipDeviceAttributeFineGrainSupport: 1, A.hipDeviceAttributeCanUseStreamWaitValue: 0,
+        A.hipDeviceAttributeFineGrainSupport: 1, A.hipDeviceAttributeCanUseStreamWaitValue: 1,
         A.hipDeviceAttributeMemoryPoolsSupported: 1, A.hipDeviceAttributeSingleToDoublePrecisionPerfRatio: 2,
     }
     try:

@@ -172,6 +172,48 @@ static void events_and_streams() {
   hipSetDevice(1); hipEventDestroy(e1); hipSetDevice(0);
 }
 
+static void stream_memory_operations() {
+  int yes = 0;
+  hipDeviceGetAttribute(&yes, hipDeviceAttributeCanUseStreamWaitValue, 0);
+  check("stream wait value supported", yes == 1);
+  hipStream_t s, other;
+  hipStreamCreate(&s);
+  hipStreamCreateWithFlags(&other, hipStreamNonBlocking);
+  uint64_t* dev; hipMalloc(&dev, 64); hipMemset(dev, 0, 64);
+  uint32_t* flag = new uint32_t[4]();
+  hipHostRegister(flag, 16, 0);
+  uint64_t* sig = nullptr;
+  code("signal memory", hipExtMallocWithFlags((void**)&sig, 8, hipMallocSignalMemory), hipSuccess);
+  *sig = 0;
+  hipEvent_t done; hipEventCreate(&done);
+  // s: write dev[1], wait until flag[2] & 0xF0 == 0x30, write the signal, record
+  code("hipStreamWriteValue64 device", hipStreamWriteValue64(s, dev + 1, 0x1122334455667788ull, 0), hipSuccess);
+  code("hipStreamWaitValue32 masked eq", hipStreamWaitValue32(s, flag + 2, 0x30, hipStreamWaitValueEq, 0xF0),
+       hipSuccess);
+  code("hipStreamWriteValue64 signal", hipStreamWriteValue64(s, sig, 42, 0), hipSuccess);
+  hipEventRecord(done, s);
+  flag[2] = 0x0F;                                  // does not satisfy the mask
+  usleep(50000);
+  code("blocked at the wait", hipEventQuery(done), hipErrorNotReady);
+  check("nothing after the wait ran", *sig == 0);
+  code("other stream writes the flag", hipStreamWriteValue32(other, flag + 2, 0x3F, 0), hipSuccess);
+  hipStreamSynchronize(other);
+  code("released", hipStreamSynchronize(s), hipSuccess);
+  uint64_t back = 0; hipMemcpy(&back, dev + 1, 8, hipMemcpyDeviceToHost);
+  check("device word written", back == 0x1122334455667788ull);
+  check("signal written after the wait", *sig == 42);
+  // 64-bit nor and and on a device word
+  hipMemset(dev, 0xFF, 8);
+  code("wait64 and", hipStreamWaitValue64(s, dev, 0x8000000000000000ull, hipStreamWaitValueAnd, ~0ull), hipSuccess);
+  code("wait64 gte passes", hipStreamWaitValue64(s, dev, 5, hipStreamWaitValueGte, ~0ull), hipSuccess);
+  code("done", hipStreamSynchronize(s), hipSuccess);
+  code("wait null", hipStreamWaitValue32(s, nullptr, 0, hipStreamWaitValueGte, ~0u), hipErrorInvalidValue);
+  code("write null", hipStreamWriteValue64(s, nullptr, 0, 0), hipErrorInvalidValue);
+  code("wait bad flag", hipStreamWaitValue32(s, flag, 0, 7, ~0u), hipErrorInvalidValue);
+  hipFree(sig); hipFree(dev); hipHostUnregister(flag); delete[] flag;
+  hipEventDestroy(done); hipStreamDestroy(s); hipStreamDestroy(other);
+}
+
 static void faults() {
   // a fault is reported once, by the first synchronising call of its stream (or of the device); the device
   // and the stream are usable right after
@@ -226,6 +268,7 @@ int main() {
   devices();
   peers();
   events_and_streams();
+  stream_memory_operations();
   faults();
   forked();
   std::printf(failures ? "FAILURES %d\n" : "PASS\n", failures);

@@ -4,6 +4,7 @@ writes a numpy array), managed and stream-ordered memory, device queries and pee
 launch, a cooperative launch with grid-wide sync."""
 from __future__ import annotations
 
+import ctypes
 import os
 import subprocess
 from types import SimpleNamespace as NS
@@ -249,3 +250,31 @@ extern "C" __global__ void bump(float f) { atomicAdd(&counter, 1); if (threadIdx
     table = np.ctypeslib.as_array((ctypes.c_float * 5).from_address(int(addr)))
     assert size == 20 and np.array_equal(table, np.arange(1, 6, dtype=np.float32) * np.float32(-2.5))
     ok(hip.hipModuleUnload(m))
+
+
+def test_stream_memory_operations():
+    """hipStreamWaitValue/WriteValue in stream order on registered host, device and signal memory."""
+    import time
+
+    ok(hip.hipSetDevice(0))
+    s = ok(hip.hipStreamCreate())
+    d = ok(hip.hipExtMallocWithFlags(64, 0))
+    h = np.zeros(2, np.uint64)
+    ok(hip.hipHostRegister(h, h.nbytes, 0))
+    sig = ok(hip.hipExtMallocWithFlags(8, 2))                   # hipMallocSignalMemory: host-visible
+    ok(hip.hipStreamWriteValue64(s, int(d) + 8, 0x1234567890, 0))
+    ok(hip.hipStreamWaitValue32(s, int(d) + 8, 0x7890, hip.hipStreamWaitValueEq, 0xFFFF))
+    ok(hip.hipStreamWaitValue64(s, h, 5, hip.hipStreamWaitValueGte, (1 << 64) - 1))
+    ok(hip.hipStreamWriteValue64(s, int(h.ctypes.data) + 8, 77, 0))
+    ok(hip.hipStreamWriteValue64(s, sig, 9, 0))
+    time.sleep(0.2)
+    assert hip.hipStreamQuery(s)[0] == E.hipErrorNotReady and h[1] == 0     # blocked at the host-word wait
+    h[0] = 6
+    ok(hip.hipStreamSynchronize(s))
+    assert h[1] == 77 and np.frombuffer((ctypes.c_uint64 * 1).from_address(int(sig)), np.uint64)[0] == 9
+    assert hip.hipStreamWaitValue32(s, 0, 0, 0, 1)[0] == E.hipErrorInvalidValue
+    assert hip.hipStreamWaitValue32(s, h, 0, 9, 1)[0] == E.hipErrorInvalidValue
+    for p in (d, sig):
+        ok(hip.hipFree(p))
+    ok(hip.hipHostUnregister(h))
+    ok(hip.hipStreamDestroy(s))

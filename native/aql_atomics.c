@@ -478,3 +478,43 @@ int64_t pyhip_foreign_submit(void* q, const uint8_t* packet64, void* doorbell_fn
     ((pyhip_doorbell_fn)doorbell_fn)(*AT(q, Q_DOORBELL, uint64_t), (int64_t)wi);
     return (int64_t)wi;
 }
+
+/* The same split into reserve / publish the C ABI's native launch path uses for pyhip's own queues
+ * (pyhip_queue_reserve / pyhip_queue_publish), for a queue another runtime owns: the doorbell is rung
+ * through that runtime's function, set once with pyhip_foreign_set_doorbell. */
+static pyhip_doorbell_fn g_foreign_doorbell;
+
+void pyhip_foreign_set_doorbell(void* fn) { g_foreign_doorbell = (pyhip_doorbell_fn)fn; }
+
+int64_t pyhip_foreign_reserve(void* q, int64_t timeout_ns) {
+    uint64_t* w = AT(q, Q_WRITE, uint64_t);
+    uint64_t* rd = AT(q, Q_READ, uint64_t);
+    uint64_t size = *AT(q, Q_SIZE, uint32_t);
+    int64_t start = -1, nap = 10000;
+    for (;;) {
+        uint64_t wi = __atomic_load_n(w, __ATOMIC_ACQUIRE);
+        if (wi - __atomic_load_n(rd, __ATOMIC_ACQUIRE) < size) {
+            if (__atomic_compare_exchange_n(w, &wi, wi + 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) return (int64_t)wi;
+            continue;
+        }
+        int64_t now = pyhip_now_ns();
+        if (start < 0) start = now;
+        if (timeout_ns >= 0 && now - start >= timeout_ns) return -1;
+        if (now - start < POLL_SPIN_NS) { for (int i = 0; i < 32; ++i) cpu_relax(); continue; }
+        poll_sleep(start, &nap);
+    }
+}
+
+void pyhip_foreign_publish(void* q, uint64_t index, const uint8_t* packet64) {
+    uint8_t* slot = slot_of(q, index);
+    uint32_t hs;
+    memcpy(slot + 4, packet64 + 4, 60);
+    memcpy(&hs, packet64, 4);
+    __atomic_store_n((uint32_t*)slot, hs, __ATOMIC_RELEASE);
+    g_foreign_doorbell(*AT(q, Q_DOORBELL, uint64_t), (int64_t)index);
+}
+
+/* Add to a signal that belongs to another runtime (its value word only; returns the new value). */
+int64_t pyhip_raw_signal_add(void* sig, int64_t delta) {
+    return __atomic_add_fetch(AT(sig, SIG_VALUE, int64_t), delta, __ATOMIC_ACQ_REL);
+}

@@ -51,6 +51,10 @@ int pyhip_cp_wait_packet(const uint16_t* header, const uint64_t* doorbell, uint6
                          int64_t timeout_ns);
 void pyhip_store_release_u16(uint16_t* p, uint16_t v);
 int64_t pyhip_foreign_submit(void* q, const uint8_t* packet64, void* doorbell_fn, int64_t timeout_ns);
+void pyhip_foreign_set_doorbell(void* fn);
+int64_t pyhip_foreign_reserve(void* q, int64_t timeout_ns);
+void pyhip_foreign_publish(void* q, uint64_t index, const uint8_t* packet64);
+int64_t pyhip_raw_signal_add(void* sig, int64_t delta);
 """
 
 ffibuilder = cffi.FFI()

@@ -50,7 +50,8 @@ def readelf_metadata(path) -> dict:
     return yaml.safe_load(out[start:end])
 
 
-# the suite runs with two emulated devices (the default is one gfx90a)
+# the suite runs with four emulated devices (the default is one gfx90a): two CDNA, then an RX 7900 XTX and an
+# RX 6900 XT
 import os as _os  # noqa: E402
 
-_os.environ.setdefault("PYHIP_DEVICES", "gfx90a:sramecc+:xnack-,gfx942:sramecc+:xnack-")
+_os.environ.setdefault("PYHIP_DEVICES", "gfx90a:sramecc+:xnack-,gfx942:sramecc+:xnack-,gfx1100,gfx1030")

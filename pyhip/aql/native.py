@@ -2,7 +2,7 @@
 :class:`NativeBlock`, a zeroed 64-byte aligned allocation that rings, queues and signals live in."""
 from __future__ import annotations
 
-_REQUIRED = ("pyhip_queue_reserve", "pyhip_signal_wait_multi", "pyhip_signal_complete", "pyhip_cp_wait_packet", "pyhip_foreign_submit")
+_REQUIRED = ("pyhip_queue_reserve", "pyhip_signal_wait_multi", "pyhip_signal_complete", "pyhip_cp_wait_packet", "pyhip_foreign_submit", "pyhip_raw_signal_add")
 
 
 def _build_in_place():

@@ -6,10 +6,15 @@ the tables here keep them alive and map the address back (an unknown address is 
 whatever HIP 5.2 returns for that API, never a crash)."""
 from __future__ import annotations
 
+import os
+import sys
 import threading
 
 from ..errors import HipError, hipError_t
 from ..hip._api import last_exception, set_last_error
+
+
+_LOG = os.environ.get("PYHIP_LOG_FAULTS", "") not in ("", "0")
 
 
 def invalid(msg: str) -> HipError:
@@ -41,6 +46,9 @@ class CApi:
                 code = int(exc.code)
             except Exception:  # noqa: BLE001 - nothing may unwind into C
                 code = int(hipError_t.hipErrorUnknown)
+                if _LOG:
+                    import traceback
+                    print(f"pyhip: {fn.__name__} failed:\n{traceback.format_exc()}", file=sys.stderr, flush=True)
             set_last_error(code)
             set_c_error(code)
             return code

@@ -21,8 +21,11 @@ MAX_KERNARG = 2048
 class FastPath:
     def __init__(self, ffi, lib, runtime):
         self.ffi, self.lib, self.rt = ffi, lib, runtime
-        fns = [aql_ffi.cast("uintptr_t", aql_ffi.addressof(aql_lib, n))
-               for n in ("pyhip_queue_reserve", "pyhip_queue_publish", "pyhip_signal_add")]
+        names = ("pyhip_queue_reserve", "pyhip_queue_publish", "pyhip_signal_add")
+        if getattr(runtime, "backend_kind", "emu") == "hsa":     # ROCr's queues and signals
+            from ..runtime.hsa.backend import HsaFastLaunchState
+            names = HsaFastLaunchState.publish_functions
+        fns = [aql_ffi.cast("uintptr_t", aql_ffi.addressof(aql_lib, n)) for n in names]
         lib.pyhip_fast_set_fns(*(ffi.cast("void*", int(f)) for f in fns))
         self.enabled = True
 

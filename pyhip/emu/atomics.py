@@ -67,6 +67,7 @@ def _seq_fn(name, dt, is64):
         "mskor": lambda o, v, c: (o & ~v) | c,
         "add": lambda o, v, c: o + v, "sub": lambda o, v, c: o - v, "xor": lambda o, v, c: o ^ v,
         "swap": lambda o, v, c: v,
+        "csub": lambda o, v, c: np.where(o >= v, o - v, dt(0)),      # GFX10.3 subtract clamped at 0
         # float compare-and-store (ds_cmpst_f32/f64): -0 matches +0, NaN never matches
         "fcmpswap": lambda o, v, c: np.where(o.view(ft) == c.view(ft), v, o),
         "wrap": lambda o, v, c: np.where(o >= v, o - v, o + c),

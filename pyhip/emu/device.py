@@ -11,8 +11,16 @@ from .memory import DEVICE_BASE, DeviceMemory, GPUFault
 DEVICE_STRIDE = 1 << 40          # 1 TiB of address space per device
 from .program import ForeignKernel, LoadedProgram, MemoryProgram
 
-SUPPORTED = ("gfx90a", "gfx940", "gfx941", "gfx942")
+SUPPORTED = ("gfx90a", "gfx940", "gfx941", "gfx942", "gfx1030", "gfx1100")
 S_ENDPGM = bytes.fromhex("000081bf")
+
+
+def _runs_generic(code_processor: str, device_processor: str) -> bool:
+    """A generic RDNA code object (gfx10-3-generic, gfx11-generic) on a member of its family: same encodings,
+    decoded by the family's tables."""
+    from ..loader.targetid import GENERIC_FAMILIES
+    from .isa.decoder_rdna import family
+    return device_processor in GENERIC_FAMILIES.get(code_processor, ()) and family(code_processor) is not None
 
 
 class EmulatedGPU:
@@ -41,7 +49,7 @@ class EmulatedGPU:
 
     # -- programs -----------------------------------------------------------------------------------------
     def load_program(self, co) -> LoadedProgram:
-        if co.processor not in SUPPORTED and co.processor != self.processor:
+        if co.processor not in SUPPORTED and co.processor != self.processor and not _runs_generic(co.processor, self.processor):
             raise HipError(hipError_t.hipErrorNoBinaryForGpu, f"code object for {co.processor} on a {self.processor}")
         p = LoadedProgram(self, co)
         trivial = [k for k in p.kernels if self._is_trivial(p, k)]
@@ -80,18 +88,18 @@ class EmulatedGPU:
                 del self._foreign_programs[p.base]
             p.unloaded = True
 
-    def context_for(self, program, accum_offset: int) -> KernelContext:
-        key = (id(program), accum_offset)
+    def context_for(self, program, accum_offset: int, lanes: int = 64) -> KernelContext:
+        key = (id(program), accum_offset, lanes)
         K = self._contexts.get(key)
         if K is None:
-            K = self._contexts[key] = KernelContext(self, program.code_object.processor, accum_offset)
+            K = self._contexts[key] = KernelContext(self, program.code_object.processor, accum_offset, lanes)
         return K
 
     def compiled(self, program, K) -> dict:
-        return self._compiled.setdefault((id(program), K.accum_offset), {})
+        return self._compiled.setdefault((id(program), K.accum_offset, K.lanes), {})
 
     def blocks(self, program, K) -> dict:
-        return self._blocks.setdefault((id(program), K.accum_offset), {})
+        return self._blocks.setdefault((id(program), K.accum_offset, K.lanes), {})
 
     def compile_at(self, program, K, pc: int):
         inst = program.instructions.get(pc)

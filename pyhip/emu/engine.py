@@ -31,15 +31,32 @@ BLOCK_ENDS = ("s_branch", "s_cbranch", "s_endpgm", "s_barrier", "s_setpc", "s_sw
 
 
 class KernelContext:
-    """What semantics need at compile time (shared by all instructions of one program on one device)."""
+    """What semantics need at compile time (shared by all instructions of one program on one device, per
+    wave size): ``family`` 9 (GFX9), 10 (RDNA2) or 11 (RDNA3); ``lanes`` 64 or 32."""
 
-    def __init__(self, gpu, processor: str, accum_offset: int):
+    def __init__(self, gpu, processor: str, accum_offset: int, lanes: int = LANES):
         self.memory = gpu.memory
         self.gpu = gpu
         self.processor = processor
         self.is_gfx94x = processor.startswith("gfx94")
+        self.family = isa_family(processor)
+        self.lanes = lanes
         self.accum_offset = accum_offset
         self.private_vsharp_base = PRIVATE_VSHARP_BASE
+
+
+def isa_family(processor: str) -> int:
+    """9 for GFX9 (CDNA), 10 for GFX10.x, 11 for GFX11 (generic targets included)."""
+    if processor.startswith("gfx11"):
+        return 11
+    if processor.startswith("gfx10"):
+        return 10
+    return 9
+
+
+def wave_lanes(processor: str, kd: KernelDescriptor) -> int:
+    """The wave size of a dispatch: 64 on GFX9; RDNA runs wave32 unless the descriptor asks for wave64."""
+    return kd.wavefront_size if isa_family(processor) >= 10 else LANES
 
 
 def compile_instruction(inst, K):
@@ -99,9 +116,12 @@ class Dispatch:
             self.entry += 256
         acc = kd.accum_offset()
         self.nvgpr = kd.vgpr_count(self.processor)
-        self.K = gpu.context_for(program, acc or 0)
+        self.lanes = wave_lanes(self.processor, kd)
+        if self.lanes == 64 and isa_family(self.processor) == 10:      # GFX10 wave64: shared VGPRs follow
+            self.nvgpr += 8 * kd.rsrc3.get("shared_vgpr_count", 0)
+        self.K = gpu.context_for(program, acc or 0, self.lanes)
         self.counts = tuple(-(-g // w) for g, w in zip(self.grid, self.wg))
-        self.waves_per_group = -(-(self.wg[0] * self.wg[1] * self.wg[2]) // LANES)
+        self.waves_per_group = -(-(self.wg[0] * self.wg[1] * self.wg[2]) // self.lanes)
         self.steps = 0
         self.wave_instructions = 0
         self._state = None                # reused by the next batch of the same size
@@ -112,7 +132,8 @@ class Dispatch:
         total = self.counts[0] * self.counts[1] * self.counts[2]
         if total == 0:
             return
-        per_batch = max(1, MAX_WAVES_PER_BATCH // self.waves_per_group)
+        # as many lanes per batch in wave32 as in wave64
+        per_batch = max(1, MAX_WAVES_PER_BATCH * LANES // self.lanes // self.waves_per_group)
         if uses_gws(self.program):
             # global wave sync: every workgroup must be resident at once, as a cooperative launch guarantees
             if total * self.waves_per_group > MAX_RESIDENT_WAVES:
@@ -120,7 +141,7 @@ class Dispatch:
                                f"{MAX_RESIDENT_WAVES} waves fit", code=hipError_t.hipErrorCooperativeLaunchTooLarge)
             per_batch = total
         elif self.private:
-            per_batch = max(1, min(per_batch, MAX_PRIVATE_PER_BATCH // (self.private * LANES * self.waves_per_group)))
+            per_batch = max(1, min(per_batch, MAX_PRIVATE_PER_BATCH // (self.private * self.lanes * self.waves_per_group)))
         try:
             for start in range(0, total, per_batch):
                 self._run_batch(np.arange(start, min(total, start + per_batch)))
@@ -141,7 +162,7 @@ class Dispatch:
         if st is not None and st.n == nw and st.lds.shape[0] == ng:
             st.reset(sgpr=tmpl is None)
         else:
-            st = self._state = WaveState(nw, self.nvgpr + 8, ng, self.lds_size, self.private)
+            st = self._state = WaveState(nw, self.nvgpr + 8, ng, self.lds_size, self.private, self.lanes)
         if tmpl is not None:
             # same batch shape as before and no partial workgroups: only the workgroup ids differ
             _, sgpr, vgpr, st.group, st.wave_in_group, id_cols, st.mode = tmpl
@@ -167,13 +188,14 @@ class Dispatch:
             shapes, inverse = np.unique(psize, axis=0, return_inverse=True)
             inverse = inverse.reshape(-1)
         nv = 3 if not packed else 1
-        exec_pat = np.zeros((len(shapes), wpg, 2), dtype=U32)
-        vgpr_pat = np.zeros((len(shapes), nv, wpg, LANES), dtype=U32)
+        lanes = self.lanes
+        exec_pat = np.zeros((len(shapes), wpg, 2), dtype=U32)        # wave32: EXEC_HI stays 0
+        vgpr_pat = np.zeros((len(shapes), nv, wpg, lanes), dtype=U32)
         for k, (px, py, pz) in enumerate(shapes):
-            t = np.arange(wpg * LANES).reshape(wpg, LANES)
+            t = np.arange(wpg * lanes).reshape(wpg, lanes)
             active = t < px * py * pz
             ids = [t % px, (t // px) % py, t // (px * py)]
-            exec_pat[k] = np.packbits(active, axis=1, bitorder="little").view(U32)
+            exec_pat[k, :, :lanes // 32] = np.packbits(active, axis=1, bitorder="little").view(U32)
             if packed:
                 v0 = ids[0].astype(U32)
                 if wid >= 1:
@@ -191,7 +213,7 @@ class Dispatch:
         else:
             st.sgpr[:, EXEC:EXEC + 2] = exec_pat[inverse].reshape(nw, 2)
             for i in range(nv):
-                st.vgpr[i] = vgpr_pat[inverse, i].reshape(nw, LANES)
+                st.vgpr[i] = vgpr_pat[inverse, i].reshape(nw, lanes)
         # user SGPRs
         vals = {
             "private_segment_buffer": [PRIVATE_VSHARP_BASE & 0xFFFFFFFF, PRIVATE_VSHARP_BASE >> 32, 0xFFFFFFFF,

@@ -1,7 +1,7 @@
 """Operand readers and writers, specialised once per instruction at compile time.
 
-A reader is ``f(st, w) -> ndarray``: scalar readers give ``(nw,)``, vector readers ``(nw, 64)``; 64-bit
-readers give uint64.  Source encodings are the raw 8/9-bit codes of the ISA (see ``state.py``).
+A reader is ``f(st, w) -> ndarray``: scalar readers give ``(nw,)``, vector readers ``(nw, lanes)`` (64, or 32
+for a wave32 batch); 64-bit readers give uint64.  Source encodings are the raw 8/9-bit codes of the ISA (see ``state.py``).
 """
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import struct
 import numpy as np
 
 from .memory import PRIVATE_APERTURE, SHARED_APERTURE, APERTURE_SIZE
-from .state import EXEC, LANES, VCC
+from .state import EXEC, VCC
 
 U32, U64 = np.uint32, np.uint64
 _F32_CONST = {240: 0.5, 241: -0.5, 242: 1.0, 243: -1.0, 244: 2.0, 245: -2.0, 246: 4.0, 247: -4.0}
@@ -73,9 +73,9 @@ def sreader(code: int, lit: int | None, kind: str = "b32"):
         c = U32(c & 0xFFFFFFFF)
         return lambda st, w: np.full(st.sgpr[w, 0].shape, c, dtype=U32)
     if code == 251:    # VCCZ
-        return lambda st, w: ((st.sgpr[w, VCC] | st.sgpr[w, VCC + 1]) == 0).astype(U32)
+        return lambda st, w: (st.mask_word(w, VCC) == 0).astype(U32)
     if code == 252:    # EXECZ
-        return lambda st, w: ((st.sgpr[w, EXEC] | st.sgpr[w, EXEC + 1]) == 0).astype(U32)
+        return lambda st, w: (st.mask_word(w, EXEC) == 0).astype(U32)
     if code == 253:    # SCC
         return lambda st, w: st.scc[w].astype(U32)
     if code < 128:
@@ -101,9 +101,9 @@ def vreader(code: int, lit: int | None, kind: str = "b32"):
     c = constant(code, lit, kind)
     if c is not None:       # the same value in every lane: a read-only broadcast view, no copy
         c = np.array(c & 0xFFFFFFFF, dtype=U32)
-        return lambda st, w: np.broadcast_to(c, (st.n if isinstance(w, slice) else len(w), LANES))
+        return lambda st, w: np.broadcast_to(c, (len(w), 1) if st is None else (st.n if isinstance(w, slice) else len(w), st.lanes))
     s = sreader(code, lit, kind)
-    return lambda st, w: np.repeat(s(st, w)[:, None], LANES, axis=1)
+    return lambda st, w: np.repeat(s(st, w)[:, None], st.lanes, axis=1)
 
 
 def vreader64(code: int, lit: int | None, kind: str = "b64"):
@@ -113,9 +113,9 @@ def vreader64(code: int, lit: int | None, kind: str = "b64"):
     c = constant(code, lit, kind)
     if c is not None:
         c = np.array(c & ((1 << 64) - 1), dtype=U64)
-        return lambda st, w: np.broadcast_to(c, (st.n if isinstance(w, slice) else len(w), LANES))
+        return lambda st, w: np.broadcast_to(c, (len(w), 1) if st is None else (st.n if isinstance(w, slice) else len(w), st.lanes))
     s = sreader64(code, lit, kind)
-    return lambda st, w: np.repeat(s(st, w)[:, None], LANES, axis=1)
+    return lambda st, w: np.repeat(s(st, w)[:, None], st.lanes, axis=1)
 
 
 def write_v(st, w, r: int, value: np.ndarray, mask: np.ndarray) -> None:

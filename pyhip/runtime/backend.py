@@ -12,7 +12,7 @@ from ..aql import (AGENT_CALLBACK, AGENT_COPY, AGENT_FILL, AgentDispatchPacket, 
 from ..aql.native import NativeBlock
 from ..aql.packets import TYPE_BARRIER_AND
 from ..aql.signal import Signal
-from ..emu.device import EmulatedGPU
+from ..emu.device import DEVICE_STRIDE, EmulatedGPU
 from ..errors import HipError, hipError_t
 
 QUEUE_SIZE = 1024
@@ -161,6 +161,15 @@ class DeviceBackend:
 
     def describe(self) -> str:
         return "emulator (in process)"
+
+    @property
+    def emulated_gpu(self):
+        """The EmulatedGPU behind this device (None on real hardware)."""
+        return self.gpu
+
+    def in_device_range(self, addr: int) -> bool:
+        """Whether ``addr`` is in this device's address range (allocated or not): never host memory."""
+        return self.memory.base <= addr < self.memory.base + DEVICE_STRIDE
 
     def new_queue(self) -> QueueBackend:
         return QueueBackend(self)

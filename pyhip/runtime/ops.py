@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..emu.device import DEVICE_STRIDE
 from ..errors import HipError, hipError_t
 from .context import runtime
 from .memory import DevicePointer, HostPointer, as_address
@@ -106,8 +105,7 @@ def check_host_address(addr: int) -> None:
     if addr == 0:
         raise HipError(hipError_t.hipErrorInvalidValue, "null host pointer")
     for dev in runtime().devices:
-        base = dev.backend.memory.base
-        if base <= addr < base + DEVICE_STRIDE:
+        if dev.backend.in_device_range(addr):
             raise HipError(hipError_t.hipErrorInvalidValue, f"0x{addr:x} is device memory, not a host address")
 
 

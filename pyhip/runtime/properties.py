@@ -18,7 +18,10 @@ PRESETS = {
     "gfx942": ("AMD Instinct MI300X (pyhip emulated)", 304, (9, 4, 2), 2100, 4 << 20),
     "gfx908": ("AMD Instinct MI100 (pyhip emulated)", 120, (9, 0, 8), 1502, 8 << 20),
     "gfx1100": ("AMD Radeon RX 7900 XTX (pyhip emulated)", 96, (11, 0, 0), 2500, 6 << 20),
+    "gfx1030": ("AMD Radeon RX 6900 XT (pyhip emulated)", 80, (10, 3, 0), 2250, 4 << 20),
 }
+# GDDR6 boards: (memory bus width in bits, memory clock in kHz as HIP reports it); HBM boards keep the defaults
+MEMORY = {"gfx1100": (384, 1250000), "gfx1030": (256, 1000000)}
 
 
 @dataclass
@@ -103,12 +106,17 @@ def make_properties(isa, index: int, total_mem: int) -> DeviceProp:
     proc = isa.processor
     name, cus, (major, minor, step), mhz, l2 = PRESETS.get(proc, (f"{proc} (pyhip emulated)", 64,
                                                                     (9, 0, 0), 1500, 4 << 20))
-    wave = 32 if proc.startswith("gfx1") else 64
+    rdna = proc.startswith("gfx1")
+    wave = 32 if rdna else 64
     images = image_support(proc)
+    # RDNA: the HIP runtime runs the device in WGP mode (GPU_ENABLE_WGP_MODE) and counts a work-group
+    # processor (two CUs sharing their LDS) as one multiprocessor
+    mps = cus // 2 if rdna else cus
+    bus, mclk = MEMORY.get(proc, (4096, 1600000))
     p = DeviceProp(name=name, totalGlobalMem=total_mem, warpSize=wave, clockRate=mhz * 1000,
-                   major=major, minor=minor, multiProcessorCount=cus, l2CacheSize=l2,
-                   gcnArch=major * 100 + minor * 10 + step, gcnArchName=str(isa),
-                   pciBusID=index + 1, maxThreadsPerMultiProcessor=2048 if wave == 64 else 2048)
+                   major=major, minor=minor, multiProcessorCount=mps, l2CacheSize=l2,
+                   gcnArch=major * 100 + minor * 10 + step, gcnArchName=str(isa), memoryBusWidth=bus,
+                   memoryClockRate=mclk, pciBusID=index + 1, maxThreadsPerMultiProcessor=2048)
     if images:          # texture limits as HIP 5.2 derives them from ROCr's GFX9 image table
         p.maxTexture1DLinear, p.maxTexture1D, p.maxTexture2D, p.maxTexture3D = MAX_1D_LINEAR, MAX_1D, MAX_2D, MAX_3D
     # arch.hasSurfaceFuncs stays 0 even with images: hipamd 5.2 hard-codes it (hip_device.cpp), and AMD's

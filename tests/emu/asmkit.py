@@ -86,8 +86,7 @@ k:
   .amdhsa_user_sgpr_kernarg_segment_ptr 1
   .amdhsa_system_sgpr_workgroup_id_x 1
   .amdhsa_next_free_vgpr 64
-  .amdhsa_next_free_sgpr 40
-  .amdhsa_accum_offset 64
+  .amdhsa_next_free_sgpr 40{extra}
   .amdhsa_group_segment_fixed_size {lds}
   .amdhsa_ieee_mode {ieee}
   .amdhsa_dx10_clamp {ieee}
@@ -104,7 +103,7 @@ amdhsa.kernels:
     .group_segment_fixed_size: {lds}
     .private_segment_fixed_size: 0
     .kernarg_segment_align: 8
-    .wavefront_size: 64
+    .wavefront_size: {wave}
     .sgpr_count: 40
     .vgpr_count: 64
     .max_flat_workgroup_size: 256
@@ -146,12 +145,22 @@ def gpu(target: str) -> EmulatedGPU:
     return _GPUS[target]
 
 
-def run(body: str, a, b=None, c=None, *, target="gfx90a", scalar=False, lanes=64, lds=0, ieee=1, denorm=(3, 3)):
+def run(body: str, a, b=None, c=None, *, target="gfx90a", scalar=False, lanes=64, lds=0, ieee=1, denorm=(3, 3),
+        wave=64, private=0):
     """→ (r0, r1) as uint64 arrays of 64 (lanes beyond ``lanes`` keep the poison).  ``denorm``: the
-    descriptor's FLOAT_DENORM_MODE_32 and _16_64 (3: denormals in and out; 0: flushed)."""
+    descriptor's FLOAT_DENORM_MODE_32 and _16_64 (3: denormals in and out; 0: flushed).  RDNA targets
+    (gfx1030, gfx1100) take ``wave`` 32 (the 64 work-items are two waves) or 64; vector template only.
+    ``private`` (gfx1100): bytes of scratch per work-item (architected flat scratch)."""
+    rdna = target.startswith("gfx1")
+    if rdna and scalar:
+        raise ValueError("the scalar template is GFX9 code")
+    extra = ("\n  .amdhsa_wavefront_size32 " + str(int(wave == 32))) if rdna else "\n  .amdhsa_accum_offset 64"
+    if private:
+        extra += f"\n  .amdhsa_enable_private_segment 1\n  .amdhsa_private_segment_fixed_size {private}"
     src = TEMPLATE.format(target=target, body=body, lds=lds, ieee=ieee, d32=denorm[0], d1664=denorm[1],
                           prologue=SCALAR_PROLOGUE if scalar else VECTOR_PROLOGUE,
-                          epilogue=SCALAR_EPILOGUE if scalar else VECTOR_EPILOGUE)
+                          epilogue=SCALAR_EPILOGUE if scalar else VECTOR_EPILOGUE, extra=extra,
+                          wave=wave if rdna else 64)
     g = gpu(target)
     co = load(assemble(src, target)).code_objects[0].code_object
     prog = g.load_program(co)
@@ -164,7 +173,7 @@ def run(body: str, a, b=None, c=None, *, target="gfx90a", scalar=False, lanes=64
         mem.write(ka, struct.pack("<QQ", inp, out))
         grid = (64 * 64, 1, 1) if scalar else (lanes, 1, 1)
         g.run_dispatch(kernel_object=prog.kernel_object("k"), kernarg_address=ka, grid_size=grid,
-                       workgroup_size=(64, 1, 1), group_segment_size=lds, private_segment_size=0)
+                       workgroup_size=(64, 1, 1), group_segment_size=lds, private_segment_size=private)
         r = np.frombuffer(mem.read(out, 1024), np.uint64)
         return r[:64].copy(), r[64:].copy()
     finally:

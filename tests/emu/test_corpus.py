@@ -1,6 +1,6 @@
-"""Every corpus kernel, built by hipcc 5.2 (gfx90a, V4) and clang-19 (gfx90a and gfx942, V5), run on the
-emulated GPU through the runtime and compared with numpy: random inputs, poisoned outputs, sizes that
-are not multiples of the block size."""
+"""Every corpus kernel, built by hipcc 5.2 (gfx90a and gfx1030, V4) and clang-19 (gfx90a, gfx942 and gfx1100,
+V5), run on the emulated GPU through the runtime and compared with numpy: random inputs, poisoned outputs,
+sizes that are not multiples of the block size."""
 from fractions import Fraction
 
 from pathlib import Path
@@ -14,11 +14,14 @@ import pyhip
 
 BIN = Path(__file__).resolve().parents[1] / "fixtures" / "bin"
 
-# (file, device index): gfx90a objects run on device 0, gfx942 on device 1 (the runtime's default pair)
+# (file, device index): gfx90a objects run on device 0, gfx942 on 1, gfx1100 on 2, gfx1030 on 3 (conftest.py)
 CORPUS = {
     "hipcc52-gfx90a": ("hipcc52/{}-gfx90a.hsaco", 0),
     "clang19-gfx90a": ("clang19/{}-gfx90a-v5.hsaco", 0),
     "clang19-gfx942": ("clang19/{}-gfx942-v5.hsaco", 1),
+    "clang19-gfx1100": ("clang19/{}-gfx1100-v5.hsaco", 2),
+    "clang19-gfx1100-w64": ("clang19/{}-gfx1100-w64-v5.hsaco", 2),        # RDNA3 running wave64
+    "hipcc52-gfx1030": ("hipcc52/{}-gfx1030.hsaco", 3),
 }
 
 
@@ -216,3 +219,25 @@ def test_atomics(build):
     m.kernel("atomic_fadd")(grid(n, 64), 64, pyhip.to_device(f), fs, ds, n)
     assert np.isclose(fs.get()[0], f.sum(dtype=np.float64), rtol=1e-4, atol=1e-3)
     assert np.isclose(ds.get()[0], f.astype(np.float64).sum(), rtol=1e-12, atol=1e-9)
+
+
+@pytest.mark.parametrize("path,dev", [("clang19/basic-gfx11-generic-v6.hsaco", 2),
+                                      ("clang19/basic-gfx10-3-generic-v6.hsaco", 3),
+                                      ("clang19/basic-multi.bundle", 2)])
+def test_generic_rdna_code_objects(path, dev):
+    """gfx11-generic / gfx10-3-generic code (alone, or picked from a bundle for the gfx1100) runs on a member of
+    its family."""
+    pyhip.set_device(dev)
+    try:
+        m = pyhip.load(BIN / path)
+        n = 777
+        a, b = RNG.standard_normal(n).astype(np.float32), RNG.standard_normal(n).astype(np.float32)
+        c = out(n, np.float32)
+        m.kernel("vadd")(grid(n, 128), 128, pyhip.to_device(a), pyhip.to_device(b), c, n)
+        assert np.array_equal(c.get(), a + b)
+        x = (RNG.standard_normal(n) * 100).astype(np.float64)
+        d = pyhip.to_device(x)
+        m.kernel("scale<double>")(grid(n, 64), 64, d, np.float64(-1.25), n)
+        assert np.array_equal(d.get(), x * -1.25)
+    finally:
+        pyhip.set_device(0)

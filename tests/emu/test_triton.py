@@ -1,5 +1,6 @@
-"""Triton-compiled kernels (gfx942 on device 1, gfx90a on device 0) on the emulated GPU vs numpy.
-Launch geometry and dynamic LDS come from the JSON Triton wrote beside each HSACO."""
+"""Triton-compiled kernels (gfx90a on device 0, gfx942 on device 1, gfx1100 — wave32, WMMA for tl.dot — on
+device 2) on the emulated GPU vs numpy.  Launch geometry and dynamic LDS come from the JSON Triton wrote beside
+each HSACO."""
 import json
 
 import numpy as np
@@ -10,7 +11,7 @@ import pyhip
 from conftest import BIN
 
 RNG = np.random.default_rng(7)
-ARCHS = {"gfx90a": 0, "gfx942": 1}
+ARCHS = {"gfx90a": 0, "gfx942": 1, "gfx1100": 2}
 
 
 def load(name, arch):
@@ -75,7 +76,8 @@ def test_2d_tiles_with_loop(arch):
 @pytest.mark.parametrize("arch", sorted(ARCHS))
 @pytest.mark.parametrize("dtype", ["fp32", "fp16"])
 def test_matmul_mfma(arch, dtype):
-    """Triton's tiled matmul: MFMA 32x32 (f32 / xf32 / f16 inputs), LDS staging, masked edges."""
+    """Triton's tiled matmul: MFMA 32x32 (f32 / xf32 / f16 inputs) or WMMA (gfx1100 f16), LDS staging,
+    masked edges."""
     k, meta = load(f"matmul_{dtype}", arch)
     M, N, K = 45, 70, 40                              # not multiples of the 32x32x16 tiles
     ft = np.float32 if dtype == "fp32" else np.float16
@@ -138,7 +140,8 @@ def _to_bf16(x):
 
 @pytest.mark.parametrize("arch", sorted(ARCHS))
 def test_matmul_bf16_and_int8(arch):
-    """tl.dot on bf16 (fp32 accumulate: MFMA 32x32x8 bf16) and int8 (int32 accumulate: MFMA i8, exact)."""
+    """tl.dot on bf16 (fp32 accumulate: MFMA 32x32x8 bf16 / WMMA bf16) and int8 (int32 accumulate: MFMA i8 /
+    WMMA iu8, exact)."""
     M, N, K = 45, 70, 77
     k, meta = load("matmul_bf16", arch)
     a, b = _to_bf16(RNG.standard_normal((M, K))), _to_bf16(RNG.standard_normal((K, N)))
@@ -175,3 +178,34 @@ def test_fp16_elementwise_math(arch):
     for g, r in zip(got[:4], refs):                   # fp32 math rounded to fp16: within one fp16 ulp
         assert (np.abs(g - r) <= np.spacing(r.astype(h)).astype(np.float64) * 1.01).all()
     assert np.array_equal(got[4].astype(h), (xf * xf + xf).astype(h))  # fused into v_fma_f16: one rounding
+
+
+@pytest.mark.parametrize("arch", sorted(ARCHS))
+def test_cumsum_scan(arch):
+    """tl.cumsum: a scan across the lanes of each warp (DPP / permlane / bpermute steps), then across warps."""
+    k, meta = load("scan", arch)
+    n = 1000
+    x = RNG.integers(-1000, 1000, n).astype(np.int32)
+    o = pyhip.empty(n, np.int32)
+    o.fill_bytes(0xCD)
+    blk = meta["constexprs"]["BLOCK"]
+    k((n + blk - 1) // blk, meta["block"], pyhip.to_device(x), o, n, 0, 0, shared=meta["shared"])
+    ref = np.concatenate([np.cumsum(x[i:i + blk]) for i in range(0, n, blk)])
+    assert np.array_equal(o.get(), ref.astype(np.int32))
+
+
+@pytest.mark.parametrize("arch", sorted(ARCHS))
+def test_integer_atomics(arch):
+    """tl.atomic_add into a histogram, tl.atomic_max / atomic_min on one address from every lane.  The values
+    are non-negative: Triton 3.9's gfx942 code reduces each wave with v_max_u32/v_min_u32 before its one
+    global_atomic_smax/smin, which is only right when signed and unsigned order agree (the emulator runs that
+    code as written: with negative inputs it returns what the GPU would)."""
+    k, meta = load("atomics", arch)
+    n = 1500
+    x = RNG.integers(0, 10 ** 6, n).astype(np.int32)
+    bins = pyhip.to_device(np.zeros(16, np.int32))
+    mx, mn = pyhip.to_device(np.full(1, -2 ** 31, np.int32)), pyhip.to_device(np.full(1, 2 ** 31 - 1, np.int32))
+    blk = meta["constexprs"]["BLOCK"]
+    k((n + blk - 1) // blk, meta["block"], pyhip.to_device(x), bins, mx, mn, n, 0, 0, shared=meta["shared"])
+    assert np.array_equal(bins.get(), np.bincount(x & 15, minlength=16))
+    assert mx.get()[0] == x.max() and mn.get()[0] == x.min()

@@ -120,7 +120,7 @@ def test_exception_in_host_callback_is_reported_and_stream_goes_on(basic):
 
 def test_waits_time_out_while_a_kernel_runs(basic):
     math_mod = pyhip.load(BIN / "hipcc52/math-gfx90a.hsaco")
-    gpu = runtime().device().backend.gpu
+    gpu = runtime().device().backend.emulated_gpu
     old, gpu.watchdog_steps = gpu.watchdog_steps, 2_000_000
     try:
         s = pyhip.Stream(non_blocking=True)

@@ -26,7 +26,7 @@ def mods():
 
 
 def _spinner(math_mod, stream):
-    runtime().device().backend.gpu.watchdog_steps = 2_000_000      # a forgotten release ends in ~1 min
+    runtime().device().backend.emulated_gpu.watchdog_steps = 2_000_000      # a forgotten release ends in ~1 min
     flag = pyhip.to_device(np.zeros(1, np.int32))
     out = pyhip.empty(64, np.int32)
     math_mod.kernel("spin")(1, 64, flag, out, stream=stream)

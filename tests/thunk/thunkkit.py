@@ -11,6 +11,8 @@ from conftest import BIN, require_tool
 
 HERE = Path(__file__).resolve().parent
 BASIC = BIN / "hipcc52" / "basic-gfx90a.hsaco"
+# the emulated KFD has MI210 / MI300X boards only: thunk runs use the suite's CDNA pair, not its RDNA devices
+CDNA = {"PYHIP_DEVICES": "gfx90a:sramecc+:xnack-,gfx942:sramecc+:xnack-"}
 
 
 def gcc(tmp: Path, source: Path, *libs: str) -> Path:
@@ -30,7 +32,7 @@ def hipcc(tmp: Path, source: Path) -> Path:
 def thunk_env(**extra) -> dict:
     from pyhip.thunk import thunk_path
 
-    env = dict(os.environ)
+    env = {**os.environ, **CDNA}
     env["LD_LIBRARY_PATH"] = ":".join([str(thunk_path())] + [p for p in env.get("LD_LIBRARY_PATH", "").split(":") if p])
     env.update(extra)
     return env
@@ -44,4 +46,4 @@ def run_on_thunk(exe: Path, *args, timeout: float = 300, **env) -> subprocess.Co
 
 def pyhip_exec(exe: Path, *args, runtime: str = "pyhip", timeout: float = 300, **env) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "pyhip", "exec", "--runtime", runtime, str(exe), *map(str, args)],
-                          capture_output=True, text=True, timeout=timeout, env={**os.environ, **env})
+                          capture_output=True, text=True, timeout=timeout, env={**os.environ, **CDNA, **env})

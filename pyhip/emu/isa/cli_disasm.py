@@ -26,17 +26,23 @@ def coverage(target: str) -> tuple[list[str], list[str]]:
 
 
 def coverage_by_category(target: str) -> dict:
-    """category → (mnemonics LLVM 19 decodes for ``target`` in it, those the emulator executes)."""
+    """category → (mnemonics LLVM 19 decodes for ``target`` in it, those the emulator executes).  RDNA's
+    VOPD halves (v_dual_*) count under VALU, executable when the operation they perform is."""
     from ..semantics import SEMANTICS, load_all
+    from ..semantics.rdna_lanes import _VOPD_OPS
+    from . import decoder_rdna
     from ._tables_gfx9 import OPCODES
     from .decoder import _TARGET_TABLE
 
     load_all()
-    table = OPCODES[_TARGET_TABLE[target]]
+    fam = decoder_rdna.family(target)
+    table = decoder_rdna.tables(fam).OPCODES if fam else OPCODES[_TARGET_TABLE[target]]
     out = {}
     for cat, encs in CATEGORIES.items():
+        if cat == "VALU" and fam == 11:
+            encs = encs + ("VOPDX", "VOPDY")
         names = sorted({e[0] for enc in encs for e in table.get(enc, {}).values()})
-        out[cat] = (names, [n for n in names if n in SEMANTICS])
+        out[cat] = (names, [n for n in names if n in SEMANTICS or _VOPD_OPS.get(n) in SEMANTICS])
     return out
 
 
@@ -63,7 +69,7 @@ def main(argv=None) -> int:
     p.add_argument("-v", "--verbose", action="store_true", help="with --coverage: list what is not executable")
     a = p.parse_args(argv)
     if a.coverage and (a.file is None or a.mcpu):
-        for proc in (a.mcpu.split(":")[0],) if a.mcpu else ("gfx90a", "gfx942"):
+        for proc in (a.mcpu.split(":")[0],) if a.mcpu else ("gfx90a", "gfx942", "gfx1030", "gfx1100"):
             print_coverage(proc, a.verbose)
         return 0
     if a.file is None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import struct
 
+from . import decoder_rdna
 from . import formats as F
 from ._tables_gfx9 import INFO, OPCODES
 from .instruction import DecodeError, Instruction
@@ -52,7 +53,10 @@ def table_for(target: str) -> dict:
     proc = target.split(":")[0]
     key = _TARGET_TABLE.get(proc)
     if key is None:
-        raise DecodeError(0, 0, f"no decoder tables for {proc} (supported: gfx90a, gfx940-942)")
+        if decoder_rdna.family(proc):
+            return decoder_rdna.table_for(proc)
+        raise DecodeError(0, 0, f"no decoder tables for {proc} (supported: gfx90a, gfx940-942, gfx1030-1036, "
+                                f"gfx1100-1103)")
     t = _CACHE.get(key)
     if t is None:
         t = {}
@@ -69,6 +73,8 @@ def op_info(target: str, enc: str, opcode: int) -> "_Op":
 
 def decode_one(code: bytes, offset: int, target: str, table: dict | None = None) -> Instruction:
     table = table or table_for(target)
+    if "family" in table:                       # RDNA
+        return decoder_rdna.decode_one(code, offset, target, table)
     n = len(code)
     if offset + 4 > n:
         raise DecodeError(offset, 0, "truncated instruction")
@@ -141,6 +147,8 @@ def decode(code: bytes, target: str, base: int = 0, stop_at_endpgm: bool = False
     ``fields['error']``) instead of an error — the engine faults only if a wave executes it, so one odd
     word does not make every kernel of a code object unusable."""
     table = table_for(target)
+    if "family" in table:                       # RDNA
+        return decoder_rdna.decode(code, target, base, stop_at_endpgm)
     out, off, n = [], 0, len(code)
     while off < n:
         try:

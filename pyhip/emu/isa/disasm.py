@@ -22,7 +22,7 @@ _SPECIAL = {235: "src_shared_base", 236: "src_shared_limit", 237: "src_private_b
 _PAIRS = {102: "flat_scratch", 104: "xnack_mask", 106: "vcc", 126: "exec"}
 _SINGLE = {102: "flat_scratch_lo", 103: "flat_scratch_hi", 104: "xnack_mask_lo", 105: "xnack_mask_hi",
            106: "vcc_lo", 107: "vcc_hi", 126: "exec_lo", 127: "exec_hi"}
-_TOKEN = re.compile(r"^(-?\|?)(v|s|a|ttmp)(?:\[(\d+):(\d+)\]|(\d+))\|?$")
+_TOKEN = re.compile(r"^(-?\|?)(v|s|a|ttmp)(?:\[(\d+):(\d+)\]|(\d+))(\.[lh])?\|?$")
 _ROLES = {
     "SOP2": ("sdst", "ssrc0", "ssrc1"), "SOPK": ("sdst",), "SOP1": ("sdst", "ssrc0"), "SOPC": ("ssrc0", "ssrc1"),
     "SMEM": ("sdata", "sbase"), "VOP1": ("vdst", "src0"), "VOP2": ("vdst", "src0", "vsrc1"),
@@ -34,8 +34,9 @@ _ROLES = {
 }
 _SRC9 = {"src0", "src1", "src2"}
 _KINDS = {"sdst": "s", "ssrc0": "s", "ssrc1": "s", "sdata": "s", "sbase": "s", "srsrc": "s", "saddr": "s",
-          "soffset": "s", "vsrc1": "va", "addr": "va", "data": "va", "data0": "va", "data1": "va", "vdata": "va",
-          "vaddr": "va", "vdst": "vsa", "src0": "vs", "src1": "vs", "src2": "vs"}
+          "soffset": "s", "vsrc1": ("v", "a", "v16"), "addr": "va", "data": "va", "data0": "va", "data1": "va",
+          "vdata": "va", "vaddr": "va", "vdst": ("v", "s", "a", "v16"), "src0": ("v", "s", "v16"),
+          "src1": ("v", "s", "v16"), "src2": ("v", "s", "v16")}
 _CONST_ROLES = {"src0", "src1", "src2", "ssrc0", "ssrc1", "soffset"}
 
 
@@ -56,7 +57,7 @@ def _parse_token(tok: str):
     m = _TOKEN.match(tok)
     if not m:
         return None
-    kind = m.group(2)
+    kind = m.group(2) + ("16" if m.group(6) else "")
     if m.group(5) is not None:
         n, width = int(m.group(5)), 1
     else:
@@ -71,8 +72,13 @@ def template(target: str, enc: str, op: int):
     sample = bytes.fromhex(entry[3])
     w0 = struct.unpack_from("<I", sample)[0]
     w1 = struct.unpack_from("<I", sample, 4)[0] if len(sample) >= 8 else 0
-    fl = F.fields(enc, w0, w1)
-    text = re.sub(r"/\*.*?\*/", "", entry[2])
+    return entry[1], match_sample(entry[2], F.fields(enc, w0, w1), enc)
+
+
+def match_sample(operand_text: str, fl: dict, enc: str) -> tuple:
+    """Match each operand of an llvm-mc sample's text to the encoding field that produced it (by value):
+    ((role, kind, width), ...) with role a field name or fixed text such as 'vcc' or 'off'."""
+    text = re.sub(r"/\*.*?\*/", "", operand_text)
     text = re.sub(r"\s\w+:\[[^\]]*\]", "", text)          # bracketed modifiers such as op_sel:[0,1]
     parts = [p.strip() for p in text.split(",")] if text else []
     if parts:
@@ -112,7 +118,7 @@ def template(target: str, enc: str, op: int):
             if r in used or r not in fl or kind not in _KINDS.get(r, "vsa"):
                 continue
             v = fl[r]
-            match = (v - 256 == n) if (r in _SRC9 and kind in ("v", "a")) else (v == n)
+            match = (v - 256 == n) if (r in _SRC9 and kind in ("v", "a", "v16")) else (v == n)
             if match:
                 role = r
                 break
@@ -121,7 +127,7 @@ def template(target: str, enc: str, op: int):
         else:
             used.add(role)
             out.append((role, kind, width))
-    return entry[1], tuple(out)
+    return tuple(out)
 
 
 def _reg(kind: str, n: int, width: int) -> str:
@@ -282,6 +288,9 @@ def _special(inst, proc: str, mnem: str):
 
 def format_instruction(inst, target: str) -> str:
     proc = target.split(":")[0]
+    if proc not in _TARGET_TABLE:
+        from .disasm_rdna import format_instruction as rdna
+        return rdna(inst, proc)
     enc, f = inst.encoding, inst.fields
     try:
         mnem, tmpl = template(proc, enc, inst.opcode)

@@ -2,14 +2,15 @@
 VOP3 input/output modifiers, DPP lane permutations."""
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..memory import GPUFault
 from ..operands import vreader, vreader64, write_v, write_v64
-from ..state import LANES, VCC
+from ..state import VCC
 
 F32, F64, U32, U64, I32, I64 = np.float32, np.float64, np.uint32, np.uint64, np.int32, np.int64
-_LANE = np.arange(LANES)
 
 
 def srcs(inst) -> list[int]:
@@ -34,6 +35,7 @@ def fkind(width: int, is_float: bool) -> str:
 VOP3B_NAMES = frozenset({
     "v_div_scale_f32", "v_div_scale_f64", "v_add_co_u32", "v_sub_co_u32", "v_subrev_co_u32", "v_addc_co_u32",
     "v_subb_co_u32", "v_subbrev_co_u32", "v_mad_u64_u32", "v_mad_i64_i32",
+    "v_add_co_ci_u32", "v_sub_co_ci_u32", "v_subrev_co_ci_u32",          # RDNA names
 })
 
 
@@ -60,8 +62,8 @@ def readers(inst, n: int, widths=(32, 32, 32), is_float: bool = False, kinds=Non
         k = kinds[i] if kinds else fkind(wdt, is_float)
         rd = (vreader64 if wdt == 64 else vreader)(codes[i], inst.literal, _reader_kind(k))
         sbits = 64 if wdt == 64 else (16 if k == "f16" else 32)
-        if vop3 and k in HALF_KINDS and f.get("opsel", 0) >> i & 1:
-            rd = _high_half(rd)
+        if (vop3 or f.get("t16")) and k in HALF_KINDS and f.get("opsel", 0) >> i & 1:
+            rd = _high_half(rd)                 # VOP3 OP_SEL, or a GFX11 true16 .h operand
         if inst.sdwa is not None and i < 2:
             s = inst.sdwa
             rd = _sdwa_src(rd, s[f"src{i}_sel"], s[f"src{i}_sext"])
@@ -155,51 +157,71 @@ def output_mods(inst, is_float: bool, width: int = 32):
     return g
 
 
-def dpp_reader(rd, d):
-    """Apply a DPP lane permutation to a source reader (GFX9 dpp_ctrl)."""
-    ctrl = d["dpp_ctrl"]
-    src_lane = np.full(LANES, -1)
-    lane = _LANE
+@functools.lru_cache(maxsize=None)
+def dpp_lanes(ctrl, lanes: int):
+    """Source lane of every lane (-1: none) for a DPP16 control (GFX9 and GFX10+ row_share/row_xmask) or, for
+    a tuple, the DPP8 lane selects."""
+    lane = np.arange(lanes)
     row, inrow = lane // 16, lane % 16
+    if isinstance(ctrl, tuple):                         # DPP8: within groups of 8 lanes
+        return (lane & ~7) + np.array(ctrl)[lane & 7]
     if ctrl <= 0xFF:                                    # quad_perm
-        sel = np.array([(ctrl >> (2 * (i % 4))) & 3 for i in range(LANES)])
-        src_lane = (lane & ~3) + sel
-    elif 0x101 <= ctrl <= 0x10F:                        # row_shl
+        sel = np.array([(ctrl >> (2 * (i % 4))) & 3 for i in range(lanes)])
+        return (lane & ~3) + sel
+    if 0x101 <= ctrl <= 0x10F:                          # row_shl
         n = ctrl & 0xF
-        src_lane = np.where(inrow + n < 16, lane + n, -1)
-    elif 0x111 <= ctrl <= 0x11F:                        # row_shr
+        return np.where(inrow + n < 16, lane + n, -1)
+    if 0x111 <= ctrl <= 0x11F:                          # row_shr
         n = ctrl & 0xF
-        src_lane = np.where(inrow - n >= 0, lane - n, -1)
-    elif 0x121 <= ctrl <= 0x12F:                        # row_ror
-        n = ctrl & 0xF
-        src_lane = row * 16 + (inrow - n) % 16
-    elif ctrl == 0x130:                                 # wave_shl1
-        src_lane = np.where(lane + 1 < LANES, lane + 1, -1)
-    elif ctrl == 0x134:                                 # wave_rol1
-        src_lane = (lane + 1) % LANES
-    elif ctrl == 0x138:                                 # wave_shr1
-        src_lane = lane - 1
-    elif ctrl == 0x13C:                                 # wave_ror1
-        src_lane = (lane - 1) % LANES
-    elif ctrl == 0x140:                                 # row_mirror
-        src_lane = row * 16 + 15 - inrow
-    elif ctrl == 0x141:                                 # row_half_mirror
-        src_lane = (lane & ~7) + 7 - (lane & 7)
-    elif ctrl == 0x142:                                 # row_bcast15
-        src_lane = np.where(row > 0, row * 16 - 1, -1)
-    elif ctrl == 0x143:                                 # row_bcast31
-        src_lane = np.where(row > 1, 31, -1)
-    else:
-        raise NotImplementedError(f"DPP control 0x{ctrl:x}")
-    valid_static = src_lane >= 0
-    idx = np.where(valid_static, src_lane, 0)
-    bound_zero = bool(d["bound_ctrl"])
+        return np.where(inrow - n >= 0, lane - n, -1)
+    if 0x121 <= ctrl <= 0x12F:                          # row_ror
+        return row * 16 + (inrow - (ctrl & 0xF)) % 16
+    if ctrl == 0x130:                                   # wave_shl1
+        return np.where(lane + 1 < lanes, lane + 1, -1)
+    if ctrl == 0x134:                                   # wave_rol1
+        return (lane + 1) % lanes
+    if ctrl == 0x138:                                   # wave_shr1
+        return lane - 1
+    if ctrl == 0x13C:                                   # wave_ror1
+        return (lane - 1) % lanes
+    if ctrl == 0x140:                                   # row_mirror
+        return row * 16 + 15 - inrow
+    if ctrl == 0x141:                                   # row_half_mirror
+        return (lane & ~7) + 7 - (lane & 7)
+    if ctrl == 0x142:                                   # row_bcast15
+        return np.where(row > 0, row * 16 - 1, -1)
+    if ctrl == 0x143:                                   # row_bcast31
+        return np.where(row > 1, 31, -1)
+    if 0x150 <= ctrl <= 0x15F:                          # row_share (GFX10+): lane n of the row
+        return row * 16 + (ctrl & 0xF)
+    if 0x160 <= ctrl <= 0x16F:                          # row_xmask (GFX10+): lane ^ n within the row
+        return row * 16 + (inrow ^ (ctrl & 0xF))
+    raise NotImplementedError(f"DPP control 0x{ctrl:x}")
+
+
+def dpp_reader(rd, d):
+    """Apply a DPP lane permutation to a source reader.  A source lane that does not exist, or (without
+    FI, GFX10+) is inactive, reads 0 with BOUND_CTRL (always, for DPP8) and otherwise disables the write.
+    GFX10+ DPP words carry ``fi``; row_share/row_xmask exist only there, the wave shifts and row
+    broadcasts only on GFX9."""
+    ctrl = tuple(d["sel"]) if "sel" in d else d["dpp_ctrl"]
+    rdna = "fi" in d
+    if not isinstance(ctrl, tuple) and (not rdna and 0x150 <= ctrl <= 0x16F
+                                        or rdna and (ctrl in (0x130, 0x134, 0x138, 0x13C, 0x142, 0x143))):
+        raise NotImplementedError(f"DPP control 0x{ctrl:x} does not exist on this target")
+    dpp_lanes(ctrl, 64)                                 # reject an invalid control at compile time
+    fetch_inactive = bool(d.get("fi", 0))
+    bound_zero = bool(d.get("bound_ctrl", 0)) or isinstance(ctrl, tuple)
 
     def f(st, w):
+        src_lane = dpp_lanes(ctrl, st.lanes)
+        valid_static = src_lane >= 0
+        idx = np.where(valid_static, src_lane, 0)
         v = rd(st, w)
-        ex = st.exec_mask(w)
         out = v[:, idx]
-        valid = valid_static[None, :] & ex[:, idx]
+        valid = np.broadcast_to(valid_static[None, :], out.shape)
+        if not fetch_inactive:
+            valid = valid & st.exec_mask(w)[:, idx]
         if bound_zero:
             return np.where(valid, out, 0).astype(v.dtype)
         st._dpp_invalid = ~valid           # lanes that must not be written
@@ -212,14 +234,21 @@ def dpp_write_mask(inst, st, m):
     d = inst.dpp
     if d is None:
         return m
-    rows = np.array([(d["row_mask"] >> (l // 16)) & 1 for l in range(LANES)], dtype=bool)
-    banks = np.array([(d["bank_mask"] >> ((l % 16) // 4)) & 1 for l in range(LANES)], dtype=bool)
-    m = m & rows & banks
+    if "row_mask" in d:
+        rows, banks = _row_bank(d["row_mask"], d["bank_mask"], m.shape[1])
+        m = m & rows & banks
     inv = getattr(st, "_dpp_invalid", None)
     if inv is not None:
         m = m & ~inv
         st._dpp_invalid = None
     return m
+
+
+@functools.lru_cache(maxsize=None)
+def _row_bank(row_mask: int, bank_mask: int, lanes: int):
+    rows = np.array([(row_mask >> (lane // 16)) & 1 for lane in range(lanes)], dtype=bool)
+    banks = np.array([(bank_mask >> ((lane % 16) // 4)) & 1 for lane in range(lanes)], dtype=bool)
+    return rows, banks
 
 
 def carry_dst(inst) -> int:

@@ -5,7 +5,7 @@ import numpy as np
 
 from ..memory import GPUFault
 from ..operands import write_loaded, write_v
-from ..state import M0, count, LANES
+from ..state import M0, count
 from . import op, register
 from .. import atomics
 
@@ -155,7 +155,7 @@ def _atomic(name, returns, swap_operands=False, size=4):
             old, final = atomics.apply(name, dt, init, v, c, groups)
             st.lds[g[f0][:, None], cols] = final.astype(dt).view(U8).reshape(-1, size)
             if returns:
-                res = np.zeros((count(st, w), LANES), dtype=dt)
+                res = np.zeros((count(st, w), st.lanes), dtype=dt)
                 res[widx, lidx] = old
                 if size == 8:
                     write_v(st, w, dst, (res & U64(0xFFFFFFFF)).astype(U32), m)
@@ -251,7 +251,7 @@ def _addtid(write):
 
         def run(st, w):
             m = st.exec_mask(w)
-            o = (st.sgpr[w, M0].astype(np.int64) & 0xFFFF)[:, None] + off + 4 * np.arange(LANES)
+            o = (st.sgpr[w, M0].astype(np.int64) & 0xFFFF)[:, None] + off + 4 * np.arange(st.lanes)
             if write:
                 _lds_io(st, w, m, o, 4, st.vgpr[r, w][:, :, None].view(U8))
             else:
@@ -312,7 +312,7 @@ def _swizzle(inst, K):
     f = inst.fields
     a, d = f["addr"], f["vdst"]
     pat = f["offset0"] | (f["offset1"] << 8)
-    lane = np.arange(LANES)
+    lane = np.arange(K.lanes)
     if pat & 0x8000:                                   # quad permute mode
         src = (lane & ~3) + ((pat >> (2 * (lane & 3))) & 3)
     else:                                              # bitmask mode within groups of 32
@@ -336,14 +336,14 @@ def _permute(inst, K):
 
     def run(st, w):
         m = st.exec_mask(w)
-        idx = ((st.vgpr[a, w].astype(np.int64) + off) >> 2) & 63
+        idx = ((st.vgpr[a, w].astype(np.int64) + off) >> 2) & (st.lanes - 1)
         data = st.vgpr[d0, w]
         rows = np.arange(count(st, w))[:, None]
         if back:
             out = np.where(m[rows, idx], data[rows, idx], 0).astype(U32)
         else:
             out = np.zeros_like(data)
-            lanes = np.broadcast_to(np.arange(LANES), idx.shape)
+            lanes = np.broadcast_to(np.arange(st.lanes), idx.shape)
             wi, li = np.nonzero(m)
             out[wi, idx[wi, li]] = data[wi, li]
         write_v(st, w, d, out, m)

@@ -6,7 +6,7 @@ import contextlib
 import numpy as np
 
 from ..operands import sreader, sreader64, write_s, write_s64
-from ..state import count, indices, EXEC, LANES, VCC
+from ..state import count, indices, EXEC, VCC
 from . import op, register
 
 U32, U64, I32, I64 = np.uint32, np.uint64, np.int32, np.int64
@@ -372,10 +372,10 @@ def _cbranch(cond):
 register("s_branch", _cbranch(lambda st, w: True))
 register("s_cbranch_scc0", _cbranch(lambda st, w: st.scc[w] == 0))
 register("s_cbranch_scc1", _cbranch(lambda st, w: st.scc[w] != 0))
-register("s_cbranch_vccz", _cbranch(lambda st, w: (st.sgpr[w, VCC] | st.sgpr[w, VCC + 1]) == 0))
-register("s_cbranch_vccnz", _cbranch(lambda st, w: (st.sgpr[w, VCC] | st.sgpr[w, VCC + 1]) != 0))
-register("s_cbranch_execz", _cbranch(lambda st, w: (st.sgpr[w, EXEC] | st.sgpr[w, EXEC + 1]) == 0))
-register("s_cbranch_execnz", _cbranch(lambda st, w: (st.sgpr[w, EXEC] | st.sgpr[w, EXEC + 1]) != 0))
+register("s_cbranch_vccz", _cbranch(lambda st, w: st.mask_word(w, VCC) == 0))
+register("s_cbranch_vccnz", _cbranch(lambda st, w: st.mask_word(w, VCC) != 0))
+register("s_cbranch_execz", _cbranch(lambda st, w: st.mask_word(w, EXEC) == 0))
+register("s_cbranch_execnz", _cbranch(lambda st, w: st.mask_word(w, EXEC) != 0))
 
 
 @op("s_endpgm")

@@ -7,7 +7,7 @@ import numpy as np
 
 from .. import fp
 from ..operands import constant, sreader, vreader, write_s, write_v
-from ..state import LANES, VCC
+from ..state import VCC
 from . import op, register
 from .common import (F32, F64, HALF_KINDS, I32, I64, U32, U64, carry_dst, dst, output_mods, readers, srcs, store32,
                      store64)
@@ -60,7 +60,7 @@ def make(kinds_in, kind_out, fn):
         post = output_mods(inst, kind_out in FLOAT)
         store = store64 if WIDTH[kind_out] == 64 else store32
         if kind_out in HALF_KINDS:
-            store = half_store(inst)
+            store = half_store(inst, K)
 
         fin = [k in FLOAT for k in kinds_in]
         mode_aware = getattr(fn, "mode_aware", False)
@@ -110,7 +110,10 @@ def make(kinds_in, kind_out, fn):
 # integer ops whose VOP3 CLAMP bit saturates the result to the destination type instead of wrapping
 INT_CLAMP = frozenset("v_add_u32 v_sub_u32 v_subrev_u32 v_add_i32 v_sub_i32 v_add_u16 v_sub_u16 v_subrev_u16 "
                       "v_add_i16 v_sub_i16 v_add3_u32 v_add_lshl_u32 v_mad_u32_u24 v_mad_i32_i24 v_mad_u32_u16 "
-                      "v_mad_i32_i16 v_mad_u16 v_mad_i16".split())
+                      "v_mad_i32_i16 v_mad_u16 v_mad_i16 "
+                      # the RDNA names of the same operations
+                      "v_add_nc_u32 v_sub_nc_u32 v_subrev_nc_u32 v_add_nc_i32 v_sub_nc_i32 v_add_nc_u16 v_sub_nc_u16 "
+                      "v_add_nc_i16 v_sub_nc_i16".split())
 _INT_RANGE = {"u32": (0, 2 ** 32 - 1), "i32": (-2 ** 31, 2 ** 31 - 1), "u16": (0, 65535), "i16": (-32768, 32767)}
 
 
@@ -140,15 +143,17 @@ def flush_denormals(x, mode, kind, out):
 
 
 # 16-bit results: GFX9 zeroes the high half, except the VOP3 ops with OP_SEL, which write the half
-# OP_SEL[3] names and keep the other (LLVM: GCNSubtarget::zeroesHigh16BitsOfDest)
+# OP_SEL[3] names and keep the other (LLVM: GCNSubtarget::zeroesHigh16BitsOfDest); GFX10+ keeps the other
+# half for every 16-bit result (OP_SEL[3] picks the half in VOP3 forms)
 OPSEL_DEST = frozenset("v_mad_f16 v_fma_f16 v_div_fixup_f16 v_mad_u16 v_mad_i16 v_add_i16 v_sub_i16 v_max3_f16 "
                        "v_min3_f16 v_med3_f16 v_max3_i16 v_min3_i16 v_med3_i16 v_max3_u16 v_min3_u16 "
                        "v_med3_u16".split())
 
 
-def half_store(inst):
+def half_store(inst, K=None):
     d = dst(inst)
-    keep = inst.encoding == "VOP3" and inst.name in OPSEL_DEST
+    rdna = K is not None and K.family >= 10 and inst.sdwa is None
+    keep = inst.encoding == "VOP3" and inst.name in OPSEL_DEST or rdna
     hi = keep and inst.fields.get("opsel", 0) >> 3 & 1
 
     def store(inst_, st, w, value, m):
@@ -591,7 +596,7 @@ def _readlane(inst, K):
     sd = f["vdst"]
 
     def run(st, w):
-        ln = lane(st, w) & U32(63)
+        ln = lane(st, w) & U32(st.lanes - 1)
         write_s(st, w, sd, st.vgpr[src, w][np.arange(len(ln)), ln.astype(np.int64)])
     return run
 
@@ -617,7 +622,7 @@ def _writelane(inst, K):
     d = f["vdst"]
 
     def run(st, w):
-        ln = (lane(st, w) & U32(63)).astype(np.int64)
+        ln = (lane(st, w) & U32(st.lanes - 1)).astype(np.int64)
         v = st.vgpr[d, w]
         v[np.arange(len(ln)), ln] = val(st, w)
         st.vgpr[d, w] = v
@@ -628,7 +633,7 @@ def _writelane(inst, K):
 def _mbcnt(inst, K):
     rds = readers(inst, 2)
     hi = "hi" in inst.name
-    lane = np.arange(LANES, dtype=np.uint64)
+    lane = np.arange(K.lanes, dtype=np.uint64)
 
     def run(st, w):
         m = st.exec_mask(w)

@@ -1,4 +1,5 @@
-"""Vector compares (VOPC and their VOP3 forms): v_cmp_*, v_cmpx_* (also write EXEC), v_cmp_class_*."""
+"""Vector compares (VOPC and their VOP3 forms): v_cmp_*, v_cmpx_* (also write EXEC), v_cmp_class_*.
+GFX10+ v_cmpx write EXEC only (GFX9's also write VCC / SDST)."""
 from __future__ import annotations
 
 import numpy as np
@@ -33,6 +34,8 @@ def _cmp_factory(opname, tname, writes_exec):
         rds = readers(inst, 2, (width, width), is_float, kinds=kinds)
         # VOPC as VOP3A: SDST in the VDST field; VOPC SDWA: SDST when SD is set
         dst = inst.fields["vdst"] if inst.encoding == "VOP3" else carry_dst(inst)
+        if writes_exec and K.family >= 10:
+            dst = EXEC
         if is_float:
             if opname in NAN_FALSE:
                 fn = NAN_FALSE[opname]
@@ -56,7 +59,7 @@ def _cmp_factory(opname, tname, writes_exec):
                 if not m.all():
                     r &= m
             st.set_sgpr_mask(w, dst, r)
-            if writes_exec:
+            if writes_exec and dst != EXEC:
                 st.set_sgpr_mask(w, EXEC, r)
         return run
     return factory
@@ -67,7 +70,9 @@ def _class_factory(tname, writes_exec):
 
     def factory(inst, K):
         rds = readers(inst, 2, (width, 32), True)
-        dst = inst.fields["vdst"] if inst.encoding == "VOP3" else VCC      # VOPC as VOP3A: SDST in the VDST field
+        dst = inst.fields["vdst"] if inst.encoding == "VOP3" else carry_dst(inst)  # VOP3A: SDST in the VDST field
+        if writes_exec and K.family >= 10:
+            dst = EXEC
         tiny = np.finfo(dtype).tiny
 
         def run(st, w):
@@ -89,7 +94,7 @@ def _class_factory(tname, writes_exec):
                 r |= c & ((mask >> U32(i)) & U32(1)).astype(bool)
             r &= m
             st.set_sgpr_mask(w, dst, r)
-            if writes_exec:
+            if writes_exec and dst != EXEC:
                 st.set_sgpr_mask(w, EXEC, r)
         return run
     return factory

@@ -6,7 +6,7 @@ import numpy as np
 
 from ..memory import APERTURE_SIZE, GPUFault, PRIVATE_APERTURE, SHARED_APERTURE
 from ..operands import sreader, write_loaded, write_v
-from ..state import count, indices, LANES
+from ..state import count, indices
 from . import op, register
 from .. import atomics, fastmem
 
@@ -47,13 +47,16 @@ def address_fn(inst, K):
         return lambda st, w: ("flat", _vaddr64(st, w, f["addr"]) + U64(off))
     if enc == "SCRATCH":
         sa, va = f["saddr"], f["addr"]
-        sve = K.is_gfx94x and f["lds"]
+        if K.family >= 11:                    # GFX11: the SVE bit says whether VADDR takes part
+            use_v = bool(f["sve"])
+        else:                                 # GFX9/GFX10: VADDR when there is no SADDR (gfx94x: SVE in LDS)
+            use_v = sa == OFF or K.is_gfx94x and f["lds"]
 
         def s(st, w):
-            a = np.full((count(st, w), LANES), off, dtype=I64)
+            a = np.full((count(st, w), st.lanes), off, dtype=I64)
             if sa != OFF:
                 a += st.sgpr[w, sa].astype(I64)[:, None]
-            if sa == OFF or sve:
+            if use_v:
                 a += st.vgpr[va, w].astype(I64)
             return "private", a
         return s
@@ -65,7 +68,7 @@ def address_fn(inst, K):
             base = d0 | ((d1 & U64(0xFFFF)) << U64(32))
             stride = (d1 >> U64(16)) & U64(0x3FFF)
             wave_off = so(st, w).astype(U64)
-            a = np.full((count(st, w), LANES), U64(off), dtype=U64)
+            a = np.full((count(st, w), st.lanes), U64(off), dtype=U64)
             if f["offen"] and f["idxen"]:
                 a = a + st.vgpr[f["vaddr"] + 1, w].astype(U64)
             elif f["offen"]:
@@ -75,8 +78,8 @@ def address_fn(inst, K):
             private = (d3 & U64(ADD_TID_ENABLE)) != 0
             if private.all():
                 # swizzled private buffer: SOFFSET and the V# base are wave-level byte offsets (scaled by the
-                # 64 lanes); instruction offset and VGPR offset are per lane
-                wave_level = (base - U64(K.private_vsharp_base) + wave_off).astype(I64) // LANES
+                # wave's lanes); instruction offset and VGPR offset are per lane
+                wave_level = (base - U64(K.private_vsharp_base) + wave_off).astype(I64) // st.lanes
                 return "private", a.astype(I64) + wave_level[:, None]
             if private.any():
                 raise GPUFault("mixed private and global buffer resources in one instruction")
@@ -129,7 +132,7 @@ class Space:
         if space == "global" and sel.all():
             n = sel.shape[0]
             data = K.memory.gather(offs.reshape(-1).astype(U64, copy=False), size)
-            return None, None, data.reshape(n, LANES, size)
+            return None, None, data.reshape(n, st.lanes, size)
         widx, lidx = np.nonzero(sel)
         o = offs[widx, lidx]
         if space == "global":
@@ -212,7 +215,7 @@ def lane_keys(st, w, space, widx, lidx, o):
         return o.astype(U64)
     if space == "lds":
         return st.group[w][widx].astype(I64) * (st.lds_size + 16) + o
-    return (indices(st, w)[widx] * LANES + lidx) * (st.private_bytes + 16) + o
+    return (indices(st, w)[widx] * st.lanes + lidx) * (st.private_bytes + 16) + o
 
 
 def lane_read(K, st, w, space, widx, lidx, o, size):
@@ -264,7 +267,7 @@ def _load(size, signed, d16_hi=False):
 def read_lanes(K, st, w, kind, a, m, size, width):
     """``size`` bytes per active lane from addresses ``a`` of an address kind → (nw, 64, width) uint8, zero
     where a lane is inactive or (raw buffers) out of range."""
-    raw = np.zeros((count(st, w), LANES, width), dtype=U8)
+    raw = np.zeros((count(st, w), st.lanes, width), dtype=U8)
     for space, sel, offs in Space.split(K, st, w, kind, a, m):
         if kind == "buffer":
             sel = _in_buffer(st, a, sel, size)
@@ -354,12 +357,12 @@ def _atomic(opname, wide):
         def run(st, w):
             m = st.exec_mask(w)
             kind, a = addr(st, w)
-            if opname == "cmpswap":
+            if opname in ("cmpswap", "fcmpswap"):
                 val = rd(st, w, data)
                 cmp = rd(st, w, data + (2 if is64 else 1))
             else:
                 val, cmp = rd(st, w, data), None
-            result = np.zeros((count(st, w), LANES), dtype=dt)
+            result = np.zeros((count(st, w), st.lanes), dtype=dt)
             _check_aligned(a, m, size)
             for space, sel, offs in Space.split(K, st, w, kind, a, m):
                 if kind == "buffer":
@@ -416,7 +419,7 @@ def _load_lds(size, signed):
                 if signed:
                     sh = np.int32(32 - 8 * size)
                     v = ((v.view(I32) << sh) >> sh).view(U32)
-            lds_off = (st.sgpr[w, 124].astype(np.int64) & 0x3FFFF)[:, None] + off + 4 * np.arange(LANES)
+            lds_off = (st.sgpr[w, 124].astype(np.int64) & 0x3FFFF)[:, None] + off + 4 * np.arange(st.lanes)
             from .ds import _lds_io
             _lds_io(st, w, m, lds_off, 4, v[:, :, None].view(U8))
         return run
@@ -427,6 +430,26 @@ for _pfx in ("global", "scratch"):
     for _n, _sz, _sg in (("dword", 4, False), ("ubyte", 1, False), ("sbyte", 1, True), ("ushort", 2, False),
                          ("sshort", 2, True)):
         register(f"{_pfx}_load_lds_{_n}", _load_lds(_sz, _sg))
+
+
+def addtid_global(store):
+    """global_load/store_dword_addtid (GFX10): address = SADDR (or 0) + offset + 4 * lane id."""
+    def factory(inst, K):
+        f = inst.fields
+        sa, off, reg = f["saddr"], f.get("offset", 0), (f["data"] if store else f["vdst"])
+
+        def run(st, w):
+            m = st.exec_mask(w)
+            base = np.zeros(count(st, w), U64) if sa == OFF else \
+                st.sgpr[w, sa].astype(U64) | (st.sgpr[w, sa + 1].astype(U64) << U64(32))
+            a = base[:, None] + U64(off & 0xFFFFFFFFFFFFFFFF) + U64(4) * np.arange(st.lanes, dtype=U64)
+            if store:
+                write_lanes(K, st, w, "global", a, m, st.vgpr[reg, w][:, :, None].view(U8))
+            else:
+                raw = read_lanes(K, st, w, "global", a, m, 4, 4)
+                write_v(st, w, reg, np.ascontiguousarray(raw).view(U32)[:, :, 0], m)
+        return run
+    return factory
 
 
 @op("buffer_invl2", "buffer_wbl2", "buffer_wbinvl1", "buffer_wbinvl1_vol", "buffer_inv")

@@ -16,7 +16,7 @@ device (``hipErrorIllegalAddress``, with the emulator's report when the GPU is p
 device is retired and replaced, and waiters on its unfinished commands return with that error."""
 from __future__ import annotations
 
-import struct
+import bisect
 import threading
 import time
 
@@ -219,8 +219,13 @@ class HsaSignal:
     def _lib(self):
         return self.pool.hsa.lib
 
+    def value(self) -> int:
+        """The signal's value: an acquire load of amd_signal_t.value (what hsa_signal_load_scacquire does for
+        ROCr's memory-backed signals), without a call into ROCr."""
+        return aql_lib.pyhip_load_acquire_i64(aql_ffi.cast("int64_t*", self.handle + 8))
+
     def is_complete(self) -> bool:
-        if self._lib().hsa_signal_load_scacquire(self.sig) <= 0:
+        if self.value() <= 0:
             return True
         q = self.queue
         return q is not None and q.dead is not None
@@ -242,7 +247,7 @@ class HsaSignal:
         if self._error is not None:
             return self._error
         q = self.queue
-        if q is not None and q.dead is not None and self._lib().hsa_signal_load_scacquire(self.sig) > 0:
+        if q is not None and q.dead is not None and self.value() > 0:
             return q.dead
         return None
 
@@ -257,7 +262,7 @@ class HsaSignal:
         return time.monotonic()
 
     def release(self) -> None:
-        if not self._released and not self.pinned and self._lib().hsa_signal_load_scacquire(self.sig) <= 0:
+        if not self._released and not self.pinned and self.value() <= 0:
             self._released = True
             if not self.internal:
                 self.pool.give_back(self)
@@ -299,6 +304,23 @@ class HsaSignalPool:
             self._free.append(s)
 
 
+class RingView:
+    """The indices of a ROCr queue's ring (amd_queue_t: size @24, write_dispatch_id @56, read_dispatch_id @128),
+    read the way pyhip's own Queue reports them."""
+
+    def __init__(self, q):
+        self._base = int(ffi.cast("uintptr_t", q))
+        self.size = q.size
+
+    @property
+    def write_index(self) -> int:
+        return aql_lib.pyhip_load_acquire_u64(aql_ffi.cast("uint64_t*", self._base + 56))
+
+    @property
+    def read_index(self) -> int:
+        return aql_lib.pyhip_load_acquire_u64(aql_ffi.cast("uint64_t*", self._base + 128))
+
+
 class HsaQueueBackend:
     """One ROCr AQL queue fed with pyhip's packets (the stream's queue on the HSA backend)."""
 
@@ -308,6 +330,7 @@ class HsaQueueBackend:
         self.pool = backend.signals
         self.dead: HipError | None = None
         self._deps: list = []              # (signal, the barrier that waits for it, signals freed with it)
+        self._fast = None
         self._handlers = set()             # live async-handler callbacks
         self._on_error = ffi.callback("void(hsa_status_t, hsa_queue_t*, void*)", self._queue_error)
         out = ffi.new("hsa_queue_t**")
@@ -315,6 +338,7 @@ class HsaQueueBackend:
                                                      self._on_error, ffi.NULL, UINT32_MAX, UINT32_MAX, out),
                        "hsa_queue_create")
         self.q = out[0]
+        self.queue = RingView(self.q)
         self._qptr = aql_ffi.cast("void*", int(ffi.cast("uintptr_t", self.q)))
         self.hsa.lib.hsa_amd_profiling_set_profiler_enabled(self.q, 1)
         self._doorbell_fn = aql_ffi.cast("void*", int(ffi.cast("uintptr_t", self.hsa.lib.hsa_signal_store_screlease)))
@@ -409,14 +433,76 @@ class HsaQueueBackend:
     def fill(self, dst, value, count, width):
         return self.callback(lambda: self.backend.fill(dst, value, count, width))
 
-    def fast_state(self):
-        return None                        # native launches go through the emulator backend's rings only
+    def fast_state(self) -> "HsaFastLaunchState":
+        if self._fast is None:
+            self._fast = HsaFastLaunchState(self)
+        return self._fast
 
     def close(self) -> None:
         self.backend.queues.discard(self)
+        if self._fast is not None:
+            self._fast.close()
         if self.q is not None:
             self.hsa.lib.hsa_queue_destroy(self.q)
             self.q = None
+
+
+class HsaFastLaunchState:
+    """What the C ABI's native launch path (native/hip/fastlaunch.c) needs to publish into this ROCr queue:
+    a kernarg buffer per ring slot (kernarg pool memory, CPU-written), the ring, and a counter signal (+1 per
+    native launch from the host, -1 per completed dispatch by the CP) — the same contract as the emulator
+    backend's FastLaunchState, with ROCr's queue and signal underneath."""
+
+    SLOT = 2048
+    publish_functions = ("pyhip_foreign_reserve", "pyhip_foreign_publish", "pyhip_raw_signal_add")
+
+    def __init__(self, qb: HsaQueueBackend):
+        from ...aql.native import NativeBlock
+
+        self.qb = qb
+        self.queue = qb.queue
+        self.queue.address = qb.queue._base
+        self.ring_address = qb.backend.alloc(qb.queue.size * self.SLOT, kind="kernarg")
+        self.signal = qb.pool.acquire(None, 0)
+        self.signal.pinned = True                      # never back to the pool: the C path counts on it
+        self.counter = HsaCounter(self.signal)
+        self.launches = NativeBlock(8)
+        aql_lib.pyhip_foreign_set_doorbell(qb._doorbell_fn)
+
+    def launch_count(self) -> int:
+        return int(self.launches.u64(0)[0])
+
+    def close(self) -> None:
+        pass                                            # the kernarg ring lives as long as the device
+
+
+class HsaCounter:
+    """The native launches' completion as the stream sees it (CounterSignal's contract): complete at 0,
+    never pooled."""
+
+    __slots__ = ("sig", "pinned")
+
+    def __init__(self, sig: HsaSignal):
+        self.sig, self.pinned = sig, True
+
+    @property
+    def handle(self) -> int:
+        return self.sig.handle
+
+    def is_complete(self) -> bool:
+        return self.sig.value() <= 0
+
+    def wait(self, timeout: float | None = None) -> bool:
+        return self.sig.wait(timeout)
+
+    def error(self):
+        return None
+
+    def end_time(self) -> float:
+        return time.monotonic()
+
+    def release(self) -> None:
+        pass
 
 
 class HsaProgram:
@@ -438,6 +524,7 @@ class HsaProgram:
                   "hsa_executable_load_agent_code_object")
         hsa.check(lib.hsa_executable_freeze(self.exe[0], ffi.NULL), "hsa_executable_freeze")
         self._objects: dict[str, int] = {}
+        self._globals: set[int] = set()
 
     def _symbol(self, name: str):
         sym = ffi.new("hsa_executable_symbol_t*")
@@ -460,9 +547,15 @@ class HsaProgram:
         v = ffi.new("uint64_t*")
         self.backend.hsa.check(self.backend.hsa.lib.hsa_executable_symbol_get_info(
             self._symbol(name), api.SYMBOL_INFO_VARIABLE_ADDRESS, v), "variable address")
+        size = next((g.size for g in self.co.globals if g.name == name), 0)
+        if size and v[0] not in self._globals:
+            self._globals.add(v[0])
+            self.backend.track(v[0], size, "global")   # device memory ROCr's loader placed: copies see it
         return v[0]
 
     def unload(self) -> None:
+        for a in self._globals:
+            self.backend.untrack(a)
         lib = self.backend.hsa.lib
         lib.hsa_executable_destroy(self.exe[0])
         lib.hsa_code_object_reader_destroy(self.reader[0])
@@ -478,13 +571,26 @@ class HsaDeviceBackend:
         self.signals = HsaSignalPool(self.hsa)
         self.queues: set[HsaQueueBackend] = set()
         self._allocs: dict[int, tuple[int, str]] = {}
+        self._starts: list[int] = []             # sorted allocation starts
         self._locked: dict[int, int] = {}
+        self._host_visible: set[int] = set()     # starts of allocations the CPU accesses directly
         self._lock = threading.Lock()
         self.used = 0
         system.backends[agent.handle] = self
 
     def describe(self) -> str:
         return f"hsa ({self.agent.product}, ROCr node {self.agent.node})"
+
+    @property
+    def emulated_gpu(self):
+        """pyhip's EmulatedGPU behind the agent when ROCr runs over pyhip's libhsakmt in this process (None on
+        real hardware)."""
+        try:
+            from ...thunk.entry import current
+        except ImportError:
+            return None
+        kfd = current()
+        return kfd.gpus.get(self.agent.node) if kfd is not None else None
 
     def new_queue(self) -> HsaQueueBackend:
         return HsaQueueBackend(self)
@@ -509,10 +615,24 @@ class HsaDeviceBackend:
         if kind == "kernarg":
             a = ffi.new("hsa_agent_t[1]", [self.agent.struct])
             self.hsa.check(self.hsa.lib.hsa_amd_agents_allow_access(1, a, ffi.NULL, out[0]), "allow access")
+            self._host_visible.add(addr)
         with self._lock:
             self._allocs[addr] = (size, kind)
+            bisect.insort(self._starts, addr)
             self.used += size
         return addr
+
+    def track(self, addr: int, size: int, kind: str) -> None:
+        """Device memory this backend did not allocate (variables of loaded code objects)."""
+        with self._lock:
+            if addr not in self._allocs:
+                self._allocs[addr] = (size, kind)
+                bisect.insort(self._starts, addr)
+
+    def untrack(self, addr: int) -> None:
+        with self._lock:
+            if self._allocs.pop(addr, None) is not None:
+                self._starts.remove(addr)
 
     def free(self, addr: int) -> None:
         with self._lock:
@@ -520,6 +640,8 @@ class HsaDeviceBackend:
             if entry is None or entry[1] != "user":
                 raise HipError(hipError_t.hipErrorInvalidValue, f"0x{addr:x} is not the start of a hipMalloc allocation")
             del self._allocs[addr]
+            self._starts.remove(addr)
+            self._host_visible.discard(addr)
             self.used -= entry[0]
         self.hsa.lib.hsa_amd_memory_pool_free(ffi.cast("void*", addr))
 
@@ -528,13 +650,20 @@ class HsaDeviceBackend:
 
     def _find(self, addr: int):
         with self._lock:
-            for start, (size, kind) in self._allocs.items():
-                if start <= addr < start + size:
+            i = bisect.bisect_right(self._starts, addr) - 1
+            if i >= 0:
+                start = self._starts[i]
+                size, kind = self._allocs[start]
+                if addr < start + size:
                     return start, size, kind
         return None
 
     def owns(self, addr: int) -> bool:
         return self._find(addr) is not None
+
+    def in_device_range(self, addr: int) -> bool:
+        hit = self._find(addr)
+        return hit is not None and hit[2] == "user"
 
     def check_range(self, addr: int, size: int) -> None:
         hit = self._find(addr)
@@ -548,6 +677,9 @@ class HsaDeviceBackend:
 
     def write(self, addr: int, data) -> None:
         data = bytes(data)
+        if addr in self._host_visible:          # kernargs, CPU-visible VRAM: written directly
+            ffi.memmove(ffi.cast("void*", addr), data, len(data))
+            return
         self.hsa.check(self.hsa.lib.hsa_memory_copy(ffi.cast("void*", addr), ffi.from_buffer(data), len(data)),
                        "write")
 
@@ -573,10 +705,19 @@ class HsaDeviceBackend:
             self.write(addr + head + body, (pattern * 2)[off:off + tail])
 
     def host_view(self, addr: int, size: int):
+        """Device memory the CPU can access directly (system memory; VRAM once the CPU agent is allowed to,
+        which needs a large BAR) as a writable view; otherwise a read-only snapshot."""
         hit = self._find(addr)
-        if hit is not None and hit[2] == "kernarg":
+        if hit is None:
+            raise HipError(hipError_t.hipErrorInvalidValue, f"0x{addr:x} is not device memory")
+        start = hit[0]
+        if start not in self._host_visible and hit[2] == "user":
+            cpu = ffi.new("hsa_agent_t[1]", [self.system.cpu])
+            if self.hsa.lib.hsa_amd_agents_allow_access(1, cpu, ffi.NULL, ffi.cast("void*", start)) == 0:
+                self._host_visible.add(start)
+        if start in self._host_visible:
             return memoryview(ffi.buffer(ffi.cast("void*", addr), size))
-        return memoryview(self.read(addr, size))       # device memory: a snapshot
+        return memoryview(self.read(addr, size))
 
     def mem_info(self) -> tuple[int, int]:
         return self.agent.vram_size - self.used, self.agent.vram_size

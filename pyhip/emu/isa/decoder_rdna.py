@@ -1,0 +1,265 @@
+"""RDNA decoder (GFX10.3: gfx1030-gfx1036, GFX11: gfx1100-gfx1103): code bytes → :class:`Instruction`.
+
+Everything per opcode comes from the generated ``_tables_gfx10`` / ``_tables_gfx11`` (llvm-mc-19 sweeps):
+mnemonic, bits that must keep a fixed value, which sources exist, DPP16/DPP8/SDWA forms.  What differs from
+GFX9 (``decoder.py``): any VALU/SALU encoding may carry one 32-bit literal (VOP3 and VOP3P too); DPP8 (src0
+233, or 234 with FI); GFX11 VOP3/VOP3P DPP (src0 250/233/234 and a third dword); GFX11 VOPD dual issue
+(``encoding == 'VOPD'``, name ``'vopd'``, the halves' names in ``fields['namex']``/``['namey']``).  Scalar
+operand codes are normalised to M0 = 124, NULL = 125 (GFX11 encodes them the other way round) and FLAT
+``saddr`` "off" to 0x7F, so the execution semantics see one convention (``formats_rdna``).
+"""
+from __future__ import annotations
+
+import importlib
+import re
+import struct
+
+from . import formats_rdna as R
+from .instruction import DecodeError, Instruction
+
+FAMILIES = {**{f"gfx103{i}": 10 for i in range(7)}, "gfx10-3-generic": 10,
+            **{f"gfx110{i}": 11 for i in range(4)}, "gfx11-generic": 11}
+TABLE_TARGET = {10: "gfx1030", 11: "gfx1100"}
+_KMK = frozenset(("v_madmk_f32", "v_madak_f32", "v_fmamk_f32", "v_fmaak_f32", "v_madmk_f16", "v_madak_f16",
+                  "v_fmamk_f16", "v_fmaak_f16", "v_dual_fmaak_f32", "v_dual_fmamk_f32"))
+_SRC_LIT = {"SOP2": ("ssrc0", "ssrc1"), "SOP1": ("ssrc0",), "SOPC": ("ssrc0", "ssrc1"), "VOP1": ("src0",),
+            "VOP2": ("src0",), "VOPC": ("src0",), "VOP3": ("src0", "src1", "src2"),
+            "VOP3P": ("src0", "src1", "src2"), "MUBUF": ("soffset",), "MTBUF": ("soffset",)}
+# fields that always hold scalar operand codes (GFX11's M0/NULL swap is undone in them)
+_SCALAR = {"SOP2": ("sdst", "ssrc0", "ssrc1"), "SOPK": ("sdst",), "SOP1": ("sdst", "ssrc0"),
+           "SOPC": ("ssrc0", "ssrc1"), "SMEM": ("sdata", "soffset", "sbase"), "MUBUF": ("soffset", "srsrc"),
+           "MTBUF": ("soffset", "srsrc"), "GLOBAL": ("saddr",), "SCRATCH": ("saddr",), "FLAT": ("saddr",)}
+_SGPR_TOKEN = re.compile(r"^(s\d|s\[|ttmp|vcc|exec|m0|null|flat_scratch)")
+_U32 = struct.Struct("<I")
+
+
+def family(target: str) -> int | None:
+    """10 or 11 for the RDNA processors these tables cover, else None."""
+    return FAMILIES.get(target.split(":")[0])
+
+
+_TABLES: dict = {}
+
+
+def tables(fam: int):
+    """The generated table module of a family (OPCODES, INFO, BUF_FORMATS)."""
+    t = _TABLES.get(fam)
+    if t is None:
+        t = _TABLES[fam] = importlib.import_module(f"._tables_gfx{fam}", __package__)
+    return t
+
+
+_H16 = ("f16", "i16", "u16", "b16")
+
+
+def _t16_fields(name: str, enc: str) -> tuple:
+    """GFX11 true16: in the 32-bit encodings of 16-bit operations, bit 7 of a VGPR field selects the high half
+    of VGPR n - 128 (LLVM 19 only decodes the low halves; newer LLVM, e.g. Triton's, emits both).  → ((field,
+    bit of the field's bit 7 in the instruction), ...) for the 16-bit operands of ``name``."""
+    parts = name.split("_")
+    if "pk" in parts and not name.startswith("v_sat_pk") or "dot2" in name:
+        return ()
+    if parts[1] == "cvt" or name.startswith(("v_frexp_exp", "v_sat_pk")):
+        types = [p for p in parts[2:] if p in _H16 or p in ("f32", "i32", "u32", "f64", "u8")]
+        dst16, src16 = (types[0] in _H16, types[-1] in _H16) if len(types) >= 2 else (False, False)
+        if name.startswith("v_sat_pk"):
+            dst16, src16 = True, False
+    elif any(p in _H16 for p in parts):
+        dst16 = src16 = True
+    else:
+        return ()
+    out = []
+    if src16:
+        out.append(("src0", 7))
+        if enc != "VOP1":
+            out.append(("vsrc1", 16))
+    if dst16 and enc != "VOPC":
+        out.append(("vdst", 24))
+    return tuple(out)
+
+
+class _Op:
+    """Decoding facts of one (family, encoding, opcode)."""
+    __slots__ = ("name", "llvm", "must_mask", "must_value", "lit_slots", "dpp", "dpp8", "sdwa", "kmk",
+                 "src_types", "vdst_scalar", "nsrc", "t16", "unused")
+
+    def __init__(self, entry, info, enc, fam):
+        self.name, self.llvm = entry[0], entry[1]
+        self.must_mask, self.must_value = info.get("must_mask", 0), info.get("must_value", 0)
+        self.src_types = info.get("src_types", {})
+        self.lit_slots = tuple(s for s in _SRC_LIT.get(enc, ()) if self.src_types.get(s) is not None
+                               or s == "soffset")
+        if self.name.startswith("s_sendmsg_rtn"):       # SSRC0 holds a message id, not an operand
+            self.lit_slots = ()
+        self.dpp, self.dpp8, self.sdwa = info.get("dpp", False), info.get("dpp8", False), info.get("sdwa", False)
+        # unused VOP3 source fields: LLVM 19 wants 0, newer LLVM (Triton's) writes the inline constant 0 (128)
+        self.unused = tuple(shift for slot, shift in (("src1", 41), ("src2", 50))
+                            if enc in ("VOP3", "VOP3P") and self.src_types.get(slot) is None)
+        self.kmk = self.name in _KMK or self.name == "s_setreg_imm32_b32"
+        self.t16 = _t16_fields(self.name, enc) if fam == 11 and enc in ("VOP1", "VOP2", "VOPC") else ()
+        for _, bit in self.t16:
+            self.must_mask &= ~(1 << bit)
+            self.must_value &= ~(1 << bit)
+        first = entry[2].split(",")[0].strip() if entry[2] else ""
+        self.vdst_scalar = enc in ("VOP1", "VOP3") and bool(_SGPR_TOKEN.match(first))
+        self.nsrc = len([p for p in entry[2].split(",") if p.strip()]) if entry[2] else 0
+
+
+_CACHE: dict = {}
+
+
+def table_for(target: str) -> dict:
+    fam = family(target)
+    if fam is None:
+        raise DecodeError(0, 0, f"no decoder tables for {target.split(':')[0]}")
+    t = _CACHE.get(fam)
+    if t is None:
+        mod = tables(fam)
+        t = {}
+        for enc, ops in mod.OPCODES.items():
+            for op, entry in ops.items():
+                t[(enc, op)] = _Op(entry, mod.INFO[enc][op], enc, fam)
+        t["family"] = fam
+        _CACHE[fam] = t
+    return t
+
+
+def _swap(v: int) -> int:
+    return 249 - v if v == 124 or v == 125 else v
+
+
+def decode_one(code: bytes, offset: int, target: str, table: dict | None = None) -> Instruction:
+    table = table or table_for(target)
+    fam = table["family"]
+    n = len(code)
+    if offset + 4 > n:
+        raise DecodeError(offset, 0, "truncated instruction")
+    w0 = _U32.unpack_from(code, offset)[0]
+    enc = R.classify(w0, fam)
+    if enc is None:
+        raise DecodeError(offset, w0, "unknown or graphics-only encoding")
+    if enc in R.SHORT:
+        size, w1 = 4, 0
+    else:
+        if offset + 8 > n:
+            raise DecodeError(offset, w0, "truncated 64-bit instruction")
+        size, w1 = 8, _U32.unpack_from(code, offset + 4)[0]
+    if enc == "VOPD":
+        return _vopd(code, offset, w0, w1, table)
+    op = R.opcode(enc, w0, w1, fam)
+    if enc == "FLAT":
+        enc = R.flat_segment(w0, fam)
+    o = table.get((enc, op))
+    if o is None:
+        raise DecodeError(offset, w0, f"invalid {enc} opcode {op}")
+    x = w0 | w1 << 32
+    if x & o.must_mask != o.must_value:
+        for shift in o.unused:
+            if x >> shift & 0x1FF == 128:
+                x &= ~(0x1FF << shift)
+        if x & o.must_mask != o.must_value:
+            raise DecodeError(offset, w0, f"invalid {o.name} encoding (fixed bits)")
+    fl = R.fields(enc, w0, w1, fam)
+    words = [w0, w1] if size == 8 else [w0]
+    inst = Instruction(pc=offset, size=size, encoding=enc, opcode=op, name=o.name, fields=fl)
+    if enc[0] == "V" and enc != "VOPD":
+        s0 = fl["src0"]
+        ext = None
+        if size == 4 and (s0 == R.DPP and o.dpp or s0 == R.SDWA and o.sdwa or s0 in (R.DPP8, R.DPP8FI) and o.dpp8):
+            ext = "e32"
+        elif size == 8 and enc in ("VOP3", "VOP3P") and (s0 == R.DPP and o.dpp or s0 in (R.DPP8, R.DPP8FI) and o.dpp8):
+            ext = "e64"
+        if ext is not None:
+            if offset + size + 4 > n:
+                raise DecodeError(offset, w0, "truncated DPP/SDWA word")
+            x = _U32.unpack_from(code, offset + size)[0]
+            words.append(x)
+            inst.size = size = size + 4
+            if s0 == R.DPP:
+                inst.dpp = R.dpp_fields(x)
+                fl["src0"] = 256 + inst.dpp["src0"]
+            elif s0 == R.SDWA:
+                inst.sdwa = R.F.sdwa_fields(x)
+                fl["src0"] = inst.sdwa["src0"] + (0 if inst.sdwa["s0"] else 256)
+            else:
+                inst.dpp = R.dpp8_fields(x, s0 - R.DPP8)
+                fl["src0"] = 256 + inst.dpp["src0"]
+        elif s0 in (R.DPP, R.SDWA, R.DPP8, R.DPP8FI) and "src0" in o.lit_slots and not o.name.startswith("v_interp"):
+            raise DecodeError(offset, w0, f"{o.name} has no {'SDWA' if s0 == R.SDWA else 'DPP'} form")
+    if o.t16:
+        hi = 0
+        for k, _ in o.t16:
+            v = fl[k]
+            if k == "src0" and v < 256:
+                continue
+            if v & 0x80:
+                fl[k] = v & ~0x80
+                hi |= {"src0": 1, "vsrc1": 2, "vdst": 8}[k]
+        fl["opsel"], fl["t16"] = hi, 1
+    if fam == 11:
+        for k in _SCALAR.get(enc, ()):
+            fl[k] = _swap(fl[k])
+        if enc[0] == "V":
+            for k in ("src0", "src1", "src2"):
+                if k in fl and fl[k] < 256:
+                    fl[k] = _swap(fl[k])
+            if o.vdst_scalar:
+                fl["vdst"] = _swap(fl["vdst"])
+            if enc == "VOP3" and "sdst" in fl:
+                fl["sdst"] = _swap(fl["sdst"])
+    if enc == "MTBUF":
+        fl["dfmt"], fl["nfmt"] = R.unified_format(fam, fl["format"]) or (0, 0)
+    lit = False
+    for s in o.lit_slots:
+        v = fl[s]
+        if v == R.LITERAL:
+            lit = True
+        elif (209 <= v <= 234 or v == R.SDWA or v == R.DPP) and s != "soffset" and not o.name.startswith("v_interp"):
+            raise DecodeError(offset, w0, f"reserved source operand {v}")
+    if lit or o.kmk:
+        if offset + size + 4 > n:
+            raise DecodeError(offset, w0, "truncated literal")
+        inst.literal = _U32.unpack_from(code, offset + size)[0]
+        words.append(inst.literal)
+        inst.size = size + 4
+    inst.words = tuple(words)
+    return inst
+
+
+def _vopd(code, offset, w0, w1, table):
+    fl = R.fields("VOPD", w0, w1, 11)
+    ox, oy = table.get(("VOPDX", fl["opx"])), table.get(("VOPDY", fl["opy"]))
+    if ox is None or oy is None:
+        raise DecodeError(offset, w0, f"invalid VOPD opcodes {fl['opx']}/{fl['opy']}")
+    for o, k in ((ox, "vsrcx1"), (oy, "vsrcy1")):
+        if o.nsrc < 3 and fl[k]:
+            raise DecodeError(offset, w0, f"{o.name}: unused VSRC1 must be 0")
+    for k in ("srcx0", "srcy0"):
+        if fl[k] < 256:
+            fl[k] = _swap(fl[k])
+        if 209 <= fl[k] <= 234 or fl[k] in (R.SDWA, R.DPP):
+            raise DecodeError(offset, w0, f"reserved VOPD source operand {fl[k]}")
+    fl["namex"], fl["namey"] = ox.name, oy.name
+    inst = Instruction(pc=offset, size=8, encoding="VOPD", opcode=fl["opx"] << 5 | fl["opy"], name="vopd", fields=fl)
+    words = [w0, w1]
+    if R.LITERAL in (fl["srcx0"], fl["srcy0"]) or ox.kmk or oy.kmk:
+        if offset + 12 > len(code):
+            raise DecodeError(offset, w0, "truncated literal")
+        inst.literal = _U32.unpack_from(code, offset + 8)[0]
+        words.append(inst.literal)
+        inst.size = 12
+    inst.words = tuple(words)
+    return inst
+
+
+def decode(code: bytes, target: str, base: int = 0, stop_at_endpgm: bool = False) -> list[Instruction]:
+    table = table_for(target)
+    out, off, n = [], 0, len(code)
+    while off < n:
+        inst = decode_one(code, off, target, table)
+        inst.pc = base + off
+        out.append(inst)
+        off += inst.size
+        if stop_at_endpgm and inst.name == "s_endpgm":
+            break
+    return out

@@ -1,0 +1,177 @@
+"""RDNA instruction formats (GFX10: gfx1030, GFX11: gfx1100): classify the first dword, extract the opcode,
+unpack the fields.
+
+Field layouts: AMD "RDNA2" and "RDNA3" ISA reference guides, checked against ``llvm-mc-19 -show-encoding``.
+Fields carry the names the GFX9 ones have (``instruction.py``) so the execution semantics are shared; what
+RDNA moved is put back where GFX9 has it:
+
+* GFX11 swaps the codes of M0 and NULL (124 = NULL, 125 = M0); scalar operand codes are normalised to the
+  GFX9/GFX10 meaning (124 = M0, 125 = NULL) by the decoder (``decoder_rdna``), which knows which fields of an
+  opcode hold SGPRs.
+* SMEM always has an immediate offset and an SGPR offset (NULL when unused): ``imm`` = 1, ``soe`` = whether
+  SOFFSET is a register.  FLAT/GLOBAL/SCRATCH ``saddr`` NULL ("off") becomes GFX9's 0x7F; GFX11 scratch
+  has an explicit ``sve`` (VADDR used) bit.
+* MTBUF has a unified 7-bit ``format`` (``dfmt``/``nfmt`` are filled from it by the decoder).
+* VOPD (GFX11 dual issue) is one instruction with two halves: ``opx``/``opy`` and X/Y operand fields.
+"""
+from __future__ import annotations
+
+from . import formats as F
+
+LITERAL, SDWA, DPP, DPP8, DPP8FI = 255, 249, 250, 233, 234
+NULL = 125                      # the NULL SGPR code after normalisation (GFX10's value)
+NULL11 = 124                    # GFX11's raw NULL code
+SADDR_OFF = 0x7F                # GFX9's "off" in FLAT saddr, used by the semantics
+
+ENCODING_FIXED = {
+    10: {"SOP2": 0x80000000, "SOPK": 0xB0000000, "SOP1": 0xBE800000, "SOPC": 0xBF000000, "SOPP": 0xBF800000,
+         "SMEM": 0xF4000000, "VOP2": 0x00000000, "VOP1": 0x7E000000, "VOPC": 0x7C000000, "VOP3": 0xD4000000,
+         "VOP3P": 0xCC000000, "DS": 0xD8000000, "FLAT": 0xDC000000, "MUBUF": 0xE0000000, "MTBUF": 0xE8000000},
+    11: {"SOP2": 0x80000000, "SOPK": 0xB0000000, "SOP1": 0xBE800000, "SOPC": 0xBF000000, "SOPP": 0xBF800000,
+         "SMEM": 0xF4000000, "VOP2": 0x00000000, "VOP1": 0x7E000000, "VOPC": 0x7C000000, "VOP3": 0xD4000000,
+         "VOP3P": 0xCC000000, "DS": 0xD8000000, "FLAT": 0xDC000000, "MUBUF": 0xE0000000, "MTBUF": 0xE8000000,
+         "VOPD": 0xC8000000},
+}
+OPCODE_FIELD = {
+    10: {"SOP2": (23, 7), "SOPK": (23, 5), "SOP1": (8, 8), "SOPC": (16, 7), "SOPP": (16, 7), "SMEM": (18, 8),
+         "VOP2": (25, 6), "VOP1": (9, 8), "VOPC": (17, 8), "VOP3": (16, 10), "VOP3P": (16, 7), "DS": (18, 8),
+         "FLAT": (18, 7), "MUBUF": (18, 7), "MTBUF": (16, 3)},       # MUBUF op[7] is bit 25, MTBUF op[3] word 1 bit 21
+    11: {"SOP2": (23, 7), "SOPK": (23, 5), "SOP1": (8, 8), "SOPC": (16, 7), "SOPP": (16, 7), "SMEM": (18, 8),
+         "VOP2": (25, 6), "VOP1": (9, 8), "VOPC": (17, 8), "VOP3": (16, 10), "VOP3P": (16, 7), "DS": (18, 8),
+         "FLAT": (18, 7), "MUBUF": (18, 8), "MTBUF": (15, 4), "VOPDX": (22, 4), "VOPDY": (17, 5)},
+}
+# bits of word 0 that select the encoding and the opcode (FLAT includes seg)
+ENCODING_BITS = {
+    10: {"SOP2": 0xFF800000, "SOPK": 0xFF800000, "SOP1": 0xFF80FF00, "SOPC": 0xFFFF0000, "SOPP": 0xFFFF0000,
+         "SMEM": 0xFFFC0000, "VOP2": 0xFE000000, "VOP1": 0xFE01FE00, "VOPC": 0xFFFE0000, "VOP3": 0xFFFF0000,
+         "VOP3P": 0xFFFF0000, "DS": 0xFFFC0000, "FLAT": 0xFFFCC000, "MUBUF": 0xFFFC0000, "MTBUF": 0xFC070000},
+    11: {"SOP2": 0xFF800000, "SOPK": 0xFF800000, "SOP1": 0xFF80FF00, "SOPC": 0xFFFF0000, "SOPP": 0xFFFF0000,
+         "SMEM": 0xFFFC0000, "VOP2": 0xFE000000, "VOP1": 0xFE01FE00, "VOPC": 0xFFFE0000, "VOP3": 0xFFFF0000,
+         "VOP3P": 0xFFFF0000, "DS": 0xFFFC0000, "FLAT": 0xFFFF0000, "MUBUF": 0xFFFC0000, "MTBUF": 0xFC078000,
+         "VOPDX": 0xFFC00000, "VOPDY": 0xFC3E0000},
+}
+SHORT = ("SOP1", "SOP2", "SOPC", "SOPK", "SOPP", "VOP1", "VOP2", "VOPC")
+
+
+def classify(w: int, family: int) -> str | None:
+    """Encoding name of a first dword (None for graphics-only encodings: MIMG, EXP, VINTRP, LDSDIR)."""
+    top7 = w >> 25
+    if top7 == 0x3F:
+        return "VOP1"
+    if top7 == 0x3E:
+        return "VOPC"
+    if w >> 31 == 0:
+        return "VOP2"
+    top9 = w >> 23
+    if top9 == 0x17D:
+        return "SOP1"
+    if top9 == 0x17E:
+        return "SOPC"
+    if top9 == 0x17F:
+        return "SOPP"
+    if w >> 28 == 0xB:
+        return "SOPK"
+    if w >> 30 == 2:
+        return "SOP2"
+    top6 = w >> 26
+    if top6 == 0x33:
+        return "VOP3P" if w >> 24 == 0xCC else None
+    if top6 == 0x32:
+        return "VOPD" if family == 11 else None
+    return {0x3D: "SMEM", 0x35: "VOP3", 0x36: "DS", 0x37: "FLAT", 0x38: "MUBUF", 0x3A: "MTBUF"}.get(top6)
+
+
+def opcode(enc: str, w0: int, w1: int, family: int) -> int:
+    if enc == "MTBUF" and family == 10:
+        return (w0 >> 16 & 7) | (w1 >> 21 & 1) << 3
+    if enc == "MUBUF" and family == 10:
+        return (w0 >> 18 & 0x7F) | (w0 >> 25 & 1) << 7
+    if enc == "VOPD":
+        return (w0 >> 22 & 0xF) << 5 | (w0 >> 17 & 0x1F)
+    shift, bits = OPCODE_FIELD[family][enc]
+    return w0 >> shift & ((1 << bits) - 1)
+
+
+def flat_segment(w0: int, family: int) -> str:
+    seg = w0 >> 14 & 3 if family == 10 else w0 >> 16 & 3
+    return ("FLAT", "SCRATCH", "GLOBAL", "FLAT")[seg]
+
+
+def fields(enc: str, w0: int, w1: int, family: int) -> dict:
+    """Raw fields of one instruction (GFX9 names; NULL and M0 not yet normalised, see the module doc)."""
+    null = NULL if family == 10 else NULL11
+    if enc in SHORT or enc in ("VOP3", "VOP3P"):
+        return F.fields(enc, w0, w1)
+    if enc == "SMEM":
+        so = w1 >> 25 & 0x7F
+        return {"sbase": (w0 & 0x3F) << 1, "sdata": w0 >> 6 & 0x7F, "glc": w0 >> (16 if family == 10 else 14) & 1,
+                "dlc": w0 >> (14 if family == 10 else 13) & 1, "imm": 1, "soe": int(so != null), "nv": 0,
+                "offset": F.sext(w1 & 0x1FFFFF, 21), "soffset": so}
+    if enc == "DS":
+        return {"offset0": w0 & 0xFF, "offset1": w0 >> 8 & 0xFF, "gds": w0 >> 17 & 1, "acc": 0,
+                "addr": w1 & 0xFF, "data0": w1 >> 8 & 0xFF, "data1": w1 >> 16 & 0xFF, "vdst": w1 >> 24 & 0xFF}
+    if enc in ("FLAT", "GLOBAL", "SCRATCH"):
+        if family == 10:       # FLAT-segment offsets are unsigned, GLOBAL/SCRATCH ones signed
+            d = {"offset": F.sext(w0 & 0xFFF, 12) if enc != "FLAT" else w0 & 0xFFF, "dlc": w0 >> 12 & 1, "lds": w0 >> 13 & 1, "seg": w0 >> 14 & 3,
+                 "glc": w0 >> 16 & 1, "slc": w0 >> 17 & 1, "sve": 0}
+        else:
+            d = {"offset": F.sext(w0 & 0x1FFF, 13) if enc != "FLAT" else w0 & 0x1FFF, "dlc": w0 >> 13 & 1, "lds": 0, "glc": w0 >> 14 & 1,
+                 "slc": w0 >> 15 & 1, "seg": w0 >> 16 & 3, "sve": w1 >> 23 & 1}
+        sa = w1 >> 16 & 0x7F
+        d.update(addr=w1 & 0xFF, data=w1 >> 8 & 0xFF, saddr=SADDR_OFF if sa in (null, SADDR_OFF) else sa,
+                 saddr_raw=sa, vdst=w1 >> 24 & 0xFF, acc=0, sc0=d["glc"], sc1=0, nt=d["slc"])
+        return d
+    if enc in ("MUBUF", "MTBUF"):
+        d = {"offset": w0 & 0xFFF, "vaddr": w1 & 0xFF, "vdata": w1 >> 8 & 0xFF, "srsrc": (w1 >> 16 & 0x1F) << 2,
+             "soffset": w1 >> 24 & 0xFF, "acc": 0, "sc1": 0}
+        if family == 10:
+            d.update(offen=w0 >> 12 & 1, idxen=w0 >> 13 & 1, glc=w0 >> 14 & 1, dlc=w0 >> 15 & 1,
+                     slc=w1 >> 22 & 1, tfe=w1 >> 23 & 1, lds=w0 >> 16 & 1 if enc == "MUBUF" else 0)
+        else:
+            d.update(slc=w0 >> 12 & 1, dlc=w0 >> 13 & 1, glc=w0 >> 14 & 1, tfe=w1 >> 21 & 1, offen=w1 >> 22 & 1,
+                     idxen=w1 >> 23 & 1, lds=0)
+        d.update(sc0=d["glc"], nt=d["slc"])
+        if enc == "MTBUF":
+            d["format"] = w0 >> 19 & 0x7F
+        return d
+    if enc == "VOPD":
+        vdstx = w1 >> 24 & 0xFF
+        return {"opx": w0 >> 22 & 0xF, "opy": w0 >> 17 & 0x1F, "srcx0": w0 & 0x1FF, "vsrcx1": w0 >> 9 & 0xFF,
+                "vdstx": vdstx, "srcy0": w1 & 0x1FF, "vsrcy1": w1 >> 9 & 0xFF,
+                "vdsty": (w1 >> 17 & 0x7F) << 1 | (vdstx & 1 ^ 1)}
+    raise ValueError(enc)
+
+
+def dpp_fields(w: int) -> dict:
+    d = F.dpp_fields(w)
+    d["fi"] = w >> 18 & 1
+    return d
+
+
+def dpp8_fields(w: int, fi: int) -> dict:
+    return {"src0": w & 0xFF, "sel": [w >> (8 + 3 * i) & 7 for i in range(8)], "fi": fi}
+
+
+# GFX10/GFX11 unified MTBUF formats → (GFX9 dfmt, nfmt) for the typed-buffer semantics
+def _unified_formats(family: int) -> dict:
+    dfmts = ("8", "16", "8_8", "32", "16_16", "10_11_11", "11_11_10", "10_10_10_2", "2_10_10_10", "8_8_8_8",
+             "32_32", "16_16_16_16", "32_32_32", "32_32_32_32")
+    nf = {"UNORM": 0, "SNORM": 1, "USCALED": 2, "SSCALED": 3, "UINT": 4, "SINT": 5, "FLOAT": 7}
+    from .decoder_rdna import tables
+    out = {}
+    for code, name in tables(family).BUF_FORMATS.items():
+        d, _, n = name.removeprefix("BUF_FMT_").rpartition("_")
+        if d in dfmts and n in nf:
+            out[code] = (dfmts.index(d) + 1, nf[n])
+    return out
+
+
+_UNIFIED = {}
+
+
+def unified_format(family: int, code: int):
+    """(dfmt, nfmt) of a GFX10/GFX11 unified buffer format, or None for a format the GFX9 pair cannot name."""
+    t = _UNIFIED.get(family)
+    if t is None:
+        t = _UNIFIED[family] = _unified_formats(family)
+    return t.get(code)

@@ -160,7 +160,9 @@ uint64_t pyhip_fast_hit_count(void);
 int pyhip_call_config_depth(void);
 """
 SLOW_DECL = ("int pyhip_slow_hipLaunchKernel(const void* function_address, dim3 numBlocks, dim3 dimBlocks, "
-             "void** args, size_t sharedMemBytes, void* stream);\n")
+             "void** args, size_t sharedMemBytes, void* stream);\n"
+             "int pyhip_launch_config(uintptr_t function_address, const dim3* numBlocks, const dim3* dimBlocks, "
+             "uint32_t sharedMemBytes, void* stream, void** config);\n")
 
 # What an export pyhip does not implement returns, by the ABI class of its return type (exports.txt, from
 # the HIP 5.2 headers): (C return type, value, as docs/capi.md states it).  Structs returned by value come

@@ -100,7 +100,10 @@ def install(c) -> None:
             raise invalid("both kernelParams and extra")
         if extra != ffi.NULL:
             if addr(extra[0]) != 1 or addr(extra[2]) != 2 or addr(extra[4]) != 3:
-                raise invalid("malformed extra")
+                # hipamd 5.2 (ihipLaunchKernel_validate) answers a malformed extra with hipErrorNotInitialized
+                raise HipError(hipError_t.hipErrorNotInitialized,
+                               "extra is not {HIP_LAUNCH_PARAM_BUFFER_POINTER, buf, HIP_LAUNCH_PARAM_BUFFER_SIZE, "
+                               "&size, HIP_LAUNCH_PARAM_END}")
             size = ffi.cast("size_t*", extra[3])[0]
             return bytes(ffi.buffer(extra[1], size))
         explicit = func.kernel.explicit_args

@@ -124,6 +124,22 @@ def install(c) -> None:
             c.fast.enabled = False
 
     @c.export
+    def pyhip_launch_config(handle, grid, block, shared, stream, config):
+        # hip_impl::hipLaunchKernelGGLImpl (fastlaunch.c), as hipamd 5.2: the kernel by its host address on
+        # the stream's device, then hipModuleLaunchKernel(f, grid, block, shared, stream, NULL, config) — an
+        # address that is no kernel reaches it as a null function: hipErrorInvalidImage
+        st = c.stream(stream)
+        try:
+            f = rt.function_for_handle(c.addr(handle), st.device)
+        except HipError as exc:
+            if exc.code != hipError_t.hipErrorInvalidDeviceFunction:
+                raise
+            raise HipError(hipError_t.hipErrorInvalidImage, str(exc)) from None
+        f.host_handle = c.addr(handle)
+        f.launch(st, (grid.x, grid.y, grid.z), (block.x, block.y, block.z), int(shared),
+                 raw=c.module_args(f, ffi.NULL, config))
+
+    @c.export
     def hipLaunchKernel_spt(handle, grid, block, args, shared, stream):
         launch(handle, grid, block, args, shared, stream if c.addr(stream) else ffi.cast("void*", 2))
 

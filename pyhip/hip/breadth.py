@@ -224,17 +224,21 @@ def hipHostGetFlags(hostPtr):
 
 @hip_api(1)
 def hipMallocManaged(size, flags):
+    """A DeviceArray of ``size`` bytes (as hip-python returns it) over memory the host and every device address."""
     if int(flags) not in (1, 2):
         raise _invalid(f"flags {int(flags)}")
-    return ops.managed_malloc(size)
+    from .pointers import DeviceArray
+    return DeviceArray.from_allocation(ops.managed_malloc(size))
 
 
 @hip_api(1)
 def hipMallocAsync(size, stream):
     if int(size) == 0:
         raise _invalid("size 0")
+    from .pointers import DeviceArray
     st = runtime().resolve_stream(stream)
-    return DevicePointer(pools.current_pool(st.device).malloc(size, stream), st.device, int(size))
+    return DeviceArray.from_allocation(DevicePointer(pools.current_pool(st.device).malloc(size, stream), st.device,
+                                                     int(size)))
 
 
 @hip_api()
@@ -457,13 +461,13 @@ def hipStreamWriteValue64(stream, ptr, value, flags):
 def hipExtMallocWithFlags(sizeBytes, flags):
     """hipDeviceMallocDefault / hipDeviceMallocFinegrained: device memory; hipMallocSignalMemory (8 bytes):
     host memory the devices see."""
+    from .pointers import DeviceArray
     if flags & ~0x3:
         raise HipError(hipError_t.hipErrorInvalidValue, f"flags {flags}")
     if flags == 2:
         if sizeBytes != 8:
             raise HipError(hipError_t.hipErrorInvalidValue, "signal memory is 8 bytes")
-        return ops.host_malloc(8, 0)
-    from .pointers import DeviceArray
+        return DeviceArray.from_allocation(ops.host_malloc(8, 0))
     p = ops.malloc(sizeBytes)
     return DeviceArray.from_allocation(p) if int(p) else None
 

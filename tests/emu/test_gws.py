@@ -49,7 +49,8 @@ BODY = """
 
 
 def _run(body: str, groups: int):
-    src = TEMPLATE.format(target="gfx90a", body=body, lds=0, ieee=1, d32=3, d1664=3, prologue="", epilogue="")
+    src = TEMPLATE.format(target="gfx90a", body=body, lds=0, ieee=1, d32=3, d1664=3, prologue="", epilogue="",
+                          extra="\n  .amdhsa_accum_offset 64", wave=64)
     g = gpu("gfx90a")
     co = load(assemble(src, "gfx90a")).code_objects[0].code_object
     prog = g.load_program(co)

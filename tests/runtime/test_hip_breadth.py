@@ -114,10 +114,19 @@ def test_pointer_attributes_and_registered_numpy_memory(basic):
     ok(hip.hipFree(d))
 
 
+def assert_allocation_like_hip_python(name, ptr, size):
+    """hip-python's allocators return a DeviceArray configured as ``size`` bytes (shape (size,))."""
+    from pyhip.hip._hippython_api import FUNCTIONS
+
+    assert FUNCTIONS[name]["returns"] == ("hipError_t", "DeviceArray")
+    assert type(ptr).__name__ == "DeviceArray" and ptr.shape == (size,) and int(ptr) != 0, (name, ptr)
+
+
 def test_managed_and_stream_ordered_memory(basic):
     ok(hip.hipSetDevice(0))
     n = 1000
     m = ok(hip.hipMallocManaged(n * 4, 1))
+    assert_allocation_like_hip_python("hipMallocManaged", m, n * 4)
     view = np.ctypeslib.as_array((np.ctypeslib.ctypes.c_float * n).from_address(int(m)))
     view[:] = np.arange(n, dtype=np.float32)
     f = ok(hip.hipModuleGetFunction(basic, "scale<float>"))
@@ -128,6 +137,7 @@ def test_managed_and_stream_ordered_memory(basic):
     free0 = ok(hip.hipMemGetInfo())[0]
     s = ok(hip.hipStreamCreate())
     p = ok(hip.hipMallocAsync(n * 4, s))
+    assert_allocation_like_hip_python("hipMallocAsync", p, n * 4)
     ok(hip.hipMemsetD32Async(p, 0x3F800000, n, s))          # 1.0f
     out = np.zeros(n, np.float32)
     ok(hip.hipMemcpyAsync(out, p, n * 4, D2H, s))
@@ -262,6 +272,8 @@ def test_stream_memory_operations():
     h = np.zeros(2, np.uint64)
     ok(hip.hipHostRegister(h, h.nbytes, 0))
     sig = ok(hip.hipExtMallocWithFlags(8, 2))                   # hipMallocSignalMemory: host-visible
+    assert_allocation_like_hip_python("hipExtMallocWithFlags", sig, 8)
+    assert_allocation_like_hip_python("hipExtMallocWithFlags", d, 64)
     ok(hip.hipStreamWriteValue64(s, int(d) + 8, 0x1234567890, 0))
     ok(hip.hipStreamWaitValue32(s, int(d) + 8, 0x7890, hip.hipStreamWaitValueEq, 0xFFFF))
     ok(hip.hipStreamWaitValue64(s, h, 5, hip.hipStreamWaitValueGte, (1 << 64) - 1))

@@ -38,7 +38,8 @@ def main() -> None:
     hip.hipMemcpy(c, coords, coords.nbytes, K.hipMemcpyHostToDevice)
     out = hip.hipMalloc(N * 16)[1]
     print(f"{'case':<28} {'ms/launch':>10} {'Msamples/s':>11}")
-    for name, filt in (("2-D float4 point", 0), ("2-D float4 bilinear", 1)):
+    for name, filt in (("2-D float4 point", hip.hipTextureFilterMode.hipFilterModePoint),
+                       ("2-D float4 bilinear", hip.hipTextureFilterMode.hipFilterModeLinear)):
         res = hip.hipResourceDesc(resType=hip.hipResourceType.hipResourceTypeArray)
         res.res.array.array = arr
         tex = hip.hipCreateTextureObject(res, hip.hipTextureDesc(filterMode=filt, normalizedCoords=1), None)[1]

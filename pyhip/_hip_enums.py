@@ -495,11 +495,11 @@ class hipSharedMemConfig(_hipSharedMemConfig__Base):
         return ctypes.c_uint
 
 
-class _hipExternalMemoryHandleType__Base(enum.IntEnum):
+class _hipExternalMemoryHandleType_enum__Base(enum.IntEnum):
     """Empty enum base class that allows subclassing."""
 
 
-class hipExternalMemoryHandleType(_hipExternalMemoryHandleType__Base):
+class hipExternalMemoryHandleType_enum(_hipExternalMemoryHandleType_enum__Base):
     hipExternalMemoryHandleTypeOpaqueFd = 1
     hipExternalMemoryHandleTypeOpaqueWin32 = 2
     hipExternalMemoryHandleTypeOpaqueWin32Kmt = 3
@@ -512,12 +512,14 @@ class hipExternalMemoryHandleType(_hipExternalMemoryHandleType__Base):
     def ctypes_type():
         return ctypes.c_uint
 
+hipExternalMemoryHandleType = hipExternalMemoryHandleType_enum
 
-class _hipExternalSemaphoreHandleType__Base(enum.IntEnum):
+
+class _hipExternalSemaphoreHandleType_enum__Base(enum.IntEnum):
     """Empty enum base class that allows subclassing."""
 
 
-class hipExternalSemaphoreHandleType(_hipExternalSemaphoreHandleType__Base):
+class hipExternalSemaphoreHandleType_enum(_hipExternalSemaphoreHandleType_enum__Base):
     hipExternalSemaphoreHandleTypeOpaqueFd = 1
     hipExternalSemaphoreHandleTypeOpaqueWin32 = 2
     hipExternalSemaphoreHandleTypeOpaqueWin32Kmt = 3
@@ -526,6 +528,8 @@ class hipExternalSemaphoreHandleType(_hipExternalSemaphoreHandleType__Base):
     @staticmethod
     def ctypes_type():
         return ctypes.c_uint
+
+hipExternalSemaphoreHandleType = hipExternalSemaphoreHandleType_enum
 
 
 class _hipGLDeviceList__Base(enum.IntEnum):
@@ -753,11 +757,11 @@ class hipResourceType(_hipResourceType__Base):
         return ctypes.c_uint
 
 
-class _HIPresourcetype__Base(enum.IntEnum):
+class _HIPresourcetype_enum__Base(enum.IntEnum):
     """Empty enum base class that allows subclassing."""
 
 
-class HIPresourcetype(_HIPresourcetype__Base):
+class HIPresourcetype_enum(_HIPresourcetype_enum__Base):
     HIP_RESOURCE_TYPE_ARRAY = 0
     HIP_RESOURCE_TYPE_MIPMAPPED_ARRAY = 1
     HIP_RESOURCE_TYPE_LINEAR = 2
@@ -767,12 +771,14 @@ class HIPresourcetype(_HIPresourcetype__Base):
     def ctypes_type():
         return ctypes.c_uint
 
+HIPresourcetype = HIPresourcetype_enum
 
-class _HIPaddress_mode__Base(enum.IntEnum):
+
+class _HIPaddress_mode_enum__Base(enum.IntEnum):
     """Empty enum base class that allows subclassing."""
 
 
-class HIPaddress_mode(_HIPaddress_mode__Base):
+class HIPaddress_mode_enum(_HIPaddress_mode_enum__Base):
     HIP_TR_ADDRESS_MODE_WRAP = 0
     HIP_TR_ADDRESS_MODE_CLAMP = 1
     HIP_TR_ADDRESS_MODE_MIRROR = 2
@@ -782,18 +788,22 @@ class HIPaddress_mode(_HIPaddress_mode__Base):
     def ctypes_type():
         return ctypes.c_uint
 
+HIPaddress_mode = HIPaddress_mode_enum
 
-class _HIPfilter_mode__Base(enum.IntEnum):
+
+class _HIPfilter_mode_enum__Base(enum.IntEnum):
     """Empty enum base class that allows subclassing."""
 
 
-class HIPfilter_mode(_HIPfilter_mode__Base):
+class HIPfilter_mode_enum(_HIPfilter_mode_enum__Base):
     HIP_TR_FILTER_MODE_POINT = 0
     HIP_TR_FILTER_MODE_LINEAR = 1
 
     @staticmethod
     def ctypes_type():
         return ctypes.c_uint
+
+HIPfilter_mode = HIPfilter_mode_enum
 
 
 class _hipResourceViewFormat__Base(enum.IntEnum):
@@ -842,11 +852,11 @@ class hipResourceViewFormat(_hipResourceViewFormat__Base):
         return ctypes.c_uint
 
 
-class _HIPresourceViewFormat__Base(enum.IntEnum):
+class _HIPresourceViewFormat_enum__Base(enum.IntEnum):
     """Empty enum base class that allows subclassing."""
 
 
-class HIPresourceViewFormat(_HIPresourceViewFormat__Base):
+class HIPresourceViewFormat_enum(_HIPresourceViewFormat_enum__Base):
     HIP_RES_VIEW_FORMAT_NONE = 0
     HIP_RES_VIEW_FORMAT_UINT_1X8 = 1
     HIP_RES_VIEW_FORMAT_UINT_2X8 = 2
@@ -886,6 +896,8 @@ class HIPresourceViewFormat(_HIPresourceViewFormat__Base):
     @staticmethod
     def ctypes_type():
         return ctypes.c_uint
+
+HIPresourceViewFormat = HIPresourceViewFormat_enum
 
 
 class _hipMemcpyKind__Base(enum.IntEnum):

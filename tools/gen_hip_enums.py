@@ -16,14 +16,21 @@ def strip_comments(text: str) -> str:
     return re.sub(r"//[^\n]*", "", text)
 
 
+ALIASES: dict[str, str] = {}      # typedef name -> enum tag, for ``typedef enum X_enum {...} X;``
+
+
 def parse_enums(text: str) -> dict[str, list[tuple[str, int]]]:
+    """Enums by name: the tag when there is one (hip-python names ``typedef enum HIPresourcetype_enum {...}
+    HIPresourcetype;`` by its tag and aliases the typedef: ``ALIASES``), else the typedef name."""
     text = strip_comments(text).replace("__HIP_NODISCARD", "")
     enums = {}
     pat = re.compile(r"(?:typedef\s+)?enum\s+(\w+)?\s*\{([^{}]*)\}\s*(\w+)?\s*;", re.S)
     for m in pat.finditer(text):
-        name = m.group(3) or m.group(1)
+        name = m.group(1) or m.group(3)
         if not name:
             continue
+        if m.group(1) and m.group(3) and m.group(3) != m.group(1):
+            ALIASES[m.group(3)] = m.group(1)
         members, env, nxt = [], {}, 0
         for item in m.group(2).split(","):
             item = " ".join(item.split())
@@ -55,6 +62,7 @@ def emit(enums: dict, names, doc: str) -> str:
                 "", f"class {name}(_{name}__Base):"]
         out += [f"    {k} = {v}" for k, v in members]
         out += ["", "    @staticmethod", "    def ctypes_type():", f"        return ctypes.{ctype}", ""]
+        out += [line for alias, tag in ALIASES.items() if tag == name for line in (f"{alias} = {name}", "")]
     return "\n".join(out) + "\n"
 
 

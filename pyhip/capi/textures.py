@@ -1,17 +1,13 @@
 """The C ABI's arrays, array copies, texture and surface objects and legacy texture references: thin
-wrappers over ``pyhip.hip.textures`` / ``texrefs`` (C structs are viewed through ``texture_types``, so both
-share one implementation).  hipcc's static ``texture<>`` globals are registered (``__hipRegisterTexture``)
+wrappers over ``pyhip.hip``'s functions (``textures``, ``driver_textures``, ``texrefs``, ``ext``), which take C
+structs by address as hip-python takes them, so both share one implementation.  hipcc's static ``texture<>`` globals are registered (``__hipRegisterTexture``)
 like other device variables; their host shadows are the references the program binds."""
 from __future__ import annotations
 
 import ctypes
 
 from ..errors import HipError, hipError_t
-from ..hip import texrefs, textures as HT
-from ..hip.texture_types import (HIP_ARRAY3D_DESCRIPTOR, HIP_ARRAY_DESCRIPTOR, HIP_RESOURCE_DESC, HIP_RESOURCE_VIEW_DESC,
-                                 HIP_TEXTURE_DESC, hipChannelFormatDesc, hipExtent,
-                                 hipMemcpy3DParms, hipResourceDesc, hipResourceViewDesc, hipTextureDesc,
-                                 textureReference)
+from ..hip import driver_textures as DT, ext as X, structs, texrefs, textures as HT
 from ..runtime import textures as T
 
 INVALID = hipError_t.hipErrorInvalidValue
@@ -19,8 +15,9 @@ INVALID = hipError_t.hipErrorInvalidValue
 def install(ffi, rt, guarded, check, addr, stream_of, symbol_address, module_of, fatbin_handle) -> None:
     """Define the extern "Python" functions (called from pyhip.capi.impl.install; prototypes in
     native/hip/build_shim.py's TEXTURE_API, the by-value struct entry points in native/hip/textures.c)."""
-    def view(cls, p):
-        return None if p == ffi.NULL else cls.from_address(addr(p))
+    def view(p):
+        """A struct argument: its address (NULL is None), as hip-python's ``T.fromPyobj`` takes it."""
+        return None if p == ffi.NULL else addr(p)
 
     def out_ptr(p, value: int) -> None:
         if p == ffi.NULL:
@@ -38,26 +35,25 @@ def install(ffi, rt, guarded, check, addr, stream_of, symbol_address, module_of,
     def hipMallocArray(out, desc, width, height, flags):
         if desc == ffi.NULL:
             raise HipError(INVALID, "null channel descriptor")
-        out_ptr(out, int(check(HT.hipMallocArray(view(hipChannelFormatDesc, desc), width, height, flags))))
+        out_ptr(out, int(check(HT.hipMallocArray(view(desc), width, height, flags))))
 
     @guarded
     def pyhip_hipMalloc3DArray(out, desc, extent, flags):
         if desc == ffi.NULL:
             raise HipError(INVALID, "null channel descriptor")
-        out_ptr(out, int(check(HT.hipMalloc3DArray(view(hipChannelFormatDesc, desc), view(hipExtent, extent),
-                                                    flags))))
+        out_ptr(out, int(check(HT.hipMalloc3DArray(view(desc), view(extent), flags))))
 
     @guarded
     def hipArrayCreate(out, d):
         if d == ffi.NULL:
             raise HipError(INVALID, "null descriptor")
-        out_ptr(out, int(check(HT.hipArrayCreate(view(HIP_ARRAY_DESCRIPTOR, d)))))
+        out_ptr(out, int(check(HT.hipArrayCreate(view(d)))))
 
     @guarded
     def hipArray3DCreate(out, d):
         if d == ffi.NULL:
             raise HipError(INVALID, "null descriptor")
-        out_ptr(out, int(check(HT.hipArray3DCreate(view(HIP_ARRAY3D_DESCRIPTOR, d)))))
+        out_ptr(out, int(check(HT.hipArray3DCreate(view(d)))))
 
     @guarded
     def hipArrayDestroy(a):
@@ -69,11 +65,11 @@ def install(ffi, rt, guarded, check, addr, stream_of, symbol_address, module_of,
 
     @guarded
     def hipGetChannelDesc(desc, a):
-        check(HT.hipGetChannelDesc(view(hipChannelFormatDesc, desc), array(a)))
+        check(HT.hipGetChannelDesc(view(desc), array(a)))
 
     @guarded
     def pyhip_hipMallocMipmappedArray(out, desc, extent, levels, flags):
-        check(HT.hipMallocMipmappedArray(view(hipChannelFormatDesc, desc), view(hipExtent, extent), levels, flags))
+        check(HT.hipMallocMipmappedArray(view(desc), view(extent), levels, flags))
 
     @guarded
     def hipFreeMipmappedArray(m):
@@ -87,7 +83,7 @@ def install(ffi, rt, guarded, check, addr, stream_of, symbol_address, module_of,
     def hipMipmappedArrayCreate(out, d, levels):
         if d == ffi.NULL:
             raise HipError(INVALID, "null descriptor")
-        out_ptr(out, int(check(HT.hipMipmappedArrayCreate(view(HIP_ARRAY3D_DESCRIPTOR, d), levels))))
+        out_ptr(out, int(check(HT.hipMipmappedArrayCreate(view(d), levels))))
 
     @guarded
     def hipMipmappedArrayDestroy(m):
@@ -142,24 +138,23 @@ def install(ffi, rt, guarded, check, addr, stream_of, symbol_address, module_of,
 
     @guarded
     def hipMemcpy3D(p):
-        check(HT.hipMemcpy3D(view(hipMemcpy3DParms, p)))
+        check(HT.hipMemcpy3D(view(p)))
 
     @guarded
     def hipMemcpy3D_spt(p):
-        check(HT.hipMemcpy3DAsync(view(hipMemcpy3DParms, p), 2))
+        check(HT.hipMemcpy3DAsync(view(p), 2))
         rt.resolve_stream(2).synchronize()
 
     @guarded
     def hipMemcpy3DAsync(p, stream):
-        check(HT.hipMemcpy3DAsync(view(hipMemcpy3DParms, p), stream_of(stream)))
+        check(HT.hipMemcpy3DAsync(view(p), stream_of(stream)))
 
     # -- texture and surface objects ---------------------------------------------------------------------------------
     @guarded
     def hipCreateTextureObject(out, res, tex, viewd):
         if out == ffi.NULL or res == ffi.NULL or tex == ffi.NULL:
             raise HipError(INVALID, "null argument")
-        out_ptr(out, int(check(HT.hipCreateTextureObject(view(hipResourceDesc, res), view(hipTextureDesc, tex),
-                                                          view(hipResourceViewDesc, viewd)))))
+        out_ptr(out, int(check(HT.hipCreateTextureObject(view(res), view(tex), view(viewd)))))
 
     @guarded
     def hipDestroyTextureObject(t):
@@ -167,48 +162,47 @@ def install(ffi, rt, guarded, check, addr, stream_of, symbol_address, module_of,
 
     @guarded
     def hipGetTextureObjectResourceDesc(out, t):
-        check(HT.hipGetTextureObjectResourceDesc(view(hipResourceDesc, out), addr(t)))
+        check(HT.hipGetTextureObjectResourceDesc(view(out), addr(t)))
 
     @guarded
     def hipGetTextureObjectResourceViewDesc(out, t):
-        check(HT.hipGetTextureObjectResourceViewDesc(view(hipResourceViewDesc, out), addr(t)))
+        check(HT.hipGetTextureObjectResourceViewDesc(view(out), addr(t)))
 
     @guarded
     def hipGetTextureObjectTextureDesc(out, t):
-        check(HT.hipGetTextureObjectTextureDesc(view(hipTextureDesc, out), addr(t)))
+        check(HT.hipGetTextureObjectTextureDesc(view(out), addr(t)))
 
     @guarded
     def hipTexObjectCreate(out, res, tex, viewd):
         if out == ffi.NULL or res == ffi.NULL or tex == ffi.NULL:
             raise HipError(INVALID, "null argument")
-        out_ptr(out, int(check(HT.hipTexObjectCreate(view(HIP_RESOURCE_DESC, res), view(HIP_TEXTURE_DESC, tex),
-                                                      view(HIP_RESOURCE_VIEW_DESC, viewd)))))
+        out_ptr(out, int(check(DT.hipTexObjectCreate(view(res), view(tex), view(viewd)))))
 
     @guarded
     def hipTexObjectDestroy(t):
-        check(HT.hipTexObjectDestroy(addr(t)))
+        check(DT.hipTexObjectDestroy(addr(t)))
 
     @guarded
     def hipTexObjectGetResourceDesc(out, t):
-        check(HT.hipTexObjectGetResourceDesc(view(HIP_RESOURCE_DESC, out), addr(t)))
+        check(DT.hipTexObjectGetResourceDesc(view(out), addr(t)))
 
     @guarded
     def hipTexObjectGetResourceViewDesc(out, t):
-        check(HT.hipTexObjectGetResourceViewDesc(view(HIP_RESOURCE_VIEW_DESC, out), addr(t)))
+        check(DT.hipTexObjectGetResourceViewDesc(view(out), addr(t)))
 
     @guarded
     def hipTexObjectGetTextureDesc(out, t):
-        check(HT.hipTexObjectGetTextureDesc(view(HIP_TEXTURE_DESC, out), addr(t)))
+        check(DT.hipTexObjectGetTextureDesc(view(out), addr(t)))
 
     @guarded
     def _Z22hipCreateSurfaceObjectPP13__hip_surfacePK15hipResourceDesc(out, res):
         if out == ffi.NULL or res == ffi.NULL:
             raise HipError(INVALID, "null argument")
-        out_ptr(out, int(check(HT.hipCreateSurfaceObject(view(hipResourceDesc, res)))))
+        out_ptr(out, int(check(X.hipCreateSurfaceObject(view(res)))))
 
     @guarded
     def _Z23hipDestroySurfaceObjectP13__hip_surface(s):
-        check(HT.hipDestroySurfaceObject(addr(s)))
+        check(X.hipDestroySurfaceObject(addr(s)))
 
     # -- texture references ------------------------------------------------------------------------------------------
     @ffi.def_extern(name="__hipRegisterTexture")
@@ -222,7 +216,7 @@ def install(ffi, rt, guarded, check, addr, stream_of, symbol_address, module_of,
     def _register(modules, var, device_var):
         try:
             rt.registry.register_variable(fatbin_handle(modules), addr(var), ffi.string(device_var).decode(),
-                                          ctypes.sizeof(textureReference))
+                                          ctypes.sizeof(structs.ctypes_type("textureReference")))
         except Exception:  # noqa: BLE001 - nothing may unwind into C (a later bind reports the error)
             pass
 
@@ -248,22 +242,22 @@ def install(ffi, rt, guarded, check, addr, stream_of, symbol_address, module_of,
     def hipBindTexture(offset, tex, dev_ptr, desc, size):
         if offset == ffi.NULL and addr(dev_ptr) % T.ALIGN:
             raise HipError(INVALID, f"device pointer not {T.ALIGN}-byte aligned and no offset was asked for")
-        set_offset(offset, texrefs.bind_linear(ref(tex), addr(dev_ptr), view(hipChannelFormatDesc, desc), size))
+        set_offset(offset, texrefs.bind_linear(ref(tex), addr(dev_ptr), view(desc), size))
 
     @guarded
     def hipBindTexture2D(offset, tex, dev_ptr, desc, width, height, pitch):
         if offset == ffi.NULL and addr(dev_ptr) % T.ALIGN:
             raise HipError(INVALID, f"device pointer not {T.ALIGN}-byte aligned and no offset was asked for")
-        set_offset(offset, texrefs.bind_2d(ref(tex), addr(dev_ptr), view(hipChannelFormatDesc, desc), width,
+        set_offset(offset, texrefs.bind_2d(ref(tex), addr(dev_ptr), view(desc), width,
                                            height, pitch))
 
     @guarded
     def hipBindTextureToArray(tex, a, desc):
-        texrefs.bind_array(ref(tex), array(a), view(hipChannelFormatDesc, desc))
+        texrefs.bind_array(ref(tex), array(a), view(desc))
 
     @guarded
     def hipBindTextureToMipmappedArray(tex, m, desc):
-        check(texrefs.hipBindTextureToMipmappedArray(ref(tex), array(m), view(hipChannelFormatDesc, desc)))
+        check(texrefs.hipBindTextureToMipmappedArray(ref(tex), array(m), view(desc)))
 
     @guarded
     def hipUnbindTexture(tex):
@@ -293,7 +287,7 @@ def install(ffi, rt, guarded, check, addr, stream_of, symbol_address, module_of,
 
     @guarded
     def hipTexRefSetAddress2D(tex, d, dev_ptr, pitch):
-        check(texrefs.hipTexRefSetAddress2D(ref(tex), view(HIP_ARRAY_DESCRIPTOR, d), addr(dev_ptr), pitch))
+        check(texrefs.hipTexRefSetAddress2D(ref(tex), view(d), addr(dev_ptr), pitch))
 
     @guarded
     def hipTexRefSetAddressMode(tex, dim, mode):

@@ -6,7 +6,9 @@ accepted wherever a pointer is.  Like HIP 5.2, each call stores its result as th
 """
 from __future__ import annotations
 
-from .._hip_enums import (hipArray_Format, hipChannelFormatKind, hipDeviceAttribute_t, hipError_t,
+from .._hip_enums import (HIPaddress_mode, HIPaddress_mode_enum, HIPfilter_mode, HIPfilter_mode_enum,
+                          HIPresourcetype, HIPresourcetype_enum, HIPresourceViewFormat, HIPresourceViewFormat_enum,
+                          hipArray_Format, hipChannelFormatKind, hipDeviceAttribute_t, hipError_t,
                           hipFuncAttribute, hipFunction_attribute, hipFuncCache_t, hipJitOption, hipLimit_t,
                           hipMemcpyKind, hipMemoryType, hipResourceType, hipResourceViewFormat, hipSharedMemConfig,
                           hipTextureAddressMode, hipTextureFilterMode, hipTextureReadMode)
@@ -27,27 +29,26 @@ from .launch import (HIP_LAUNCH_PARAM_BUFFER_POINTER, HIP_LAUNCH_PARAM_BUFFER_SI
                      hipModuleLaunchKernel, hipModuleLoad, hipModuleLoadData, hipModuleLoadDataEx,
                      hipModuleUnload, hipOccupancyMaxActiveBlocksPerMultiprocessor,
                      hipOccupancyMaxPotentialBlockSize)
-from .texture_types import (HIP_ARRAY3D_DESCRIPTOR, HIP_ARRAY_DESCRIPTOR, HIP_RESOURCE_DESC, HIP_RESOURCE_VIEW_DESC,
-                            HIP_TEXTURE_DESC, hipArray, hipChannelFormatDesc,
-                            hipExtent, hipMemcpy3DParms, hipMipmappedArray, hipPitchedPtr, hipPos, hipResourceDesc,
-                            hipResourceViewDesc, hipSurfaceObject_t, hipTextureDesc, hipTextureObject_t,
-                            make_hipExtent, make_hipPitchedPtr, make_hipPos, textureReference)
+from .texture_types import (HIP_RESOURCE_DESC, HIP_RESOURCE_VIEW_DESC, HIP_TEXTURE_DESC, __hip_surface,
+                            __hip_texture, hipArray_const_t, hipArray_t, hipMipmappedArray_const_t,
+                            hipMipmappedArray_t, hipSurfaceObject_t, hipTextureObject_t, make_hipExtent,
+                            make_hipPitchedPtr, make_hipPos)
 from .texrefs import (hipBindTexture, hipBindTexture2D, hipBindTextureToArray, hipBindTextureToMipmappedArray,
                       hipGetTextureAlignmentOffset, hipModuleGetTexRef, hipTexRefGetAddress, hipTexRefGetAddressMode,
                       hipTexRefGetFilterMode, hipTexRefGetFlags, hipTexRefGetFormat, hipTexRefSetAddress,
                       hipTexRefSetAddress2D, hipTexRefSetAddressMode, hipTexRefSetArray, hipTexRefSetFilterMode,
                       hipTexRefSetFlags, hipTexRefSetFormat, hipUnbindTexture)
 from .textures import (hipArray3DCreate, hipArrayCreate, hipArrayDestroy, hipCreateChannelDesc,
-                       hipCreateSurfaceObject, hipCreateTextureObject, hipDestroySurfaceObject,
-                       hipDestroyTextureObject, hipFreeArray, hipFreeMipmappedArray, hipGetChannelDesc,
-                       hipGetMipmappedArrayLevel, hipGetTextureObjectResourceDesc,
+                       hipCreateTextureObject, hipDestroyTextureObject, hipFreeArray, hipFreeMipmappedArray,
+                       hipGetChannelDesc, hipGetMipmappedArrayLevel, hipGetTextureObjectResourceDesc,
                        hipGetTextureObjectResourceViewDesc, hipGetTextureObjectTextureDesc, hipMalloc3DArray,
                        hipMallocArray, hipMallocMipmappedArray, hipMemcpy2DFromArray, hipMemcpy2DFromArrayAsync,
                        hipMemcpy2DToArray, hipMemcpy2DToArrayAsync, hipMemcpy3D, hipMemcpy3DAsync, hipMemcpyAtoH,
                        hipMemcpyFromArray, hipMemcpyHtoA, hipMemcpyToArray, hipMipmappedArrayCreate,
-                       hipMipmappedArrayDestroy, hipMipmappedArrayGetLevel, hipTexObjectCreate,
-                       hipTexObjectDestroy, hipTexObjectGetResourceDesc, hipTexObjectGetResourceViewDesc,
-                       hipTexObjectGetTextureDesc)
+                       hipMipmappedArrayDestroy, hipMipmappedArrayGetLevel)
+from .driver_textures import (hipTexObjectCreate, hipTexObjectDestroy, hipTexObjectGetResourceDesc,
+                              hipTexObjectGetResourceViewDesc, hipTexObjectGetTextureDesc)
+from . import ext  # noqa: F401  (HIP functions hip-python lacks: hipCreateSurfaceObject, hipDestroySurfaceObject)
 from .streams import (hipEventCreate, hipEventCreateWithFlags, hipEventDestroy, hipEventElapsedTime,
                       hipEventQuery, hipEventRecord, hipEventSynchronize, hipLaunchHostFunc,
                       hipStreamAddCallback, hipStreamCreate, hipStreamCreateWithFlags,
@@ -263,4 +264,4 @@ def hipMemGetInfo():
 __all__ = [n for n in dir() if n.startswith(("hip", "HIP", "ROCM", "rocm", "ihip", "make_hip")) and n != "hip_api"] + \
     [n for n in structs.__all__ if n not in ("Struct",)] + \
     ["DevicePointer", "HostPointer", "HostMemory", "Pointer", "CStr", "NDBuffer", "DeviceArray", "last_exception",
-     "textureReference"]
+     "__hip_texture", "__hip_surface", "ext"]

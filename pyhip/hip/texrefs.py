@@ -2,38 +2,40 @@
 implements them: binding creates a texture object from the reference's fields (``addressMode``,
 ``filterMode``, ``readMode``, ``normalized``, ...), stores it in the reference's ``textureObject`` and copies
 the whole 88-byte ``textureReference`` to the device variable kernels read.  A reference is a
-``textureReference`` struct (``texture_types``) in host memory; its device variable is known from
+``textureReference`` struct (``structs``) in host memory; its device variable is known from
 ``hipModuleGetTexRef`` or, for hipcc's static ``texture<>`` globals, from the C ABI's registration."""
 from __future__ import annotations
 
 import ctypes
 import threading
 
+from .._hip_enums import hipArray_Format, hipTextureAddressMode, hipTextureFilterMode
 from ..errors import HipError, hipError_t
 from ..runtime import images as I, ops, textures as T
 from ..runtime.context import runtime
 from ..runtime.memory import as_address
-from . import textures as HT
+from . import structs, textures as HT
 from ._api import hip_api
-from .texture_types import HIP_ARRAY_DESCRIPTOR, hipChannelFormatDesc, hipResourceDesc, hipResourceViewDesc, \
-    hipTextureDesc, textureReference
+from ._constants import (HIP_TRSA_OVERRIDE_FORMAT, HIP_TRSF_NORMALIZED_COORDINATES, HIP_TRSF_READ_AS_INTEGER,
+                         HIP_TRSF_SRGB)
+from .pointers import Pointer, as_name
+from .texture_types import c_struct, new_struct
 
 INVALID = hipError_t.hipErrorInvalidValue
-HIP_TRSA_OVERRIDE_FORMAT, HIP_TRSF_READ_AS_INTEGER, HIP_TRSF_NORMALIZED_COORDINATES, HIP_TRSF_SRGB = 1, 1, 2, 0x10
 _lock = threading.RLock()
-_refs: dict[int, tuple[textureReference, int]] = {}      # reference address -> (struct, device variable address)
-static_resolver = None                                   # set by the C ABI: host shadow address -> device address
+_refs: dict[int, tuple] = {}      # reference address -> (textureReference struct, device variable address)
+static_resolver = None            # set by the C ABI: host shadow address -> device address
 
 
-def _ref(tex) -> textureReference:
-    if tex is None:
+def _ref(tex):
+    """The ctypes view of a textureReference argument (the struct, or its address)."""
+    r = c_struct("textureReference", tex)
+    if r is None:
         raise HipError(INVALID, "null texture reference")
-    if isinstance(tex, textureReference):
-        return tex
-    return textureReference.from_address(int(tex))
+    return r
 
 
-def _device_var(r: textureReference) -> int:
+def _device_var(r) -> int:
     with _lock:
         hit = _refs.get(ctypes.addressof(r))
     if hit is not None:
@@ -43,25 +45,23 @@ def _device_var(r: textureReference) -> int:
     raise HipError(hipError_t.hipErrorInvalidSymbol, "the texture reference has no device variable")
 
 
-def _tex_desc(r: textureReference) -> hipTextureDesc:
-    d = hipTextureDesc(filterMode=r.filterMode, readMode=r.readMode, sRGB=r.sRGB, normalizedCoords=r.normalized,
-                       maxAnisotropy=r.maxAnisotropy, mipmapFilterMode=r.mipmapFilterMode,
-                       mipmapLevelBias=r.mipmapLevelBias, minMipmapLevelClamp=r.minMipmapLevelClamp,
-                       maxMipmapLevelClamp=r.maxMipmapLevelClamp)
-    for i in range(3):
-        d.addressMode[i] = r.addressMode[i]
+def _tex_desc(r):
+    d = new_struct("hipTextureDesc")
+    d.filterMode, d.readMode, d.sRGB, d.normalizedCoords = r.filterMode, r.readMode, r.sRGB, r.normalized
+    d.maxAnisotropy, d.mipmapFilterMode, d.mipmapLevelBias = r.maxAnisotropy, r.mipmapFilterMode, r.mipmapLevelBias
+    d.minMipmapLevelClamp, d.maxMipmapLevelClamp = r.minMipmapLevelClamp, r.maxMipmapLevelClamp
+    d.addressMode[:] = r.addressMode[:]
     return d
 
 
-def _rebind(tex, res: hipResourceDesc, view: hipResourceViewDesc | None = None) -> None:
+def _rebind(r, res, view=None) -> None:
     """Replace the reference's texture object and copy the reference to its device variable."""
-    r = _ref(tex)
     dev_addr = _device_var(r)
     if r.textureObject:
         HT.destroy_texture_object(r.textureObject)
-        r.textureObject = 0
-    r.textureObject = int(HT.create_texture_object(res, _tex_desc(r), view))
-    ops.memcpy(dev_addr, ctypes.addressof(r), ctypes.sizeof(textureReference), 1, None, sync=True)
+        r.textureObject = None
+    r.textureObject = HT.create_texture_object(res, _tex_desc(r), view)
+    ops.memcpy(dev_addr, ctypes.addressof(r), ctypes.sizeof(r), 1, None, sync=True)
 
 
 def _aligned(dev_ptr: int) -> tuple[int, int]:
@@ -72,60 +72,75 @@ def _aligned(dev_ptr: int) -> tuple[int, int]:
     return dev_ptr - off, off
 
 
-def _linear(dev_ptr: int, desc: hipChannelFormatDesc, size: int) -> hipResourceDesc:
-    res = hipResourceDesc(resType=T.RES_LINEAR)
-    res.res.linear.devPtr, res.res.linear.desc, res.res.linear.sizeInBytes = dev_ptr, desc, int(size)
+def _linear(dev_ptr: int, desc, size: int):
+    res = new_struct("hipResourceDesc")
+    res.resType = T.RES_LINEAR
+    res.res.linear.devPtr, res.res.linear.desc, res.res.linear.sizeInBytes = dev_ptr, desc, size
     return res
 
 
-def _pitch2d(dev_ptr: int, desc: hipChannelFormatDesc, w, h, pitch) -> hipResourceDesc:
-    res = hipResourceDesc(resType=T.RES_PITCH2D)
+def _pitch2d(dev_ptr: int, desc, w: int, h: int, pitch: int):
+    res = new_struct("hipResourceDesc")
+    res.resType = T.RES_PITCH2D
     p2 = res.res.pitch2D
-    p2.devPtr, p2.desc, p2.width, p2.height, p2.pitchInBytes = dev_ptr, desc, int(w), int(h), int(pitch)
+    p2.devPtr, p2.desc, p2.width, p2.height, p2.pitchInBytes = dev_ptr, desc, w, h, pitch
     return res
 
 
-def _array(array, desc: hipChannelFormatDesc) -> tuple[hipResourceDesc, hipResourceViewDesc]:
-    res = hipResourceDesc(resType=T.RES_ARRAY)
-    res.res.array.array = array
-    fmt = HT.format_of(desc)
-    code = next(k for k, v in HT._VIEW.items() if v == (fmt.array_format, fmt.channels))
+def _array(array, desc):
+    """(hipResourceDesc, hipResourceViewDesc) of an array bound through a reference: the view gives the
+    reference's format."""
     st = HT.array_of(array)
-    return res, hipResourceViewDesc(format=code, width=st.width, height=st.height, depth=st.depth)
+    res = new_struct("hipResourceDesc")
+    res.resType = T.RES_ARRAY
+    res.res.array.array = HT.handle_address(array)
+    fmt = HT.format_of(desc)
+    view = new_struct("hipResourceViewDesc")
+    view.format = next(k for k, v in HT.VIEW_FORMATS.items() if v == (fmt.array_format, fmt.channels))
+    view.width, view.height, view.depth = st.width, st.height, st.depth
+    return res, view
 
 
-def _own_desc(r: textureReference) -> hipChannelFormatDesc:
-    return hipChannelFormatDesc(*I.channel_desc_of(I.Format(r.format, r.numChannels)))
+def _own_desc(r):
+    return HT.channel_desc(I.Format(r.format, r.numChannels))
+
+
+def _desc(desc):
+    d = c_struct("hipChannelFormatDesc", desc)
+    if d is None:
+        raise HipError(INVALID, "null channel descriptor")
+    return d
 
 
 # ---- binding -----------------------------------------------------------------------------------------------------
 def bind_linear(tex, dev_ptr, desc, size) -> int:
+    r, d = _ref(tex), _desc(desc)
     base, off = _aligned(as_address(dev_ptr) or 0)
-    _rebind(tex, _linear(base, desc, size))
+    _rebind(r, _linear(base, d, size))
     return off
 
 
 def bind_2d(tex, dev_ptr, desc, width, height, pitch) -> int:
+    r, d = _ref(tex), _desc(desc)
     base, off = _aligned(as_address(dev_ptr) or 0)
-    _rebind(tex, _pitch2d(base, desc, width, height, pitch))
+    _rebind(r, _pitch2d(base, d, width, height, pitch))
     return off
 
 
 def bind_array(tex, array, desc) -> None:
-    if array is None or int(array) == 0:
+    r = _ref(tex)
+    if array is None or not HT.handle_address(array):
         raise HipError(INVALID, "null array")
-    if desc is None:
-        raise HipError(INVALID, "null channel descriptor")
-    _rebind(tex, *_array(array, desc))
+    _rebind(r, *_array(array, _desc(desc)))
 
 
 @hip_api(1)
-def hipBindTexture(tex, devPtr, desc, size: int):
+def hipBindTexture(tex, devPtr, desc, size):
     return bind_linear(tex, devPtr, desc, size)
 
 
 @hip_api(1)
-def hipBindTexture2D(tex, devPtr, desc, width: int, height: int, pitch: int):
+def hipBindTexture2D(tex, devPtr, desc, width, height, pitch):
     return bind_2d(tex, devPtr, desc, width, height, pitch)
 
 
@@ -144,7 +159,7 @@ def hipUnbindTexture(tex):
     r = _ref(tex)
     if r.textureObject:
         HT.destroy_texture_object(r.textureObject)
-    r.textureObject = 0
+    r.textureObject = None
 
 
 @hip_api(1)
@@ -155,47 +170,55 @@ def hipGetTextureAlignmentOffset(texref):
 
 @hip_api(1)
 def hipModuleGetTexRef(hmod, name):
+    """A textureReference struct holding a copy of the module's reference (what HIP 5.2 returns)."""
     from .launch import _module
 
     if name is None:
         raise HipError(INVALID, "null name")
-    dev_addr, _ = _module(hmod).global_var(name.decode() if isinstance(name, bytes) else name)
-    r = textureReference()
-    raw = runtime().device().backend.read(dev_addr, ctypes.sizeof(r))
-    ctypes.memmove(ctypes.addressof(r), raw, ctypes.sizeof(r))
+    dev_addr, _ = _module(hmod).global_var(as_name(name))
+    s = structs.textureReference()
+    size = s.c_sizeof()
+    ctypes.memmove(int(s), runtime().device().backend.read(dev_addr, size), size)
     with _lock:
-        _refs[ctypes.addressof(r)] = (r, dev_addr)
-    return r
+        _refs[int(s)] = (s, dev_addr)
+    return s
 
 
 # ---- the driver-style setters and getters --------------------------------------------------------------------------
 @hip_api()
-def hipTexRefSetArray(texRef, array, flags: int):
-    if array is None or int(array) == 0:
+def hipTexRefSetArray(tex, array, flags):
+    r = _ref(tex)
+    if array is None or not HT.handle_address(array):
         raise HipError(INVALID, "null array")
-    if int(flags) != HIP_TRSA_OVERRIDE_FORMAT:
+    if flags != HIP_TRSA_OVERRIDE_FORMAT:
         raise HipError(INVALID, "flags must be HIP_TRSA_OVERRIDE_FORMAT")
-    _rebind(texRef, *_array(array, _own_desc(_ref(texRef))))
+    _rebind(r, *_array(array, _own_desc(r)))
 
 
 @hip_api(1)
-def hipTexRefSetAddress(texRef, dptr, bytes: int):
-    return bind_linear(texRef, dptr, _own_desc(_ref(texRef)), bytes)
+def hipTexRefSetAddress(texRef, dptr, bytes):
+    r = _ref(texRef)
+    base, off = _aligned(as_address(dptr) or 0)
+    _rebind(r, _linear(base, _own_desc(r), bytes))
+    return off
 
 
 @hip_api()
-def hipTexRefSetAddress2D(texRef, desc: HIP_ARRAY_DESCRIPTOR, dptr, Pitch: int):
-    if desc is None:
+def hipTexRefSetAddress2D(texRef, desc, dptr, Pitch):
+    r = _ref(texRef)
+    d = c_struct("HIP_ARRAY_DESCRIPTOR", desc)
+    if d is None:
         raise HipError(INVALID, "null descriptor")
-    cd = hipChannelFormatDesc(*I.channel_desc_of(I.Format(int(desc.Format), int(desc.NumChannels))))
-    _rebind(texRef, _pitch2d(as_address(dptr) or 0, cd, desc.Width, desc.Height, Pitch))
+    cd = HT.channel_desc(I.Format(d.Format, d.NumChannels))
+    _rebind(r, _pitch2d(as_address(dptr) or 0, cd, d.Width, d.Height, Pitch))
 
 
 @hip_api()
-def hipTexRefSetAddressMode(texRef, dim: int, am):
-    if not 0 <= int(dim) <= 2:
+def hipTexRefSetAddressMode(texRef, dim, am):
+    r = _ref(texRef)
+    if not 0 <= dim <= 2:
         raise HipError(INVALID, f"dimension {dim}")
-    _ref(texRef).addressMode[int(dim)] = int(am)
+    r.addressMode[dim] = int(am)
 
 
 @hip_api()
@@ -204,40 +227,47 @@ def hipTexRefSetFilterMode(texRef, fm):
 
 
 @hip_api()
-def hipTexRefSetFlags(texRef, Flags: int):
-    r, flags = _ref(texRef), int(Flags)
-    r.readMode = 0 if flags & HIP_TRSF_READ_AS_INTEGER else 1
-    r.normalized = int(bool(flags & HIP_TRSF_NORMALIZED_COORDINATES))
-    r.sRGB = int(bool(flags & HIP_TRSF_SRGB))
+def hipTexRefSetFlags(texRef, Flags):
+    r = _ref(texRef)
+    r.readMode = 0 if Flags & HIP_TRSF_READ_AS_INTEGER else 1
+    r.normalized = int(bool(Flags & HIP_TRSF_NORMALIZED_COORDINATES))
+    r.sRGB = int(bool(Flags & HIP_TRSF_SRGB))
 
 
 @hip_api()
-def hipTexRefSetFormat(texRef, fmt, NumPackedComponents: int):
+def hipTexRefSetFormat(texRef, fmt, NumPackedComponents):
     r = _ref(texRef)
-    r.format, r.numChannels = int(fmt), int(NumPackedComponents)
+    r.format, r.numChannels = int(fmt), NumPackedComponents
 
 
 @hip_api(1)
 def hipTexRefGetAddress(texRef):
-    res = hipResourceDesc()
-    HT.fill_resource_desc(res, _ref(texRef).textureObject or 0)
+    """The device pointer the reference is bound to, as a Pointer (hip-python's ``dev_ptr``)."""
+    res = HT.texture(_ref(texRef).textureObject or 0).api[0]
     if res.resType == T.RES_LINEAR:
-        return res.res.linear.devPtr or 0
+        return Pointer(res.res.linear.devPtr or 0)
     if res.resType == T.RES_PITCH2D:
-        return res.res.pitch2D.devPtr or 0
+        return Pointer(res.res.pitch2D.devPtr or 0)
     raise HipError(INVALID, "the reference is bound to an array, not to memory")
 
 
+def _enum(cls, value: int):
+    """hip-python converts C results to the enum; a value outside it (only a C caller can store one) stays an
+    integer here rather than failing the query."""
+    return cls(value) if value in cls._value2member_map_ else value
+
+
 @hip_api(1)
-def hipTexRefGetAddressMode(texRef, dim: int):
-    if int(dim) not in (0, 1):                # HIP 5.2 accepts dimensions 0 and 1 here
+def hipTexRefGetAddressMode(texRef, dim):
+    r = _ref(texRef)
+    if dim not in (0, 1):                # HIP 5.2 accepts dimensions 0 and 1 here
         raise HipError(INVALID, f"dimension {dim}")
-    return _ref(texRef).addressMode[int(dim)]
+    return _enum(hipTextureAddressMode, r.addressMode[dim])
 
 
 @hip_api(1)
 def hipTexRefGetFilterMode(texRef):
-    return _ref(texRef).filterMode
+    return _enum(hipTextureFilterMode, _ref(texRef).filterMode)
 
 
 @hip_api(1)
@@ -250,7 +280,7 @@ def hipTexRefGetFlags(texRef):
 @hip_api(2)
 def hipTexRefGetFormat(texRef):
     r = _ref(texRef)
-    return r.format, r.numChannels
+    return _enum(hipArray_Format, r.format), r.numChannels
 
 
 __all__ = [n for n in dir() if n.startswith("hip")]

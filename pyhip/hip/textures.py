@@ -1,8 +1,11 @@
-"""``pyhip.hip``'s arrays, copies to and from them, texture and surface objects (hip-python's conventions:
-``(err, value…)`` tuples, structs from ``texture_types``, output structs filled in place).
+"""``pyhip.hip``'s arrays, copies to and from them and texture objects, in hip-python's conventions
+(``_hippython_api``): its signatures without defaults, ``(err, value…)`` tuples, struct arguments as
+``structs.py``'s types (or their addresses, as hip-python's ``fromPyobj`` takes them), output structs filled in
+place, enum results as enums.
 
-Arrays are returned as ``hipArray`` structs (their fields as HIP 5.2 fills them; ``int(a)`` is the handle
-the C ABI hands out); any of these functions accepts the struct or its address."""
+Arrays are returned as ``hipArray`` structs (their fields as HIP 5.2 fills them; ``int(a)`` is the handle the
+C ABI hands out), texture objects as ``__hip_texture`` Pointers.  Implementations read every struct through
+its ctypes view (``texture_types.c_struct``), so the C ABI's plain addresses and integers go the same way."""
 from __future__ import annotations
 
 import ctypes
@@ -13,33 +16,48 @@ from ..errors import HipError, hipError_t
 from ..runtime import images as I, textures as T
 from ..runtime.context import runtime
 from ..runtime.memory import as_address
+from . import structs
 from ._api import hip_api
-from .texture_types import (HIP_ARRAY3D_DESCRIPTOR, HIP_ARRAY_DESCRIPTOR, HIP_RESOURCE_DESC, HIP_RESOURCE_VIEW_DESC,
-                            HIP_TEXTURE_DESC, hipArray, hipChannelFormatDesc,
-                            hipMipmappedArray, hipResourceDesc, hipResourceViewDesc, hipSurfaceObject_t,
-                            hipTextureDesc, hipTextureObject_t)
+from .conventions import argument_checker
+from .pointers import address_of
+from .texture_types import __hip_texture, c_struct, new_struct
 
 INVALID = hipError_t.hipErrorInvalidValue
 _lock = threading.RLock()
-_arrays: dict[int, tuple[hipArray, I.ImageArray]] = {}        # hipArray struct address -> (struct, storage)
-_mipmaps: dict[int, tuple[hipMipmappedArray, list]] = {}       # hipMipmappedArray address -> (struct, levels)
+_arrays: dict[int, tuple] = {}        # hipArray struct address -> (hipArray struct, ImageArray)
+_mipmaps: dict[int, tuple] = {}       # hipMipmappedArray struct address -> (struct, [hipArray structs of the levels])
 
 
 # ---- handles --------------------------------------------------------------------------------------------------
+def handle_address(obj) -> int:
+    """The address a handle argument names (a struct, Pointer, int, ``ctypes.c_void_p``; None is NULL)."""
+    try:
+        return address_of(obj)
+    except (TypeError, ValueError):
+        raise HipError(INVALID, f"not a handle: {type(obj).__name__}") from None
+
+
 def array_of(handle) -> I.ImageArray:
-    if handle is None:
+    a = handle_address(handle)
+    if not a:
         raise HipError(INVALID, "null array")
     with _lock:
-        hit = _arrays.get(int(handle))
+        hit = _arrays.get(a)
     if hit is None or not hit[1].addr:
-        raise HipError(hipError_t.hipErrorInvalidValue, f"not a live hipArray: {handle!r}")
+        raise HipError(INVALID, f"not a live hipArray: {handle!r}")
     return hit[1]
 
 
-def _struct_for(a: I.ImageArray) -> hipArray:
-    x, y, z, w, f = I.channel_desc_of(a.fmt)
-    s = hipArray(data=a.addr, desc=hipChannelFormatDesc(x=x, y=y, z=z, w=w, f=f), width=a.width, height=a.height,
-                 depth=a.depth, Format=a.fmt.array_format, NumChannels=a.fmt.channels)
+def _channel_desc(ct, fmt: I.Format) -> None:
+    ct.x, ct.y, ct.z, ct.w, ct.f = I.channel_desc_of(fmt)
+
+
+def _struct_for(a: I.ImageArray):
+    s = structs.hipArray()
+    o = s._obj
+    o.data, o.width, o.height, o.depth = a.addr, a.width, a.height, a.depth
+    o.Format, o.NumChannels = a.fmt.array_format, a.fmt.channels
+    _channel_desc(o.desc, a.fmt)
     a.handle = s
     with _lock:
         _arrays[int(s)] = (s, a)
@@ -52,45 +70,74 @@ def _forget(a: I.ImageArray) -> None:
 
 
 def format_of(desc) -> I.Format:
+    """The element format of a hipChannelFormatDesc (its ctypes view)."""
     if desc is None:
         raise HipError(INVALID, "null channel descriptor")
     return I.format_for_channel_desc(desc.x, desc.y, desc.z, desc.w, desc.f)
 
 
+def channel_desc(fmt: I.Format):
+    """A hipChannelFormatDesc ctypes struct for an element format."""
+    d = new_struct("hipChannelFormatDesc")
+    _channel_desc(d, fmt)
+    return d
+
+
 # ---- channel descriptors and arrays -------------------------------------------------------------------------------
-def hipCreateChannelDesc(x: int, y: int, z: int, w: int, f):
-    return (hipError_t.hipSuccess, hipChannelFormatDesc(x=int(x), y=int(y), z=int(z), w=int(w), f=int(f)))
+def hipCreateChannelDesc(x, y, z, w, f):
+    """``(hipSuccess, desc)`` as hip-python returns it (HIP's is an inline: the last error is untouched)."""
+    x, y, z, w, f = _check_channel_desc((x, y, z, w, f), {})
+    d = structs.hipChannelFormatDesc()
+    o = d._obj
+    o.x, o.y, o.z, o.w, o.f = x, y, z, w, f
+    return (hipError_t.hipSuccess, d)
+
+
+_check_channel_desc = argument_checker(hipCreateChannelDesc)
 
 
 @hip_api(1)
-def hipMallocArray(desc, width: int, height: int = 0, flags: int = 0):
-    return _struct_for(I.create_array(runtime().device(), format_of(desc), width, height, 0, flags))
+def hipMallocArray(desc, width, height, flags):
+    return _struct_for(I.create_array(runtime().device(), format_of(c_struct("hipChannelFormatDesc", desc)),
+                                      width, height, 0, flags))
+
+
+def _extent(extent):
+    e = c_struct("hipExtent", extent)
+    if e is None:
+        raise HipError(INVALID, "null extent")
+    return e
 
 
 @hip_api(1)
-def hipMalloc3DArray(desc, extent, flags: int = 0):
-    return _struct_for(I.create_array(runtime().device(), format_of(desc), extent.width, extent.height,
-                                      extent.depth, flags))
+def hipMalloc3DArray(desc, extent, flags):
+    e = _extent(extent)
+    return _struct_for(I.create_array(runtime().device(), format_of(c_struct("hipChannelFormatDesc", desc)),
+                                      e.width, e.height, e.depth, flags))
 
 
-def _from_descriptor(d, depth: int, flags: int):
-    fmt = I.Format(int(d.Format), int(d.NumChannels))
-    return _struct_for(I.create_array(runtime().device(), fmt, d.Width, d.Height, depth, flags))
+def _array_descriptor(name: str, d):
+    v = c_struct(name, d)
+    if v is None:
+        raise HipError(INVALID, "null array descriptor")
+    return v
 
 
 @hip_api(1)
-def hipArrayCreate(pAllocateArray: HIP_ARRAY_DESCRIPTOR):
-    return _from_descriptor(pAllocateArray, 0, 0)
+def hipArrayCreate(pAllocateArray):
+    d = _array_descriptor("HIP_ARRAY_DESCRIPTOR", pAllocateArray)
+    return _struct_for(I.create_array(runtime().device(), I.Format(d.Format, d.NumChannels), d.Width, d.Height,
+                                      0, 0))
 
 
 @hip_api(1)
-def hipArray3DCreate(pAllocateArray: HIP_ARRAY3D_DESCRIPTOR):
-    return _from_descriptor(pAllocateArray, pAllocateArray.Depth, pAllocateArray.Flags)
+def hipArray3DCreate(pAllocateArray):
+    d = _array_descriptor("HIP_ARRAY3D_DESCRIPTOR", pAllocateArray)
+    return _struct_for(I.create_array(runtime().device(), I.Format(d.Format, d.NumChannels), d.Width, d.Height,
+                                      d.Depth, d.Flags))
 
 
 def _free_array(array):
-    if array is None or int(array) == 0:
-        raise HipError(INVALID, "null array")
     a = array_of(array)
     if a.owner is not None:
         raise HipError(INVALID, "a mipmap level belongs to its mipmapped array")
@@ -110,15 +157,15 @@ def hipArrayDestroy(array):
 
 @hip_api()
 def hipGetChannelDesc(desc, array):
-    if desc is None:
+    out = c_struct("hipChannelFormatDesc", desc)
+    if out is None:
         raise HipError(INVALID, "null output descriptor")
-    x, y, z, w, f = I.channel_desc_of(array_of(array).fmt)
-    desc.x, desc.y, desc.z, desc.w, desc.f = x, y, z, w, f
+    _channel_desc(out, array_of(array).fmt)
 
 
 # mipmapped arrays: the runtime API is not supported by HIP 5.2; the driver API keeps one array per level
 @hip_api(1)
-def hipMallocMipmappedArray(desc, extent, numLevels: int, flags: int = 0):
+def hipMallocMipmappedArray(desc, extent, numLevels, flags):
     raise HipError(hipError_t.hipErrorNotSupported, "hipMallocMipmappedArray is not supported (as in HIP 5.2)")
 
 
@@ -128,15 +175,15 @@ def hipFreeMipmappedArray(mipmappedArray):
 
 
 @hip_api(1)
-def hipGetMipmappedArrayLevel(mipmappedArray, level: int):
+def hipGetMipmappedArrayLevel(mipmappedArray, level):
     raise HipError(hipError_t.hipErrorNotSupported, "hipGetMipmappedArrayLevel is not supported (as in HIP 5.2)")
 
 
 @hip_api(1)
-def hipMipmappedArrayCreate(pMipmappedArrayDesc: HIP_ARRAY3D_DESCRIPTOR, numMipmapLevels: int):
-    d = pMipmappedArrayDesc
-    fmt = I.Format(int(d.Format), int(d.NumChannels))
-    n = int(numMipmapLevels)
+def hipMipmappedArrayCreate(pMipmappedArrayDesc, numMipmapLevels):
+    d = _array_descriptor("HIP_ARRAY3D_DESCRIPTOR", pMipmappedArrayDesc)
+    fmt = I.Format(d.Format, d.NumChannels)
+    n = numMipmapLevels
     if not 1 <= n <= I.mip_levels(d.Width, d.Height, d.Depth):
         raise HipError(INVALID, f"{n} mip levels for a {d.Width} x {d.Height} x {d.Depth} array")
     dev = runtime().device()
@@ -150,16 +197,18 @@ def hipMipmappedArrayCreate(pMipmappedArrayDesc: HIP_ARRAY3D_DESCRIPTOR, numMipm
         for a in levels:
             I.destroy_array(a)
         raise
-    x, y, z, w, f = I.channel_desc_of(fmt)
-    kind = I.array_kind(d.Width, d.Height, d.Depth, d.Flags)
-    s = hipMipmappedArray(data=levels[0].addr, desc=hipChannelFormatDesc(x=x, y=y, z=z, w=w, f=f),
-                          type=kind_code(kind), width=d.Width, height=d.Height, depth=d.Depth, min_mipmap_level=0,
-                          max_mipmap_level=n, flags=d.Flags, format=int(d.Format))
+    s = structs.hipMipmappedArray()
+    o = s._obj
+    o.data, o.type, o.width, o.height, o.depth = levels[0].addr, kind_code(I.array_kind(d.Width, d.Height, d.Depth,
+                                                                                         d.Flags)), \
+        d.Width, d.Height, d.Depth
+    o.min_mipmap_level, o.max_mipmap_level, o.flags, o.format = 0, n, d.Flags, d.Format
+    _channel_desc(o.desc, fmt)
     for a in levels:
         a.owner = s
-    structs = [_struct_for(a) for a in levels]
+    level_structs = [_struct_for(a) for a in levels]
     with _lock:
-        _mipmaps[int(s)] = (s, structs)
+        _mipmaps[int(s)] = (s, level_structs)
     return s
 
 
@@ -168,9 +217,10 @@ def kind_code(kind: str) -> int:
     return {"1d": 0x10F4, "2d": 0x10F1, "3d": 0x10F2, "1da": 0x10F5, "2da": 0x10F3}[kind]
 
 
-def _mipmap(handle):
+def mipmap_of(handle):
+    """(hipMipmappedArray struct, [level hipArray structs]) of a live mipmapped array."""
     with _lock:
-        hit = _mipmaps.get(int(handle)) if handle is not None else None
+        hit = _mipmaps.get(handle_address(handle))
     if hit is None:
         raise HipError(INVALID, f"not a mipmapped array: {handle!r}")
     return hit
@@ -178,7 +228,7 @@ def _mipmap(handle):
 
 @hip_api()
 def hipMipmappedArrayDestroy(hMipmappedArray):
-    s, levels = _mipmap(hMipmappedArray)
+    s, levels = mipmap_of(hMipmappedArray)
     for lv in levels:
         a = array_of(lv)
         I.destroy_array(a)
@@ -188,11 +238,11 @@ def hipMipmappedArrayDestroy(hMipmappedArray):
 
 
 @hip_api(1)
-def hipMipmappedArrayGetLevel(hMipMappedArray, level: int):
-    s, levels = _mipmap(hMipMappedArray)
-    if not 0 <= int(level) < len(levels):
+def hipMipmappedArrayGetLevel(hMipMappedArray, level):
+    s, levels = mipmap_of(hMipMappedArray)
+    if not 0 <= level < len(levels):
         raise HipError(INVALID, f"level {level} of {len(levels)}")
-    return levels[int(level)]
+    return levels[level]
 
 
 # ---- copies ---------------------------------------------------------------------------------------------------------
@@ -215,68 +265,67 @@ def _arr(array, x_bytes: int = 0, y: int = 0, z: int = 0):
 
 
 def _copy2d_to(dst, wOffset, hOffset, src, spitch, width, height, kind, stream, sync):
-    if int(spitch) == 0:
+    if spitch == 0:
         raise HipError(hipError_t.hipErrorInvalidPitchValue, "source pitch 0")
-    I.copy_3d(_arr(dst, wOffset, hOffset), _mem(src, kind, "src", int(spitch)), width, height, 1, stream, sync)
+    I.copy_3d(_arr(dst, wOffset, hOffset), _mem(src, kind, "src", spitch), width, height, 1, stream, sync)
 
 
 def _copy2d_from(dst, dpitch, src, wOffset, hOffset, width, height, kind, stream, sync):
-    if int(dpitch) == 0:
+    if dpitch == 0:
         raise HipError(hipError_t.hipErrorInvalidPitchValue, "destination pitch 0")
-    I.copy_3d(_mem(dst, kind, "dst", int(dpitch)), _arr(src, wOffset, hOffset), width, height, 1, stream, sync)
+    I.copy_3d(_mem(dst, kind, "dst", dpitch), _arr(src, wOffset, hOffset), width, height, 1, stream, sync)
 
 
 @hip_api()
-def hipMemcpy2DToArray(dst, wOffset: int, hOffset: int, src, spitch: int, width: int, height: int, kind):
+def hipMemcpy2DToArray(dst, wOffset, hOffset, src, spitch, width, height, kind):
     _copy2d_to(dst, wOffset, hOffset, src, spitch, width, height, kind, None, True)
 
 
 @hip_api()
-def hipMemcpy2DToArrayAsync(dst, wOffset: int, hOffset: int, src, spitch: int, width: int, height: int, kind,
-                            stream=None):
+def hipMemcpy2DToArrayAsync(dst, wOffset, hOffset, src, spitch, width, height, kind, stream):
     _copy2d_to(dst, wOffset, hOffset, src, spitch, width, height, kind, stream, False)
 
 
 @hip_api()
-def hipMemcpy2DFromArray(dst, dpitch: int, src, wOffset: int, hOffset: int, width: int, height: int, kind):
+def hipMemcpy2DFromArray(dst, dpitch, src, wOffset, hOffset, width, height, kind):
     _copy2d_from(dst, dpitch, src, wOffset, hOffset, width, height, kind, None, True)
 
 
 @hip_api()
-def hipMemcpy2DFromArrayAsync(dst, dpitch: int, src, wOffset: int, hOffset: int, width: int, height: int, kind,
-                              stream=None):
+def hipMemcpy2DFromArrayAsync(dst, dpitch, src, wOffset, hOffset, width, height, kind, stream):
     _copy2d_from(dst, dpitch, src, wOffset, hOffset, width, height, kind, stream, False)
 
 
 def _linear(a: I.ImageArray, count: int):
     """HIP 5.2's hipMemcpyToArray/FromArray region: ``count`` bytes as rows of count / height bytes."""
     rows = max(a.height, 1)
-    return int(count) // rows, int(count) // a.width // a.fmt.element_size
+    return count // rows, count // a.width // a.fmt.element_size
 
 
 @hip_api()
-def hipMemcpyToArray(dst, wOffset: int, hOffset: int, src, count: int, kind):
+def hipMemcpyToArray(dst, wOffset, hOffset, src, count, kind):
     w, h = _linear(array_of(dst), count)
     I.copy_3d(_arr(dst, wOffset, hOffset), _mem(src, kind, "src", w), w, h, 1)
 
 
 @hip_api()
-def hipMemcpyFromArray(dst, srcArray, wOffset: int, hOffset: int, count: int, kind):
+def hipMemcpyFromArray(dst, srcArray, wOffset, hOffset, count, kind):
     w, h = _linear(array_of(srcArray), count)
     I.copy_3d(_mem(dst, kind, "dst", w), _arr(srcArray, wOffset, hOffset), w, h, 1)
 
 
 @hip_api()
-def hipMemcpyHtoA(dstArray, dstOffset: int, srcHost, ByteCount: int):
-    I.copy_3d(_arr(dstArray, dstOffset), _mem(srcHost, hipMemcpyKind.hipMemcpyHostToDevice, "src"), ByteCount, 1, 1)
+def hipMemcpyHtoA(dstArray, dstOffset, srcHost, count):
+    I.copy_3d(_arr(dstArray, dstOffset), _mem(srcHost, hipMemcpyKind.hipMemcpyHostToDevice, "src"), count, 1, 1)
 
 
 @hip_api()
-def hipMemcpyAtoH(dstHost, srcArray, srcOffset: int, ByteCount: int):
-    I.copy_3d(_mem(dstHost, hipMemcpyKind.hipMemcpyDeviceToHost, "dst"), _arr(srcArray, srcOffset), ByteCount, 1, 1)
+def hipMemcpyAtoH(dst, srcArray, srcOffset, count):
+    I.copy_3d(_mem(dst, hipMemcpyKind.hipMemcpyDeviceToHost, "dst"), _arr(srcArray, srcOffset), count, 1, 1)
 
 
-def _memcpy3d(p, stream, sync):
+def _memcpy3d(parms, stream, sync):
+    p = c_struct("hipMemcpy3DParms", parms)
     if p is None:
         raise HipError(INVALID, "null copy parameters")
     ext = p.extent
@@ -303,15 +352,16 @@ def hipMemcpy3D(p):
 
 
 @hip_api()
-def hipMemcpy3DAsync(p, stream=None):
+def hipMemcpy3DAsync(p, stream):
     _memcpy3d(p, stream, False)
 
 
-# ---- texture and surface objects ------------------------------------------------------------------------------------
-def resource_of(d: hipResourceDesc) -> T.Resource:
+# ---- texture objects ------------------------------------------------------------------------------------------------
+def resource_of(d) -> T.Resource:
+    """The runtime's Resource for a hipResourceDesc (ctypes view)."""
     if d is None:
         raise HipError(INVALID, "null resource descriptor")
-    kind = int(d.resType)
+    kind = d.resType
     if kind == T.RES_ARRAY:
         if not d.res.array.array:
             raise HipError(INVALID, "the resource's array is null")
@@ -319,7 +369,7 @@ def resource_of(d: hipResourceDesc) -> T.Resource:
     if kind == T.RES_MIPMAPPED:
         if not d.res.mipmap.mipmap:
             raise HipError(INVALID, "the resource's mipmapped array is null")
-        return T.Resource(kind, mipmap=_mipmap(d.res.mipmap.mipmap)[0])
+        return T.Resource(kind, mipmap=mipmap_of(d.res.mipmap.mipmap)[0])
     if kind == T.RES_LINEAR:
         lin = d.res.linear
         return T.Resource(kind, dev_ptr=lin.devPtr or 0, fmt=format_of(lin.desc), size_bytes=lin.sizeInBytes)
@@ -330,7 +380,7 @@ def resource_of(d: hipResourceDesc) -> T.Resource:
     raise HipError(INVALID, f"invalid resource type {kind}")
 
 
-def tex_desc_of(d: hipTextureDesc) -> T.TextureDesc:
+def tex_desc_of(d) -> T.TextureDesc:
     if d is None:
         raise HipError(INVALID, "null texture descriptor")
     return T.TextureDesc(tuple(d.addressMode), d.filterMode, d.readMode, d.sRGB, tuple(d.borderColor),
@@ -339,44 +389,48 @@ def tex_desc_of(d: hipTextureDesc) -> T.TextureDesc:
 
 
 # hipResourceViewFormat -> (array format, channels); 0 (hipResViewFormatNone) keeps the array's format
-_VIEW = {1: (1, 1), 2: (1, 2), 3: (1, 4), 4: (8, 1), 5: (8, 2), 6: (8, 4), 7: (2, 1), 8: (2, 2), 9: (2, 4),
-         10: (9, 1), 11: (9, 2), 12: (9, 4), 13: (3, 1), 14: (3, 2), 15: (3, 4), 16: (10, 1), 17: (10, 2),
-         18: (10, 4), 19: (16, 1), 20: (16, 2), 21: (16, 4), 22: (32, 1), 23: (32, 2), 24: (32, 4)}
+VIEW_FORMATS = {1: (1, 1), 2: (1, 2), 3: (1, 4), 4: (8, 1), 5: (8, 2), 6: (8, 4), 7: (2, 1), 8: (2, 2), 9: (2, 4),
+                10: (9, 1), 11: (9, 2), 12: (9, 4), 13: (3, 1), 14: (3, 2), 15: (3, 4), 16: (10, 1), 17: (10, 2),
+                18: (10, 4), 19: (16, 1), 20: (16, 2), 21: (16, 4), 22: (32, 1), 23: (32, 2), 24: (32, 4)}
 
 
-def view_format_of(v: hipResourceViewDesc | None):
-    if v is None or int(v.format) == 0:
+def view_format_of(v):
+    if v is None or v.format == 0:
         return None
-    if int(v.format) not in _VIEW:
-        raise HipError(hipError_t.hipErrorNotSupported, f"resource view format {int(v.format)} is not supported")
-    return I.Format(*_VIEW[int(v.format)])
+    if v.format not in VIEW_FORMATS:
+        raise HipError(hipError_t.hipErrorNotSupported, f"resource view format {v.format} is not supported")
+    return I.Format(*VIEW_FORMATS[v.format])
 
 
-def _copy_struct(s):
+def copy_struct(s):
+    """A private copy of a ctypes struct (what the API keeps of the caller's descriptors)."""
     out = type(s)()
     ctypes.memmove(ctypes.addressof(out), ctypes.addressof(s), ctypes.sizeof(s))
     return out
 
 
-def create_texture_object(pResDesc, pTexDesc, pResViewDesc=None) -> hipTextureObject_t:
+def create_texture_object(res, tex, view=None) -> int:
+    """Create a texture object from ctypes views of hipResourceDesc / hipTextureDesc / hipResourceViewDesc;
+    returns its device address."""
     dev = runtime().device()
     I.require_images(dev)
-    if pResDesc is None or pTexDesc is None:
+    if res is None or tex is None:
         raise HipError(INVALID, "null resource or texture descriptor")
-    o = T.create_texture(dev, resource_of(pResDesc), tex_desc_of(pTexDesc),
-                         _copy_struct(pResViewDesc) if pResViewDesc is not None else None,
-                         view_format_of(pResViewDesc))
-    o.api = (_copy_struct(pResDesc), _copy_struct(pTexDesc))
-    return hipTextureObject_t(o.addr, dev)
+    o = T.create_texture(dev, resource_of(res), tex_desc_of(tex), copy_struct(view) if view is not None else None,
+                         view_format_of(view))
+    o.api = (copy_struct(res), copy_struct(tex))
+    return o.addr
 
 
 @hip_api(1)
-def hipCreateTextureObject(pResDesc, pTexDesc, pResViewDesc=None):
-    return create_texture_object(pResDesc, pTexDesc, pResViewDesc)
+def hipCreateTextureObject(pResDesc, pTexDesc, pResViewDesc):
+    return __hip_texture(create_texture_object(c_struct("hipResourceDesc", pResDesc),
+                                               c_struct("hipTextureDesc", pTexDesc),
+                                               c_struct("hipResourceViewDesc", pResViewDesc)))
 
 
 def destroy_texture_object(textureObject) -> None:
-    T.destroy(as_address(textureObject) or 0, "texture")
+    T.destroy(handle_address(textureObject), "texture")
 
 
 @hip_api()
@@ -384,14 +438,19 @@ def hipDestroyTextureObject(textureObject):
     destroy_texture_object(textureObject)
 
 
-def _fill(out, src) -> None:
-    if out is None:
+def texture(textureObject) -> T.ImageObject:
+    return T.lookup(handle_address(textureObject), "texture")
+
+
+def _fill(name: str, out, src) -> None:
+    dst = c_struct(name, out)
+    if dst is None:
         raise HipError(INVALID, "null output descriptor")
-    ctypes.memmove(ctypes.addressof(out), ctypes.addressof(src), ctypes.sizeof(src))
+    ctypes.memmove(ctypes.addressof(dst), ctypes.addressof(src), ctypes.sizeof(src))
 
 
 def fill_resource_desc(pResDesc, textureObject) -> None:
-    _fill(pResDesc, T.lookup(as_address(textureObject) or 0, "texture").api[0])
+    _fill("hipResourceDesc", pResDesc, texture(textureObject).api[0])
 
 
 @hip_api()
@@ -401,152 +460,13 @@ def hipGetTextureObjectResourceDesc(pResDesc, textureObject):
 
 @hip_api()
 def hipGetTextureObjectTextureDesc(pTexDesc, textureObject):
-    _fill(pTexDesc, T.lookup(as_address(textureObject) or 0, "texture").api[1])
+    _fill("hipTextureDesc", pTexDesc, texture(textureObject).api[1])
 
 
 @hip_api()
 def hipGetTextureObjectResourceViewDesc(pResViewDesc, textureObject):
-    o = T.lookup(as_address(textureObject) or 0, "texture")
-    _fill(pResViewDesc, o.view if o.view is not None else hipResourceViewDesc())
-
-
-@hip_api(1)
-def hipCreateSurfaceObject(pResDesc):
-    dev = runtime().device()
-    I.require_images(dev)
-    o = T.create_surface(dev, resource_of(pResDesc))
-    o.api = (_copy_struct(pResDesc),)
-    return hipSurfaceObject_t(o.addr, dev)
-
-
-@hip_api()
-def hipDestroySurfaceObject(surfaceObject):
-    T.destroy(as_address(surfaceObject) or 0, "surface")
-
-
-# ---- the driver API's texture objects (HIP_RESOURCE_DESC, HIP_TEXTURE_DESC, HIP_RESOURCE_VIEW_DESC) -------------
-HIP_TRSF_READ_AS_INTEGER, HIP_TRSF_NORMALIZED_COORDINATES, HIP_TRSF_SRGB = 0x01, 0x02, 0x10
-
-
-def _channel(fmt: int, n: int) -> hipChannelFormatDesc:
-    x, y, z, w, f = I.channel_desc_of(I.Format(int(fmt), int(n)))
-    return hipChannelFormatDesc(x=x, y=y, z=z, w=w, f=f)
-
-
-def _from_driver_resource(d: HIP_RESOURCE_DESC) -> hipResourceDesc:
-    """hipamd 5.2's getResourceDesc(HIP_RESOURCE_DESC)."""
-    if d is None:
-        raise HipError(INVALID, "null resource descriptor")
-    r = hipResourceDesc(resType=int(d.resType))
-    if r.resType == T.RES_ARRAY:
-        r.res.array.array = d.res.array.hArray or 0
-    elif r.resType == T.RES_MIPMAPPED:
-        r.res.mipmap.mipmap = d.res.mipmap.hMipmappedArray or 0
-    elif r.resType == T.RES_LINEAR:
-        lin = d.res.linear
-        r.res.linear.devPtr, r.res.linear.sizeInBytes = lin.devPtr or 0, lin.sizeInBytes
-        r.res.linear.desc = _channel(lin.format, lin.numChannels)
-    elif r.resType == T.RES_PITCH2D:
-        p, q = d.res.pitch2D, r.res.pitch2D
-        q.devPtr, q.width, q.height, q.pitchInBytes = p.devPtr or 0, p.width, p.height, p.pitchInBytes
-        q.desc = _channel(p.format, p.numChannels)
-    return r
-
-
-def _to_driver_resource(r: hipResourceDesc, out: HIP_RESOURCE_DESC) -> None:
-    ctypes.memset(ctypes.addressof(out), 0, ctypes.sizeof(out))
-    out.resType = r.resType
-    if r.resType == T.RES_ARRAY:
-        out.res.array.hArray = r.res.array.array or 0
-    elif r.resType == T.RES_MIPMAPPED:
-        out.res.mipmap.hMipmappedArray = r.res.mipmap.mipmap or 0
-    else:
-        src = r.res.linear if r.resType == T.RES_LINEAR else r.res.pitch2D
-        dst = out.res.linear if r.resType == T.RES_LINEAR else out.res.pitch2D
-        fmt = format_of(src.desc)
-        dst.devPtr, dst.format, dst.numChannels = src.devPtr or 0, fmt.array_format, fmt.channels
-        if r.resType == T.RES_LINEAR:
-            dst.sizeInBytes = src.sizeInBytes
-        else:
-            dst.width, dst.height, dst.pitchInBytes = src.width, src.height, src.pitchInBytes
-
-
-def _from_driver_texture(d: HIP_TEXTURE_DESC) -> hipTextureDesc:
-    if d is None:
-        raise HipError(INVALID, "null texture descriptor")
-    t = hipTextureDesc(filterMode=d.filterMode, readMode=0 if d.flags & HIP_TRSF_READ_AS_INTEGER else 1,
-                       sRGB=int(bool(d.flags & HIP_TRSF_SRGB)),
-                       normalizedCoords=int(bool(d.flags & HIP_TRSF_NORMALIZED_COORDINATES)),
-                       maxAnisotropy=d.maxAnisotropy, mipmapFilterMode=d.mipmapFilterMode,
-                       mipmapLevelBias=d.mipmapLevelBias, minMipmapLevelClamp=d.minMipmapLevelClamp,
-                       maxMipmapLevelClamp=d.maxMipmapLevelClamp)
-    for i in range(3):
-        t.addressMode[i] = d.addressMode[i]
-    for i in range(4):
-        t.borderColor[i] = d.borderColor[i]
-    return t
-
-
-def _view(d) -> hipResourceViewDesc | None:
-    if d is None:
-        return None
-    return hipResourceViewDesc(format=d.format, width=d.width, height=d.height, depth=d.depth,
-                               firstMipmapLevel=d.firstMipmapLevel, lastMipmapLevel=d.lastMipmapLevel,
-                               firstLayer=d.firstLayer, lastLayer=d.lastLayer)
-
-
-@hip_api(1)
-def hipTexObjectCreate(pResDesc: HIP_RESOURCE_DESC, pTexDesc: HIP_TEXTURE_DESC, pResViewDesc=None):
-    o = create_texture_object(_from_driver_resource(pResDesc), _from_driver_texture(pTexDesc), _view(pResViewDesc))
-    T.lookup(int(o), "texture").driver = (_copy_struct(pTexDesc), _copy_struct(pResViewDesc) if pResViewDesc else None)
-    return o
-
-
-@hip_api()
-def hipTexObjectDestroy(texObject):
-    destroy_texture_object(texObject)
-
-
-@hip_api()
-def hipTexObjectGetResourceDesc(pResDesc: HIP_RESOURCE_DESC, texObject):
-    if pResDesc is None:
-        raise HipError(INVALID, "null output descriptor")
-    _to_driver_resource(T.lookup(as_address(texObject) or 0, "texture").api[0], pResDesc)
-
-
-@hip_api()
-def hipTexObjectGetTextureDesc(pTexDesc: HIP_TEXTURE_DESC, texObject):
-    o = T.lookup(as_address(texObject) or 0, "texture")
-    if pTexDesc is None:
-        raise HipError(INVALID, "null output descriptor")
-    drv = getattr(o, "driver", None)
-    if drv is not None:
-        _fill(pTexDesc, drv[0])
-        return
-    t = o.api[1]                                            # created through the runtime API: convert
-    ctypes.memset(ctypes.addressof(pTexDesc), 0, ctypes.sizeof(pTexDesc))
-    pTexDesc.filterMode, pTexDesc.maxAnisotropy = t.filterMode, t.maxAnisotropy
-    pTexDesc.flags = (0 if t.readMode else HIP_TRSF_READ_AS_INTEGER) | \
-        (HIP_TRSF_NORMALIZED_COORDINATES if t.normalizedCoords else 0) | (HIP_TRSF_SRGB if t.sRGB else 0)
-    pTexDesc.mipmapFilterMode, pTexDesc.mipmapLevelBias = t.mipmapFilterMode, t.mipmapLevelBias
-    pTexDesc.minMipmapLevelClamp, pTexDesc.maxMipmapLevelClamp = t.minMipmapLevelClamp, t.maxMipmapLevelClamp
-    for i in range(3):
-        pTexDesc.addressMode[i] = t.addressMode[i]
-    for i in range(4):
-        pTexDesc.borderColor[i] = t.borderColor[i]
-
-
-@hip_api()
-def hipTexObjectGetResourceViewDesc(pResViewDesc: HIP_RESOURCE_VIEW_DESC, texObject):
-    o = T.lookup(as_address(texObject) or 0, "texture")
-    if pResViewDesc is None:
-        raise HipError(INVALID, "null output descriptor")
-    ctypes.memset(ctypes.addressof(pResViewDesc), 0, ctypes.sizeof(pResViewDesc))
-    v = o.view
-    if v is not None:
-        for name in ("format", "width", "height", "depth", "firstMipmapLevel", "lastMipmapLevel", "firstLayer",
-                     "lastLayer"):
-            setattr(pResViewDesc, name, getattr(v, name))
+    o = texture(textureObject)
+    _fill("hipResourceViewDesc", pResViewDesc, o.view if o.view is not None else new_struct("hipResourceViewDesc"))
 
 
 __all__ = [n for n in dir() if n.startswith("hip")]

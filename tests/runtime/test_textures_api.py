@@ -19,6 +19,11 @@ rng = np.random.default_rng(52)
 FLOAT, SIGNED, UNSIGNED = (hip.hipChannelFormatKind.hipChannelFormatKindFloat,
                            hip.hipChannelFormatKind.hipChannelFormatKindSigned,
                            hip.hipChannelFormatKind.hipChannelFormatKindUnsigned)
+WRAP, CLAMP, MIRROR, BORDER = (hip.hipTextureAddressMode.hipAddressModeWrap, hip.hipTextureAddressMode.hipAddressModeClamp,
+                               hip.hipTextureAddressMode.hipAddressModeMirror,
+                               hip.hipTextureAddressMode.hipAddressModeBorder)
+POINT, LINEAR = hip.hipTextureFilterMode.hipFilterModePoint, hip.hipTextureFilterMode.hipFilterModeLinear
+NORMALIZED_FLOAT = hip.hipTextureReadMode.hipReadModeNormalizedFloat
 
 
 def ok(ret):
@@ -123,11 +128,12 @@ def test_driver_arrays_and_hip52_rules():
     ok0(hip.hipArrayDestroy(a))
     d1.NumChannels = 3
     assert hip.hipArrayCreate(d1)[0] == E.hipErrorInvalidValue          # 1, 2 or 4 channels
-    cube = hip.HIP_ARRAY3D_DESCRIPTOR(Width=8, Height=8, Depth=6, Format=1, NumChannels=1, Flags=hip.hipArrayCubemap)
+    cube = hip.HIP_ARRAY3D_DESCRIPTOR(Width=8, Height=8, Depth=6, Format=hip.hipArray_Format.HIP_AD_FORMAT_UNSIGNED_INT8,
+                                      NumChannels=1, Flags=hip.hipArrayCubemap)
     assert hip.hipArray3DCreate(cube)[0] == E.hipErrorNotSupported
-    assert hip.hipMallocArray(desc(8, 2, UNSIGNED), 20000, 1)[0] == E.hipErrorInvalidValue   # > 16384 wide
+    assert hip.hipMallocArray(desc(8, 2, UNSIGNED), 20000, 1, 0)[0] == E.hipErrorInvalidValue   # > 16384 wide
     bad = hip.hipChannelFormatDesc(x=8, y=16, f=UNSIGNED)
-    assert hip.hipMallocArray(bad, 4, 4)[0] == E.hipErrorInvalidValue
+    assert hip.hipMallocArray(bad, 4, 4, 0)[0] == E.hipErrorInvalidValue
 
 
 def test_mipmapped_arrays():
@@ -147,19 +153,17 @@ def test_mipmapped_arrays():
 
 
 # ---- descriptors ---------------------------------------------------------------------------------------------------
-def _tex(array, **kw):
+def _tex(array, mode=WRAP, **kw):
     rd = hip.hipResourceDesc(resType=hip.hipResourceType.hipResourceTypeArray)
     rd.res.array.array = array
-    am = kw.pop("mode", 0)
     td = hip.hipTextureDesc(**kw)
-    for i in range(3):
-        td.addressMode[i] = am
+    td.addressMode = [mode] * 3
     return ok(hip.hipCreateTextureObject(rd, td, None))
 
 
 def test_descriptors_as_the_hardware_reads_them():
     a = ok(hip.hipMalloc3DArray(desc(16, 4, UNSIGNED), hip.make_hipExtent(70, 3, 5), hip.hipArrayLayered))
-    t = _tex(a, mode=0, filterMode=1, readMode=1, normalizedCoords=1)
+    t = _tex(a, mode=WRAP, filterMode=LINEAR, readMode=NORMALIZED_FLOAT, normalizedCoords=1)
     w = struct.unpack("<20I", _read(int(t), 80))
     base = (w[0] | (w[1] & 0xFF) << 32) << 8
     assert base % 256 == 0 and base != 0
@@ -175,7 +179,7 @@ def test_descriptors_as_the_hardware_reads_them():
     assert bits(s, 0, 15, 1) == 0 and bits(s, 2, 20, 2) == 1 and bits(s, 2, 22, 2) == 1     # normalized, bilinear
     assert bits(s, 1, 12, 12) == 4095 and w[16:20] == (0, 0, 0, 0)
     ok0(hip.hipDestroyTextureObject(t))
-    for mode, norm, want in ((0, 0, 2), (2, 0, 2), (3, 0, 6), (2, 1, 1), (1, 1, 2)):
+    for mode, norm, want in ((WRAP, 0, 2), (MIRROR, 0, 2), (BORDER, 0, 6), (MIRROR, 1, 1), (CLAMP, 1, 2)):
         t = _tex(a, mode=mode, normalizedCoords=norm)                    # unnormalized wrap/mirror -> clamp
         s = struct.unpack("<4I", _read(int(t) + 48, 16))
         assert bits(s, 0, 0, 3) == want and bits(s, 0, 15, 1) == (not norm) and bits(s, 3, 30, 2) == 0
@@ -184,19 +188,22 @@ def test_descriptors_as_the_hardware_reads_them():
 
 
 def test_texture_object_queries_and_refusals():
-    a = ok(hip.hipMallocArray(desc(32, 1, FLOAT), 4, 4))
-    t = _tex(a, mode=3, filterMode=1)
-    rd, td, vd = hip.hipResourceDesc(), hip.hipTextureDesc(), hip.hipResourceViewDesc(format=5)
+    a = ok(hip.hipMallocArray(desc(32, 1, FLOAT), 4, 4, 0))
+    t = _tex(a, mode=BORDER, filterMode=LINEAR)
+    assert isinstance(t, hip.hipTextureObject_t)
+    rd, td = hip.hipResourceDesc(), hip.hipTextureDesc()
+    vd = hip.hipResourceViewDesc(format=hip.hipResourceViewFormat.hipResViewFormatSignedChar2)
     ok0(hip.hipGetTextureObjectResourceDesc(rd, t))
     ok0(hip.hipGetTextureObjectTextureDesc(td, t))
     ok0(hip.hipGetTextureObjectResourceViewDesc(vd, t))
-    assert rd.resType == 0 and rd.res.array.array == int(a) and td.addressMode[2] == 3 and td.filterMode == 1
-    assert vd.format == 0
+    assert rd.resType == hip.hipResourceType.hipResourceTypeArray and int(rd.res.array.array) == int(a)
+    assert td.addressMode == [BORDER] * 3 and td.filterMode is LINEAR
+    assert vd.format is hip.hipResourceViewFormat.hipResViewFormatNone
     ok0(hip.hipDestroyTextureObject(t))
     assert hip.hipDestroyTextureObject(t)[0] == E.hipErrorInvalidValue
     assert hip.hipDestroyTextureObject(None)[0] == E.hipSuccess
     for kw in ({"maxAnisotropy": 2}, {"mipmapLevelBias": 0.5}, {"maxMipmapLevelClamp": 3.0}):
-        rd2 = hip.hipResourceDesc(resType=0)
+        rd2 = hip.hipResourceDesc(resType=hip.hipResourceType.hipResourceTypeArray)
         rd2.res.array.array = a
         assert hip.hipCreateTextureObject(rd2, hip.hipTextureDesc(**kw), None)[0] == E.hipErrorNotSupported
     lin = hip.hipResourceDesc(resType=hip.hipResourceType.hipResourceTypeLinear)
@@ -210,16 +217,72 @@ def test_texture_object_queries_and_refusals():
     ok0(hip.hipFreeArray(a))
 
 
+def test_driver_texture_objects():
+    """hipTexObjectCreate over hip-python's HIP_*_st structs (enum fields take hip-python's *_enum types):
+    the object HIP 5.2 builds from the converted runtime descriptors, and the queries convert back."""
+    a = ok(hip.hipMallocArray(desc(16, 2, SIGNED), 11, 7, 0))
+    with pytest.raises(TypeError):
+        hip.HIP_RESOURCE_DESC(resType=0)
+    rd = hip.HIP_RESOURCE_DESC(resType=hip.HIPresourcetype.HIP_RESOURCE_TYPE_ARRAY)
+    rd.res.array.hArray = a
+    td = hip.HIP_TEXTURE_DESC(filterMode=hip.HIPfilter_mode.HIP_TR_FILTER_MODE_LINEAR,
+                              flags=hip.HIP_TRSF_NORMALIZED_COORDINATES)
+    td.addressMode = [hip.HIPaddress_mode.HIP_TR_ADDRESS_MODE_MIRROR] * 3
+    t = ok(hip.hipTexObjectCreate(rd, td, None))
+    assert isinstance(t, hip.hipTextureObject_t)
+    same = _tex(a, mode=MIRROR, filterMode=LINEAR, readMode=NORMALIZED_FLOAT, normalizedCoords=1)
+    words = struct.unpack("<20I", _read(int(t), 80))
+    assert words == struct.unpack("<20I", _read(int(same), 80)) and words[0] | words[1]
+    back, tback = hip.HIP_RESOURCE_DESC(), hip.HIP_TEXTURE_DESC()
+    ok0(hip.hipTexObjectGetResourceDesc(back, t))
+    ok0(hip.hipTexObjectGetTextureDesc(tback, t))
+    assert back.resType is hip.HIPresourcetype.HIP_RESOURCE_TYPE_ARRAY and int(back.res.array.hArray) == int(a)
+    assert tback.filterMode is hip.HIPfilter_mode.HIP_TR_FILTER_MODE_LINEAR and tback.flags == 2
+    assert tback.addressMode == [2, 2, 2]
+    ok0(hip.hipTexObjectGetTextureDesc(tback, same))                 # a runtime-API object, converted
+    assert tback.flags == hip.HIP_TRSF_NORMALIZED_COORDINATES and tback.addressMode == [2, 2, 2]
+    for x in (t, same):
+        ok0(hip.hipTexObjectDestroy(x))
+    assert hip.hipTexObjectDestroy(t)[0] == E.hipErrorInvalidValue
+    ok0(hip.hipFreeArray(a))
+
+
+def test_surface_objects_through_ext():
+    """hip-python has no surface-object functions (HIP 5.2 declares them C++): pyhip.hip leaves them out of its
+    namespace and pyhip.hip.ext has them, with the same conventions."""
+    assert not hasattr(hip, "hipCreateSurfaceObject") and not hasattr(hip, "hipDestroySurfaceObject")
+    a = ok(hip.hipMallocArray(desc(32, 4, FLOAT), 9, 6, hip.hipArraySurfaceLoadStore))
+    rd = hip.hipResourceDesc(resType=hip.hipResourceType.hipResourceTypeArray)
+    rd.res.array.array = a
+    s = ok(hip.ext.hipCreateSurfaceObject(rd))
+    t = _tex(a)
+    assert isinstance(s, hip.hipSurfaceObject_t) and int(s) != int(t)
+    w = struct.unpack("<12I", _read(int(s), 48))
+    assert (w[0] | (w[1] & 0xFF) << 32) << 8 == int(a.data)            # the image object over the array
+    assert w == struct.unpack("<12I", _read(int(t), 48))              # same T# as a texture of the array
+    with pytest.raises(TypeError):
+        hip.ext.hipCreateSurfaceObject(rd, None)
+    assert hip.hipDestroyTextureObject(s)[0] == E.hipErrorInvalidValue  # not a texture
+    ok0(hip.ext.hipDestroySurfaceObject(s))
+    assert hip.ext.hipDestroySurfaceObject(s)[0] == E.hipErrorInvalidValue
+    assert hip.ext.hipCreateSurfaceObject(None)[0] == E.hipErrorInvalidValue
+    ok0(hip.hipDestroyTextureObject(t))
+    ok0(hip.hipFreeArray(a))
+
+
 def test_no_images_on_gfx942():
     code = ("import pyhip.hip as h\n"
-            "d = h.hipCreateChannelDesc(32, 0, 0, 0, 2)[1]\n"
-            "print(h.hipMallocArray(d, 4, 4)[0].value, h.hipDeviceGetAttribute(\n"
-            "    h.hipDeviceAttribute_t.hipDeviceAttributeImageSupport, 0)[1], h.hipGetDeviceProperties(0)[1].maxTexture1D)")
+            "d = h.hipCreateChannelDesc(32, 0, 0, 0, h.hipChannelFormatKind.hipChannelFormatKindFloat)[1]\n"
+            "p = h.hipDeviceProp_t()\n"
+            "assert h.hipGetDeviceProperties(p, 0)[0] == h.hipError_t.hipSuccess\n"
+            "print(h.hipMallocArray(d, 4, 4, 0)[0].value, h.hipDeviceGetAttribute(\n"
+            "    h.hipDeviceAttribute_t.hipDeviceAttributeImageSupport, 0)[1], p.maxTexture1D)")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                        env={**os.environ, "PYHIP_DEVICES": "gfx942"})
     assert r.stdout.split() == [str(int(E.hipErrorNotSupported)), "0", "0"], r.stdout + r.stderr
-    p = ok(hip.hipGetDeviceProperties(0))
-    assert p.maxTexture1D == 16384 and p.maxTexture2D == (16384, 16384) and p.maxTexture3D == (16384, 16384, 8192)
+    p = hip.hipDeviceProp_t()
+    ok0(hip.hipGetDeviceProperties(p, 0))
+    assert p.maxTexture1D == 16384 and p.maxTexture2D == [16384, 16384] and p.maxTexture3D == [16384, 16384, 8192]
     assert ok(hip.hipDeviceGetAttribute(hip.hipDeviceAttribute_t.hipDeviceAttributeImageSupport, 0)) == 1
 
 
@@ -230,14 +293,14 @@ def _launch(module, name, grid, args):
 
 
 def test_waves_sampling_different_textures_in_one_dispatch(module):
-    a0 = ok(hip.hipMallocArray(desc(32, 4, FLOAT), 5, 4))
-    a1 = ok(hip.hipMallocArray(desc(8, 4, UNSIGNED), 3, 7))
+    a0 = ok(hip.hipMallocArray(desc(32, 4, FLOAT), 5, 4, 0))
+    a1 = ok(hip.hipMallocArray(desc(8, 4, UNSIGNED), 3, 7, 0))
     d0 = rng.uniform(-3, 3, (4, 5, 4)).astype(np.float32)
     d1 = rng.integers(0, 256, (7, 3, 4)).astype(np.uint8)
     ok(hip.hipMemcpy2DToArray(a0, 0, 0, d0, 80, 80, 4, K.hipMemcpyHostToDevice))
     ok(hip.hipMemcpy2DToArray(a1, 0, 0, d1, 12, 12, 7, K.hipMemcpyHostToDevice))
-    t0 = _tex(a0, mode=2, filterMode=1, normalizedCoords=1)
-    t1 = _tex(a1, mode=1, filterMode=0, readMode=1, normalizedCoords=1)
+    t0 = _tex(a0, mode=MIRROR, filterMode=LINEAR, normalizedCoords=1)
+    t1 = _tex(a1, mode=CLAMP, filterMode=POINT, readMode=NORMALIZED_FLOAT, normalizedCoords=1)
     n = 64 * 6
     coords = rng.uniform(-0.5, 1.5, (n, 2)).astype(np.float32)
     c = ok(hip.hipMalloc(coords.nbytes))
@@ -283,18 +346,22 @@ def test_texture_over_freed_memory_faults(module):
 def test_module_texture_reference(module):
     """hipModuleGetTexRef + the driver-style setters, then the fixture's legacy kernel reads tex2D(ref2d)."""
     ref = ok(hip.hipModuleGetTexRef(module, "ref2d"))
-    a = ok(hip.hipMallocArray(desc(32, 1, FLOAT), 6, 5))
+    a = ok(hip.hipMallocArray(desc(32, 1, FLOAT), 6, 5, 0))
     data = rng.uniform(-4, 4, (5, 6)).astype(np.float32)
     ok0(hip.hipMemcpy2DToArray(a, 0, 0, data, 24, 24, 5, K.hipMemcpyHostToDevice))
     ok0(hip.hipTexRefSetFormat(ref, hip.hipArray_Format.HIP_AD_FORMAT_FLOAT, 1))
     ok0(hip.hipTexRefSetFlags(ref, 2))                         # normalized coordinates, read as float
-    ok0(hip.hipTexRefSetFilterMode(ref, 1))
+    with pytest.raises(TypeError):                            # hip-python: enums, never plain ints
+        hip.hipTexRefSetFilterMode(ref, 1)
+    ok0(hip.hipTexRefSetFilterMode(ref, LINEAR))
     for dim in range(2):
-        ok0(hip.hipTexRefSetAddressMode(ref, dim, hip.hipTextureAddressMode.hipAddressModeMirror))
-    ok0(hip.hipTexRefSetArray(ref, a, 1))
-    assert ok(hip.hipTexRefGetFlags(ref)) == 2 and ok(hip.hipTexRefGetFilterMode(ref)) == 1
-    assert ok(hip.hipTexRefGetAddressMode(ref, 1)) == 2 and hip.hipTexRefGetAddressMode(ref, 2)[0] == E.hipErrorInvalidValue
+        ok0(hip.hipTexRefSetAddressMode(ref, dim, MIRROR))
+    ok0(hip.hipTexRefSetArray(ref, a, hip.HIP_TRSA_OVERRIDE_FORMAT))
+    assert ok(hip.hipTexRefGetFlags(ref)) == 2 and ok(hip.hipTexRefGetFilterMode(ref)) is LINEAR
+    assert ok(hip.hipTexRefGetAddressMode(ref, 1)) is MIRROR
+    assert hip.hipTexRefGetAddressMode(ref, 2)[0] == E.hipErrorInvalidValue
     assert hip.hipTexRefGetFormat(ref)[1:] == (hip.hipArray_Format.HIP_AD_FORMAT_FLOAT, 1)
+    assert type(hip.hipTexRefGetFormat(ref)[1]) is hip.hipArray_Format
     assert hip.hipTexRefGetAddress(ref)[0] == E.hipErrorInvalidValue      # bound to an array
     coords = rng.uniform(-1.2, 2.2, 128).astype(np.float32)
     c = ok(hip.hipMalloc(coords.nbytes))
@@ -311,10 +378,10 @@ def test_module_texture_reference(module):
     rows[:, :6] = data[::-1]
     ok0(hip.hipMemcpy(pitched, rows, rows.nbytes, K.hipMemcpyHostToDevice))
     ok0(hip.hipTexRefSetFlags(ref, 0))
-    ok0(hip.hipTexRefSetFilterMode(ref, 0))
-    ok0(hip.hipTexRefSetAddress2D(ref, hip.HIP_ARRAY_DESCRIPTOR(Width=6, Height=5, Format=32, NumChannels=1),
-                                  pitched, 256))
-    assert ok(hip.hipTexRefGetAddress(ref)) == int(pitched)
+    ok0(hip.hipTexRefSetFilterMode(ref, POINT))
+    ok0(hip.hipTexRefSetAddress2D(ref, hip.HIP_ARRAY_DESCRIPTOR(Width=6, Height=5, Format=hip.hipArray_Format.HIP_AD_FORMAT_FLOAT,
+                                                                NumChannels=1), pitched, 256))
+    assert int(ok(hip.hipTexRefGetAddress(ref))) == int(pitched)
     ucoords = (coords * 6).astype(np.float32)
     ok0(hip.hipMemcpy(c, ucoords, ucoords.nbytes, K.hipMemcpyHostToDevice))
     _launch(module, "_Z6legacyPKfPf", 1, [c, o])

@@ -171,6 +171,11 @@ class DeviceBackend:
         """Whether ``addr`` is in this device's address range (allocated or not): never host memory."""
         return self.memory.base <= addr < self.memory.base + DEVICE_STRIDE
 
+    def find(self, addr: int):
+        """``(start, end, kind)`` of the allocation of this device's address space holding ``addr``
+        (kind: user, host, peer, …), or None."""
+        return self.memory.find(addr)
+
     def new_queue(self) -> QueueBackend:
         return QueueBackend(self)
 

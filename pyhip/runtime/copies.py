@@ -49,6 +49,19 @@ class Place:
         return np.ctypeslib.as_array((ctypes.c_ubyte * span).from_address(self.address))
 
 
+    def modify(self, span: int, fn) -> None:
+        """``fn(view)`` changes bytes of [address, address + span); device memory the CPU cannot write in
+        place (HSA backend: VRAM without CPU access gives a read-only snapshot) is changed in a copy and
+        written back."""
+        base = self.view(span)
+        if base.flags.writeable:
+            fn(base)
+            return
+        base = base.copy()
+        fn(base)
+        self.device.backend.write(self.address, base.tobytes())
+
+
 def locate(p, writable: bool = False) -> Place:
     """The Place of a pointer-like value (int address, DevicePointer) or a Python buffer."""
     addr = as_address(p)
@@ -67,7 +80,7 @@ def locate(p, writable: bool = False) -> Place:
     if addr == 0:
         raise invalid("null pointer")
     for dev in runtime().devices:
-        hit = dev.backend.memory.find(addr)
+        hit = dev.backend.find(addr)
         if hit is not None:
             start, end, kind = hit
             if kind == "peer":                            # another device's memory seen through peer access
@@ -131,8 +144,10 @@ def copy3d(dst, dpitch: int, dslice: int, src, spitch: int, sslice: int, width: 
             staged = np.ascontiguousarray(_region(s.view(sspan), width, height, depth, spitch, sslice)).copy()
 
         def op():
-            out = _region(d.view(dspan), width, height, depth, dpitch, dslice)
-            out[...] = staged if staged is not None else _region(s.view(sspan), width, height, depth, spitch, sslice)
+            def fill(base):
+                out = _region(base, width, height, depth, dpitch, dslice)
+                out[...] = staged if staged is not None else _region(s.view(sspan), width, height, depth, spitch, sslice)
+            d.modify(dspan, fill)
         cmd = st.host_op(op, "memcpy", keep=(d.keep, s.keep))
     if sync:
         cmd.signal.wait(None)
@@ -181,8 +196,9 @@ def fill3d(dst, pitch: int, slice_pitch: int, value: int, width: int, height: in
         pattern = np.frombuffer(value.to_bytes(elem, "little"), dtype=np.uint8)
 
         def op():
-            out = _region(d.view(span), width, height, depth, pitch, slice_pitch)
-            out[...] = np.resize(pattern, width)[None, None, :]
+            def fill(base):
+                _region(base, width, height, depth, pitch, slice_pitch)[...] = np.resize(pattern, width)[None, None, :]
+            d.modify(span, fill)
         cmd = st.host_op(op, "memset")
     if sync:
         cmd.signal.wait(None)

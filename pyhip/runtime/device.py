@@ -30,7 +30,9 @@ class Device:
         self._hostcalls: dict[int, object] = {}     # hostcall buffer address -> HostcallBuffer
         self.flags = 0                              # hipSetDeviceFlags scheduling mode
         self.cache_config = 0                       # hipDeviceSetCacheConfig
-        self.backend.gpu.sleep_hook = self._serve_hostcalls
+        gpu = self.backend.emulated_gpu
+        if gpu is not None:                         # device printf's hostcall buffers are served on s_sleep
+            gpu.sleep_hook = self._serve_hostcalls
 
     def __repr__(self) -> str:
         return f"<Device {self.index} {self.isa}>"

@@ -59,5 +59,5 @@ def write_value(stream, address: int, value: int, width: int) -> None:
     data = (int(value) & ((1 << (8 * width)) - 1)).to_bytes(width, "little")
 
     def op():
-        place.view(width)[:] = np.frombuffer(data, np.uint8)
+        place.modify(width, lambda v: v.__setitem__(slice(None), np.frombuffer(data, np.uint8)))
     st.host_op(op, "write value", keep=place.keep)

@@ -18,10 +18,14 @@ def _check(*indices) -> None:
 
 
 def can_access(device: int, peer: int) -> int:
+    """1 between two emulated devices (pyhip's emulator backend maps memories into each other); 0 for the
+    same device or a device on another backend (HSA peer mappings are not implemented)."""
     if device == peer:
         return 0
     _check(device, peer)
-    return 1
+    devs = runtime().devices
+    return int(all(hasattr(devs[i].backend, "memory") and hasattr(devs[i].backend.memory, "map_peer")
+                   for i in (device, peer)))
 
 
 def enable(device: int, peer: int) -> None:

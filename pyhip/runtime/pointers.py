@@ -63,7 +63,7 @@ def attributes(addr: int) -> Attributes | None:
         return Attributes(int(hipMemoryType.hipMemoryTypeHost), h.device, addr, addr, int(h.kind == "managed"),
                           h.flags, h.start, h.size)
     for dev in runtime().devices:
-        hit = dev.backend.memory.find(addr)
+        hit = dev.backend.find(addr)
         if hit is not None and hit[2] == "user":
             return Attributes(int(hipMemoryType.hipMemoryTypeDevice), dev.index, addr, 0, 0, 0, hit[0],
                               hit[1] - hit[0])

@@ -466,8 +466,20 @@ def main(argv=None) -> int:
         old = json.loads(cache.read_text()) if cache.exists() else {}
         cases = []
         listing = [(area, exe) for area, exes in built.items() for exe, _ in exes]
+        # an executable's case names are cached with its mtime (listing runs the program under the runtime)
+        lcache = build / f"listing-{rt}.json"
+        known = json.loads(lcache.read_text()) if lcache.exists() else {}
+
+        def names_of(exe: Path) -> list[str]:
+            hit = known.get(str(exe))
+            if hit and hit["mtime"] == exe.stat().st_mtime and hit["names"]:
+                return hit["names"]
+            ns = list_cases(exe, rt, a.timeout)
+            known[str(exe)] = {"mtime": exe.stat().st_mtime, "names": ns}
+            return ns
         with cf.ThreadPoolExecutor(a.jobs) as pool:
-            names = list(pool.map(lambda ae: list_cases(ae[1], rt, a.timeout), listing))
+            names = list(pool.map(lambda ae: names_of(ae[1]), listing))
+        lcache.write_text(json.dumps(known, indent=1, sort_keys=True))
         for (area, exe), ns in zip(listing, names):
             for n in ns:
                 if a.filter and not re.search(a.filter, n):

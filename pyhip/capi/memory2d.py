@@ -3,7 +3,8 @@ hipMemcpyParam2D / hipMemcpy3D / hipDrvMemcpy3D (+Async, _spt), hipMemset2D / hi
 the driver-style 1-D copies (hipMemcpyHtoD/DtoH/DtoD +Async), hipMemcpyWithStream and peer copies.
 Validation follows AMD's runtime (clr hip_memory.cpp): errors for null pointers, pitches below the width,
 invalid kinds; zero-sized regions are no-ops.  Arrays (hipArray) and hipMemcpy3D (which takes arrays or
-pointers) belong to the texture code (capi/textures.py)."""
+pointers) belong to the texture code (capi/textures.py); driver-style descriptors with a hipArray side are
+copied by it too (runtime/images.py)."""
 from __future__ import annotations
 
 from ..errors import HipError, hipError_t
@@ -81,13 +82,41 @@ def install(c) -> None:
 
     def side(mtype, host, device, array, x, y, z, pitch, height):
         """The base address of one side of a driver-style copy descriptor (hip_Memcpy2D / HIP_MEMCPY3D)."""
-        if int(mtype) == MEMORY_ARRAY or (int(mtype) not in (MEMORY_HOST, MEMORY_DEVICE, MEMORY_UNIFIED)):
-            raise HipError(hipError_t.hipErrorNotSupported if int(mtype) == MEMORY_ARRAY else
-                           hipError_t.hipErrorInvalidValue, f"memory type {int(mtype)}")
+        if int(mtype) not in (MEMORY_HOST, MEMORY_DEVICE, MEMORY_UNIFIED):
+            raise invalid(f"memory type {int(mtype)}")
         base = addr(host) if int(mtype) == MEMORY_HOST else addr(device)
         if base == 0:
             raise invalid("null pointer in the copy descriptor")
         return base + int(x) + int(y) * int(pitch) + int(z) * int(pitch) * int(height)
+
+    def endpoint(mtype, host, device, array, x, y, z, pitch, height):
+        """One side of a driver-style copy that involves a hipArray, as the texture code's copies take it."""
+        from ..hip.textures import array_of
+        from ..runtime.images import Endpoint
+
+        if int(mtype) == MEMORY_ARRAY:
+            if array == ffi.NULL:
+                raise invalid("null array in the copy descriptor")
+            return Endpoint(array=array_of(addr(array)), x=int(x), y=int(y), z=int(z))
+        if int(mtype) not in (MEMORY_HOST, MEMORY_DEVICE, MEMORY_UNIFIED):
+            raise invalid(f"memory type {int(mtype)}")
+        base = addr(host) if int(mtype) == MEMORY_HOST else addr(device)
+        if base == 0:
+            raise invalid("null pointer in the copy descriptor")
+        return Endpoint(addr=base, pitch=int(pitch), height=int(height), x=int(x), y=int(y), z=int(z))
+
+    def array_copy(p, w, h, d, sp, sh, dp, dh, z, stream, sync) -> bool:
+        """Copies from or to a hipArray (hipMemoryTypeArray on either side) go through the array code."""
+        if MEMORY_ARRAY not in (int(p.srcMemoryType), int(p.dstMemoryType)):
+            return False
+        from ..runtime.images import copy_3d
+
+        src = endpoint(p.srcMemoryType, p.srcHost, p.srcDevice, p.srcArray, p.srcXInBytes, p.srcY,
+                       p.srcZ if z else 0, sp, sh)
+        dst = endpoint(p.dstMemoryType, p.dstHost, p.dstDevice, p.dstArray, p.dstXInBytes, p.dstY,
+                       p.dstZ if z else 0, dp, dh)
+        copy_3d(dst, src, w, h, d, c.stream_of(stream), sync)
+        return True
 
     def param3d(p, stream, sync):
         c.need(p)
@@ -96,6 +125,8 @@ def install(c) -> None:
             return
         sh, dh = int(p.srcHeight) or h, int(p.dstHeight) or h
         sp, dp = int(p.srcPitch) or w, int(p.dstPitch) or w
+        if array_copy(p, w, h, d, sp, sh, dp, dh, True, stream, sync):
+            return
         src = side(p.srcMemoryType, p.srcHost, p.srcDevice, p.srcArray, p.srcXInBytes, p.srcY, p.srcZ, sp, sh)
         dst = side(p.dstMemoryType, p.dstHost, p.dstDevice, p.dstArray, p.dstXInBytes, p.dstY, p.dstZ, dp, dh)
         copies.copy3d(dst, dp, dp * dh, src, sp, sp * sh, w, h, d, c.stream_of(stream), sync)
@@ -106,6 +137,8 @@ def install(c) -> None:
         if w == 0 or h == 0:
             return
         sp, dp = int(p.srcPitch) or w, int(p.dstPitch) or w
+        if array_copy(p, w, h, 1, sp, h, dp, h, False, stream, sync):
+            return
         src = side(p.srcMemoryType, p.srcHost, p.srcDevice, p.srcArray, p.srcXInBytes, p.srcY, 0, sp, h)
         dst = side(p.dstMemoryType, p.dstHost, p.dstDevice, p.dstArray, p.dstXInBytes, p.dstY, 0, dp, h)
         if h > 1 and (w > sp or w > dp):

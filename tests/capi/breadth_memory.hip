@@ -260,6 +260,60 @@ static void pools_and_info() {
   hipStreamDestroy(s);
 }
 
+// driver-style descriptors with a hipArray side (hipMemoryTypeArray): host -> array with hipMemcpyParam2D,
+// array -> array and array -> host with hipDrvMemcpy3D, a sub-box at offsets, against the host data
+static void array_descriptors() {
+  const int w = 37, h = 11, d = 5;                         // float elements; odd sizes
+  HIP_ARRAY3D_DESCRIPTOR desc = {};
+  desc.Width = w; desc.Height = h; desc.Depth = d; desc.Format = HIP_AD_FORMAT_FLOAT; desc.NumChannels = 1;
+  hipArray_t a = nullptr, b = nullptr;
+  code("hipArray3DCreate", hipArray3DCreate(&a, &desc), hipSuccess);
+  code("hipArray3DCreate (second)", hipArray3DCreate(&b, &desc), hipSuccess);
+  std::vector<float> src(w * h * d), back(w * h * d, -1.0f);
+  for (auto& v : src) v = (float)(std::rand() % 100000) / 7.0f;
+  for (int z = 0; z < d; ++z) {        // each slice: host -> slice 0 of a (2-D descriptor), then a -> slice z of b
+    hip_Memcpy2D p = {};
+    p.srcMemoryType = hipMemoryTypeHost; p.srcHost = src.data() + z * w * h; p.srcPitch = w * sizeof(float);
+    p.dstMemoryType = hipMemoryTypeArray; p.dstArray = a;
+    p.WidthInBytes = w * sizeof(float); p.Height = h;
+    hipError_t e1 = hipMemcpyParam2D(&p);
+    HIP_MEMCPY3D m = {};
+    m.srcMemoryType = hipMemoryTypeArray; m.srcArray = a;
+    m.dstMemoryType = hipMemoryTypeArray; m.dstArray = b; m.dstZ = z;
+    m.WidthInBytes = w * sizeof(float); m.Height = h; m.Depth = 1;
+    hipError_t e2 = hipDrvMemcpy3D(&m);
+    if (z == 0) {
+      code("hipMemcpyParam2D host -> array", e1, hipSuccess);
+      code("hipDrvMemcpy3D array -> array", e2, hipSuccess);
+    }
+  }
+  HIP_MEMCPY3D m;
+  m = {};
+  m.srcMemoryType = hipMemoryTypeArray; m.srcArray = b;
+  m.dstMemoryType = hipMemoryTypeHost; m.dstHost = back.data(); m.dstPitch = w * sizeof(float); m.dstHeight = h;
+  m.WidthInBytes = w * sizeof(float); m.Height = h; m.Depth = d;
+  code("hipDrvMemcpy3D array -> host", hipDrvMemcpy3D(&m), hipSuccess);
+  check("array round trip", std::memcmp(src.data(), back.data(), src.size() * sizeof(float)) == 0);
+  std::vector<float> box(3 * 4 * 2, -1.0f);                 // a 3 x 4 x 2 box at (5, 2, 1) into a host buffer
+  m = {};
+  m.srcMemoryType = hipMemoryTypeArray; m.srcArray = b; m.srcXInBytes = 5 * sizeof(float); m.srcY = 2; m.srcZ = 1;
+  m.dstMemoryType = hipMemoryTypeHost; m.dstHost = box.data(); m.dstPitch = 3 * sizeof(float); m.dstHeight = 4;
+  m.WidthInBytes = 3 * sizeof(float); m.Height = 4; m.Depth = 2;
+  code("hipDrvMemcpy3D array box -> host", hipDrvMemcpy3D(&m), hipSuccess);
+  bool ok = true;
+  for (int z = 0; z < 2; ++z) for (int y = 0; y < 4; ++y) for (int x = 0; x < 3; ++x)
+    ok &= box[(z * 4 + y) * 3 + x] == src[((z + 1) * h + y + 2) * w + x + 5];
+  check("array sub-box", ok);
+  m.srcZ = d - 1;                                            // the box would leave the array
+  code("box outside the array", hipDrvMemcpy3D(&m), hipErrorInvalidValue);
+  hipArrayDestroy(a);
+  hipArrayDestroy(b);
+  size_t free_only = 0, total_only = 0;                      // either output of hipMemGetInfo may be null
+  code("hipMemGetInfo(&free, nullptr)", hipMemGetInfo(&free_only, nullptr), hipSuccess);
+  code("hipMemGetInfo(nullptr, &total)", hipMemGetInfo(nullptr, &total_only), hipSuccess);
+  check("hipMemGetInfo partial outputs", free_only > 0 && total_only >= free_only);
+}
+
 int main() {
   std::srand(12345);
   pitched_2d();
@@ -268,6 +322,7 @@ int main() {
   pinned_ordering();
   attributes_and_registration();
   pools_and_info();
+  array_descriptors();
   std::printf(failures ? "FAILURES %d\n" : "PASS\n", failures);
   return failures;
 }

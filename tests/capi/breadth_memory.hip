@@ -314,6 +314,25 @@ static void array_descriptors() {
   check("hipMemGetInfo partial outputs", free_only > 0 && total_only >= free_only);
 }
 
+// hipDrvPointerGetAttributes: an attribute with no value for the pointer (the host pointer of device
+// memory) gets its default and the call still succeeds (hipamd 5.2 ignores each attribute's status)
+static void driver_attributes() {
+  int* d = nullptr;
+  hipMalloc(&d, 3000);
+  int* host = (int*)0x1234;                                  // poisoned
+  int ordinal = -7;
+  void* start = nullptr;
+  void* data[] = {&host, &ordinal, &start};
+  hipPointer_attribute attrs[] = {HIP_POINTER_ATTRIBUTE_HOST_POINTER, HIP_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+                                  HIP_POINTER_ATTRIBUTE_RANGE_START_ADDR};
+  code("hipDrvPointerGetAttributes on device memory",
+       hipDrvPointerGetAttributes(3, attrs, data, (hipDeviceptr_t)(d + 100)), hipSuccess);
+  check("host pointer NULL, ordinal, range start", host == nullptr && ordinal == 0 && start == d);
+  code("hipDrvPointerGetAttributes without attributes", hipDrvPointerGetAttributes(0, attrs, data, (hipDeviceptr_t)d),
+       hipErrorInvalidValue);
+  hipFree(d);
+}
+
 int main() {
   std::srand(12345);
   pitched_2d();
@@ -323,6 +342,7 @@ int main() {
   attributes_and_registration();
   pools_and_info();
   array_descriptors();
+  driver_attributes();
   std::printf(failures ? "FAILURES %d\n" : "PASS\n", failures);
   return failures;
 }

@@ -57,7 +57,10 @@ def host_malloc(size: int, flags: int = 0, kind: str = "hostmalloc") -> HostPoin
         raise HipError(hipError_t.hipErrorInvalidValue, "size must be positive")
     if flags & ~HOST_MALLOC_FLAGS or flags & 0xC0000000 == 0xC0000000:
         raise HipError(hipError_t.hipErrorInvalidValue, f"invalid hipHostMalloc flags 0x{flags:x}")
-    arr = np.zeros(size + 4096, dtype=np.uint8)
+    try:
+        arr = np.zeros(size + 4096, dtype=np.uint8)
+    except (MemoryError, ValueError, OverflowError):           # more than the host has (or can address)
+        raise HipError(hipError_t.hipErrorOutOfMemory, f"cannot pin {size} bytes of host memory") from None
     base = arr.ctypes.data
     start = (-base) % 4096
     arr = arr[start:start + size]

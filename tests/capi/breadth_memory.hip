@@ -331,6 +331,9 @@ static void driver_attributes() {
   code("hipDrvPointerGetAttributes without attributes", hipDrvPointerGetAttributes(0, attrs, data, (hipDeviceptr_t)d),
        hipErrorInvalidValue);
   hipFree(d);
+  void* huge = nullptr;                                        // more than any host has: out of memory, as AMD's
+  code("hipHostMalloc(SIZE_MAX)", hipHostMalloc(&huge, ~size_t(0)), hipErrorOutOfMemory);
+  code("hipHostMalloc(1 << 50)", hipHostMalloc(&huge, size_t(1) << 50), hipErrorOutOfMemory);
 }
 
 int main() {

@@ -6,7 +6,8 @@ operand text of a sample encoding; the bits that must keep the sample's value (e
 llvm-mc rejects the word); the class of each source operand (what llvm prints for 1/(2*pi) and a few
 literals in that slot); VOP3 abs/neg/op_sel; which VOP1/VOP2/VOPC (and, GFX11, VOP3/VOP3P) opcodes have DPP16,
 DPP8 and (GFX10) SDWA forms.  FLAT opcodes are recorded under FLAT/GLOBAL/SCRATCH by the seg field; GFX11
-VOPD halves under VOPDX/VOPDY.  BUF_FORMATS: the unified MTBUF format names (code → name).
+VOPD halves under VOPDX/VOPDY.  MIMG: how LLVM sizes each image opcode's data and address operands
+(tools/gen_rdna_mimg.py).  BUF_FORMATS: the unified MTBUF format names (code → name).
 
 Usage: python3 tools/gen_rdna_tables.py      (needs llvm-mc-19; the output is committed, never edited)
 """
@@ -18,6 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from gen_gfx9_tables import HexInt, _slot_token, _type_of  # noqa: E402
+import gen_rdna_mimg  # noqa: E402
 from pyhip.emu.isa import formats_rdna as R  # noqa: E402
 from pyhip.emu.isa import llvm_mc  # noqa: E402
 
@@ -114,6 +116,8 @@ def samples(fam: int):
                     w0 = fx["MTBUF"] | fmt << 19 | op << 15 | 16
                     w1 = so << 24 | 1 << 22 | 2 << 16 | VD << 8 | VA
                 yield "MTBUF", op, _pack(w0, w1)
+    for op, b in gen_rdna_mimg.samples(fam):                # MIMG
+        yield "MIMG", op, b
     if fam == 11:                                           # VOPD: each half against a few partners
         partners = ((4, 6, 7), (8, 0, 0))                   # (partner op, its vsrc1, the other vsrc1)
         for opx in range(16):
@@ -204,6 +208,8 @@ def sweep(fam: int):
     _src_types(fam, target, base, table, info)
     _vop3_mods(fam, target, base, info)
     _dpp_forms(fam, target, base, info)
+    for op, m in gen_rdna_mimg.info(fam, target, table, llvm_mc.disassemble).items():
+        info[("MIMG", op)]["mimg"] = m
     return table, info
 
 
@@ -221,10 +227,11 @@ def _must_bits(fam, target, alts, info):
             continue
         nbits = 32 if enc in R.SHORT else 64
         ebits = R.ENCODING_BITS[fam]["FLAT" if enc in ("GLOBAL", "SCRATCH") else enc]
+        free = R.MIMG_SIZED_BITS[fam] if enc == "MIMG" else 0
         for si, b in enumerate(samples_[:6]):
             words = list(struct.unpack(f"<{len(b) // 4}I", b))
             for bit in range(nbits):
-                if bit < 32 and ebits >> bit & 1:
+                if bit < 32 and ebits >> bit & 1 or free >> bit & 1:
                     continue
                 w = list(words)
                 w[bit // 32] ^= 1 << (bit % 32)

@@ -27,6 +27,7 @@ class Device:
         self._errors: list[HipError] = []
         self._kernarg_free: dict[int, list[int]] = {}
         self._kernarg_busy: list[tuple[int, int, object]] = []
+        self._kernarg_scanned = 0           # length of the busy list after its last full scan
         self._hostcalls: dict[int, object] = {}     # hostcall buffer address -> HostcallBuffer
         self.flags = 0                              # hipSetDeviceFlags scheduling mode
         self.cache_config = 0                       # hipDeviceSetCacheConfig
@@ -105,8 +106,9 @@ class Device:
     def kernarg_alloc(self, size: int) -> int:
         chunk = max(KERNARG_CHUNK, 1 << (max(size, 1) - 1).bit_length())
         with self._lock:
-            self._reclaim_kernargs()
             free = self._kernarg_free.setdefault(chunk, [])
+            if not free:
+                self._reclaim_kernargs()
             if free:
                 return free.pop()
         return self.backend.alloc(chunk, kind="kernarg")
@@ -117,13 +119,26 @@ class Device:
             self._kernarg_busy.append((addr, chunk, command))
 
     def _reclaim_kernargs(self) -> None:
-        still = []
-        for addr, chunk, cmd in self._kernarg_busy:
-            if cmd.done():
-                self._kernarg_free.setdefault(chunk, []).append(addr)
-            else:
-                still.append((addr, chunk, cmd))
-        self._kernarg_busy = still
+        """Free the kernarg chunks of completed commands.  Commands mostly complete in the order they were
+        enqueued: take the completed ones from the front; scan the whole list only when it has doubled since
+        the last full scan (a long command on one stream must not pin every other stream's chunks), so a launch
+        costs O(1) amortised however deep the queues are."""
+        busy = self._kernarg_busy
+        k = 0
+        while k < len(busy) and busy[k][2].done():
+            k += 1
+        for addr, chunk, _ in busy[:k]:
+            self._kernarg_free.setdefault(chunk, []).append(addr)
+        del busy[:k]
+        if len(busy) >= 2 * max(self._kernarg_scanned, 32):
+            still = []
+            for addr, chunk, cmd in busy:
+                if cmd.done():
+                    self._kernarg_free.setdefault(chunk, []).append(addr)
+                else:
+                    still.append((addr, chunk, cmd))
+            busy[:] = still
+            self._kernarg_scanned = len(busy)
 
     def reset(self) -> None:
         """hipDeviceReset: wait for work, destroy streams, free everything allocated by the user."""

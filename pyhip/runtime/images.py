@@ -1,5 +1,5 @@
-"""HIP arrays on an emulated device: formats, storage, image resource descriptors, and copies to and from
-arrays (in stream order).
+"""HIP arrays on an emulated device: formats, storage, image resource descriptors (in the layout of the
+device's generation, ``image_desc.image_words``), and copies to and from arrays (in stream order).
 
 Formats follow HIP 5.2's runtime (hipamd's hip_conversions + ROCr's GFX9 image format table): a HIP array
 format and channel count (1, 2 or 4) pick an HSA channel type/order, which picks the GFX9 IMG data format,
@@ -190,11 +190,9 @@ class ImageArray:
             raise HipError(INVALID, "a view format must have the array's element size")
         dfmt, nfmt, sel = fmt.img_format()
         typ = {"1d": D.IMG_1D, "2d": D.IMG_2D, "3d": D.IMG_3D, "1da": D.IMG_1D_ARRAY, "2da": D.IMG_2D_ARRAY}[self.kind]
-        words = D.pack_tsharp(BASE_ADDRESS=(self.addr >> 8) & 0xFFFFFFFF, BASE_ADDRESS_HI=self.addr >> 40,
-                              DATA_FORMAT=dfmt, NUM_FORMAT=nfmt, WIDTH=self.width - 1, HEIGHT=self.rows - 1,
-                              DST_SEL_X=sel[0], DST_SEL_Y=sel[1], DST_SEL_Z=sel[2], DST_SEL_W=sel[3], TYPE=typ,
-                              DEPTH=self.slices - 1 if self.kind != "1d" and self.kind != "2d" else 0,
-                              PITCH=self.pitch - 1)
+        words = D.image_words(D.generation(self.device.isa.processor), base=self.addr, data_format=dfmt,
+                              num_format=nfmt, width=self.width, height=self.rows, depth=self.slices,
+                              pitch=self.pitch, type=typ, dst_sel=sel)
         return words + [fmt.hsa_type, fmt.hsa_order, self.width, 0]
 
 

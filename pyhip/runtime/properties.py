@@ -90,12 +90,14 @@ class DeviceProp:
 
 def image_support(processor: str) -> bool:
     """Whether the emulated device runs image instructions: the decoder knows MIMG for the processor and
-    the semantics execute image_sample (gfx90a; gfx94x has no image instructions)."""
+    the semantics execute its image_sample (gfx90a, gfx1030, gfx1100; gfx94x has no image instructions)."""
+    from ..emu.isa import decoder_rdna
     from ..emu.isa.decoder import _TARGET_TABLE
     from ..emu.isa._tables_gfx9 import OPCODES
     from ..emu.semantics import SEMANTICS, load_all
 
-    table = OPCODES.get(_TARGET_TABLE.get(processor, ""), {})
+    fam = decoder_rdna.family(processor)
+    table = decoder_rdna.tables(fam).OPCODES if fam else OPCODES.get(_TARGET_TABLE.get(processor, ""), {})
     load_all()
     return any(e[0] == "image_sample" for e in table.get("MIMG", {}).values()) and "image_sample" in SEMANTICS
 
@@ -117,7 +119,7 @@ def make_properties(isa, index: int, total_mem: int) -> DeviceProp:
                    major=major, minor=minor, multiProcessorCount=mps, l2CacheSize=l2,
                    gcnArch=major * 100 + minor * 10 + step, gcnArchName=str(isa), memoryBusWidth=bus,
                    memoryClockRate=mclk, pciBusID=index + 1, maxThreadsPerMultiProcessor=2048)
-    if images:          # texture limits as HIP 5.2 derives them from ROCr's GFX9 image table
+    if images:          # texture limits as HIP 5.2 derives them from ROCr's image tables (GFX9 and GFX10/11 alike)
         p.maxTexture1DLinear, p.maxTexture1D, p.maxTexture2D, p.maxTexture3D = MAX_1D_LINEAR, MAX_1D, MAX_2D, MAX_3D
     # arch.hasSurfaceFuncs stays 0 even with images: hipamd 5.2 hard-codes it (hip_device.cpp), and AMD's
     # conformance tests compare against that; image support is hipDeviceAttributeImageSupport

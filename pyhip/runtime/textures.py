@@ -85,7 +85,7 @@ def lookup(addr: int, kind: str) -> ImageObject:
     return o
 
 
-def sampler_words(td: TextureDesc, res_kind: int) -> list[int]:
+def sampler_words(td: TextureDesc, res_kind: int, gen: int = 9) -> list[int]:
     """The S# HIP 5.2 programs for a texture descriptor, plus 4 zero dwords."""
     mode = td.address_mode[0]
     if res_kind == RES_LINEAR:
@@ -99,25 +99,24 @@ def sampler_words(td: TextureDesc, res_kind: int) -> list[int]:
     if td.filter_mode not in (POINT, LINEAR):
         raise HipError(INVALID, f"invalid filter mode {td.filter_mode}")
     filt = D.XY_BILINEAR if td.filter_mode == LINEAR and res_kind != RES_LINEAR else D.XY_POINT
-    return D.pack_ssharp(CLAMP_X=clamp, CLAMP_Y=clamp, CLAMP_Z=clamp, FORCE_UNNORMALIZED=int(not td.normalized),
+    return D.pack_ssharp(gen, CLAMP_X=clamp, CLAMP_Y=clamp, CLAMP_Z=clamp, FORCE_UNNORMALIZED=int(not td.normalized),
                          MAX_LOD=4095, XY_MAG_FILTER=filt, XY_MIN_FILTER=filt, Z_FILTER=D.Z_NONE,
                          BORDER_COLOR_TYPE=D.BORDER_TRANS_BLACK) + [0, 0, 0, 0]
 
 
-def buffer_words(addr: int, fmt: Format, width: int) -> list[int]:
+def buffer_words(addr: int, fmt: Format, width: int, gen: int = 9) -> list[int]:
     """A linear texture's image object: the V# (stride = element size) then the HSA type, order, width."""
     dfmt, nfmt = fmt.buffer_format()
     sel = fmt.img_format()[2]
     w1 = (addr >> 32 & 0xFFFF) | fmt.element_size << 16
-    w3 = sel[0] | sel[1] << 3 | sel[2] << 6 | sel[3] << 9 | nfmt << 12 | dfmt << 15 | (fmt.element_size & 3) << 21
+    w3 = D.buffer_word3(gen, dfmt, nfmt, sel, fmt.element_size & 3)
     return [addr & 0xFFFFFFFF, w1, width * fmt.element_size, w3, 0, 0, 0, 0, fmt.hsa_type, fmt.hsa_order, width, 0]
 
 
-def pitch2d_words(addr: int, fmt: Format, width: int, height: int, pitch_bytes: int) -> list[int]:
+def pitch2d_words(addr: int, fmt: Format, width: int, height: int, pitch_bytes: int, gen: int = 9) -> list[int]:
     dfmt, nfmt, sel = fmt.img_format()
-    words = D.pack_tsharp(BASE_ADDRESS=(addr >> 8) & 0xFFFFFFFF, BASE_ADDRESS_HI=addr >> 40, DATA_FORMAT=dfmt,
-                          NUM_FORMAT=nfmt, WIDTH=width - 1, HEIGHT=height - 1, DST_SEL_X=sel[0], DST_SEL_Y=sel[1],
-                          DST_SEL_Z=sel[2], DST_SEL_W=sel[3], TYPE=D.IMG_2D, PITCH=pitch_bytes // fmt.element_size - 1)
+    words = D.image_words(gen, base=addr, data_format=dfmt, num_format=nfmt, width=width, height=height, depth=1,
+                          pitch=pitch_bytes // fmt.element_size, type=D.IMG_2D, dst_sel=sel)
     return words + [fmt.hsa_type, fmt.hsa_order, width, 0]
 
 
@@ -158,14 +157,15 @@ def create_texture(device, res: Resource, td: TextureDesc, view=None, view_fmt: 
         raise HipError(NOT_SUPPORTED, "mipmapped textures are not supported (as in HIP 5.2 on ROCm)")
     if td.max_anisotropy or td.mipmap_level_bias or td.min_mipmap_level_clamp or td.max_mipmap_level_clamp:
         raise HipError(NOT_SUPPORTED, "anisotropy, LOD bias and LOD clamps are not programmed (as in HIP 5.2)")
-    samp = sampler_words(td, res.kind)
+    gen = D.generation(device.isa.processor)
+    samp = sampler_words(td, res.kind, gen)
     fmt = _view_format(res, td, view_fmt)
     if res.kind == RES_ARRAY:
         image = res.array.descriptor(fmt)
     elif res.kind == RES_LINEAR:
-        image = buffer_words(res.dev_ptr, fmt, res.size_bytes // fmt.element_size)
+        image = buffer_words(res.dev_ptr, fmt, res.size_bytes // fmt.element_size, gen)
     else:
-        image = pitch2d_words(res.dev_ptr, fmt, res.width, res.height, res.pitch_bytes)
+        image = pitch2d_words(res.dev_ptr, fmt, res.width, res.height, res.pitch_bytes, gen)
     return _new(device, "texture", res, image + samp, td, view)
 
 

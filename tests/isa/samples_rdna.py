@@ -23,6 +23,7 @@ def encodings(fam: int) -> dict:
     """encoding → (opcode bits, number of base words)."""
     out = {e: (b, 1 if e in R.SHORT else 2) for e, (_, b) in R.OPCODE_FIELD[fam].items() if e not in ("VOPDX", "VOPDY")}
     out["MTBUF"] = (4, 2)
+    out["MIMG"] = (8, 2)
     if fam == 11:
         out["VOPD"] = (9, 2)
     return out
@@ -46,6 +47,8 @@ def _put_op(fam, enc, op, w0, w1):
         return (w0 & ~(7 << 16)) | (op & 7) << 16, (w1 & ~(1 << 21)) | (op >> 3) << 21
     if enc == "VOPD":
         return (w0 & ~(0x1FF << 17)) | op << 17, w1
+    if enc == "MIMG" and fam == 10:
+        return (w0 & ~(0x7F << 18 | 1)) | (op & 0x7F) << 18 | op >> 7, w1
     shift, bits = R.OPCODE_FIELD[fam][enc]
     return (w0 & ~(((1 << bits) - 1) << shift)) | op << shift, w1
 
@@ -127,6 +130,20 @@ def sample(rng: random.Random, fam: int, enc: str, op: int, mode: int) -> bytes:
                 w0 |= r.getrandbits(3) << (12 if fam == 10 else 13) if fam == 11 else (r.getrandbits(2) << 16 | r.getrandbits(1) << 12)
             w1 = _vgpr(r) | _vgpr(r) << 8 | r.choice([null, null, 0x7F, 0, 2, 4, 6, 10, 102, 106, 126, 124, 125]) << 16 \
                 | _vgpr(r) << 24 | (r.getrandbits(1) if (flags or fam == 11) else 0) << 23
+        elif enc == "MIMG":     # realistic DMASK/DIM/NSA shapes, random flags
+            nsa = r.choice([0, 0, 1, 2, 3]) if fam == 10 else r.choice([0, 0, 1])
+            dm, dim = r.choice([1, 3, 7, 15, 0, 2, 4, 8]), r.randrange(8)
+            bit = (lambda p: int(flags and r.random() < p))
+            vd, va = _vgpr(r), _vgpr(r)
+            sr, ss = r.choice([0, 1, 2, 4, 25, 27, 31]), r.choice([0, 2, 3, 25, 27, 31])
+            if fam == 10:
+                w0 = fixed | dm << 8 | dim << 3 | nsa << 1 | bit(.1) << 16 | bit(.2) << 12 | bit(.2) << 13 \
+                    | bit(.2) << 25 | bit(.2) << 7 | bit(.1) << 17 | bit(.1) << 15
+                w1 = va | vd << 8 | sr << 16 | ss << 21 | bit(.2) << 30 | bit(.2) << 31
+            else:
+                w0 = fixed | dm << 8 | dim << 2 | nsa | bit(.2) << 16 | bit(.2) << 17 | bit(.2) << 7 | bit(.2) << 12 \
+                    | bit(.2) << 13 | bit(.2) << 14 | bit(.1) << 15
+                w1 = va | vd << 8 | sr << 16 | bit(.1) << 21 | bit(.1) << 22 | ss << 26
         else:   # MUBUF / MTBUF
             w0 = fixed | r.choice([0, 4, 0xFFF, r.getrandbits(12)])
             w1 = _vgpr(r) | _vgpr(r) << 8 | r.choice([0, 1, 2, 4, 8, 31]) << 16 \
@@ -147,5 +164,7 @@ def sample(rng: random.Random, fam: int, enc: str, op: int, mode: int) -> bytes:
     words = [w0] if enc in R.SHORT else [w0, w1]
     if ext is not None:
         words.append(ext)
+    if enc == "MIMG":       # NSA address dwords (used when the NSA field asks for them)
+        words += [r.choice([0x04030201, 0x0B0A0908, 0x100F0E0D, r.getrandbits(32)]) for _ in range(3)]
     words.append(lit)       # a literal is appended; callers trim to the decoded size
     return struct.pack(f"<{len(words)}I", *words)

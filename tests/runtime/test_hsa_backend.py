@@ -100,10 +100,20 @@ def test_same_output_as_the_emulator_backend(tmp_path):
     assert outs[1].returncode == 0 and outs[1].stdout == outs[0].stdout, outs[1].stdout + outs[1].stderr
 
 
-def test_triton_kernels_on_the_hsa_backend():
-    """The Triton corpus (softmax, layer norm, reductions, tl.dot in fp32/fp16/bf16/int8 through MFMA, ...)
-    through pyhip's loader and kernarg packing, launched into ROCr's queues, checked against numpy."""
+def test_every_device_is_driven_through_rocr():
+    """The environment the other tests use really selects the HSA backend on ROCr's agents (no silent fallback)."""
+    r = subprocess.run([sys.executable, "-m", "pyhip", "info"], capture_output=True, text=True, timeout=300, env=env())
+    lines = [l for l in r.stdout.splitlines() if l.startswith("device ")]
+    assert r.returncode == 0 and "backend: hsa" in r.stdout and len(lines) == 2, r.stdout + r.stderr
+    assert all("— hsa (" in l and "ROCr node" in l for l in lines), r.stdout
+
+
+def test_corpus_and_triton_kernels_on_the_hsa_backend():
+    """The hipcc 5.2 / clang-19 gfx90a corpus (device math, warp ops, atomics, half/bf16, 3-D grids) and the Triton
+    corpus (softmax, layer norm, reductions, tl.dot in fp32/fp16/bf16/int8 through MFMA, ...) through pyhip's loader
+    and kernarg packing, launched into ROCr's queues, checked against numpy."""
+    files = [ROOT / "tests" / "emu" / f for f in ("test_corpus.py", "test_corpus_isa.py", "test_triton.py")]
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-x", "-k", "gfx90a",
-                        str(ROOT / "tests" / "emu" / "test_triton.py")],
+                        *map(str, files)],
                        capture_output=True, text=True, timeout=1500, cwd=ROOT, env=env())
     assert r.returncode == 0 and " passed" in r.stdout and "failed" not in r.stdout, r.stdout[-4000:] + r.stderr[-2000:]

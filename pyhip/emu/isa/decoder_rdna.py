@@ -81,7 +81,7 @@ def _t16_fields(name: str, enc: str) -> tuple:
 class _Op:
     """Decoding facts of one (family, encoding, opcode)."""
     __slots__ = ("name", "llvm", "must_mask", "must_value", "lit_slots", "dpp", "dpp8", "sdwa", "kmk",
-                 "src_types", "vdst_scalar", "nsrc", "t16", "unused")
+                 "src_types", "vdst_scalar", "nsrc", "t16", "unused", "mimg")
 
     def __init__(self, entry, info, enc, fam):
         self.name, self.llvm = entry[0], entry[1]
@@ -103,6 +103,7 @@ class _Op:
         first = entry[2].split(",")[0].strip() if entry[2] else ""
         self.vdst_scalar = enc in ("VOP1", "VOP3") and bool(_SGPR_TOKEN.match(first))
         self.nsrc = len([p for p in entry[2].split(",") if p.strip()]) if entry[2] else 0
+        self.mimg = info.get("mimg")
 
 
 _CACHE: dict = {}
@@ -147,6 +148,8 @@ def decode_one(code: bytes, offset: int, target: str, table: dict | None = None)
     if enc == "VOPD":
         return _vopd(code, offset, w0, w1, table)
     op = R.opcode(enc, w0, w1, fam)
+    if enc == "MIMG":
+        return _mimg(code, offset, w0, w1, op, table)
     if enc == "FLAT":
         enc = R.flat_segment(w0, fam)
     o = table.get((enc, op))
@@ -248,6 +251,81 @@ def _vopd(code, offset, w0, w1, table):
         inst.literal = _U32.unpack_from(code, offset + 8)[0]
         words.append(inst.literal)
         inst.size = 12
+    inst.words = tuple(words)
+    return inst
+
+
+def _sgpr_tuple_ok(first: int, n: int, null: int) -> bool:
+    """An SGPR tuple LLVM decodes: s0-s105 or ttmp0-ttmp15, not running past either, or NULL."""
+    return first + n <= 106 or 108 <= first and first + n <= 124 or first == null
+
+
+def _mimg(code, offset, w0, w1, op, table):
+    """An image instruction: 8 bytes plus the NSA address dwords.  How many data and address VGPRs it has is
+    not encoded; the generated ``mimg`` facts say, per opcode, DIM, A16, DMASK, D16 and TFE, what LLVM
+    decodes (``fields``: ``data_regs`` the data VGPR count, ``addr_regs`` the widths of the address
+    operands, ``vaddrs`` the address VGPR of each address dword)."""
+    fam = table["family"]
+    o = table.get(("MIMG", op))
+    if o is None or o.mimg is None:
+        raise DecodeError(offset, w0, f"invalid MIMG opcode {op}")
+    if (w0 | w1 << 32) & o.must_mask != o.must_value:
+        raise DecodeError(offset, w0, f"invalid {o.name} encoding (fixed bits)")
+    m = o.mimg
+    fl = R.fields("MIMG", w0, w1, fam)
+    key = fl["dim"] * 2 + fl["a16"]
+    ch = bin(fl["dmask"]).count("1")
+    data = m["data"][(ch * 2 + fl["d16"]) * 2 + fl["tfe"]]
+    if data is None:
+        raise DecodeError(offset, w0, f"{o.name}: invalid DMASK/D16/TFE combination")
+    dregs, default_addr = data
+    plain = m["addr"][2 if m["dim"] else 0]
+    k = fl["nsa"]
+    size = 8 + 4 * k
+    if offset + size > len(code):
+        raise DecodeError(offset, w0, "truncated MIMG NSA address dwords")
+    if k:
+        ent = m["nsa"].get(k, m["nsa"].get(str(k)))
+        ent = ent[key] if ent is not None else None
+        if ent is None:
+            raise DecodeError(offset, w0, f"{o.name}: invalid NSA form")
+        if isinstance(ent, list):          # LLVM's default operand sizes
+            ent, dregs = ent
+        elif default_addr != plain and k in m["default"]:     # ... for this data size
+            ent, dregs = m["default"][k]
+        widths = (1,) * ent if isinstance(ent, int) else tuple(ent)
+        regs = [fl["vaddr"]] + list(code[offset + 8:offset + size])
+        vaddrs = []
+        for i, wd in enumerate(widths):
+            if regs[i] + wd > 256:
+                raise DecodeError(offset, w0, f"{o.name}: address registers past v255")
+            vaddrs.extend(range(regs[i], regs[i] + wd))
+        fl["vaddrs"] = tuple(vaddrs)
+    else:
+        a = m["addr"][key]
+        if a is None:
+            raise DecodeError(offset, w0, f"{o.name}: invalid DIM/A16 combination")
+        if isinstance(a, list):            # LLVM's default operand sizes
+            a, dregs = a
+        elif default_addr != plain:        # ... for this data size
+            a = default_addr
+        widths = (a,)
+        fl["vaddrs"] = None
+    if fl["vdata"] + dregs > 256 or not k and fl["vaddr"] + widths[0] > 256:
+        # a tuple past v255: LLVM keeps the operand sizes of the variant it decoded
+        dflt = m["default"].get(k, m["default"].get(str(k)))
+        if dflt is None:
+            raise DecodeError(offset, w0, f"{o.name}: data registers past v255")
+        w_, dregs = dflt
+        widths = (w_,) if isinstance(w_, int) else tuple(w_)
+    null = R.NULL if fam == 10 else R.NULL11
+    if fl["vdata"] + dregs > 256 or not k and fl["vaddr"] + widths[0] > 256 or \
+            not _sgpr_tuple_ok(fl["srsrc"], 8 if m["dim"] else 4, null) or \
+            m["samp"] and not _sgpr_tuple_ok(fl["ssamp"], 4, null):
+        raise DecodeError(offset, w0, f"{o.name}: register tuple out of range")
+    fl["data_regs"], fl["addr_regs"] = dregs, widths
+    words = struct.unpack_from(f"<{size // 4}I", code, offset)
+    inst = Instruction(pc=offset, size=size, encoding="MIMG", opcode=op, name=o.name, fields=fl)
     inst.words = tuple(words)
     return inst
 

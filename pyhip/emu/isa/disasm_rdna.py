@@ -78,6 +78,8 @@ def format_instruction(inst, target: str) -> str:
     enc, f = inst.encoding, inst.fields
     if enc == "VOPD":
         return _vopd(inst, fam)
+    if enc == "MIMG":
+        return _mimg(inst, fam)
     try:
         mnem, tmpl = template(fam, enc, inst.opcode)
     except KeyError:
@@ -228,6 +230,36 @@ def _vopd(inst, fam):
             ops.append(_reg("v", f[s1], 1))
         halves.append(mnem + " " + ", ".join(ops))
     return " :: ".join(halves)
+
+
+_DIMS = ("1D", "2D", "3D", "CUBE", "1D_ARRAY", "2D_ARRAY", "2D_MSAA", "2D_MSAA_ARRAY")
+
+
+def _mimg(inst, fam):
+    """image_*: data, address (one tuple, or the NSA list), T# (4 dwords for BVH), [S#], then the modifiers;
+    operand sizes from the decoder (``data_regs``, ``addr_regs``)."""
+    f = inst.fields
+    m = _info(fam, "MIMG", inst.opcode)["mimg"]
+    widths = f["addr_regs"]
+    if f["nsa"]:
+        regs = [f["vaddr"]] + [inst.words[2 + i // 4] >> 8 * (i % 4) & 0xFF for i in range(4 * f["nsa"])]
+        addr = "[" + ", ".join(_reg("v", regs[i], w) for i, w in enumerate(widths)) + "]"
+    else:
+        addr = _reg("v", f["vaddr"], widths[0])
+    null = R.NULL if fam == 10 else R.NULL11      # MIMG SGPR fields are not renumbered
+    ops = [_reg("v", f["vdata"], f["data_regs"]), addr,
+           "null" if f["srsrc"] == null else _reg("s", f["srsrc"], 8 if m["dim"] else 4)]
+    if m["samp"]:
+        ops.append("null" if f["ssamp"] == null else _reg("s", f["ssamp"], 4))
+    out = inst.name + " " + ", ".join(ops)
+    if m["dim"]:
+        if f["dmask"]:
+            out += f" dmask:0x{f['dmask']:x}"
+        out += f" dim:SQ_RSRC_IMG_{_DIMS[f['dim']]}"
+    for bit in ("unorm", "glc", "slc", "dlc", "r128", "a16", "tfe", "lwe", "d16"):
+        if f.get(bit):
+            out += " " + bit
+    return out
 
 
 def _hwreg(v: int, fam: int) -> str:

@@ -13,6 +13,9 @@ RDNA moved is put back where GFX9 has it:
   has an explicit ``sve`` (VADDR used) bit.
 * MTBUF has a unified 7-bit ``format`` (``dfmt``/``nfmt`` are filled from it by the decoder).
 * VOPD (GFX11 dual issue) is one instruction with two halves: ``opx``/``opy`` and X/Y operand fields.
+* MIMG: GFX10 keeps opcode bit 7 in bit 0 and the number of NSA (non-sequential address) dwords in bits
+  2:1; GFX11 has an 8-bit opcode and one NSA bit.  ``dim`` (SQ_RSRC_IMG_* - 8) replaces GFX9's ``da``;
+  ``nsa`` is the number of extra address dwords (``decoder_rdna`` reads them into ``fields['vaddrs']``).
 """
 from __future__ import annotations
 
@@ -26,35 +29,44 @@ SADDR_OFF = 0x7F                # GFX9's "off" in FLAT saddr, used by the semant
 ENCODING_FIXED = {
     10: {"SOP2": 0x80000000, "SOPK": 0xB0000000, "SOP1": 0xBE800000, "SOPC": 0xBF000000, "SOPP": 0xBF800000,
          "SMEM": 0xF4000000, "VOP2": 0x00000000, "VOP1": 0x7E000000, "VOPC": 0x7C000000, "VOP3": 0xD4000000,
-         "VOP3P": 0xCC000000, "DS": 0xD8000000, "FLAT": 0xDC000000, "MUBUF": 0xE0000000, "MTBUF": 0xE8000000},
+         "VOP3P": 0xCC000000, "DS": 0xD8000000, "FLAT": 0xDC000000, "MUBUF": 0xE0000000, "MTBUF": 0xE8000000,
+         "MIMG": 0xF0000000},
     11: {"SOP2": 0x80000000, "SOPK": 0xB0000000, "SOP1": 0xBE800000, "SOPC": 0xBF000000, "SOPP": 0xBF800000,
          "SMEM": 0xF4000000, "VOP2": 0x00000000, "VOP1": 0x7E000000, "VOPC": 0x7C000000, "VOP3": 0xD4000000,
          "VOP3P": 0xCC000000, "DS": 0xD8000000, "FLAT": 0xDC000000, "MUBUF": 0xE0000000, "MTBUF": 0xE8000000,
-         "VOPD": 0xC8000000},
+         "VOPD": 0xC8000000, "MIMG": 0xF0000000},
 }
 OPCODE_FIELD = {
     10: {"SOP2": (23, 7), "SOPK": (23, 5), "SOP1": (8, 8), "SOPC": (16, 7), "SOPP": (16, 7), "SMEM": (18, 8),
          "VOP2": (25, 6), "VOP1": (9, 8), "VOPC": (17, 8), "VOP3": (16, 10), "VOP3P": (16, 7), "DS": (18, 8),
-         "FLAT": (18, 7), "MUBUF": (18, 7), "MTBUF": (16, 3)},       # MUBUF op[7] is bit 25, MTBUF op[3] word 1 bit 21
+         "FLAT": (18, 7), "MUBUF": (18, 7), "MTBUF": (16, 3), "MIMG": (18, 7)},
+    # GFX10: MUBUF op[7] is bit 25, MTBUF op[3] word 1 bit 21, MIMG op[7] bit 0
     11: {"SOP2": (23, 7), "SOPK": (23, 5), "SOP1": (8, 8), "SOPC": (16, 7), "SOPP": (16, 7), "SMEM": (18, 8),
          "VOP2": (25, 6), "VOP1": (9, 8), "VOPC": (17, 8), "VOP3": (16, 10), "VOP3P": (16, 7), "DS": (18, 8),
-         "FLAT": (18, 7), "MUBUF": (18, 8), "MTBUF": (15, 4), "VOPDX": (22, 4), "VOPDY": (17, 5)},
+         "FLAT": (18, 7), "MUBUF": (18, 8), "MTBUF": (15, 4), "VOPDX": (22, 4), "VOPDY": (17, 5),
+         "MIMG": (18, 8)},
 }
 # bits of word 0 that select the encoding and the opcode (FLAT includes seg)
 ENCODING_BITS = {
     10: {"SOP2": 0xFF800000, "SOPK": 0xFF800000, "SOP1": 0xFF80FF00, "SOPC": 0xFFFF0000, "SOPP": 0xFFFF0000,
          "SMEM": 0xFFFC0000, "VOP2": 0xFE000000, "VOP1": 0xFE01FE00, "VOPC": 0xFFFE0000, "VOP3": 0xFFFF0000,
-         "VOP3P": 0xFFFF0000, "DS": 0xFFFC0000, "FLAT": 0xFFFCC000, "MUBUF": 0xFFFC0000, "MTBUF": 0xFC070000},
+         "VOP3P": 0xFFFF0000, "DS": 0xFFFC0000, "FLAT": 0xFFFCC000, "MUBUF": 0xFFFC0000, "MTBUF": 0xFC070000,
+         "MIMG": 0xFDFC0001},
     11: {"SOP2": 0xFF800000, "SOPK": 0xFF800000, "SOP1": 0xFF80FF00, "SOPC": 0xFFFF0000, "SOPP": 0xFFFF0000,
          "SMEM": 0xFFFC0000, "VOP2": 0xFE000000, "VOP1": 0xFE01FE00, "VOPC": 0xFFFE0000, "VOP3": 0xFFFF0000,
          "VOP3P": 0xFFFF0000, "DS": 0xFFFC0000, "FLAT": 0xFFFF0000, "MUBUF": 0xFFFC0000, "MTBUF": 0xFC078000,
-         "VOPDX": 0xFFC00000, "VOPDY": 0xFC3E0000},
+         "VOPDX": 0xFFC00000, "VOPDY": 0xFC3E0000, "MIMG": 0xFFFC0000},
 }
 SHORT = ("SOP1", "SOP2", "SOPC", "SOPK", "SOPP", "VOP1", "VOP2", "VOPC")
+# MIMG bits that size the instruction (the NSA dword count): never "must keep" bits
+MIMG_NSA_BITS = {10: 0x6, 11: 0x1}
+# MIMG bits (word1 << 32 | word0) whose validity the generated ``mimg`` sizing facts decide (NSA, DIM, DMASK,
+# A16, D16, TFE): not per-bit "must keep" facts
+MIMG_SIZED_BITS = {10: 0x6 | 7 << 3 | 0xF << 8 | 1 << 16 | 3 << 62, 11: 0x1 | 7 << 2 | 0xF << 8 | 3 << 16 | 1 << 53}
 
 
 def classify(w: int, family: int) -> str | None:
-    """Encoding name of a first dword (None for graphics-only encodings: MIMG, EXP, VINTRP, LDSDIR)."""
+    """Encoding name of a first dword (None for graphics-only encodings: EXP, VINTRP, LDSDIR)."""
     top7 = w >> 25
     if top7 == 0x3F:
         return "VOP1"
@@ -78,7 +90,8 @@ def classify(w: int, family: int) -> str | None:
         return "VOP3P" if w >> 24 == 0xCC else None
     if top6 == 0x32:
         return "VOPD" if family == 11 else None
-    return {0x3D: "SMEM", 0x35: "VOP3", 0x36: "DS", 0x37: "FLAT", 0x38: "MUBUF", 0x3A: "MTBUF"}.get(top6)
+    return {0x3D: "SMEM", 0x35: "VOP3", 0x36: "DS", 0x37: "FLAT", 0x38: "MUBUF", 0x3A: "MTBUF",
+            0x3C: "MIMG"}.get(top6)
 
 
 def opcode(enc: str, w0: int, w1: int, family: int) -> int:
@@ -86,6 +99,8 @@ def opcode(enc: str, w0: int, w1: int, family: int) -> int:
         return (w0 >> 16 & 7) | (w1 >> 21 & 1) << 3
     if enc == "MUBUF" and family == 10:
         return (w0 >> 18 & 0x7F) | (w0 >> 25 & 1) << 7
+    if enc == "MIMG" and family == 10:
+        return (w0 >> 18 & 0x7F) | (w0 & 1) << 7
     if enc == "VOPD":
         return (w0 >> 22 & 0xF) << 5 | (w0 >> 17 & 0x1F)
     shift, bits = OPCODE_FIELD[family][enc]
@@ -134,6 +149,19 @@ def fields(enc: str, w0: int, w1: int, family: int) -> dict:
         if enc == "MTBUF":
             d["format"] = w0 >> 19 & 0x7F
         return d
+    if enc == "MIMG":
+        d = {"dmask": w0 >> 8 & 0xF, "vaddr": w1 & 0xFF, "vdata": w1 >> 8 & 0xFF, "srsrc": (w1 >> 16 & 0x1F) << 2,
+             "acc": 0, "scc": 0, "lwe": 0}
+        if family == 10:
+            d.update(nsa=w0 >> 1 & 3, dim=w0 >> 3 & 7, dlc=w0 >> 7 & 1, unorm=w0 >> 12 & 1, glc=w0 >> 13 & 1,
+                     r128=w0 >> 15 & 1, tfe=w0 >> 16 & 1, lwe=w0 >> 17 & 1, slc=w0 >> 25 & 1,
+                     ssamp=(w1 >> 21 & 0x1F) << 2, a16=w1 >> 30 & 1, d16=w1 >> 31 & 1)
+        else:
+            d.update(nsa=w0 & 1, dim=w0 >> 2 & 7, unorm=w0 >> 7 & 1, slc=w0 >> 12 & 1, dlc=w0 >> 13 & 1,
+                     glc=w0 >> 14 & 1, r128=w0 >> 15 & 1, a16=w0 >> 16 & 1, d16=w0 >> 17 & 1,
+                     tfe=w1 >> 21 & 1, lwe=w1 >> 22 & 1, ssamp=(w1 >> 26 & 0x1F) << 2)
+        d["da"] = int(d["dim"] in (4, 5, 7))
+        return d
     if enc == "VOPD":
         vdstx = w1 >> 24 & 0xFF
         return {"opx": w0 >> 22 & 0xF, "opy": w0 >> 17 & 0x1F, "srcx0": w0 & 0x1FF, "vsrcx1": w0 >> 9 & 0xFF,
@@ -160,6 +188,8 @@ def _unified_formats(family: int) -> dict:
     from .decoder_rdna import tables
     out = {}
     for code, name in tables(family).BUF_FORMATS.items():
+        if name == "DEFAULT":                   # LLVM prints no format for the default code: 8_UNORM
+            name = "BUF_FMT_8_UNORM"
         d, _, n = name.removeprefix("BUF_FMT_").rpartition("_")
         if d in dfmts and n in nf:
             out[code] = (dfmts.index(d) + 1, nf[n])

@@ -1,5 +1,5 @@
-"""Typed buffer access: buffer_load/store_format_* (format from the V#: NUM_FORMAT in word 3 bits 14:12,
-DATA_FORMAT bits 18:15) and tbuffer_load/store_format_* (format in the instruction), incl. the D16 forms
+"""Typed buffer access: buffer_load/store_format_* (format from the V#'s word 3 in the layout of the kernel's
+generation, ``image_desc.buffer_format``: GFX9 NUM_FORMAT/DATA_FORMAT, GFX10/GFX11 a unified FORMAT) and tbuffer_load/store_format_* (format in the instruction), incl. the D16 forms
 that pack each component into 16 bits.
 
 Element formats and their conversions are ``texels``' (shared with the image instructions): uniform
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..image_desc import DATA_FORMATS
+from ..image_desc import DATA_FORMATS, buffer_format
 from ..memory import GPUFault
 from ..operands import write_v
 from . import register, texels
@@ -22,14 +22,15 @@ _COMPS = {"x": 1, "xy": 2, "xyz": 3, "xyzw": 4}
 _BUFFER_DFMTS = range(1, 15)        # BUF_DATA_FORMAT 1-14: the same layouts as the image formats
 
 
-def _fmt(inst, st, w):
+def _fmt(inst, st, w, gen=9):
     if inst.encoding == "MTBUF":
         return inst.fields["dfmt"], inst.fields["nfmt"]
     word3 = st.sgpr[w, inst.fields["srsrc"] + 3]
-    dfmt, nfmt = (word3 >> U32(15)) & U32(0xF), (word3 >> U32(12)) & U32(7)
-    if (dfmt != dfmt[0]).any() or (nfmt != nfmt[0]).any():
-        raise GPUFault("buffer format differs between waves of one instruction")
-    return int(dfmt[0]), int(nfmt[0])
+    if (word3 != word3[0]).any():
+        fmts = {buffer_format(gen, int(x)) for x in word3}
+        if len(fmts) > 1:
+            raise GPUFault("buffer format differs between waves of one instruction")
+    return buffer_format(gen, int(word3[0]))
 
 
 def _layout(dfmt, nfmt):
@@ -64,7 +65,7 @@ def _format_load(ncomp, d16=False, d16_hi=False):
 
         def run(st, w):
             m = st.exec_mask(w)
-            dfmt, nfmt = _fmt(inst, st, w)
+            dfmt, nfmt = _fmt(inst, st, w, K.family)
             comps = _layout(dfmt, nfmt)
             size = sum(comps) // 8
             kind, a = addr(st, w)
@@ -95,7 +96,7 @@ def _format_store(ncomp, d16=False, d16_hi=False):
 
         def run(st, w):
             m = st.exec_mask(w)
-            dfmt, nfmt = _fmt(inst, st, w)
+            dfmt, nfmt = _fmt(inst, st, w, K.family)
             comps = _layout(dfmt, nfmt)
             if d16_hi:
                 vals = _d16_unpack([st.vgpr[src, w] >> U32(16)], nfmt)

@@ -1,10 +1,14 @@
-"""MIMG (gfx90a): image_sample, image_load[_mip], image_store[_mip], image_atomic_*, image_get_resinfo.
+"""MIMG (gfx90a, gfx1030, gfx1100): image_sample[_lz, _l], image_load[_mip], image_store[_mip],
+image_atomic_*, image_get_resinfo; wave64 and wave32.
 
-The resource is the 8-dword T# in SGPRs ``srsrc`` (fields: ``image_desc``), the sampler the 4-dword S#
-in ``ssamp``; both are wave-uniform, waves with different descriptors are handled group by group.  GFX9
-encodes no address count: the VGPRs from ``vaddr`` hold the coordinates the T#'s TYPE needs (1D: x; 2D: x,
-y; 3D: x, y, z; 1D array: x, slice; 2D array: x, y, slice), then the mip level for the ``_mip`` forms
-(A16: two 16-bit coordinates per VGPR).  Sample coordinates are floats, normalized unless the instruction's
+The resource is the 8-dword T# in SGPRs ``srsrc`` (fields: ``image_desc``, in the layout of the kernel's
+generation: GFX9, GFX10.3 or GFX11), the sampler the 4-dword S# in ``ssamp``; both are wave-uniform, waves
+with different descriptors are handled group by group.  The address dwords hold the coordinates the T#'s
+TYPE needs (1D: x; 2D: x, y; 3D: x, y, z; 1D array: x, slice; 2D array: x, y, slice), then the LOD of
+``image_sample_l`` or the mip level of the ``_mip`` forms (A16: two 16-bit coordinates per dword).  GFX9
+takes them from consecutive VGPRs at ``vaddr``; RDNA from ``vaddr`` on, or, in the NSA forms, from the VGPRs
+the instruction lists (``fields['vaddrs']``), and its DIM must name the T#'s TYPE (a fault otherwise).
+TFE writes 0 (no fault) to the VGPR after the data.  Sample coordinates are floats, normalized unless the instruction's
 UNORM or the S#'s FORCE_UNNORMALIZED is set (the slice is always an unnormalized index, rounded to nearest
 even and clamped to the array); load/store/atomic coordinates are unsigned integers.
 
@@ -25,11 +29,11 @@ from __future__ import annotations
 import numpy as np
 
 from .. import atomics
-from ..image_desc import (ARRAY_TYPES, IMG_1D, IMG_1D_ARRAY, IMG_2D, IMG_2D_ARRAY, IMG_3D, SINT, UINT,
+from ..image_desc import (ARRAY_TYPES, FLOAT, IMG_1D, IMG_1D_ARRAY, IMG_2D, IMG_2D_ARRAY, IMG_3D, SINT, UINT,
                           parse_ssharp, parse_tsharp)
 from ..memory import GPUFault
 from ..operands import write_v
-from ..state import LANES, count
+from ..state import count
 from . import register, sampler as S, texels
 from .vmem import _locating
 
@@ -37,6 +41,7 @@ U8, U16, U32, U64, I64, F16, F32, F64 = np.uint8, np.uint16, np.uint32, np.uint6
     np.float32, np.float64
 _NCOORD = {IMG_1D: 1, IMG_2D: 2, IMG_3D: 3, IMG_1D_ARRAY: 2, IMG_2D_ARRAY: 3}
 _ATOMICS = ("swap", "cmpswap", "add", "sub", "smin", "umin", "smax", "umax", "and", "or", "xor", "inc", "dec")
+_FLOAT_ATOMICS = ("fcmpswap", "fmin", "fmax")          # GFX10: on 32-bit FLOAT images
 
 
 # ---- descriptors ------------------------------------------------------------------------------------------
@@ -51,11 +56,13 @@ def _groups(st, w, regs):
         yield np.nonzero(inverse.reshape(-1) == k)[0], tuple(int(x) for x in row)
 
 
-def _image(words, what: str):
+def _image(words, what: str, I=None):
     try:
-        img = parse_tsharp(words)
+        img = parse_tsharp(words, I.gen if I is not None else 9)
     except ValueError as exc:
         raise GPUFault(f"{what}: {exc}") from None
+    if I is not None and I.dim is not None and I.dim + IMG_1D != img.type:
+        raise GPUFault(f"{what}: DIM {I.dim} does not match the resource's type {img.type}")
     if img.sw_mode:
         raise GPUFault(f"{what}: tiled image layout (SW_MODE {img.sw_mode}) is not emulated; pyhip images are linear")
     if img.type not in _NCOORD:
@@ -65,16 +72,19 @@ def _image(words, what: str):
 
 
 # ---- operands -----------------------------------------------------------------------------------------------
-def _vgprs(st, w, first: int, n: int) -> list[np.ndarray]:
-    """n consecutive VGPRs from ``first`` as (nw, 64) uint32 (registers past the file read as 0)."""
+def _vgprs(st, w, first, n: int) -> list[np.ndarray]:
+    """n VGPRs as (nw, lanes) uint32: consecutive from ``first``, or the first n of a list of registers
+    (registers past the file read as 0)."""
+    regs = range(first, first + n) if isinstance(first, int) else list(first[:n]) + [1 << 30] * (n - len(first))
     out = []
-    for r in range(first, first + n):
-        out.append(st.vgpr[r, w] if r < st.vgpr.shape[0] else np.zeros((count(st, w), LANES), U32))
+    for r in regs:
+        out.append(st.vgpr[r, w] if r < st.vgpr.shape[0] else np.zeros((count(st, w), st.lanes), U32))
     return out
 
 
-def _coords(st, w, vaddr: int, n: int, a16: bool) -> list[np.ndarray]:
-    """n address components as raw (nw, 64) uint32 (A16: 16-bit values, two per VGPR)."""
+def _coords(st, w, vaddr, n: int, a16: bool) -> list[np.ndarray]:
+    """n address components as raw (nw, lanes) uint32 (A16: 16-bit values, two per dword); ``vaddr``: the
+    first address VGPR or the NSA list."""
     if not a16:
         return _vgprs(st, w, vaddr, n)
     regs = _vgprs(st, w, vaddr, (n + 1) // 2)
@@ -151,13 +161,19 @@ class _Inst:
         self.name = inst.name
         self.dmask, self.d16, self.a16 = f["dmask"], bool(f["d16"]), bool(f["a16"])
         self.unorm = bool(f["unorm"])
-        self.vaddr, self.srsrc, self.ssamp = f["vaddr"], f["srsrc"], f["ssamp"]
+        self.srsrc, self.ssamp = f["srsrc"], f["ssamp"]
+        self.vaddr = f["vaddrs"] if f.get("vaddrs") else f["vaddr"]
         self.vdata = f["vdata"] + (K.accum_offset if f["acc"] else 0)
         self.glc = bool(f["glc"])
+        self.gen = K.family
+        self.dim = f.get("dim") if K.family >= 10 else None
+        self.tfe = bool(f.get("tfe"))
 
     def write(self, st, w, outs: list, m: np.ndarray) -> None:
         for i, v in enumerate(outs):
             write_v(st, w, self.vdata + i, v, m)
+        if self.tfe:                        # the texel-fail status: no partially resident textures
+            write_v(st, w, self.vdata + len(outs), np.zeros(m.shape, U32), m)
 
 
 def _nouts(dmask: int, d16: bool) -> int:
@@ -165,45 +181,112 @@ def _nouts(dmask: int, d16: bool) -> int:
     return (n + 1) // 2 if d16 else n
 
 
-# ---- image_sample -----------------------------------------------------------------------------------------
+# ---- image_sample / image_gather4 -------------------------------------------------------------------------
+# address dwords in order: [offset] [bias] [z-compare] [derivatives] coordinates [LOD | LOD clamp]
+_SAMPLE_FLAGS = ("c", "d", "cd", "b", "l", "lz", "cl", "o", "g16")
+
+
+def sample_flags(name: str) -> frozenset:
+    """The variant flags of an image_sample* / image_gather4* mnemonic (``image_sample_d_cl_o``: d, cl, o)."""
+    return frozenset(name.split("_")[2:])
+
+
+def executable_sample(name: str) -> bool:
+    """The sample/gather4 variants the emulator runs: all but depth compare (_c), 16-bit derivatives (_g16)
+    and gather4h."""
+    if not name.startswith(("image_sample", "image_gather4")) or name.startswith("image_gather4h"):
+        return False
+    f = sample_flags(name)
+    return f <= set(_SAMPLE_FLAGS) and not f & {"c", "g16"}
+
+
 def _sample(inst, K):
     I = _Inst(inst, K)
-    nout = _nouts(I.dmask, I.d16)
+    I.flags = sample_flags(inst.name)
+    I.gather = inst.name.startswith("image_gather4")
+    nout = _nouts(0xF if I.gather else I.dmask, I.d16)
 
     def run(st, w):
         m = st.exec_mask(w)
-        outs = np.zeros((nout, count(st, w), LANES), U32)
+        outs = np.zeros((nout, count(st, w), st.lanes), U32)
         regs = list(range(I.srsrc, I.srsrc + 8)) + list(range(I.ssamp, I.ssamp + 4))
         for pos, words in _groups(st, w, regs):
             gm = np.zeros(m.shape, bool)
             gm[pos] = m[pos]
             if not gm.any():
                 continue
-            img, samp = _image(words[:8], inst.name), parse_ssharp(words[8:])
+            img, samp = _image(words[:8], inst.name, I), parse_ssharp(words[8:], I.gen)
             if img.base_level:
                 raise GPUFault(f"{inst.name}: BASE_LEVEL {img.base_level}: mip levels are not emulated")
             res = _sample_lanes(K, st, w, I, img, samp, gm)
-            for i, v in enumerate(_results(res, I.dmask, I.d16, texels.is_integer(img.num_format))):
+            integer = texels.is_integer(img.num_format)
+            for i, v in enumerate(_results(res, 0xF if I.gather else I.dmask, I.d16, integer)):
                 outs[i][gm] = v
         I.write(st, w, list(outs), m)
     return run
 
 
+def _addresses(st, w, I, img, ncoord: int, spatial: int):
+    """(offsets, bias, derivatives, coordinate values (raw), LOD/clamp value (raw) or None) of the lanes."""
+    fl = I.flags
+    nextra = ("o" in fl) + ("b" in fl) + ("c" in fl)
+    nderiv = 2 * spatial if fl & {"d", "cd"} else 0
+    if nderiv and I.a16:
+        raise GPUFault(f"{I.name}: 16-bit derivatives are not emulated")
+    nlod = 1 if fl & {"l", "cl"} else 0
+    ncrd = ncoord + nlod
+    ndw = nextra + nderiv + ((ncrd + 1) // 2 if I.a16 else ncrd)
+    regs = I.vaddr if not isinstance(I.vaddr, int) else tuple(range(I.vaddr, I.vaddr + ndw))
+    dw = _vgprs(st, w, regs, nextra + nderiv)
+    k = 0
+    offs = bias = None
+    if "o" in fl:
+        offs, k = dw[k], k + 1
+    if "b" in fl:
+        bias, k = _as_float(dw[k], I.a16), k + 1
+    k += "c" in fl
+    derivs = [dw[k + i].view(F32).astype(F64) for i in range(nderiv)]
+    k += nderiv
+    raw = _coords(st, w, regs[k:], ncrd, I.a16)
+    return offs, bias, derivs, raw[:ncoord], (raw[ncoord] if nlod else None)
+
+
 def _sample_lanes(K, st, w, I, img, samp, gm):
-    """(n, 4) result register values for the lanes of ``gm``."""
+    """(n, 4) result register values for the lanes of ``gm`` (gather4: the four texels' selected channel)."""
     ncoord = _NCOORD[img.type]
-    raw = _coords(st, w, I.vaddr, ncoord, I.a16)
+    spatial = ncoord - (1 if img.type in ARRAY_TYPES else 0)
+    offs, bias, derivs, raw, lodarg = _addresses(st, w, I, img, ncoord, spatial)
     integer = texels.is_integer(img.num_format)
     normalized = not (I.unorm or samp.unnormalized)
-    spatial = ncoord - (1 if img.type in ARRAY_TYPES else 0)
     sizes = (img.width, img.height, img.depth)[:spatial]
     texel_coords = []
     for k in range(spatial):
         t = _as_float(raw[k], I.a16)
-        texel_coords.append(t * sizes[k] if normalized else t)
+        t = t * sizes[k] if normalized else t
+        if offs is not None:                      # 6-bit signed texel offsets: x 5:0, y 13:8, z 21:16
+            o = ((offs >> U32(8 * k)) & U32(0x3F)).astype(np.int64)
+            t = t + np.where(o >= 32, o - 64, o)
+        texel_coords.append(t)
     lanes = np.nonzero(gm.reshape(-1))[0]
-    xy_linear = S.choose_xy_filter(samp, texel_coords, lanes)
-    if integer:
+    fl = I.flags
+    if "lz" in fl:
+        lod = np.zeros(len(lanes))
+    elif "l" in fl:
+        lod = _as_float(lodarg, I.a16)[gm]
+    elif derivs:
+        scale = [sz if normalized else 1 for sz in sizes]
+        dh = sum((derivs[k][gm] * scale[k]) ** 2 for k in range(spatial))
+        dv = sum((derivs[spatial + k][gm] * scale[k]) ** 2 for k in range(spatial))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            lod = np.log2(np.sqrt(np.maximum(dh, dv)))
+    else:
+        lod = S.quad_lod(texel_coords)[lanes]
+    if bias is not None:
+        lod = lod + bias[gm]
+    if "cl" in fl:
+        lod = np.minimum(lod, _as_float(lodarg, I.a16)[gm])
+    xy_linear = np.full(len(lanes), True) if I.gather else S.xy_filter_at_lod(samp, lod)
+    if integer and not I.gather:
         xy_linear[:] = False                      # integer formats are not filterable
     per_axis = []
     for k in range(spatial):
@@ -252,6 +335,15 @@ def _sample_lanes(K, st, w, I, img, samp, gm):
         values.append(vals)
         weights.append(wt)
         borders.append(bd)
+    if I.gather:                              # taps (x0,y0) (x1,y0) (x0,y1) (x1,y1) -> (x0,y1) (x1,y1) (x1,y0) (x0,y0)
+        if spatial != 2:
+            raise GPUFault(f"{I.name}: gather4 needs a 2-D image")
+        ch = (I.dmask & -I.dmask).bit_length() - 1
+        picked = []
+        for v, b in zip(values, borders):
+            v = np.where(b[:, None], border[None, :], v) if b.any() else v
+            picked.append(S.swizzle(v, img.dst_sel, integer)[:, ch])
+        return texels.to_register(np.stack([picked[1], picked[3], picked[2], picked[0]], axis=1), img.num_format)
     comps = S.combine(samp, values, weights, borders, border, integer)
     return texels.to_register(S.swizzle(comps, img.dst_sel, integer), img.num_format)
 
@@ -285,13 +377,13 @@ def _load(mip: bool):
 
         def run(st, w):
             m = st.exec_mask(w)
-            outs = np.zeros((nout, count(st, w), LANES), U32)
+            outs = np.zeros((nout, count(st, w), st.lanes), U32)
             for pos, words in _groups(st, w, range(I.srsrc, I.srsrc + 8)):
                 gm = np.zeros(m.shape, bool)
                 gm[pos] = m[pos]
                 if not gm.any():
                     continue
-                img = _image(words, inst.name)
+                img = _image(words, inst.name, I)
                 integer = texels.is_integer(img.num_format)
                 x, y, z, ok = _integer_coords(st, w, I, img, mip)
                 comps = np.zeros((int(gm.sum()), 4), I64 if integer else F64)
@@ -317,7 +409,7 @@ def _store(mip: bool):
             for pos, words in _groups(st, w, range(I.srsrc, I.srsrc + 8)):
                 gm = np.zeros(m.shape, bool)
                 gm[pos] = m[pos]
-                img = _image(words, inst.name)
+                img = _image(words, inst.name, I)
                 x, y, z, ok = _integer_coords(st, w, I, img, mip)
                 mask = gm & ok
                 if not mask.any():
@@ -343,7 +435,7 @@ def _atomic(opname: str):
     def factory(inst, K):
         I = _Inst(inst, K)
         nbits = bin(I.dmask).count("1")
-        is64 = nbits == (4 if opname == "cmpswap" else 2)
+        is64 = nbits == (4 if opname.endswith("cmpswap") else 2)
         dt, size = (U64, 8) if is64 else (U32, 4)
 
         def rd(st, w, r):
@@ -352,12 +444,15 @@ def _atomic(opname: str):
 
         def run(st, w):
             m = st.exec_mask(w)
-            result = np.zeros((count(st, w), LANES), dt)
+            result = np.zeros((count(st, w), st.lanes), dt)
             for pos, words in _groups(st, w, range(I.srsrc, I.srsrc + 8)):
                 gm = np.zeros(m.shape, bool)
                 gm[pos] = m[pos]
-                img = _image(words, inst.name)
-                if img.num_format not in (UINT, SINT) or img.bpe != size:
+                img = _image(words, inst.name, I)
+                if opname in _FLOAT_ATOMICS:
+                    if img.num_format != FLOAT or img.bpe != 4 or is64:
+                        raise GPUFault(f"{inst.name}: float atomics need a 32-bit FLOAT image format")
+                elif img.num_format not in (UINT, SINT) or img.bpe != size:
                     raise GPUFault(f"{inst.name}: atomics need a {8 * size}-bit UINT/SINT image format")
                 x, y, z, ok = _integer_coords(st, w, I, img, False)
                 mask = gm & ok
@@ -365,7 +460,7 @@ def _atomic(opname: str):
                     continue
                 addrs = _texel_address(img, x[mask], y[mask], z[mask])
                 val = rd(st, w, I.vdata)[mask]
-                cmp = rd(st, w, I.vdata + (2 if is64 else 1))[mask] if opname == "cmpswap" else None
+                cmp = rd(st, w, I.vdata + (2 if is64 else 1))[mask] if opname.endswith("cmpswap") else None
                 groups = atomics.Groups(addrs)
                 f0 = groups.first                     # one lane per distinct texel, in group order
                 order = np.argsort(f0)
@@ -377,6 +472,8 @@ def _atomic(opname: str):
                 data = final.astype(dt)[order].view(U8).reshape(len(f0), size)
                 _scatter(K, firsts, addrs[f0[order]], data)
                 result[mask] = old
+            if I.tfe:                           # the texel-fail status after the returned value
+                write_v(st, w, I.vdata + (2 if is64 else 1), np.zeros(m.shape, U32), m)
             if I.glc:
                 if is64:
                     write_v(st, w, I.vdata, (result & U64(0xFFFFFFFF)).astype(U32), m)
@@ -394,13 +491,13 @@ def _resinfo(inst, K):
 
     def run(st, w):
         m = st.exec_mask(w)
-        outs = np.zeros((nout, count(st, w), LANES), U32)
+        outs = np.zeros((nout, count(st, w), st.lanes), U32)
         for pos, words in _groups(st, w, range(I.srsrc, I.srsrc + 8)):
             gm = np.zeros(m.shape, bool)
             gm[pos] = m[pos]
             if not gm.any():
                 continue
-            img = _image(words, inst.name)
+            img = _image(words, inst.name, I)
             level = _vgprs(st, w, I.vaddr, 1)[0].astype(I64)[gm]
             levels = img.last_level - img.base_level + 1
             lv = img.base_level + level
@@ -422,11 +519,21 @@ def _resinfo(inst, K):
     return run
 
 
-register("image_sample", _sample)
+def _register_samples():
+    from ..isa import _tables_gfx9, decoder_rdna
+    names = {e[0] for t in _tables_gfx9.OPCODES.values() for e in t.get("MIMG", {}).values()}
+    for fam in (10, 11):
+        names |= {e[0] for e in decoder_rdna.tables(fam).OPCODES.get("MIMG", {}).values()}
+    for n in sorted(names):
+        if executable_sample(n):
+            register(n, _sample)
+
+
+_register_samples()
 register("image_load", _load(False))
 register("image_load_mip", _load(True))
 register("image_store", _store(False))
 register("image_store_mip", _store(True))
 register("image_get_resinfo", _resinfo)
-for _op in _ATOMICS:
+for _op in _ATOMICS + _FLOAT_ATOMICS:
     register(f"image_atomic_{_op}", _atomic(_op))

@@ -109,22 +109,27 @@ def is_linear(filter_: int) -> bool:
     return filter_ in (XY_BILINEAR, XY_ANISO_BILINEAR)
 
 
-def choose_xy_filter(samp, texel_coords: list, lanes: np.ndarray) -> np.ndarray:
-    """Per selected lane (``lanes``: flat indices into waves x 64): True where bilinear.  The magnification
-    filter applies at LOD <= 0, the minification one above; the LOD only matters when the two differ.
-    ``texel_coords``: one (n_waves, 64) array of texel-space coordinates per axis."""
-    mag, mn = is_linear(samp.mag_filter), is_linear(samp.min_filter)
-    if mag == mn:
-        return np.full(len(lanes), mag)
+def quad_lod(texel_coords: list) -> np.ndarray:
+    """The LOD of each lane (flat over waves x lanes) from its 2x2 quad (lanes 4k..4k+3: x derivative from
+    lanes 1 - 0, y from 2 - 0): log2 of the longer texel-space derivative.  ``texel_coords``: one
+    (n_waves, lanes) array of texel-space coordinates per axis."""
     sq_x = sq_y = 0.0
     for t in texel_coords:
-        quad = t.reshape(t.shape[0], 16, 4)
+        quad = t.reshape(t.shape[0], -1, 4)
         sq_x = sq_x + np.repeat(quad[:, :, 1] - quad[:, :, 0], 4, axis=1) ** 2
         sq_y = sq_y + np.repeat(quad[:, :, 2] - quad[:, :, 0], 4, axis=1) ** 2
     with np.errstate(divide="ignore", invalid="ignore"):
-        lod = np.log2(np.sqrt(np.maximum(sq_x, sq_y))) + samp.lod_bias
-    lod = np.clip(np.nan_to_num(lod, nan=0.0), samp.min_lod, samp.max_lod)
-    return np.where(lod.reshape(-1)[lanes] <= 0, mag, mn)
+        return np.log2(np.sqrt(np.maximum(sq_x, sq_y))).reshape(-1)
+
+
+def xy_filter_at_lod(samp, lod: np.ndarray) -> np.ndarray:
+    """Per lane: True where bilinear.  The magnification filter applies at LOD <= 0 (after the S#'s bias and
+    clamps), the minification one above; the LOD only matters when the two differ."""
+    mag, mn = is_linear(samp.mag_filter), is_linear(samp.min_filter)
+    if mag == mn:
+        return np.full(len(lod), mag)
+    lod = np.clip(np.nan_to_num(lod + samp.lod_bias, nan=0.0), samp.min_lod, samp.max_lod)
+    return np.where(lod <= 0, mag, mn)
 
 
 def z_linear(samp, xy_linear: np.ndarray) -> np.ndarray:

@@ -17,6 +17,7 @@ device is retired and replaced, and waiters on its unfinished commands return wi
 from __future__ import annotations
 
 import bisect
+import platform
 import threading
 import time
 
@@ -26,6 +27,8 @@ from ...aql.packets import TYPE_BARRIER_AND, BarrierPacket, KernelDispatchPacket
 from ...errors import HipError, hipError_t
 from . import api
 from .api import Hsa, ffi
+
+_PLAIN_LOADS_ACQUIRE = platform.machine().lower() in ("x86_64", "amd64")   # TSO: every load is an acquire
 
 QUEUE_SIZE = 1024
 WAIT_CHUNK_NS = 50_000_000
@@ -209,10 +212,11 @@ class HsaSystem:
 class HsaSignal:
     """A completion signal (``CommandSignal`` interface) backed by an HSA signal."""
 
-    __slots__ = ("sig", "handle", "pool", "queue", "pinned", "internal", "_released", "_error", "_host_end")
+    __slots__ = ("sig", "handle", "pool", "queue", "pinned", "internal", "_released", "_error", "_host_end", "_vp")
 
     def __init__(self, sig, pool):
         self.sig, self.handle, self.pool = sig, sig.handle, pool
+        self._vp = aql_ffi.cast("int64_t*", self.handle + 8)
         self.queue, self.pinned, self._released, self._error, self._host_end = None, False, False, None, None
         self.internal = False          # a later packet of its queue depends on it: the queue recycles it
 
@@ -221,8 +225,12 @@ class HsaSignal:
 
     def value(self) -> int:
         """The signal's value: an acquire load of amd_signal_t.value (what hsa_signal_load_scacquire does for
-        ROCr's memory-backed signals), without a call into ROCr."""
-        return aql_lib.pyhip_load_acquire_i64(aql_ffi.cast("int64_t*", self.handle + 8))
+        ROCr's memory-backed signals), without a call into ROCr.  On x86-64 an aligned 8-byte load is atomic and
+        already has acquire ordering, so it is read in place: a call into the native helper would release the
+        GIL (cffi does around every call) and cost a GIL hand-off per poll while the device runs."""
+        if _PLAIN_LOADS_ACQUIRE:
+            return self._vp[0]
+        return aql_lib.pyhip_load_acquire_i64(self._vp)
 
     def is_complete(self) -> bool:
         if self.value() <= 0:
@@ -575,6 +583,7 @@ class HsaDeviceBackend:
         self._locked: dict[int, int] = {}
         self._host_visible: set[int] = set()     # starts of allocations the CPU accesses directly
         self._lock = threading.Lock()
+        self._slab = (0, 0)                      # kernarg slab: next free address, end
         self.used = 0
         system.backends[agent.handle] = self
 
@@ -603,16 +612,45 @@ class HsaDeviceBackend:
             q.dead = err                   # the queue is gone (KFD evicted it); the stream makes a new one
 
     # -- memory --------------------------------------------------------------------------------------
+    KERNARG_SLAB = 1 << 20
+
     def alloc(self, size: int, kind: str = "user") -> int:
         if size <= 0:
             raise HipError(hipError_t.hipErrorInvalidValue, "allocation size must be positive")
-        pool = self.system.kernarg_pool if kind == "kernarg" else self.agent.vram_pool
+        if kind == "kernarg" and size <= self.KERNARG_SLAB // 4:
+            return self._kernarg_from_slab(size)
+        return self._pool_alloc(size, kind)
+
+    def _kernarg_from_slab(self, size: int) -> int:
+        """Kernarg buffers are carved from 1 MiB slabs of the kernarg pool (one ROCr allocation and one
+        allow-access per slab, not per launch); the runtime recycles them per size once their command completed."""
+        size = (size + 4095) & ~4095
+        with self._lock:
+            nxt, end = self._slab
+            if nxt + size <= end:
+                self._slab = (nxt + size, end)
+                self._allocs[nxt] = (size, "kernarg")
+                bisect.insort(self._starts, nxt)
+                self._host_visible.add(nxt)
+                return nxt
+        base = self._pool_alloc(self.KERNARG_SLAB, "kernarg-slab")
+        with self._lock:
+            del self._allocs[base]                 # the slab itself is not an allocation: its pieces are
+            self._starts.remove(base)
+            self._allocs[base] = (size, "kernarg")
+            bisect.insort(self._starts, base)
+            self._slab = (base + size, base + self.KERNARG_SLAB)
+        return base
+
+    def _pool_alloc(self, size: int, kind: str) -> int:
+        host = kind.startswith("kernarg")
+        pool = self.system.kernarg_pool if host else self.agent.vram_pool
         out = ffi.new("void**")
         st = self.hsa.lib.hsa_amd_memory_pool_allocate(pool, size, 0, out)
         if st != 0:
             raise HipError(hipError_t.hipErrorOutOfMemory, f"{size} bytes: {self.hsa.status_string(st)}")
         addr = int(ffi.cast("uintptr_t", out[0]))
-        if kind == "kernarg":
+        if host:
             a = ffi.new("hsa_agent_t[1]", [self.agent.struct])
             self.hsa.check(self.hsa.lib.hsa_amd_agents_allow_access(1, a, ffi.NULL, out[0]), "allow access")
             self._host_visible.add(addr)

@@ -331,8 +331,11 @@ def test_texture_over_freed_memory_faults(module):
     c = ok(hip.hipMalloc(64 * 8))                      # allocated first: the freed range stays unallocated
     ok0(hip.hipMemset(c, 0, 64 * 8))
     o = ok(hip.hipMalloc(64 * 4))
-    ok0(hip.hipFree(buf))
     f = ok(hip.hipModuleGetFunction(module, "_Z8sample2dIfEvP13__hip_texturePKfPT_"))
+    # a valid launch first: the code's lazy per-device load must not take the range freed below
+    ok0(hip.hipModuleLaunchKernel(f, 1, 1, 1, 64, 1, 1, 0, None, [t, c, o], None))
+    ok0(hip.hipDeviceSynchronize())
+    ok0(hip.hipFree(buf))
     hip.hipModuleLaunchKernel(f, 1, 1, 1, 64, 1, 1, 0, None, [t, c, o], None)
     err = hip.hipDeviceSynchronize()[0]
     assert err == E.hipErrorIllegalAddress

@@ -9,7 +9,8 @@ from setuptools import setup
 from setuptools.command.build_ext import build_ext
 from setuptools.command.build_py import build_py
 
-HIP_FILES = ("build_shim.py", "build_hiprtc.py", "exports.txt", "libamdhip64.map", "fastlaunch.c", "textures.c")
+HIP_FILES = ("build_shim.py", "build_hiprtc.py", "exports.txt", "prototypes.txt", "libamdhip64.map", "fastlaunch.c",
+             "halfconv.c", "fork.c", "textures.c", "types.h", "api/*")
 THUNK_FILES = ("build_thunk.py", "exports.txt", "libhsakmt.map", "hsakmt_abi.h", "events.c")
 
 
@@ -18,8 +19,11 @@ class BuildPy(build_py):
         super().run()
         dest = Path(self.build_lib) / "pyhip" / "capi" / "native"
         dest.mkdir(parents=True, exist_ok=True)
-        for name in HIP_FILES:
-            shutil.copy2(Path(__file__).parent / "native" / "hip" / name, dest / name)
+        src = Path(__file__).parent / "native" / "hip"
+        for pattern in HIP_FILES:
+            for f in src.glob(pattern):
+                (dest / f.relative_to(src)).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(f, dest / f.relative_to(src))
         dest = Path(self.build_lib) / "pyhip" / "thunk" / "native"
         dest.mkdir(parents=True, exist_ok=True)
         for name in THUNK_FILES:

@@ -12,7 +12,9 @@ import build_shim  # noqa: E402
 
 def main() -> None:
     done = build_shim.implemented_names()
-    rows = [l.split() for l in (ROOT / "native/hip/exports.txt").read_text().splitlines() if l and not l.startswith("#")]
+    rows = build_shim.exports()
+    protos = {l.split("\t")[0]: l.split("\t")[1:] for l in (ROOT / "native/hip/prototypes.txt").read_text().splitlines()
+              if l and not l.startswith("#")}
     impl = [r for r in rows if r[1] in done]
     stub = [r for r in rows if r[1] not in done]
     out = ["# The C ABI (`libamdhip64.so.5`)", "",
@@ -20,15 +22,17 @@ def main() -> None:
            "pyhip's shim; `pyhip shim-path` prints its directory. All 409 exports of HIP 5.2 exist with their",
            "version nodes (hip_4.2 … hip_5.2).", "",
            f"## Implemented ({len(impl)})", "", ", ".join(f"`{r[1]}`" for r in impl), "",
-           f"## Not implemented: return hipErrorNotSupported (801), or 0/NULL when the return type is not hipError_t ({len(stub)})",
-           ""]
+           f"## Not implemented ({len(stub)})", "",
+           "Each stub has the real return type (from the HIP 5.2 headers) and returns: "
+           + "; ".join(f"`{k}` functions: {v[2]}" for k, v in build_shim.STUB_RETURN.items() if k != "void")
+           + "; structs returned by value: zero-filled.", ""]
     node = None
     for n, name, kind in stub:
         if n != node:
             out += ["", f"### {n}", ""]
             node = n
-        ret = build_shim.STUB_RETURN[kind].replace("return", "").strip(" ;") or "nothing"
-        out.append(f"- `{name}`" + ("" if kind == "hipError_t" else f" (returns {kind}: {ret})"))
+        ret, params = protos[name][:2]
+        out.append(f"- `{ret} {name}({params})`" + ("" if kind == "hipError_t" else f" → {build_shim.stub_return(kind)[2]}"))
     rtc = build_hiprtc.names(build_hiprtc.COMPILE_API + build_hiprtc.LINK_API)
     out += ["", "# hiprtc (`libhiprtc.so.5`)", "",
             "AMD ships hiprtc as its own library since ROCm 5.2, and HIP 5.2's libamdhip64 exports its compile",

@@ -60,6 +60,8 @@ def samples():
     for op in range(256):
         for w1 in ((8 << 24) | (4 << 16) | (2 << 8), (8 << 24) | (2 << 8), (8 << 24), (4 << 16) | (2 << 8), (2 << 8), 0):
             yield struct.pack("<II", (0x36 << 26) | (op << 17) | 4, w1)
+        for w1 in (4, 0):                                # global wave sync (ds_gws_*): only with the gds bit
+            yield struct.pack("<II", (0x36 << 26) | (op << 17) | (1 << 16), w1)
     for seg in (0, 1, 2):
         for op in range(128):
             for w1 in ((8 << 24) | (0x7F << 16) | 2, (0x7F << 16) | (4 << 8) | 2, (8 << 24) | (0x7F << 16) | (4 << 8) | 2,

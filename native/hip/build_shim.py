@@ -1,7 +1,9 @@
 """cffi embedding build of the drop-in ``libamdhip64.so.5``: the functions pyhip implements are declared
-with ``embedding_api`` and implemented in Python (pyhip.capi); every other 5.2 export is a C stub that
-returns hipErrorNotSupported (801) — or 0/NULL for the few non-hipError_t functions.  The linker version
-script gives the exports the hip_4.2 … hip_5.2 version nodes."""
+with ``embedding_api`` (native/hip/api/*.h) and implemented in Python (pyhip.capi); a few are C
+(fastlaunch.c); every other 5.2 export is a C stub with the real return type that returns what
+STUB_RETURN says (hipErrorNotSupported for hipError_t functions).  The linker version script gives the
+exports the hip_4.2 … hip_5.2 version nodes.  The shim is cached per fingerprint: the build inputs and the
+interpreter it embeds."""
 from __future__ import annotations
 
 import hashlib
@@ -16,102 +18,38 @@ from build_hiprtc import COMPILE_API as HIPRTC_API  # noqa: E402  (HIP 5.2 expor
 
 sys.path.pop(0)
 
-TYPES = """
-typedef struct { uint32_t x, y, z; } dim3;
-typedef int hipError_t;
-"""
+TYPES = (HERE / "types.h").read_text()          # HIP 5.2's structs (C layout = the compiler's)
 
-# C prototypes of what pyhip implements (hip_runtime_api.h, ROCm 5.2; handles are pointers)
-IMPLEMENTED = """
-void** __hipRegisterFatBinary(const void* data);
-void __hipRegisterFunction(void** modules, const void* hostFunction, char* deviceFunction, const char* deviceName,
-                           unsigned int threadLimit, void* tid, void* bid, void* blockDim, void* gridDim, int* wSize);
-void __hipRegisterVar(void** modules, void* var, char* hostVar, char* deviceVar, int ext, size_t size, int constant,
-                      int global);
-void __hipUnregisterFatBinary(void** modules);
-hipError_t pyhip_slow_hipLaunchKernel(const void* function_address, dim3 numBlocks, dim3 dimBlocks, void** args,
-                                      size_t sharedMemBytes, void* stream);
-hipError_t hipLaunchKernel_spt(const void* function_address, dim3 numBlocks, dim3 dimBlocks, void** args,
-                               size_t sharedMemBytes, void* stream);
-hipError_t hipMalloc(void** ptr, size_t size);
-hipError_t hipFree(void* ptr);
-hipError_t hipHostMalloc(void** ptr, size_t size, unsigned int flags);
-hipError_t hipHostFree(void* ptr);
-hipError_t hipMemcpy(void* dst, const void* src, size_t sizeBytes, int kind);
-hipError_t hipMemcpyAsync(void* dst, const void* src, size_t sizeBytes, int kind, void* stream);
-hipError_t hipMemset(void* dst, int value, size_t sizeBytes);
-hipError_t hipMemcpyToSymbol(const void* symbol, const void* src, size_t sizeBytes, size_t offset, int kind);
-hipError_t hipMemcpyFromSymbol(void* dst, const void* symbol, size_t sizeBytes, size_t offset, int kind);
-hipError_t hipGetDeviceCount(int* count);
-hipError_t hipSetDevice(int deviceId);
-hipError_t hipGetDevice(int* deviceId);
-hipError_t hipDeviceSynchronize(void);
-const char* hipGetErrorName(hipError_t hip_error);
-const char* hipGetErrorString(hipError_t hip_error);
-hipError_t hipStreamCreate(void** stream);
-hipError_t hipStreamDestroy(void* stream);
-hipError_t hipStreamSynchronize(void* stream);
-hipError_t hipStreamCreateWithFlags(void** stream, unsigned int flags);
-hipError_t hipStreamCreateWithPriority(void** stream, unsigned int flags, int priority);
-hipError_t hipStreamQuery(void* stream);
-hipError_t hipStreamWaitEvent(void* stream, void* event, unsigned int flags);
-hipError_t hipStreamAddCallback(void* stream, void (*callback)(void*, hipError_t, void*), void* userData,
-                                unsigned int flags);
-hipError_t hipEventCreate(void** event);
-hipError_t hipEventCreateWithFlags(void** event, unsigned flags);
-hipError_t hipEventRecord(void* event, void* stream);
-hipError_t hipEventSynchronize(void* event);
-hipError_t hipEventQuery(void* event);
-hipError_t hipEventElapsedTime(float* ms, void* start, void* stop);
-hipError_t hipEventDestroy(void* event);
-hipError_t hipInit(unsigned int flags);
-hipError_t hipDriverGetVersion(int* driverVersion);
-hipError_t hipRuntimeGetVersion(int* runtimeVersion);
-hipError_t hipGetDeviceProperties(void* prop, int deviceId);
-hipError_t hipDeviceGetAttribute(int* pi, int attr, int deviceId);
-hipError_t hipDeviceReset(void);
-hipError_t hipMemGetInfo(size_t* free, size_t* total);
-hipError_t hipMemsetAsync(void* dst, int value, size_t sizeBytes, void* stream);
-hipError_t hipMemsetD8(void* dest, unsigned char value, size_t count);
-hipError_t hipMemsetD16(void* dest, unsigned short value, size_t count);
-hipError_t hipMemsetD32(void* dest, int value, size_t count);
-hipError_t hipMemcpyToSymbolAsync(const void* symbol, const void* src, size_t sizeBytes, size_t offset, int kind,
-                                  void* stream);
-hipError_t hipMemcpyFromSymbolAsync(void* dst, const void* symbol, size_t sizeBytes, size_t offset, int kind,
-                                    void* stream);
-hipError_t hipGetSymbolAddress(void** devPtr, const void* symbol);
-hipError_t hipGetSymbolSize(size_t* size, const void* symbol);
-hipError_t hipModuleLoad(void** module, const char* fname);
-hipError_t hipModuleLoadData(void** module, const void* image);
-hipError_t hipModuleUnload(void* module);
-hipError_t hipModuleGetFunction(void** function, void* module, const char* kname);
-hipError_t hipModuleGetGlobal(void** dptr, size_t* bytes, void* hmod, const char* name);
-hipError_t hipModuleLaunchKernel(void* f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ,
-                                 unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ,
-                                 unsigned int sharedMemBytes, void* stream, void** kernelParams, void** extra);
-void __hipRegisterManagedVar(void* hipModule, void** pointer, void* init_value, const char* name, size_t size,
-                             unsigned align);
-hipError_t hipMallocManaged(void** dev_ptr, size_t size, unsigned int flags);
-hipError_t _Z24hipExtModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_j(
-    void* f, uint32_t globalWorkSizeX, uint32_t globalWorkSizeY, uint32_t globalWorkSizeZ, uint32_t localWorkSizeX,
-    uint32_t localWorkSizeY, uint32_t localWorkSizeZ, size_t sharedMemBytes, void* hStream, void** kernelParams,
-    void** extra, void* startEvent, void* stopEvent, uint32_t flags);
-hipError_t hipMallocHost(void** ptr, size_t size);
-hipError_t hipMemsetD8Async(void* dest, unsigned char value, size_t count, void* stream);
-hipError_t hipMemsetD16Async(void* dest, unsigned short value, size_t count, void* stream);
-hipError_t hipMemsetD32Async(void* dest, int value, size_t count, void* stream);
-hipError_t hipModuleLoadDataEx(void** module, const void* image, unsigned int numOptions, void* options,
-                               void** optionValues);
-hipError_t hipFuncGetAttributes(void* attr, const void* func);
-hipError_t hipFuncGetAttribute(int* value, int attrib, void* hfunc);
-hipError_t hipOccupancyMaxPotentialBlockSize(int* gridSize, int* blockSize, const void* f, size_t dynSharedMemPerBlk,
-                                             int blockSizeLimit);
-hipError_t hipOccupancyMaxActiveBlocksPerMultiprocessor(int* numBlocks, const void* f, int blockSize,
-                                                        size_t dynSharedMemPerBlk);
-hipError_t hipConfigureCall(dim3 gridDim, dim3 blockDim, size_t sharedMem, void* stream);
-hipError_t hipSetupArgument(const void* arg, size_t size, size_t offset);
-hipError_t hipLaunchByPtr(const void* func);
-"""
+API_DIR = HERE / "api"
+
+
+def prototypes() -> dict[str, str]:
+    """export -> its cffi declaration (native/hip/prototypes.txt, generated from the HIP 5.2 headers)."""
+    out = {}
+    for line in (HERE / "prototypes.txt").read_text().splitlines():
+        if line and not line.startswith("#"):
+            name, _, _, decl = line.split("\t")
+            out[name] = decl
+    return out
+
+
+def python_exports() -> list[str]:
+    """The exports pyhip implements in Python: native/hip/api/<area>.txt, one file per pyhip/capi module."""
+    names = []
+    for p in sorted(API_DIR.glob("*.txt")):
+        names += [l.strip() for l in p.read_text().splitlines() if l.strip() and not l.startswith("#")]
+    return names
+
+
+def implemented_decls() -> str:
+    """The declarations of what Python implements: each export's prototype plus the shim's internal calls
+    (native/hip/api/internal.h)."""
+    protos = prototypes()
+    missing = [n for n in python_exports() if n not in protos]
+    if missing:
+        raise ValueError(f"not HIP 5.2 exports: {missing}")
+    return "\n".join([protos[n] for n in python_exports()] + [(API_DIR / "internal.h").read_text(), hand_declared()])
+
 
 # arrays, array copies, texture/surface objects, texture references (pyhip.capi.textures)
 TEXTURE_API = """
@@ -190,7 +128,7 @@ hipError_t hipTexRefGetFormat(int* pFormat, int* pNumChannels, const void* texRe
 TEXTURE_C = {"hipCreateChannelDesc", "hipMalloc3DArray", "hipMallocMipmappedArray"}
 
 # implemented in C (fastlaunch.c): the native launch path and the thread's last error
-C_IMPLEMENTED = {"hipLaunchKernel", "hipGetLastError", "hipPeekAtLastError", "__hipPushCallConfiguration",
+C_IMPLEMENTED = {"__gnu_h2f_ieee", "__gnu_f2h_ieee", "hipLaunchKernel", "hipGetLastError", "hipPeekAtLastError", "__hipPushCallConfiguration",
                  "__hipPopCallConfiguration", "_ZN8hip_impl22hipLaunchKernelGGLImplEmRK4dim3S2_jP12ihipStream_tPPv"}
 # what Python calls in the shim (fastlaunch.c)
 C_API = """
@@ -222,51 +160,112 @@ uint64_t pyhip_fast_hit_count(void);
 int pyhip_call_config_depth(void);
 """
 SLOW_DECL = ("int pyhip_slow_hipLaunchKernel(const void* function_address, dim3 numBlocks, dim3 dimBlocks, "
-             "void** args, size_t sharedMemBytes, void* stream);\n")
+             "void** args, size_t sharedMemBytes, void* stream);\n"
+             "int pyhip_launch_config(uintptr_t function_address, const dim3* numBlocks, const dim3* dimBlocks, "
+             "uint32_t sharedMemBytes, void* stream, void** config);\n")
 
-STUB_RETURN = {"hipError_t": "return 801;", "hiprtcResult": "return 11;", "pointer": "return 0;",
-               "int": "return 0;", "void": "", "float": "return 0.0f;"}
-STUB_TYPE = {"hipError_t": "int", "hiprtcResult": "int", "pointer": "void*", "int": "int", "void": "void",
-             "float": "float"}
+# What an export pyhip does not implement returns, by the ABI class of its return type (exports.txt, from
+# the HIP 5.2 headers): (C return type, value, as docs/capi.md states it).  Structs returned by value come
+# back zero-filled (all are larger than 16 bytes: returned through the caller's hidden pointer).
+STUB_RETURN = {
+    "hipError_t": ("int", "801", "hipErrorNotSupported (801)"),
+    "hiprtcResult": ("int", "11", "HIPRTC_ERROR_INTERNAL_ERROR (11)"),
+    "pointer": ("void*", "0", "NULL"),
+    "int": ("int", "0", "0"),
+    "size_t": ("size_t", "0", "0"),
+    "bool": ("_Bool", "0", "false"),
+    "unsigned_short": ("unsigned short", "0", "0"),
+    "float": ("float", "0.0f", "0.0"),
+    "void": ("void", None, "nothing"),
+}
+
+
+def exports() -> list[tuple[str, str, str]]:
+    """(version node, name, return kind) of the 409 exports."""
+    rows = []
+    for line in (HERE / "exports.txt").read_text().splitlines():
+        if line.startswith("#") or not line.strip():
+            continue
+        rows.append(tuple(line.split()))
+    return rows
+
+
+def stub_return(kind: str) -> tuple[str, str | None, str]:
+    if kind.startswith("struct:"):
+        _, ctype, size = kind.split(":")
+        if int(size) <= 16:
+            raise ValueError(f"a {size}-byte struct return would need its ABI class: {ctype}")
+        return f"struct pyhip_ret{size}", "zero", f"a zero-filled {ctype}"
+    return STUB_RETURN[kind]
+
+
+def hand_declared() -> str:
+    """Declarations other modules keep by hand: hiprtc (build_hiprtc.py) and textures (TEXTURE_API)."""
+    return HIPRTC_API + TEXTURE_API
 
 
 def implemented_names() -> set[str]:
     import re
-    return (set(re.findall(r"\b(\w+)\s*\(", IMPLEMENTED + HIPRTC_API + TEXTURE_API)) - {"void", "dim3"}) | \
-        C_IMPLEMENTED | TEXTURE_C
+    hand = set(re.findall(r"\b(\w+)\s*\(", hand_declared())) - {"void", "dim3"}
+    return set(python_exports()) | hand | C_IMPLEMENTED | TEXTURE_C
 
 
 def stubs_source() -> str:
     done = implemented_names()
-    out = ["/* hipErrorNotSupported stubs for the 5.2 exports pyhip does not implement (generated at build) */"]
-    for line in (HERE / "exports.txt").read_text().splitlines():
-        if line.startswith("#") or not line.strip():
-            continue
-        _, name, kind = line.split()
+    out = ["/* stubs for the 5.2 exports pyhip does not implement (generated at build; see STUB_RETURN) */"]
+    sizes = set()
+    for _, name, kind in exports():
         if name in done:
             continue
-        out.append(f"{STUB_TYPE[kind]} {name}() {{ {STUB_RETURN[kind]} }}")
+        ctype, value, _ = stub_return(kind)
+        if ctype.startswith("struct pyhip_ret") and ctype not in sizes:
+            sizes.add(ctype)
+            out.insert(1, f"{ctype} {{ unsigned char bytes[{ctype[16:]}]; }};")
+        body = "" if value is None else f"return {value};"
+        if value == "zero":
+            body = f"{ctype} r = {{{{0}}}}; return r;"
+        out.append(f"{ctype} {name}() {{ {body} }}")
     return "\n".join(out) + "\n"
+
+
+# The embedded interpreter starts from the Python the shim was built against, which does not know the venv
+# `pyhip exec` ran in: the site directories of that interpreter (venv site-packages, editable installs' .pth
+# files) come in PYHIP_SITE_DIRS and are added the way site.py adds its own.
+INIT_CODE = """
+import os, site, sys
+for _d in os.environ.get("PYHIP_SITE_DIRS", "").split(os.pathsep):
+    if _d and _d not in sys.path:
+        site.addsitedir(_d)
+from pyhip.capi.impl import install
+install()
+"""
 
 
 def make_builder() -> cffi.FFI:
     ffibuilder = cffi.FFI()
     ffibuilder.cdef(TYPES + C_API)
-    ffibuilder.embedding_api(IMPLEMENTED + HIPRTC_API + TEXTURE_API)
+    ffibuilder.embedding_api(implemented_decls())
     source = ("#include <stdint.h>\n#include <stddef.h>\n" + TYPES + SLOW_DECL + (HERE / "fastlaunch.c").read_text()
-              + (HERE / "textures.c").read_text() + stubs_source())
+              + (HERE / "halfconv.c").read_text() + (HERE / "fork.c").read_text() + (HERE / "textures.c").read_text()
+              + stubs_source())
     ffibuilder.set_source("_pyhip_hip_shim", source,
                           extra_compile_args=["-O2", "-Wno-builtin-declaration-mismatch"],
                           extra_link_args=[f"-Wl,--version-script={HERE / 'libamdhip64.map'}",
                                            "-Wl,-soname,libamdhip64.so.5", "-lpthread"])
-    ffibuilder.embedding_init_code("from pyhip.capi.impl import install\ninstall()\n")
+    ffibuilder.embedding_init_code(INIT_CODE)
     return ffibuilder
 
 
 def fingerprint() -> str:
     h = hashlib.sha256()
-    for p in (HERE / "exports.txt", HERE / "libamdhip64.map", HERE / "fastlaunch.c", HERE / "textures.c",
-              Path(__file__), HERE / "build_hiprtc.py"):
+    import sys
+
+    # the shim embeds this interpreter: a shim built under one Python (version, venv, prefix) is not reused
+    # under another
+    h.update(f"{sys.executable}|{sys.prefix}|{sys.version}|{cffi.__version__}".encode())
+    for p in (HERE / "exports.txt", HERE / "prototypes.txt", HERE / "libamdhip64.map", HERE / "fastlaunch.c",
+              HERE / "halfconv.c", HERE / "fork.c", HERE / "textures.c", HERE / "build_hiprtc.py",
+              HERE / "types.h", Path(__file__), *sorted(API_DIR.glob("*.*"))):
         h.update(p.read_bytes())
     return h.hexdigest()[:16]
 

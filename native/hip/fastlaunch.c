@@ -157,12 +157,18 @@ int hipLaunchKernel(const void* function_address, dim3 numBlocks, dim3 dimBlocks
     return pyhip_slow_hipLaunchKernel(function_address, numBlocks, dimBlocks, args, sharedMemBytes, stream);
 }
 
-/* hip_impl::hipLaunchKernelGGLImpl(uintptr_t, const dim3&, const dim3&, uint32_t, hipStream_t, void**): the
- * entry point of old macro-based launch headers; references are pointers in the ABI. */
-int _ZN8hip_impl22hipLaunchKernelGGLImplEmRK4dim3S2_jP12ihipStream_tPPv(uintptr_t function_address,
-        const dim3* numBlocks, const dim3* dimBlocks, uint32_t sharedMemBytes, void* stream, void** args) {
-    if (!numBlocks || !dimBlocks) return pyhip_tls_last_error = 1;                  /* hipErrorInvalidValue */
-    return hipLaunchKernel((const void*)function_address, *numBlocks, *dimBlocks, args, sharedMemBytes, stream);
+/* hip_impl::hipLaunchKernelGGLImpl(uintptr_t, const dim3&, const dim3&, uint32_t, hipStream_t, void**), the
+ * entry point of old hipLaunchKernelGGL headers (references are pointers in the ABI).  As hipamd 5.2's
+ * hip_platform.cpp: it returns void, `kernarg` is an `extra`-style config array ({HIP_LAUNCH_PARAM_BUFFER_POINTER,
+ * packed arguments, HIP_LAUNCH_PARAM_BUFFER_SIZE, &size, HIP_LAUNCH_PARAM_END}) handed to hipModuleLaunchKernel,
+ * and failures only show in the thread's last error (Python's pyhip_launch_config sets it). */
+void _ZN8hip_impl22hipLaunchKernelGGLImplEmRK4dim3S2_jP12ihipStream_tPPv(uintptr_t function_address,
+        const dim3* numBlocks, const dim3* dimBlocks, uint32_t sharedMemBytes, void* stream, void** kernarg) {
+    if (!numBlocks || !dimBlocks) {                                   /* AMD's would crash */
+        pyhip_tls_last_error = 1;                                     /* hipErrorInvalidValue */
+        return;
+    }
+    pyhip_launch_config(function_address, numBlocks, dimBlocks, sharedMemBytes, stream, kernarg);
 }
 
 /* hip-clang's launch sequence: the call site pushes <<<grid, block, shared, stream>>>, the kernel's host

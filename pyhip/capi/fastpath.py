@@ -50,7 +50,8 @@ class FastPath:
         if fs is None or size > fs.SLOT:
             return False
         blob = bytes(max((a.offset + a.size for a in explicit), default=0))
-        template = bytes(function.packer.pack_raw(blob, grid, block, dynamic_lds=shared))
+        template = bytes(function.packer.pack_raw(blob, grid, block, dynamic_lds=shared,
+                                                  extra_hidden=function.hidden_values(stream, grid, block)))
         items = tuple(g * b for g, b in zip(grid, block))
         dims = 3 if items[2] > 1 or block[2] > 1 else (2 if items[1] > 1 or block[1] > 1 else 1)
         packet = KernelDispatchPacket(dims, tuple(block), items, kernel.private_segment_fixed_size,

@@ -60,6 +60,16 @@ def shim_path(build: bool = True) -> Path:
     return d
 
 
+def site_dirs() -> list[str]:
+    """This interpreter's site directories (a venv's site-packages, the user site), for the embedded one."""
+    import site
+
+    dirs = list(site.getsitepackages())
+    if site.ENABLE_USER_SITE:
+        dirs.append(site.getusersitepackages())
+    return [d for d in dirs if os.path.isdir(d)]
+
+
 def run(program: str, args: list[str]) -> int:
     """Run an unmodified hipcc-built program against the shim; returns its exit status."""
     import subprocess
@@ -69,4 +79,9 @@ def run(program: str, args: list[str]) -> int:
     env["LD_LIBRARY_PATH"] = str(d) + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
     pkg_root = str(Path(__file__).resolve().parents[2])          # the directory that holds the pyhip package
     env["PYTHONPATH"] = pkg_root + (":" + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    return subprocess.run([program, *args], env=env).returncode
+    env["PYHIP_SITE_DIRS"] = os.pathsep.join(site_dirs())
+    try:
+        return subprocess.run([program, *args], env=env).returncode
+    except OSError as exc:                  # missing, not executable, wrong format: like a shell
+        print(f"pyhip exec: {program}: {exc.strerror}", file=sys.stderr)
+        return 127 if isinstance(exc, FileNotFoundError) else 126

@@ -52,6 +52,8 @@ class EmulatedGPU:
         self.faults: list[GPUFault] = []
         self.trivial_kernels: tuple[int, ...] = ()     # kernel objects of loaded kernels that are a lone s_endpgm
         self.last_dispatch = None
+        self.sleep_hook = None             # fn(dispatch): the host's side of waiting waves (hostcalls)
+        self._tls = threading.local()
         self.engine = os.environ.get("PYHIP_ENGINE", DEFAULT_ENGINE)
         self._native = None
 
@@ -216,9 +218,20 @@ class EmulatedGPU:
                     return res
                 nat.stats["fallback"] += 1
                 nat.fallbacks[reason] += 1
-        d.run()
+        prev = getattr(self._tls, "dispatch", None)
+        self._tls.dispatch = d
+        try:
+            d.run()
+        finally:
+            self._tls.dispatch = prev
         self.last_dispatch = d
         return d
+
+    def on_sleep(self) -> None:
+        """A wave executed s_sleep: give the host's services (hostcall buffers) a turn, in this thread."""
+        hook = self.sleep_hook
+        if hook is not None:
+            hook(self._tls.dispatch)
 
     # -- AQL agent interface --------------------------------------------------------------------------------------
     def dispatch_kernel(self, packet, packet_address: int, queue) -> None:

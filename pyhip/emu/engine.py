@@ -10,7 +10,8 @@ from ..errors import hipError_t
 from ..loader.descriptor import KernelDescriptor
 from .fusion import fuse_pair, nothing
 from .memory import GPUFault
-from .semantics import SEMANTICS, load_all
+from .program import uses_gws
+from .semantics import SEMANTICS, gws, load_all
 from .state import EXEC, FLAT_SCRATCH, LANES, WaveState, count, indices
 
 load_all()
@@ -18,13 +19,15 @@ U32, U64 = np.uint32, np.uint64
 PRIVATE_VSHARP_BASE = 0
 ADD_TID_ENABLE = 1 << 23
 MAX_WAVES_PER_BATCH = 1024
+MAX_RESIDENT_WAVES = 32768        # one batch of a dispatch that uses global wave sync (ds_gws_*)
 MAX_PRIVATE_PER_BATCH = 256 << 20
 ALL = slice(None)
 MAX_BLOCK = 256
 YIELD_STEPS = 64          # instruction steps between voluntary GIL releases
 # instructions after which the engine re-examines the waves' PCs (control flow, waits, traps)
 BLOCK_ENDS = ("s_branch", "s_cbranch", "s_endpgm", "s_barrier", "s_setpc", "s_swappc", "s_getpc", "s_call",
-              "s_trap", "s_sethalt", "s_rfe", "s_subvector", "s_set_gpr_idx", "s_sleep")
+              "s_trap", "s_sethalt", "s_rfe", "s_subvector", "s_set_gpr_idx", "s_sleep", "ds_gws_barrier",
+              "ds_gws_sema_p")
 
 
 class KernelContext:
@@ -33,6 +36,7 @@ class KernelContext:
 
     def __init__(self, gpu, processor: str, accum_offset: int, lanes: int = LANES):
         self.memory = gpu.memory
+        self.gpu = gpu
         self.processor = processor
         self.is_gfx94x = processor.startswith("gfx94")
         self.family = isa_family(processor)
@@ -57,6 +61,11 @@ def wave_lanes(processor: str, kd: KernelDescriptor) -> int:
 
 def compile_instruction(inst, K):
     factory = SEMANTICS.get(inst.name)
+    if factory is None and inst.encoding == "INVALID":
+        def invalid(st, w, inst=inst):
+            raise GPUFault(f"not a valid instruction: {inst.fields.get('error')}",
+                           code=hipError_t.hipErrorLaunchFailure)
+        return invalid
     if factory is None:
         def unsupported(st, w, inst=inst):
             raise GPUFault(f"instruction {inst.name} is not implemented by the emulator",
@@ -127,7 +136,13 @@ class Dispatch:
             return
         # as many lanes per batch in wave32 as in wave64
         per_batch = max(1, MAX_WAVES_PER_BATCH * LANES // self.lanes // self.waves_per_group)
-        if self.private:
+        if uses_gws(self.program):
+            # global wave sync: every workgroup must be resident at once, as a cooperative launch guarantees
+            if total * self.waves_per_group > MAX_RESIDENT_WAVES:
+                raise GPUFault(f"global wave sync needs all {total} workgroups resident; at most "
+                               f"{MAX_RESIDENT_WAVES} waves fit", code=hipError_t.hipErrorCooperativeLaunchTooLarge)
+            per_batch = total
+        elif self.private:
             per_batch = max(1, min(per_batch, MAX_PRIVATE_PER_BATCH // (self.private * self.lanes * self.waves_per_group)))
         try:
             for start in range(0, total, per_batch):
@@ -259,10 +274,18 @@ class Dispatch:
         done, at_barrier, pc = st.done, st.at_barrier, st.pc
         max_steps = self.max_steps
         next_yield = self.steps + YIELD_STEPS
+        at_gws = st.at_gws
         while True:
-            live = ~done & ~at_barrier
+            live = ~done & ~at_barrier & ~at_gws
             if not live.any():
-                if not at_barrier.any() or done.all():
+                if done.all():
+                    break
+                if at_gws.any() and gws.release(st):
+                    continue
+                if not at_barrier.any():
+                    if at_gws.any():
+                        raise GPUFault(f"global wave sync deadlock: {gws.describe(st)}",
+                                       code=hipError_t.hipErrorLaunchFailure)
                     break
                 self._release_barriers(st)
                 continue
@@ -354,7 +377,8 @@ class Dispatch:
         wait_g = np.bincount(st.group, weights=(st.at_barrier & ~st.done).astype(np.int64), minlength=len(st.group_ids))
         ready = (live_g == wait_g) & (wait_g > 0)
         if not ready.any():
-            raise GPUFault("barrier deadlock", code=hipError_t.hipErrorLaunchFailure)
+            extra = gws.describe(st)
+            raise GPUFault("barrier deadlock" + (f" ({extra})" if extra else ""), code=hipError_t.hipErrorLaunchFailure)
         st.at_barrier &= ~ready[st.group]
 
     def _wave_dump(self, st: WaveState, limit: int = 8) -> str:

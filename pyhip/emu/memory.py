@@ -65,6 +65,7 @@ class DeviceMemory:
         self._index = (np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=bool), [])
         self.lock = threading.RLock()
         self.used = 0
+        self.peer_views: list["DeviceMemory"] = []   # memories that map this arena (peer access)
         self.serials: dict[int, int] = {}       # start -> a number no other allocation/mapping ever had
         self._serial = 0
 
@@ -106,6 +107,9 @@ class DeviceMemory:
                     new = np.zeros(max(self._top, 2 * len(self.arena)), dtype=np.uint8)
                     new[:len(self.arena)] = self.arena
                     self.arena = new
+                    for m in list(self.peer_views):     # peers see the grown arena
+                        m.unmap_host(self.base)
+                        m.map_host(self.base, new, kind="peer")
             self.arena[off:off + rounded] = 0
             addr = self.base + off
             bisect.insort(self.starts, addr)
@@ -129,13 +133,29 @@ class DeviceMemory:
             self.used -= entry[1]
             self._reindex()
 
-    def map_host(self, addr: int, array: np.ndarray) -> None:
+    def map_host(self, addr: int, array: np.ndarray, kind: str = "host") -> None:
+        """Make ``array`` addressable at ``addr`` (pinned host memory; kind 'peer': another device's arena)."""
         with self.lock:
             bisect.insort(self.starts, addr)
-            self.table[addr] = (addr + array.nbytes, array.nbytes, "host", array.view(np.uint8).reshape(-1))
+            self.table[addr] = (addr + array.nbytes, array.nbytes, kind, array.view(np.uint8).reshape(-1))
             self._serial += 1
             self.serials[addr] = self._serial
             self._reindex()
+
+    def map_peer(self, other: "DeviceMemory") -> None:
+        """Peer access: ``other``'s whole arena becomes addressable here (and stays so when it grows)."""
+        with self.lock:
+            if other.base not in self.table:
+                self.map_host(other.base, other.arena, kind="peer")
+        with other.lock:
+            if self not in other.peer_views:
+                other.peer_views.append(self)
+
+    def unmap_peer(self, other: "DeviceMemory") -> None:
+        with other.lock:
+            if self in other.peer_views:
+                other.peer_views.remove(self)
+        self.unmap_host(other.base)
 
     def unmap_host(self, addr: int) -> bool:
         with self.lock:

@@ -70,7 +70,7 @@ class LoadedProgram:
         """Decoded ``.text``: absolute device address → Instruction (decoded on first use)."""
         if self._instructions is None:
             vaddr, text = self.code_object.section_bytes(".text")
-            insts = decode(text, self.code_object.processor, base=self.base + vaddr)
+            insts = decode(text, self.code_object.processor, base=self.base + vaddr, tolerant=True)
             self._instructions = {i.pc: i for i in insts}
         return self._instructions
 
@@ -182,6 +182,16 @@ class MemoryProgram:
 
     def contains(self, addr: int) -> bool:
         return self.base <= addr < self.base + self.size
+
+
+def uses_gws(program) -> bool:
+    """Whether a program (loaded or found in memory) has global wave sync instructions: its dispatches need
+    every wave resident at once.  Cached on the program."""
+    u = getattr(program, "_uses_gws", None)
+    if u is None:
+        u = any(i.name.startswith("ds_gws_") for i in program.instructions.values())
+        program._uses_gws = u
+    return u
 
 
 def decode_tolerant(code: bytes, target: str, base: int) -> list:

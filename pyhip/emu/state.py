@@ -47,6 +47,8 @@ class WaveState:
         self.pc = np.zeros(n_waves, dtype=np.int64)
         self.done = np.zeros(n_waves, dtype=bool)
         self.at_barrier = np.zeros(n_waves, dtype=bool)
+        self.at_gws = np.zeros(n_waves, dtype=bool)          # parked on a global wave sync resource
+        self.gws = None                                      # GWS resources (semantics/gws.py)
         self.group = np.zeros(n_waves, dtype=np.int64)        # batch-local workgroup index of each wave
         self.group_ids = np.zeros((n_groups, 3), dtype=np.int64)
         self.wave_in_group = np.zeros(n_waves, dtype=np.int64)
@@ -68,6 +70,8 @@ class WaveState:
         self.pc.fill(0)
         self.done.fill(False)
         self.at_barrier.fill(False)
+        self.at_gws.fill(False)
+        self.gws = None
         self.lds.fill(0)
         if self.private is not None:
             self.private.fill(0)

@@ -74,6 +74,7 @@ HIP_VERSION_NAME = hip_version_name = \
     f"{HIP_VERSION_MAJOR}.{HIP_VERSION_MINOR}.{HIP_VERSION_PATCH}-{HIP_VERSION_GITHASH.decode()}"   # noqa: F405
 HIP_VERSION_TUPLE = hip_version_tuple = (HIP_VERSION_MAJOR, HIP_VERSION_MINOR, HIP_VERSION_PATCH,  # noqa: F405
                                          HIP_VERSION_GITHASH.decode())  # noqa: F405
+from .breadth import *  # noqa: E402,F401,F403  (pitched/3-D memory, pointers, devices, peers, graphs...)
 
 
 # -- initialisation, versions, errors ------------------------------------------------------------

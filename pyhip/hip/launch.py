@@ -169,7 +169,10 @@ def func_attributes(func: Function):
     a = _structs["hipFuncAttributes"]()
     a.binaryVersion = func.module.code_object.version * 10
     a.cacheModeCA = 0
-    a.constSizeBytes = 0
+    # what ROCr counts as a module's constant variables: those in writable sections (its IsConst quirk),
+    # hipcc's one-byte __hip_cuid_* markers aside
+    a.constSizeBytes = sum(g.size for g in func.module.code_object.globals
+                           if g.section in (".bss", ".data") and not g.name.startswith("__hip_cuid_"))
     a.localSizeBytes = k.private_segment_fixed_size
     a.maxDynamicSharedSizeBytes = 65536 - k.group_segment_fixed_size
     a.maxThreadsPerBlock = k.max_flat_workgroup_size
@@ -209,18 +212,10 @@ def hipFuncGetAttribute(attrib, hfunc):
 
 
 def _occupancy(func: Function, block: int, dyn_shared: int) -> int:
-    """Work-groups per CU, limited by waves (40 per SIMD × 4 on CDNA → 32 slots as LLVM), VGPRs, LDS."""
-    k = func.kernel
-    wave = k.wavefront_size
-    waves_per_group = -(-block // wave)
-    vgprs = max(k.vgpr_count + (k.agpr_count or 0), 1)
-    gran = 8
-    vgprs = -(-vgprs // gran) * gran
-    waves_per_simd = min(8, 512 // vgprs) if wave == 64 else min(16, 1024 // vgprs)
-    by_waves = (waves_per_simd * 4) // waves_per_group
-    lds = k.group_segment_fixed_size + dyn_shared
-    by_lds = 65536 // lds if lds else 1 << 30
-    return max(0, min(by_waves, by_lds, 32))
+    """Work-groups per CU (runtime/cooperative.py: waves per SIMD from VGPRs × 4 SIMDs, LDS, 32 slots)."""
+    from ..runtime.cooperative import blocks_per_cu
+
+    return blocks_per_cu(func.kernel, block, dyn_shared)
 
 
 @hip_api(1)

@@ -30,8 +30,8 @@ def hipStreamCreateWithFlags(flags):
 
 @hip_api(1)
 def hipStreamCreateWithPriority(flags, priority):
-    priority = max(-1, min(0, priority))      # HIP: greatest priority -1, least 0
-    return runtime().device().new_stream(flags, priority)
+    priority = max(-1, min(1, int(priority)))      # ROCclr: High -1, Normal 0, Low 1 (clamped)
+    return runtime().device().new_stream(int(flags), int(priority))
 
 
 @hip_api()
@@ -46,7 +46,9 @@ def hipStreamDestroy(stream):
 
 @hip_api()
 def hipStreamSynchronize(stream):
-    runtime().resolve_stream(stream).synchronize()
+    s = runtime().resolve_stream(stream)
+    s.check_not_capturing()
+    s.synchronize()
 
 
 @hip_api()
@@ -103,10 +105,7 @@ def hipLaunchHostFunc(stream, fn, userData):
 def hipStreamWaitEvent(stream, event, flags):
     if flags != 0:
         raise HipError(hipError_t.hipErrorInvalidValue, "flags must be 0")
-    s = runtime().resolve_stream(stream)
-    ev = _event(event)
-    if ev.command is not None and not ev.command.done():
-        s.wait_signal(ev.command.signal)
+    runtime().resolve_stream(stream).wait_event(_event(event))
 
 
 @hip_api(1)

@@ -120,6 +120,12 @@ class Registry:
                 raise HipError(hipError_t.hipErrorInvalidSymbol, f"no variable registered at 0x{host_address:x}")
             return info
 
+    def after_fork(self) -> None:
+        """A forked child: new locks, and no code object is loaded on the child's (new) devices yet."""
+        self._lock = threading.RLock()
+        for fb in list(self.fatbins.values()):
+            fb.per_device.clear()
+
     def loaded(self, fb: FatBinary, device_key, isa: DeviceISA, load_fn):
         """The fat binary's code object for this device, loaded once through ``load_fn(code_object)``."""
         with self._lock:

@@ -171,6 +171,11 @@ class DeviceBackend:
         """Whether ``addr`` is in this device's address range (allocated or not): never host memory."""
         return self.memory.base <= addr < self.memory.base + DEVICE_STRIDE
 
+    def find(self, addr: int):
+        """``(start, end, kind)`` of the allocation of this device's address space holding ``addr``
+        (kind: user, host, peer, …), or None."""
+        return self.memory.find(addr)
+
     def new_queue(self) -> QueueBackend:
         return QueueBackend(self)
 
@@ -189,7 +194,7 @@ class DeviceBackend:
 
     def owns(self, addr: int) -> bool:
         hit = self.memory.find(addr)
-        return hit is not None and hit[2] != "host"
+        return hit is not None and hit[2] not in ("host", "peer")
 
     def check_range(self, addr: int, size: int) -> None:
         hit = self.memory.find(addr)
@@ -210,7 +215,8 @@ class DeviceBackend:
         return self.memory.view(addr, size)
 
     def mem_info(self) -> tuple[int, int]:
-        return self.memory.capacity - self.memory.used, self.memory.capacity
+        used = sum(size for _, size, kind, ext in list(self.memory.table.values()) if kind == "user")
+        return self.memory.capacity - used, self.memory.capacity
 
     def map_host(self, addr: int, array: np.ndarray) -> None:
         self.memory.map_host(addr, array)

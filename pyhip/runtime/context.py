@@ -14,21 +14,65 @@ DEFAULT_MEMORY = 16 << 30          # virtual capacity per emulated device
 hipStreamPerThread = 2
 
 
+def device_isa(text: str) -> DeviceISA:
+    """A device's ISA from PYHIP_DEVICES: features not given take the device default (sramecc on, xnack
+    off, as MI210 / MI300X report), so every device of one processor has the same target ID."""
+    from ..loader.targetid import PROCESSORS
+
+    t = text.strip()
+    proc, *feats = t.split(":")
+    _, has_xnack, has_sramecc = PROCESSORS.get(proc, (None, False, False))
+    if has_sramecc and not any(f.startswith("sramecc") for f in feats):
+        t += ":sramecc+"
+    if has_xnack and not any(f.startswith("xnack") for f in feats):
+        t += ":xnack-"
+    return DeviceISA.parse(t)
+
+
 class Runtime:
     def __init__(self, device_spec: str | None = None, memory_size: int | None = None):
         from .hsa import choose
         self.backend_kind = "emu" if device_spec else choose()
+        spec = device_spec or os.environ.get("PYHIP_DEVICES", DEFAULT_DEVICES)
+        size = memory_size or int(os.environ.get("PYHIP_DEVICE_MEMORY", DEFAULT_MEMORY))
+        self._spec = (spec, size)
         if self.backend_kind == "hsa":
             self.devices = self._hsa_devices()
         else:
-            spec = device_spec or os.environ.get("PYHIP_DEVICES", DEFAULT_DEVICES)
-            size = memory_size or int(os.environ.get("PYHIP_DEVICE_MEMORY", DEFAULT_MEMORY))
-            self.devices = [Device(i, DeviceISA.parse(t.strip()), size) for i, t in enumerate(spec.split(","))
-                            if t.strip()]
+            self.devices = self._emu_devices()
         self.registry = Registry()
         self.call_config = CallConfigStack()
         self._tls = threading.local()
         self._lock = threading.RLock()
+        self.host_allocs: dict[int, object] = {}  # pinned/managed/registered host memory (runtime/pointers.py)
+        self.pitched: dict[int, tuple] = {}      # hipMallocPitch/hipMalloc3D address -> (pitch, width, height, depth)
+        self.advice: dict[int, dict] = {}         # hipMemAdvise hints by range start
+        self.peers: set[tuple[int, int]] = set()  # (device, peer) pairs with peer access enabled
+        self.primary_active: set[int] = set()     # devices whose primary context was retained
+        self.default_pools: dict[int, object] = {}  # memory pools (runtime/pools.py)
+        self.current_pools: dict[int, object] = {}
+        self.pool_of: dict[int, object] = {}        # hipMallocAsync address -> its pool
+
+    def reinit_after_fork(self) -> None:
+        """In a forked child: fresh devices (the parent's queues and their threads do not exist here), the
+        registrations kept (hipcc programs register in constructors, before any fork), host memory that
+        survived the fork mapped into the new devices; device allocations of the parent are gone."""
+        self._tls = threading.local()
+        self._lock = threading.RLock()
+        self.registry.after_fork()
+        self.devices = self._hsa_devices() if self.backend_kind == "hsa" else self._emu_devices()
+        for a in self.host_allocs.values():
+            if a.array is not None:
+                for dev in self.devices:
+                    dev.backend.map_host(a.start, a.array)
+        for table in (self.pitched, self.advice, self.default_pools, self.current_pools, self.pool_of):
+            table.clear()
+        self.peers.clear()
+        self.primary_active.clear()
+
+    def _emu_devices(self) -> list[Device]:
+        spec, size = self._spec
+        return [Device(i, device_isa(t), size) for i, t in enumerate(spec.split(",")) if t.strip()]
 
     @staticmethod
     def _hsa_devices() -> list[Device]:
@@ -127,3 +171,17 @@ def runtime() -> Runtime:
             if _runtime is None:
                 _runtime = Runtime()
     return _runtime
+
+
+def _after_fork_in_child() -> None:
+    """A forked child has none of the parent's threads (packet processors): the runtime gets new devices."""
+    global _runtime_lock
+    _runtime_lock = threading.Lock()
+    if _runtime is not None:
+        _runtime.reinit_after_fork()
+    for hook in list(after_fork_hooks):
+        hook()
+
+
+after_fork_hooks: list = []                      # other layers' state to drop in a forked child (the C ABI's)
+os.register_at_fork(after_in_child=_after_fork_in_child)

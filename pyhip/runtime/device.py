@@ -29,6 +29,12 @@ class Device:
         self._kernarg_free: dict[int, list[int]] = {}
         self._kernarg_busy: list[tuple[int, int, object]] = []
         self._kernarg_scanned = 0           # length of the busy list after its last full scan
+        self._hostcalls: dict[int, object] = {}     # hostcall buffer address -> HostcallBuffer
+        self.flags = 0                              # hipSetDeviceFlags scheduling mode
+        self.cache_config = 0                       # hipDeviceSetCacheConfig
+        gpu = self.backend.emulated_gpu
+        if gpu is not None:                         # device printf's hostcall buffers are served on s_sleep
+            gpu.sleep_hook = self._serve_hostcalls
 
     def __repr__(self) -> str:
         return f"<Device {self.index} {self.isa}>"
@@ -67,6 +73,35 @@ class Device:
     def take_error(self) -> HipError | None:
         with self._lock:
             return self._errors.pop(0) if self._errors else None
+
+    # -- hostcalls (device printf) ---------------------------------------------------------------------
+    def new_hostcall_buffer(self):
+        from .hostcall import HostcallBuffer
+
+        buf = HostcallBuffer(self)
+        with self._lock:
+            self._hostcalls[buf.address] = buf
+        return buf
+
+    def drop_hostcall_buffer(self, buf) -> None:
+        with self._lock:
+            self._hostcalls.pop(buf.address, None)
+        buf.close()
+
+    def _serve_hostcalls(self, dispatch) -> None:
+        """The emulator's s_sleep hook: serve the hostcall buffer of the dispatch this thread runs."""
+        if dispatch is None:
+            return
+        buf = getattr(dispatch, "hostcall", None)
+        if buf is None:
+            buf = False
+            for a in getattr(dispatch.kernel, "hidden_args", ()):
+                if a.value_kind == "hidden_hostcall_buffer":
+                    addr = int.from_bytes(self.backend.read(dispatch.kernarg + a.offset, 8), "little")
+                    buf = self._hostcalls.get(addr, False)
+            dispatch.hostcall = buf
+        if buf:
+            buf.service()
 
     # -- kernarg buffers ---------------------------------------------------------------------------
     def kernarg_alloc(self, size: int) -> int:

@@ -22,6 +22,21 @@ class Function(Handle):
         self.packer = ArgPacker(kernel)
         self.handle = id(self)
         self.fast = {}                          # repeat-launch entries (runtime/fastlaunch.py)
+        self.hidden_kinds = {a.value_kind for a in kernel.hidden_args}
+
+    def hidden_values(self, stream, grid, block, multi: dict | None = None) -> dict:
+        """Hidden arguments the packer cannot derive from the geometry alone: the stream's hostcall buffer
+        (device printf), the multi-grid sync information (cooperative groups; ``multi`` describes this
+        grid's place in a multi-device launch)."""
+        out = {}
+        if "hidden_hostcall_buffer" in self.hidden_kinds:
+            out["hidden_hostcall_buffer"] = stream.hostcall_buffer().address
+        if "hidden_multigrid_sync_arg" in self.hidden_kinds:
+            from .context import runtime
+            from .cooperative import sync_info
+
+            out["hidden_multigrid_sync_arg"] = sync_info(runtime().devices, grid, block, **(multi or {}))
+        return out
 
     @property
     def device(self):
@@ -48,7 +63,8 @@ class Function(Handle):
             raise HipError(hipError_t.hipErrorInvalidValue,
                            f"{shared} B dynamic + {self.kernel.group_segment_fixed_size} B static LDS exceeds {MAX_LDS} B")
 
-    def launch(self, stream, grid, block, shared: int = 0, args=None, raw=None, items=None, cache_key=None):
+    def launch(self, stream, grid, block, shared: int = 0, args=None, raw=None, items=None,
+               cooperative: bool = False, multi: dict | None = None, cache_key=None):
         """``grid`` in blocks; or ``items`` (global work-item sizes, hipExtModuleLaunchKernel), which may
         leave a partial last workgroup per dimension (the V5 hidden remainders say how big).  With a
         ``cache_key``, repeats of this launch may then go through ``self.fast[cache_key]``
@@ -63,6 +79,21 @@ class Function(Handle):
             extra = {f"hidden_remainder_{ax}": i % b for ax, i, b in zip("xyz", items, block)}
         grid = tuple(int(g) for g in grid)
         self.check_launch(grid, block, shared)
+        if cooperative:
+            from .cooperative import check_cooperative
+
+            check_cooperative(self, grid, block, shared)
+        if stream.capture is not None:            # recorded into the capture's graph, not run
+            from .graph import CapturedCommand
+            if raw is None:
+                packed = self.packer.pack(list(args or ()), grid, block, dynamic_lds=shared, extra_hidden=extra)
+                end = max((a.offset + a.size for a in self.kernel.explicit_args), default=0)
+                raw = bytes(packed[:end])
+            node = stream.capture.add(stream, "kernel", {
+                "function": self, "grid": None if items is not None else grid, "block": block, "shared": shared,
+                "raw": bytes(raw), "items": items})
+            return CapturedCommand(node)
+        extra.update(self.hidden_values(stream, grid, block, multi))
         if raw is not None:
             kernarg = self.packer.pack_raw(raw, grid, block, dynamic_lds=shared, extra_hidden=extra)
         else:
@@ -75,7 +106,7 @@ class Function(Handle):
         cmd = stream.launch(self.kernel_object, bytes(kernarg), items, block,
                             self.kernel.group_segment_fixed_size + shared,
                             self.kernel.private_segment_fixed_size, what=self.kernel.demangled)
-        if cache_key is not None and raw is None and not extra:
+        if cache_key is not None and raw is None and not extra and not cooperative:
             from .fastlaunch import prepare
             entry = prepare(self, stream, grid, block, shared, list(args or ()))
             if entry is not None:
@@ -95,6 +126,9 @@ class Module(Handle):
             code_object = binary.select(device.isa)
         self.code_object = code_object.validate()
         self.program = device.backend.load_program(self.code_object)
+        self.managed: dict[str, tuple] = {}     # __managed__ variable -> (managed memory, size)
+        if source is not None:                  # hipModuleLoad*: no registration binds managed variables
+            self._init_managed()
         self._functions: dict[str, Function] = {}
         self._lock = threading.Lock()
         self.unloaded = False
@@ -110,9 +144,30 @@ class Module(Handle):
                 f = self._functions[kernel.name] = Function(self, kernel)
             return f
 
+    def _init_managed(self) -> None:
+        """hip-clang compiles ``__managed__ T x`` to a pointer variable ``x`` and its initial value
+        ``x.managed``: give each one managed memory holding the initial value, and point ``x`` at it (what
+        ROCclr does for dynamically loaded modules)."""
+        import struct
+
+        from .ops import host_malloc
+
+        for g in self.code_object.globals:
+            if not g.name.endswith(".managed"):
+                continue
+            name = g.name[:-len(".managed")]
+            init_addr, size = self.program.global_address(g.name), g.size
+            mem = host_malloc(max(size, 1), kind="managed")
+            mem.array[:size] = memoryview(self.device.backend.read(init_addr, size))
+            self.device.backend.write(self.program.global_address(name), struct.pack("<Q", int(mem)))
+            self.managed[name] = (mem, size)
+
     def global_var(self, name) -> tuple[int, int]:
         if isinstance(name, bytes):
             name = name.decode()
+        if name in self.managed:
+            mem, size = self.managed[name]
+            return int(mem), size
         for g in self.code_object.globals:
             if g.name == name:
                 return self.program.global_address(name), g.size
@@ -125,3 +180,7 @@ class Module(Handle):
         self.unloaded = True
         self.device.launch_generation += 1      # no repeat launch of its kernels any more
         self.device.backend.unload_program(self.program)
+        from .ops import host_free
+        for mem, _ in self.managed.values():
+            host_free(mem)
+        self.managed.clear()

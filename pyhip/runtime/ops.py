@@ -1,14 +1,11 @@
 """Memory operations of the runtime, in stream order: allocation, copies in every direction, fills."""
 from __future__ import annotations
 
-import ctypes
-
 import numpy as np
 
-from .._hip_enums import hipMemcpyKind
 from ..errors import HipError, hipError_t
 from .context import runtime
-from .memory import DevicePointer, HostPointer, as_address, classify_copy, host_view
+from .memory import DevicePointer, HostPointer, as_address
 
 
 def malloc(size: int) -> DevicePointer:
@@ -35,19 +32,35 @@ def free(ptr) -> None:
         raise HipError(hipError_t.hipErrorInvalidValue, "not a device pointer")
     if addr == 0:
         return
+    host = runtime().host_allocs.get(addr)
+    if host is not None and host.kind != "registered":   # hipMallocManaged / hipHostMalloc memory
+        host_free(addr)
+        return
     dev = owner(addr)
     if dev is None:
         raise HipError(hipError_t.hipErrorInvalidValue, f"0x{addr:x} is not a device allocation")
     dev.synchronize_quietly()          # hipFree is synchronous
     dev.backend.free(addr)
+    rt = runtime()
+    rt.pitched.pop(addr, None)
+    pool = rt.pool_of.pop(addr, None)
+    if pool is not None:
+        pool.forget(addr)
 
 
-def host_malloc(size: int, flags: int = 0) -> HostPointer:
+def host_malloc(size: int, flags: int = 0, kind: str = "hostmalloc") -> HostPointer:
     """Pinned host memory, mapped into every emulated device at its own host address."""
-    size = int(size)
+    from .pointers import HOST_MALLOC_FLAGS, record
+
+    size, flags = int(size), int(flags)
     if size <= 0:
         raise HipError(hipError_t.hipErrorInvalidValue, "size must be positive")
-    arr = np.zeros(size + 4096, dtype=np.uint8)
+    if flags & ~HOST_MALLOC_FLAGS or flags & 0xC0000000 == 0xC0000000:
+        raise HipError(hipError_t.hipErrorInvalidValue, f"invalid hipHostMalloc flags 0x{flags:x}")
+    try:
+        arr = np.zeros(size + 4096, dtype=np.uint8)
+    except (MemoryError, ValueError, OverflowError):           # more than the host has (or can address)
+        raise HipError(hipError_t.hipErrorOutOfMemory, f"cannot pin {size} bytes of host memory") from None
     base = arr.ctypes.data
     start = (-base) % 4096
     arr = arr[start:start + size]
@@ -55,22 +68,38 @@ def host_malloc(size: int, flags: int = 0) -> HostPointer:
     rt = runtime()
     for dev in rt.devices:
         dev.backend.map_host(addr, arr)
+    record(addr, size, kind, flags, arr)
     return HostPointer(addr, rt.device(), size, arr)
 
 
+def managed_malloc(size: int) -> HostPointer:
+    """hipMallocManaged: memory host and every device address alike (pinned host memory mapped into each
+    emulated device).  Larger than a device's memory: hipErrorOutOfMemory, as on a GPU."""
+    size = int(size)
+    if size <= 0:
+        raise HipError(hipError_t.hipErrorInvalidValue, "size must be positive")
+    if size > runtime().device().props.totalGlobalMem:
+        raise HipError(hipError_t.hipErrorOutOfMemory, f"{size} bytes exceed the device's memory")
+    return host_malloc(size, kind="managed")
+
+
 def host_free(ptr) -> None:
+    """Free hipHostMalloc / hipMallocManaged memory (after the devices finished using it)."""
+    from .pointers import forget
+
     addr = as_address(ptr)
-    if addr is None or addr == 0:
-        if addr == 0:
-            return
+    if addr == 0:
+        return
+    if addr is None:
         raise HipError(hipError_t.hipErrorInvalidValue, "not a host pointer")
     rt = runtime()
-    found = False
+    a = rt.host_allocs.get(addr)
+    if a is None or a.kind == "registered":
+        raise HipError(hipError_t.hipErrorInvalidValue, f"0x{addr:x} was not allocated by hipHostMalloc")
     for dev in rt.devices:
         dev.synchronize_quietly()
-        found |= dev.backend.unmap_host(addr)
-    if not found:
-        raise HipError(hipError_t.hipErrorInvalidValue, f"0x{addr:x} was not allocated by hipHostMalloc")
+        dev.backend.unmap_host(addr)
+    forget(addr)
 
 
 def check_host_address(addr: int) -> None:
@@ -83,75 +112,24 @@ def check_host_address(addr: int) -> None:
             raise HipError(hipError_t.hipErrorInvalidValue, f"0x{addr:x} is device memory, not a host address")
 
 
-def _raw_host(addr: int, nbytes: int) -> memoryview:
-    """A raw host address (C callers pass these) as a writable byte view."""
-    check_host_address(addr)
-    return memoryview((ctypes.c_ubyte * nbytes).from_address(addr)).cast("B")
-
-
 def memcpy(dst, src, nbytes: int, kind: int, stream=None, sync: bool = True) -> None:
-    nbytes = int(nbytes)
-    if nbytes < 0:
-        raise HipError(hipError_t.hipErrorInvalidValue, "negative size")
-    d, s = classify_copy(dst, src, kind)
-    if nbytes == 0:
-        return
-    rt = runtime()
-    st = rt.resolve_stream(stream)
-    ddev = owner(d) if d is not None else None
-    sdev = owner(s) if s is not None else None
-    if ddev is None and sdev is None and int(kind) not in (hipMemcpyKind.hipMemcpyHostToHost,
-                                                           hipMemcpyKind.hipMemcpyDefault):
-        raise HipError(hipError_t.hipErrorInvalidValue,
-                       f"{hipMemcpyKind(int(kind)).name} between two host buffers (ROCm infers the direction "
-                       "from the pointers; host to host needs hipMemcpyHostToHost or hipMemcpyDefault)")
-    for dev, addr in ((ddev, d), (sdev, s)):
-        if dev is not None:
-            dev.backend.check_range(addr, nbytes)
-    if ddev is not None and sdev is not None and ddev is sdev is st.device:
-        cmd = st.device_copy(d, s, nbytes)
-    else:
-        if sdev is None:
-            src_view = _raw_host(s, nbytes) if s is not None else host_view(src, nbytes, writable=False)
-            payload = bytes(src_view)              # host data is captured at enqueue time
-            read = lambda: payload                 # noqa: E731
-        else:
-            read = lambda: sdev.backend.read(s, nbytes)  # noqa: E731
-        if ddev is None:
-            dst_view = _raw_host(d, nbytes) if d is not None else host_view(dst, nbytes, writable=True)
+    """1-D copy in stream order; the direction comes from the pointers (runtime/copies.py)."""
+    from .copies import copy
 
-            def op():
-                dst_view[:] = read()
-        else:
-            def op():
-                ddev.backend.write(d, read())
-        cmd = st.host_op(op, "memcpy", keep=(dst, src))
-    if sync:
-        cmd.signal.wait(None)
-        st.synchronize()
+    copy(dst, src, nbytes, stream, sync, kind)
 
 
 def memset(dst, value: int, count: int, width: int = 1, stream=None, sync: bool = True) -> None:
-    addr = as_address(dst)
+    """Fill ``count`` elements of ``width`` bytes (device or pinned host memory)."""
+    from .copies import fill3d
+
     count = int(count)
-    if addr is None or count < 0:
-        raise HipError(hipError_t.hipErrorInvalidValue, "memset needs a device pointer and a count >= 0")
-    if count == 0:
-        return
-    dev = owner(addr)
-    if dev is None:
-        raise HipError(hipError_t.hipErrorInvalidValue, f"0x{addr:x} is not device memory")
-    dev.backend.check_range(addr, count * width)
-    st = runtime().resolve_stream(stream)
-    value = int(value) & ((1 << (8 * width)) - 1)
-    if st.device is dev:
-        cmd = st.fill(addr, value, count, width)
-    else:
-        cmd = st.host_op(lambda: dev.backend.fill(addr, value, count, width), "memset")
-    if sync:
-        cmd.signal.wait(None)
-        st.synchronize()
+    if count < 0:
+        raise HipError(hipError_t.hipErrorInvalidValue, "negative count")
+    fill3d(dst, count * width, count * width, value, count * width, 1, 1, width, stream, sync)
 
 
 def mem_get_info() -> tuple[int, int]:
+    """(free, total) of the current device: what user allocations left (the runtime's own code objects,
+    kernarg buffers and queue mirrors do not count, as on a GPU where they live outside the heap)."""
     return runtime().device().backend.mem_info()

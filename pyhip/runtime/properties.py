@@ -45,7 +45,9 @@ class DeviceProp:
     maxThreadsPerMultiProcessor: int = 2048
     computeMode: int = 0
     clockInstructionRate: int = 100000
-    arch: dict = field(default_factory=lambda: {f: 1 for f in ARCH_FLAGS} | {"hasDynamicParallelism": 0})
+    # as ROCclr reports them: no funnel shift, surface functions, __syncthreads_* extensions or dynamic parallelism
+    arch: dict = field(default_factory=lambda: {f: 1 for f in ARCH_FLAGS} | {
+        "hasDynamicParallelism": 0, "hasFunnelShift": 0, "hasSurfaceFuncs": 0, "hasSyncThreadsExt": 0})
     concurrentKernels: int = 1
     pciDomainID: int = 0
     pciBusID: int = 0
@@ -56,8 +58,8 @@ class DeviceProp:
     gcnArch: int = 0
     gcnArchName: str = ""
     integrated: int = 0
-    cooperativeLaunch: int = 0
-    cooperativeMultiDeviceLaunch: int = 0
+    cooperativeLaunch: int = 1
+    cooperativeMultiDeviceLaunch: int = 1
     maxTexture1DLinear: int = 0
     maxTexture1D: int = 0
     maxTexture2D: tuple = (0, 0)
@@ -67,7 +69,7 @@ class DeviceProp:
     memPitch: int = 2147483647
     textureAlignment: int = 256
     texturePitchAlignment: int = 256
-    kernelExecTimeoutEnabled: int = 1
+    kernelExecTimeoutEnabled: int = 0
     ECCEnabled: int = 0
     tccDriver: int = 0
     cooperativeMultiDeviceUnmatchedFunc: int = 0
@@ -76,9 +78,9 @@ class DeviceProp:
     cooperativeMultiDeviceUnmatchedSharedMem: int = 0
     isLargeBar: int = 1
     asicRevision: int = 0
-    managedMemory: int = 0
-    directManagedMemAccessFromHost: int = 0
-    concurrentManagedAccess: int = 0
+    managedMemory: int = 1                   # managed memory is host memory every device maps (coherent)
+    directManagedMemAccessFromHost: int = 1
+    concurrentManagedAccess: int = 1
     pageableMemoryAccess: int = 0
     pageableMemoryAccessUsesHostPageTables: int = 0
 
@@ -119,7 +121,8 @@ def make_properties(isa, index: int, total_mem: int) -> DeviceProp:
                    memoryClockRate=mclk, pciBusID=index + 1, maxThreadsPerMultiProcessor=2048)
     if images:          # texture limits as HIP 5.2 derives them from ROCr's image tables (GFX9 and GFX10/11 alike)
         p.maxTexture1DLinear, p.maxTexture1D, p.maxTexture2D, p.maxTexture3D = MAX_1D_LINEAR, MAX_1D, MAX_2D, MAX_3D
-    p.arch["hasSurfaceFuncs"] = int(images)
+    # arch.hasSurfaceFuncs stays 0 even with images: hipamd 5.2 hard-codes it (hip_device.cpp), and AMD's
+    # conformance tests compare against that; image support is hipDeviceAttributeImageSupport
     return p
 
 
@@ -177,8 +180,8 @@ def device_attribute(props: DeviceProp, attr: int) -> int:
         A.hipDeviceAttributeLocalL1CacheSupported: 1, A.hipDeviceAttributeMaxBlocksPerMultiProcessor: 32,
         A.hipDeviceAttributeImageSupport: int(p.maxTexture1D > 0),
         A.hipDeviceAttributePhysicalMultiProcessorCount: p.multiProcessorCount,
-        A.hipDeviceAttributeFineGrainSupport: 1, A.hipDeviceAttributeCanUseStreamWaitValue: 0,
-        A.hipDeviceAttributeMemoryPoolsSupported: 0, A.hipDeviceAttributeSingleToDoublePrecisionPerfRatio: 2,
+        A.hipDeviceAttributeFineGrainSupport: 1, A.hipDeviceAttributeCanUseStreamWaitValue: 1,
+        A.hipDeviceAttributeMemoryPoolsSupported: 1, A.hipDeviceAttributeSingleToDoublePrecisionPerfRatio: 2,
     }
     try:
         key = A(int(attr))

@@ -18,6 +18,9 @@ from .handle import Handle
 hipStreamDefault = 0
 hipStreamNonBlocking = 1
 hipEventDefault, hipEventBlockingSync, hipEventDisableTiming, hipEventInterprocess = 0, 1, 2, 4
+hipEventReleaseToDevice, hipEventReleaseToSystem = 0x40000000, 0x80000000
+EVENT_FLAGS = hipEventBlockingSync | hipEventDisableTiming | hipEventInterprocess | hipEventReleaseToDevice | \
+    hipEventReleaseToSystem
 
 
 class Command:
@@ -52,6 +55,8 @@ class Stream(Handle):
         self._errors: list = []                 # faults not yet reported
         self._fast = None                       # native launch state (C ABI fast path), see fast_state()
         self._fast_seen = 0
+        self._hostcall = None                   # hostcall buffer (device printf), made on first need
+        self.capture = None                     # the graph capture this stream takes part in (runtime/graph.py)
         self.handle = id(self)
 
     @property
@@ -153,8 +158,31 @@ class Stream(Handle):
         return cmd
 
     def host_op(self, fn, what: str, keep=None) -> Command:
-        """A host-side operation (copy to/from host memory, fill, callback) in stream order."""
+        """A host-side operation (copy to/from host memory, fill, callback) in stream order; while the stream
+        captures, a host node of the capture's graph."""
+        if self.capture is not None:
+            from .graph import CapturedCommand
+            return CapturedCommand(self.capture.add(self, "host", {"fn": fn}))
         return self._submit(lambda q: q.callback(fn), keep=keep, what=what)
+
+    def wait_event(self, ev) -> None:
+        """hipStreamWaitEvent: later work waits for ``ev``.  An event recorded by a capture makes this stream
+        join that capture (its next operation depends on the recorded point)."""
+        cap = getattr(ev, "capture", None)
+        if cap is not None and ev.capture_nodes is not None and cap.origin.capture is cap:
+            cap.join(self, ev.capture_nodes)
+            return
+        if self.capture is not None:
+            self.capture.add(self, "event_wait", {"event": ev})
+            return
+        if ev.command is not None and not ev.command.done():
+            self.wait_signal(ev.command.signal)
+
+    def check_not_capturing(self) -> None:
+        """Synchronous operations are not allowed while the stream captures."""
+        if self.capture is not None:
+            self.capture.invalidated = True
+            raise HipError(hipError_t.hipErrorStreamCaptureUnsupported, "synchronous operation on a capturing stream")
 
     def device_copy(self, dst: int, src: int, size: int) -> Command:
         return self._submit(lambda q: q.copy(dst, src, size), what="copy")
@@ -172,11 +200,19 @@ class Stream(Handle):
         signal.pinned = True
         self._submit(lambda q: q.barrier_and([signal]), keep=[signal], what="wait event")
 
+    def hostcall_buffer(self):
+        with self._lock:
+            if self._hostcall is None:
+                self._hostcall = self.device.new_hostcall_buffer()
+            return self._hostcall
+
     # -- native launches (the C ABI's fast path, native/hip/fastlaunch.c) ---------------------------------
     def fast_state(self):
         """This stream's native launch state, or None when it may not take native launches now.  Those
         bypass the implicit null-stream ordering, so one stream per device at a time may have them, and
-        only while no other stream of the device has unfinished work."""
+        only while no other stream of the device has unfinished work (nor while it captures a graph)."""
+        if self.capture is not None:
+            return None
         dev = self.device
         with dev._lock:
             if dev.fast_stream is not None and dev.fast_stream is not self:
@@ -217,13 +253,31 @@ class Stream(Handle):
 
     # -- synchronisation ------------------------------------------------------------------------------
     def query(self) -> bool:
+        """True when nothing is pending that the stream's next command would wait for: its own commands, for
+        the null stream those of every blocking stream, for a blocking stream those of the null stream."""
         self._check()
+        if self.is_null:
+            for s in self.device.streams_snapshot():
+                if s.blocking and s is not self and not s.query():
+                    return False
+        elif self.blocking and not self.device.null_stream.query_own():
+            return False                        # its next command would wait for the null stream's work
+        return self.query_own()
+
+    def query_own(self) -> bool:
+        """True when this stream's own commands are complete."""
         with self._lock:
             self.absorb_fast()
             return self._last is None or self._last.done()
 
     def synchronize(self, timeout: float | None = None) -> None:
         self._check()
+        if self.is_null:
+            # the legacy null stream is ordered after every blocking stream of its device (hipStreamPerThread
+            # included): synchronising it waits for their work too, as ROCclr does
+            for s in self.device.streams_snapshot():
+                if s.blocking and s is not self:
+                    s.wait_quietly(timeout)
         with self._lock:
             self.absorb_fast()
             last = self._last
@@ -232,6 +286,14 @@ class Stream(Handle):
                 raise HipError(hipError_t.hipErrorLaunchTimeOut, f"stream did not finish within {timeout}s")
         with self._lock:
             self._reap(raise_errors=True)
+
+    def wait_quietly(self, timeout: float | None = None) -> None:
+        """Wait for this stream's work without reporting its faults (they stay for its own sync)."""
+        with self._lock:
+            self.absorb_fast()
+            last = self._last
+        if last is not None:
+            last.signal.wait(timeout)
 
     def destroy(self) -> None:
         if self.destroyed:
@@ -245,20 +307,43 @@ class Stream(Handle):
             if self._queue is not None:
                 self._queue.close()
                 self._queue = None
+            if self._hostcall is not None:
+                self.device.drop_hostcall_buffer(self._hostcall)
+                self._hostcall = None
 
 
 class Event(Handle):
-    def __init__(self, flags: int = hipEventDefault):
-        if flags & ~(hipEventBlockingSync | hipEventDisableTiming | hipEventInterprocess):
-            raise HipError(hipError_t.hipErrorInvalidValue, f"invalid event flags {flags}")
+    """A marker in a stream.  It belongs to the device current when it was created (ROCclr: recording it
+    on another device's stream is hipErrorInvalidHandle).  Flags as ROCclr accepts them: at most one
+    release scope, hipEventInterprocess only with hipEventDisableTiming."""
+
+    def __init__(self, flags: int = hipEventDefault, device=None):
+        release = flags & (hipEventReleaseToDevice | hipEventReleaseToSystem)
+        if flags & ~EVENT_FLAGS or release == (hipEventReleaseToDevice | hipEventReleaseToSystem) or \
+                (flags & hipEventInterprocess and not flags & hipEventDisableTiming):
+            raise HipError(hipError_t.hipErrorInvalidValue, f"invalid event flags 0x{flags:x}")
+        if device is None:
+            from .context import runtime
+            device = runtime().device()
         self.flags = flags
+        self.device = device
         self.command: Command | None = None
         self.stream = None
         self.destroyed = False
+        self.capture = self.capture_nodes = None    # set when recorded into a stream capture
         self.handle = id(self)
 
     def record(self, stream: Stream) -> None:
         self._check()
+        if stream.device is not self.device:
+            raise HipError(hipError_t.hipErrorInvalidHandle, f"event of device {self.device.index} recorded on a "
+                           f"stream of device {stream.device.index}")
+        if stream.capture is not None:              # recorded into the capture: other streams may join there
+            self.capture = stream.capture
+            self.capture_nodes = list(stream.capture.frontier.get(id(stream), []))
+            stream.capture.add(stream, "event_record", {"event": self})
+            return
+        self.capture = self.capture_nodes = None
         self.command = stream.marker(pin=True)      # the event keeps its own signal
         self.stream = stream
 
@@ -284,8 +369,15 @@ class Event(Handle):
         return self.command.signal.end_time()
 
     def elapsed_ms(self, end: "Event") -> float:
+        """ROCclr's order of checks: other device, never recorded, timing disabled, not complete."""
         for e in (self, end):
             e._check()
-            if e.flags & hipEventDisableTiming:
-                raise HipError(hipError_t.hipErrorInvalidHandle, "event created with hipEventDisableTiming")
+        if self.device is not end.device:
+            raise HipError(hipError_t.hipErrorInvalidHandle, "events of different devices")
+        if self.command is None or end.command is None:
+            raise HipError(hipError_t.hipErrorInvalidHandle, "event was never recorded")
+        if (self.flags | end.flags) & hipEventDisableTiming:
+            raise HipError(hipError_t.hipErrorInvalidHandle, "event created with hipEventDisableTiming")
+        if not self.command.done() or not end.command.done():
+            raise HipError(hipError_t.hipErrorNotReady, "event has not completed")
         return (end.timestamp() - self.timestamp()) * 1000.0

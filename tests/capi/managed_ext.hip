@@ -10,8 +10,8 @@
 #include <vector>
 
 namespace hip_impl {
-hipError_t hipLaunchKernelGGLImpl(uintptr_t function_address, const dim3& numBlocks, const dim3& dimBlocks,
-                                  uint32_t sharedMemBytes, hipStream_t stream, void** kernarg);
+void hipLaunchKernelGGLImpl(uintptr_t function_address, const dim3& numBlocks, const dim3& dimBlocks,
+                            uint32_t sharedMemBytes, hipStream_t stream, void** kernarg);
 }
 
 #define CHECK(x) do { hipError_t e_ = (x); if (e_ != hipSuccess) { \
@@ -53,11 +53,14 @@ int main(int argc, char** argv) {
   CHECK(hipDeviceSynchronize());
   for (int i = 0; i < n; ++i) EXPECT(y[i] == 8 * i + 1, "managed axpy %d: %d", i, y[i]);
 
-  // hip_impl::hipLaunchKernelGGLImpl (the old macro launch path)
-  int a = 2, nn = n;
-  void* args[] = {&y, &x, &a, &nn};
-  CHECK(hip_impl::hipLaunchKernelGGLImpl((uintptr_t)reinterpret_cast<const void*>(&axpy), dim3(8), dim3(128), 0,
-                                         nullptr, args));
+  // hip_impl::hipLaunchKernelGGLImpl (the old macro launch path): packed arguments in a config array
+  struct { int* y; const int* x; int a; int n; } packed = {y, x, 2, n};
+  size_t psize = sizeof(packed);
+  void* config[] = {HIP_LAUNCH_PARAM_BUFFER_POINTER, &packed, HIP_LAUNCH_PARAM_BUFFER_SIZE, &psize,
+                    HIP_LAUNCH_PARAM_END};
+  hip_impl::hipLaunchKernelGGLImpl((uintptr_t)reinterpret_cast<const void*>(&axpy), dim3(8), dim3(128), 0,
+                                   nullptr, config);
+  CHECK(hipGetLastError());
   CHECK(hipDeviceSynchronize());
   for (int i = 0; i < n; ++i) EXPECT(y[i] == 10 * i + 1, "GGLImpl %d: %d", i, y[i]);
   CHECK(hipFree(x));

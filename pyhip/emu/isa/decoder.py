@@ -137,14 +137,27 @@ def decode_one(code: bytes, offset: int, target: str, table: dict | None = None)
     return inst
 
 
-def decode(code: bytes, target: str, base: int = 0, stop_at_endpgm: bool = False) -> list[Instruction]:
-    """Linear sweep over ``code``; ``pc`` values are offsets plus ``base``."""
+INVALID = "<invalid>"
+
+
+def decode(code: bytes, target: str, base: int = 0, stop_at_endpgm: bool = False,
+           tolerant: bool = False) -> list[Instruction]:
+    """Linear sweep over ``code``; ``pc`` values are offsets plus ``base``.  ``tolerant``: a word that is
+    not a valid instruction becomes a 4-byte :data:`INVALID` placeholder (with the decoder's message in
+    ``fields['error']``) instead of an error — the engine faults only if a wave executes it, so one odd
+    word does not make every kernel of a code object unusable."""
     table = table_for(target)
     if "family" in table:                       # RDNA
         return decoder_rdna.decode(code, target, base, stop_at_endpgm)
     out, off, n = [], 0, len(code)
     while off < n:
-        inst = decode_one(code, off, target, table)
+        try:
+            inst = decode_one(code, off, target, table)
+        except DecodeError as exc:
+            if not tolerant or off + 4 > n:
+                raise
+            inst = Instruction(pc=off, size=4, encoding="INVALID", opcode=-1, name=INVALID,
+                               fields={"error": str(exc)}, words=(exc.word,))
         inst.pc = base + off
         out.append(inst)
         off += inst.size

@@ -78,6 +78,10 @@ class NativeEngine:
             return f"{d.processor}: RDNA (GFX{d.K.family}) code runs on the numpy engine", None
         if d.lanes != LANES:
             return f"wave{d.lanes} dispatch", None
+        if self.gpu.sleep_hook is not None and any(
+                a.value_kind == "hidden_hostcall_buffer" for a in getattr(d.kernel, "hidden_args", ())):
+            # device printf / hostcalls: waves wait in s_sleep loops for the host, which the numpy engine serves
+            return "hostcall (device printf): served on s_sleep by the numpy engine", None
         np_ = self.program(d.program, d.K)
         reason, rows = np_.kernel_support(d.entry)
         if reason is None and rows > d.nvgpr + 8:

@@ -23,6 +23,6 @@ def register(name, factory):
 
 
 def load_all():
-    from . import buffer_format, ds, mfma, mimg, packed, salu, salu_extra, smem, valu, valu16, valu_div, vcmp, vmem  # noqa: F401,E501
+    from . import buffer_format, ds, gws, mfma, mimg, packed, salu, salu_extra, smem, valu, valu16, valu_div, vcmp, vmem  # noqa: F401,E501
     from . import rdna, rdna_lanes, wmma  # noqa: F401  (after the GFX9 modules: registers their RDNA names)
     return SEMANTICS

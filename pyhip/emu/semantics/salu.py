@@ -392,7 +392,14 @@ def _barrier(inst, K):
     return run
 
 
-@op("s_waitcnt", "s_nop", "s_sleep", "s_setprio", "s_sethalt", "s_icache_inv", "s_dcache_wb", "s_dcache_inv",
+@op("s_sleep")
+def _sleep(inst, K):
+    # a sleeping wave waits for something outside it: let the host serve this dispatch's hostcalls
+    gpu = K.gpu
+    return lambda st, w: gpu.on_sleep()
+
+
+@op("s_waitcnt", "s_nop", "s_setprio", "s_sethalt", "s_icache_inv", "s_dcache_wb", "s_dcache_inv",
     "s_dcache_inv_vol", "s_dcache_wb_vol", "s_waitcnt_vscnt", "s_trap", "s_ttracedata", "s_set_gpr_idx_off",
     "buffer_wbinvl1", "buffer_wbinvl1_vol", "buffer_wbl2", "buffer_inv", "s_waitcnt_depctr", "s_code_end")
 def _noop(inst, K):

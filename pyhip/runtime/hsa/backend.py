@@ -701,6 +701,12 @@ class HsaDeviceBackend:
                     return start, size, kind
         return None
 
+    def find(self, addr: int):
+        """``(start, end, kind)`` of this device's allocation holding ``addr``, or None (as the emulator
+        backend's)."""
+        hit = self._find(addr)
+        return None if hit is None else (hit[0], hit[0] + hit[1], hit[2])
+
     def owns(self, addr: int) -> bool:
         return self._find(addr) is not None
 

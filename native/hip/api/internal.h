@@ -1,0 +1,5 @@
+/* not HIP exports: what the shim's C calls in Python (declared like the exports, defined by pyhip/capi) */
+hipError_t pyhip_slow_hipLaunchKernel(const void* function_address, dim3 numBlocks, dim3 dimBlocks, void** args,
+                                      size_t sharedMemBytes, void* stream);
+hipError_t pyhip_launch_config(uintptr_t function_address, const dim3* numBlocks, const dim3* dimBlocks,
+                               uint32_t sharedMemBytes, void* stream, void** config);

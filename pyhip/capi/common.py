@@ -1,0 +1,145 @@
+"""What every area of the C ABI shares: the embedding's ffi/lib, the runtime, handle tables, and the
+``export`` decorator that turns a Python function raising HipError into a hipError_t-returning C export.
+
+Handles: streams, events, modules, functions, graphs… are Python objects handed to C as their ``id()``;
+the tables here keep them alive and map the address back (an unknown address is hipErrorInvalidHandle or
+whatever HIP 5.2 returns for that API, never a crash)."""
+from __future__ import annotations
+
+import os
+import sys
+import threading
+
+from ..errors import HipError, hipError_t
+from ..hip._api import last_exception, set_last_error
+
+
+_LOG = os.environ.get("PYHIP_LOG_FAULTS", "") not in ("", "0")
+
+
+def invalid(msg: str) -> HipError:
+    return HipError(hipError_t.hipErrorInvalidValue, msg)
+
+
+class CApi:
+    def __init__(self, ffi, lib, rt):
+        self.ffi, self.lib, self.rt = ffi, lib, rt
+        self.lock = threading.Lock()
+        self.fatbins: dict[int, tuple[object, int]] = {}   # void** handle address -> (cdata slot, registry handle)
+        self.streams: dict[int, object] = {}
+        self.keep: dict[int, object] = {}                   # buffers and strings C holds pointers into
+        self.objects: dict[int, object] = {}                # events, modules, functions, graphs… by handle
+        self.exported: set[str] = set()
+        self.fast = None                                    # FastPath (native launches), set by impl.install
+
+    # -- exports -------------------------------------------------------------------------------------------
+    def export(self, fn):
+        """A hipError_t export: None → hipSuccess, an int → that code, HipError → its code, any other
+        exception → hipErrorUnknown; the thread's last error is set like HIP 5.2 does."""
+        set_c_error = self.lib.pyhip_set_last_error
+
+        def wrapper(*args):
+            try:
+                r = fn(*args)
+                code = 0 if r is None else int(r)
+            except HipError as exc:
+                code = int(exc.code)
+            except Exception:  # noqa: BLE001 - nothing may unwind into C
+                code = int(hipError_t.hipErrorUnknown)
+                if _LOG:
+                    import traceback
+                    print(f"pyhip: {fn.__name__} failed:\n{traceback.format_exc()}", file=sys.stderr, flush=True)
+            set_last_error(code)
+            set_c_error(code)
+            return code
+        wrapper.__name__ = fn.__name__
+        self.exported.add(fn.__name__)
+        return self.ffi.def_extern(name=fn.__name__)(wrapper)
+
+    def export_raw(self, name: str):
+        """An export that does not return hipError_t (registration calls, strings): the function itself
+        must never raise."""
+        def deco(fn):
+            self.exported.add(name)
+            return self.ffi.def_extern(name=name)(fn)
+        return deco
+
+    def export_as(self, name: str, fn):
+        """``fn`` exported under another name (the _spt variants, aliases)."""
+        def alias(*args):
+            return fn(*args)
+        alias.__name__ = name
+        return self.export(alias)
+
+    # -- helpers ---------------------------------------------------------------------------------------------
+    def addr(self, p) -> int:
+        return int(self.ffi.cast("uintptr_t", p))
+
+    def need(self, *ptrs) -> None:
+        """hipErrorInvalidValue for a null output/input pointer."""
+        for p in ptrs:
+            if p == self.ffi.NULL:
+                raise invalid("null pointer argument")
+
+    def stream_of(self, handle):
+        """A hipStream_t as the runtime wants it: None (null stream), 2 (hipStreamPerThread) or a Stream."""
+        h = self.addr(handle)
+        if h == 0:
+            return None
+        if h == 2:
+            return 2
+        s = self.streams.get(h)
+        if s is None or s.destroyed:
+            # ROCclr: a stream it does not know (destroyed, never created) is hipErrorContextIsDestroyed
+            raise HipError(hipError_t.hipErrorContextIsDestroyed, f"unknown or destroyed stream 0x{h:x}")
+        return s
+
+    def stream(self, handle):
+        return self.rt.resolve_stream(self.stream_of(handle))
+
+    def stream_handle(self, s) -> int:
+        """The hipStream_t C sees for a runtime stream."""
+        if s is None or getattr(s, "is_null", False):
+            return 0
+        if getattr(s, "per_thread", False):
+            return 2
+        return id(s)
+
+    def add_stream(self, s) -> int:
+        self.streams[id(s)] = s
+        return id(s)
+
+    def obj(self, handle, kind, code=hipError_t.hipErrorInvalidHandle):
+        o = self.objects.get(self.addr(handle))
+        if not isinstance(o, kind):
+            raise HipError(code, f"not a {kind.__name__ if isinstance(kind, type) else 'valid'} handle")
+        return o
+
+    def new_handle(self, out, o) -> None:
+        self.need(out)
+        self.objects[id(o)] = o
+        out[0] = self.ffi.cast("void*", id(o))
+
+    def check(self, ret):
+        """Unwrap a pyhip.hip (err, value...) tuple, re-raising the failure it stood for."""
+        if ret[0] != 0:
+            exc = last_exception()
+            raise exc if isinstance(exc, HipError) else HipError(ret[0])
+        return ret[1] if len(ret) == 2 else ret[1:]
+
+    def enum_arg(self, enum, value):
+        """A C enum value as pyhip.hip's enum parameter (hip-python requires the enum type)."""
+        try:
+            return enum(int(value))
+        except ValueError:
+            raise invalid(f"invalid {enum.__name__} {int(value)}") from None
+
+    def cstring(self, text: str):
+        """A NUL-terminated C string that lives as long as the process (names C keeps pointers to)."""
+        s = self.keep.get(("str", text))
+        if s is None:
+            s = self.keep[("str", text)] = self.ffi.new("char[]", text.encode())
+        return s
+
+    def read(self, ptr, size: int) -> bytes:
+        return bytes(self.ffi.buffer(ptr, size))

@@ -1,0 +1,251 @@
+"""The C ABI's pointer queries and host memory registration: hipPointerGetAttributes / hipPointerGetAttribute /
+hipDrvPointerGetAttributes, hipMemPtrGetInfo, hipMemGetAddressRange, hipHostRegister / Unregister /
+GetDevicePointer / GetFlags, hipMemAllocHost, hipExtMallocWithFlags, the managed-memory hints (advise,
+prefetch, range attributes, attach) and IPC handles within the process.  Behaviour follows clr's
+hip_memory.cpp (what is reported for memory the runtime does not know, which attributes are unsupported)."""
+from __future__ import annotations
+
+import os
+import struct
+
+from ..errors import HipError, hipError_t
+from ..runtime import ops, pointers
+from .common import invalid
+
+A_CONTEXT, A_MEMORY_TYPE, A_DEVICE_POINTER, A_HOST_POINTER, A_P2P_TOKENS, A_SYNC_MEMOPS, A_BUFFER_ID, \
+    A_IS_MANAGED, A_DEVICE_ORDINAL, A_IS_LEGACY_IPC, A_RANGE_START, A_RANGE_SIZE, A_MAPPED, A_HANDLE_TYPES, \
+    A_RDMA, A_ACCESS_FLAGS, A_MEMPOOL = range(1, 18)
+IPC_MAGIC = b"pyhipIPC"
+
+
+def install(c) -> None:
+    ffi, rt = c.ffi, c.rt
+    addr = c.addr
+
+    @c.export
+    def hipPointerGetAttributes(attrs, ptr):
+        if attrs == ffi.NULL or ptr == ffi.NULL:
+            raise invalid("null pointer")
+        ffi.memmove(attrs, bytes(ffi.sizeof("hipPointerAttribute_t")), ffi.sizeof("hipPointerAttribute_t"))
+        a = pointers.attributes(addr(ptr))
+        if a is None:
+            raise invalid(f"0x{addr(ptr):x} was not allocated by HIP")
+        attrs.memoryType, attrs.device = a.memoryType, a.device
+        attrs.devicePointer = ffi.cast("void*", a.devicePointer)
+        attrs.hostPointer = ffi.cast("void*", a.hostPointer)
+        attrs.isManaged, attrs.allocationFlags = a.isManaged, a.allocationFlags
+
+    def attribute(data, attr, p):
+        """One attribute into ``data`` (clr: the type written depends on the attribute)."""
+        a = pointers.attributes(p)
+        attr = int(attr)
+
+        def put(fmt, value):
+            ffi.memmove(data, struct.pack("<" + fmt, value), struct.calcsize(fmt))
+        if attr in (A_CONTEXT, A_P2P_TOKENS, A_IS_LEGACY_IPC, A_HANDLE_TYPES, A_RDMA, A_MEMPOOL):
+            raise HipError(hipError_t.hipErrorNotSupported, f"pointer attribute {attr}")
+        if attr == A_SYNC_MEMOPS:
+            return put("?", True)
+        if attr == A_ACCESS_FLAGS:
+            return put("I", a.allocationFlags if a else 0)
+        if a is None:
+            put({A_DEVICE_ORDINAL: "i"}.get(attr, "Q" if attr in (A_DEVICE_POINTER, A_HOST_POINTER, A_RANGE_START)
+                                          else "?" if attr in (A_IS_MANAGED, A_MAPPED) else "I"),
+                -2 if attr == A_DEVICE_ORDINAL else 0)
+            if attr not in range(1, 18):
+                raise invalid(f"pointer attribute {attr}")
+            raise invalid(f"0x{p:x} was not allocated by HIP")
+        if attr == A_MEMORY_TYPE:
+            return put("I", a.memoryType)
+        if attr == A_DEVICE_POINTER:
+            return put("Q", a.devicePointer)
+        if attr == A_HOST_POINTER:
+            if not a.hostPointer:
+                put("Q", 0)
+                raise invalid("device memory has no host pointer")
+            return put("Q", a.hostPointer)
+        if attr == A_BUFFER_ID:
+            return put("I", (a.start >> 8) & 0xFFFFFFFF)
+        if attr == A_IS_MANAGED:
+            return put("?", bool(a.isManaged))
+        if attr == A_DEVICE_ORDINAL:
+            return put("i", a.device)
+        if attr == A_RANGE_START:
+            return put("Q", a.start)
+        if attr == A_RANGE_SIZE:
+            return put("I", a.size & 0xFFFFFFFF)
+        if attr == A_MAPPED:
+            return put("?", True)
+        raise invalid(f"pointer attribute {attr}")
+
+    @c.export
+    def hipPointerGetAttribute(data, attr, ptr):
+        if data == ffi.NULL or ptr == ffi.NULL:
+            raise invalid("null pointer")
+        attribute(data, attr, addr(ptr))
+
+    @c.export
+    def hipDrvPointerGetAttributes(n, attrs, data, ptr):
+        if attrs == ffi.NULL or data == ffi.NULL or ptr == ffi.NULL or int(n) == 0:
+            raise invalid("null pointer or no attributes")
+        # as hipamd 5.2: each attribute's own status is ignored (an attribute with no value for this pointer,
+        # e.g. the host pointer of device memory, gets its default: 0 / NULL); always hipSuccess
+        for i in range(int(n)):
+            if data[i] == ffi.NULL:
+                continue                          # (AMD's would write through it)
+            try:
+                attribute(data[i], attrs[i], addr(ptr))
+            except HipError:
+                pass
+
+    @c.export
+    def hipMemPtrGetInfo(ptr, size):
+        c.need(size)
+        a = pointers.attributes(addr(ptr)) if ptr != ffi.NULL else None
+        if a is None:
+            raise invalid("not a HIP allocation")
+        size[0] = a.size
+
+    @c.export
+    def hipMemGetAddressRange(base, size, ptr):
+        a = pointers.attributes(addr(ptr)) if ptr != ffi.NULL else None
+        if a is None:
+            raise HipError(hipError_t.hipErrorNotFound, "not a HIP allocation")
+        if base != ffi.NULL:
+            base[0] = ffi.cast("void*", a.start)
+        if size != ffi.NULL:
+            size[0] = a.size
+
+    # -- host memory ------------------------------------------------------------------------------------------
+    @c.export
+    def hipHostRegister(ptr, size, flags):
+        pointers.host_register(addr(ptr), size, flags)
+
+    @c.export
+    def hipHostUnregister(ptr):
+        pointers.host_unregister(addr(ptr))
+
+    @c.export
+    def hipHostGetDevicePointer(dev_ptr, host_ptr, flags):
+        c.need(dev_ptr)
+        a = pointers.attributes(addr(host_ptr)) if host_ptr != ffi.NULL else None
+        if a is None:
+            raise invalid("not pinned or HIP memory")
+        dev_ptr[0] = ffi.cast("void*", a.devicePointer)
+
+    @c.export
+    def hipHostGetFlags(flags, host_ptr):
+        if flags == ffi.NULL or host_ptr == ffi.NULL:
+            raise invalid("null pointer")
+        h = pointers.find_host(addr(host_ptr))
+        if h is None:
+            raise invalid("not hipHostMalloc / hipHostRegister memory")
+        flags[0] = h.flags
+
+    @c.export
+    def hipMemAllocHost(ptr, size):
+        c.need(ptr)
+        hp = ops.host_malloc(size, 0)
+        c.keep[int(hp)] = hp
+        ptr[0] = ffi.cast("void*", int(hp))
+
+    @c.export
+    def hipExtMallocWithFlags(ptr, size, flags):
+        c.need(ptr)
+        if int(flags) & ~0x3:                   # hipDeviceMallocDefault / Finegrained / hipMallocSignalMemory
+            raise invalid(f"flags {int(flags)}")
+        if int(flags) == 2 and int(size) != 8:
+            raise invalid("signal memory is 8 bytes")
+        # signal memory is host memory the device also sees (ROCclr: an HSA signal's value), hipFree frees it
+        p = ops.host_malloc(size, 0) if int(flags) == 2 else ops.malloc(size)
+        ptr[0] = ffi.cast("void*", int(p))
+
+    # -- managed memory hints (memory is coherent already: checked, then nothing to do) -----------------------------
+    def managed_range(p, count):
+        if p == ffi.NULL or int(count) == 0:
+            raise invalid("null pointer or empty range")
+        a = pointers.attributes(addr(p))
+        if a is None or addr(p) + int(count) > a.start + a.size:
+            raise invalid("not a HIP allocation or the range overruns it")
+        return a
+
+    def device_or_cpu(d):
+        if int(d) != -1:                         # hipCpuDeviceId = -1
+            rt.device(int(d))
+
+    @c.export
+    def hipMemAdvise(p, count, advice, device):
+        managed_range(p, count)
+        if not 1 <= int(advice) <= 6:
+            raise invalid(f"advice {int(advice)}")
+        device_or_cpu(device)
+        rt.advice.setdefault(addr(p), {})[int(advice)] = int(device)
+
+    @c.export
+    def hipMemPrefetchAsync(p, count, device, stream):
+        managed_range(p, count)
+        device_or_cpu(device)
+        c.stream(stream)
+
+    @c.export
+    def hipMemRangeGetAttribute(data, data_size, attr, p, count):
+        if data == ffi.NULL or int(data_size) == 0:
+            raise invalid("null data")
+        managed_range(p, count)
+        attr, size = int(attr), int(data_size)
+        hints = rt.advice.get(addr(p), {})
+        if attr == 1:                            # read mostly
+            value = struct.pack("<i", int(1 in hints and 2 not in hints))
+        elif attr == 2:                          # preferred location
+            value = struct.pack("<i", hints.get(3, -2))
+        elif attr == 3:                          # accessed by: a list of devices
+            value = struct.pack(f"<{size // 4}i", *([hints[5]] if 5 in hints else []) +
+                                [-2] * (size // 4 - (5 in hints)))
+        elif attr == 4:                          # last prefetch location
+            value = struct.pack("<i", -2)
+        else:
+            raise invalid(f"range attribute {attr}")
+        ffi.memmove(data, value[:size], min(size, len(value)))
+
+    @c.export
+    def hipMemRangeGetAttributes(data, sizes, attrs, n, p, count):
+        if data == ffi.NULL or sizes == ffi.NULL or attrs == ffi.NULL or int(n) == 0:
+            raise invalid("null arrays")
+        for i in range(int(n)):
+            r = hipMemRangeGetAttribute(data[i], sizes[i], attrs[i], p, count)
+            if r:
+                return r
+
+    @c.export
+    def hipStreamAttachMemAsync(stream, p, length, flags):
+        c.stream(stream)
+        if p == ffi.NULL or int(flags) not in (1, 2, 4):
+            raise invalid("null pointer or flags")
+
+    # -- IPC: handles name an allocation and its process; emulated device memory belongs to one process, so
+    # opening a handle in another one is not supported, and in the same one is hipErrorInvalidContext (ROCclr)
+    @c.export
+    def hipIpcGetMemHandle(handle, dev_ptr):
+        if handle == ffi.NULL or dev_ptr == ffi.NULL:
+            raise invalid("null pointer")
+        a = pointers.attributes(addr(dev_ptr))
+        if a is None or a.memoryType != 1:
+            raise invalid("not device memory")
+        raw = IPC_MAGIC + struct.pack("<QQiq", a.start, a.size, a.device, os.getpid())
+        ffi.memmove(handle, raw.ljust(64, b"\0"), 64)
+
+    @c.export
+    def hipIpcOpenMemHandle(dev_ptr, handle, flags):
+        if dev_ptr == ffi.NULL or int(flags) != 0:     # hipIpcMemLazyEnablePeerAccess is 0 in HIP 5.2
+            raise invalid("null pointer or flags")
+        raw = bytes(ffi.buffer(ffi.addressof(handle), 64))
+        if raw[:8] != IPC_MAGIC:
+            raise invalid("not an IPC memory handle")
+        start, size, device, pid = struct.unpack_from("<QQiq", raw, 8)
+        if pid == os.getpid():
+            raise HipError(hipError_t.hipErrorInvalidContext, "the handle was made by this process")
+        raise HipError(hipError_t.hipErrorNotSupported, "emulated device memory is not shared between processes")
+
+    @c.export
+    def hipIpcCloseMemHandle(dev_ptr):
+        raise invalid("no IPC handle is open in this process")

@@ -1,0 +1,170 @@
+"""hip-clang's registration calls (run in ELF constructors, before main) and the launch entry points:
+``hipLaunchKernel`` (the slow half of fastlaunch.c), ``hipLaunchKernel_spt``, the legacy
+hipConfigureCall / hipSetupArgument / hipLaunchByPtr sequence."""
+from __future__ import annotations
+
+import struct
+import threading
+
+from ..errors import HipError, hipError_t
+
+HIPF_MAGIC = 0x48495046
+
+
+def image_bytes(ffi, image) -> bytes:
+    """A code object or offload bundle (plain or compressed) at a bare address; its extent comes from its
+    headers."""
+    from ..loader.extent import image_extent
+
+    ptr = ffi.cast("char*", image)
+    return bytes(ffi.buffer(ptr, image_extent(lambda off, n: bytes(ffi.buffer(ptr + off, n)))))
+
+
+def read_bundle(ffi, ptr) -> bytes:
+    """The bytes of an offload bundle (plain or compressed) at ``ptr``, sized from its own header."""
+    head = bytes(ffi.buffer(ptr, 24))
+    if head[:4] != b"CCOB" and head != b"__CLANG_OFFLOAD_BUNDLE__":
+        raise HipError(hipError_t.hipErrorInvalidImage, "fat binary is not an offload bundle")
+    return image_bytes(ffi, ptr)
+
+
+def install(c) -> None:
+    ffi, rt = c.ffi, c.rt
+    from ..runtime import ops
+
+    @c.export_raw("__hipRegisterFatBinary")
+    def register_fatbin(data):
+        try:
+            magic, version, binary = struct.unpack("<IIQ", bytes(ffi.buffer(data, 16)))
+            if magic != HIPF_MAGIC or version != 1:
+                return ffi.NULL
+            blob = ffi.cast("void*", binary)
+            handle = rt.registry.register_fatbin(lambda blob=blob: read_bundle(ffi, blob))
+            slot = ffi.new("void*[1]")
+            with c.lock:
+                c.fatbins[c.addr(slot)] = (slot, handle)
+            return ffi.cast("void**", slot)
+        except Exception:  # noqa: BLE001
+            return ffi.NULL
+
+    def fatbin_handle(modules) -> int:
+        entry = c.fatbins.get(c.addr(modules))
+        if entry is None:
+            raise HipError(hipError_t.hipErrorInvalidHandle, "unknown fat binary handle")
+        return entry[1]
+
+    c.fatbin_handle = fatbin_handle
+
+    @c.export_raw("__hipRegisterFunction")
+    def register_function(modules, host_fn, device_fn, device_name, thread_limit, tid, bid, bdim, gdim, wsize):
+        try:
+            rt.registry.register_function(fatbin_handle(modules), c.addr(host_fn), ffi.string(device_name).decode())
+        except Exception:  # noqa: BLE001
+            pass
+
+    @c.export_raw("__hipRegisterVar")
+    def register_var(modules, var, host_var, device_var, ext, size, constant, glob):
+        try:
+            rt.registry.register_variable(fatbin_handle(modules), c.addr(var), ffi.string(device_var).decode(),
+                                          int(size), bool(constant))
+        except Exception:  # noqa: BLE001
+            pass
+
+    @c.export_raw("__hipRegisterManagedVar")
+    def register_managed(modules, pointer, init_value, name, size, align):
+        # managed memory = pinned host memory mapped into every device at its own address: host and kernels
+        # see the same bytes.  The device-side variable `name` (a pointer) is bound when the code object loads.
+        try:
+            size = int(size)
+            hp = ops.host_malloc(max(size, 1), kind="managed")
+            a = int(hp)
+            c.keep[a] = hp
+            if init_value != ffi.NULL and size:
+                ffi.memmove(ffi.cast("void*", a), init_value, size)
+            pointer[0] = ffi.cast("void*", a)
+            rt.registry.register_variable(fatbin_handle(modules), c.addr(pointer), ffi.string(name).decode(), size,
+                                          managed=True, managed_address=a)
+        except Exception:  # noqa: BLE001 - nothing may unwind into C (a later use reports the error)
+            pass
+
+    @c.export_raw("__hipUnregisterFatBinary")
+    def unregister(modules):
+        c.fast.invalidate()
+        try:
+            rt.registry.unregister_fatbin(fatbin_handle(modules))
+        except Exception:  # noqa: BLE001
+            pass
+
+    # -- launches ------------------------------------------------------------------------------------------
+    # __hipPushCallConfiguration / __hipPopCallConfiguration are C (fastlaunch.c): a per-thread stack
+
+    def launch(handle, grid, block, args, shared, stream):
+        st = c.stream(stream)
+        f = rt.function_for_handle(c.addr(handle), st.device)
+        f.host_handle = c.addr(handle)
+        explicit = f.kernel.explicit_args
+        blob = bytearray(max((a.offset + a.size for a in explicit), default=0))
+        for i, a in enumerate(explicit):
+            if args == ffi.NULL or args[i] == ffi.NULL:
+                raise HipError(hipError_t.hipErrorInvalidValue, f"kernel argument {i} is a null pointer")
+            blob[a.offset:a.offset + a.size] = bytes(ffi.buffer(args[i], a.size))
+        g, b = (grid.x, grid.y, grid.z), (block.x, block.y, block.z)
+        f.launch(st, g, b, int(shared), raw=bytes(blob))
+        return f, st, g, b
+
+    c.launch = launch
+
+    @c.export
+    def pyhip_slow_hipLaunchKernel(handle, grid, block, args, shared, stream):
+        # the native path (fastlaunch.c) did not know this configuration: launch here, then teach it
+        f, st, g, b = launch(handle, grid, block, args, shared, stream)
+        try:
+            c.fast.register(handle, stream, g, b, int(shared), f, st)
+        except Exception:  # noqa: BLE001 - the launch itself succeeded; stay on the Python path
+            c.fast.enabled = False
+
+    @c.export
+    def pyhip_launch_config(handle, grid, block, shared, stream, config):
+        # hip_impl::hipLaunchKernelGGLImpl (fastlaunch.c), as hipamd 5.2: the kernel by its host address on
+        # the stream's device, then hipModuleLaunchKernel(f, grid, block, shared, stream, NULL, config) — an
+        # address that is no kernel reaches it as a null function: hipErrorInvalidImage
+        st = c.stream(stream)
+        try:
+            f = rt.function_for_handle(c.addr(handle), st.device)
+        except HipError as exc:
+            if exc.code != hipError_t.hipErrorInvalidDeviceFunction:
+                raise
+            raise HipError(hipError_t.hipErrorInvalidImage, str(exc)) from None
+        f.host_handle = c.addr(handle)
+        f.launch(st, (grid.x, grid.y, grid.z), (block.x, block.y, block.z), int(shared),
+                 raw=c.module_args(f, ffi.NULL, config))
+
+    @c.export
+    def hipLaunchKernel_spt(handle, grid, block, args, shared, stream):
+        launch(handle, grid, block, args, shared, stream if c.addr(stream) else ffi.cast("void*", 2))
+
+    # -- legacy launch: hipConfigureCall / hipSetupArgument / hipLaunchByPtr -------------------------------------
+    setup = threading.local()
+
+    @c.export
+    def hipConfigureCall(grid, block, shared, stream):
+        rt.call_config.push((grid.x, grid.y, grid.z), (block.x, block.y, block.z), shared, c.stream_of(stream))
+        setup.args = bytearray()
+
+    @c.export
+    def hipSetupArgument(arg, size, offset):
+        buf = getattr(setup, "args", None)
+        if buf is None:
+            raise HipError(hipError_t.hipErrorMissingConfiguration, "hipSetupArgument without hipConfigureCall")
+        if len(buf) < offset + size:
+            buf.extend(b"\0" * (offset + size - len(buf)))
+        buf[offset:offset + size] = bytes(ffi.buffer(arg, size))
+
+    @c.export
+    def hipLaunchByPtr(handle):
+        grid, block, shared, stream = rt.call_config.pop()
+        raw = bytes(getattr(setup, "args", b""))
+        setup.args = None
+        st = rt.resolve_stream(stream)
+        f = rt.function_for_handle(c.addr(handle), st.device)
+        f.launch(st, grid, block, int(shared), raw=raw)

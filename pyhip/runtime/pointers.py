@@ -1,0 +1,105 @@
+"""What the runtime knows about an address: pointer attributes (hipPointerGetAttributes and friends) and
+host memory made visible to the devices (hipHostMalloc, hipMallocManaged, hipHostRegister).
+
+Host allocations are recorded in ``runtime().host_allocs``: start -> :class:`HostAlloc` (kind
+'hostmalloc' | 'managed' | 'registered', size, flags, the device current when it was made).  Every one is
+mapped into every emulated device at its own address (unified addressing: device pointer == host
+pointer).  Device allocations are the devices' own memory tables.
+"""
+from __future__ import annotations
+
+import bisect
+import ctypes
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._hip_enums import hipMemoryType
+from ..errors import HipError, hipError_t
+from .context import runtime
+
+HOST_MALLOC_FLAGS = 0x1 | 0x2 | 0x4 | 0x20000000 | 0x40000000 | 0x80000000
+HOST_REGISTER_FLAGS = 0x1 | 0x2 | 0x4 | 0x8
+
+
+@dataclass
+class HostAlloc:
+    start: int
+    size: int
+    kind: str                 # 'hostmalloc' | 'managed' | 'registered'
+    flags: int
+    device: int
+    array: object = None
+
+
+@dataclass
+class Attributes:
+    """hipPointerAttribute_t plus the range of the allocation."""
+    memoryType: int
+    device: int
+    devicePointer: int
+    hostPointer: int
+    isManaged: int
+    allocationFlags: int
+    start: int
+    size: int
+
+
+def find_host(addr: int) -> HostAlloc | None:
+    allocs = runtime().host_allocs
+    starts = sorted(allocs)
+    i = bisect.bisect_right(starts, addr) - 1
+    if i >= 0:
+        a = allocs[starts[i]]
+        if addr < a.start + a.size:
+            return a
+    return None
+
+
+def attributes(addr: int) -> Attributes | None:
+    """None for memory the runtime does not know (pageable host memory, garbage)."""
+    h = find_host(addr)
+    if h is not None:
+        return Attributes(int(hipMemoryType.hipMemoryTypeHost), h.device, addr, addr, int(h.kind == "managed"),
+                          h.flags, h.start, h.size)
+    for dev in runtime().devices:
+        hit = dev.backend.find(addr)
+        if hit is not None and hit[2] == "user":
+            return Attributes(int(hipMemoryType.hipMemoryTypeDevice), dev.index, addr, 0, 0, 0, hit[0],
+                              hit[1] - hit[0])
+    return None
+
+
+def record(addr: int, size: int, kind: str, flags: int, array=None) -> None:
+    rt = runtime()
+    rt.host_allocs[addr] = HostAlloc(addr, size, kind, flags, rt.current_index(), array)
+
+
+def forget(addr: int) -> HostAlloc | None:
+    return runtime().host_allocs.pop(addr, None)
+
+
+def host_register(addr: int, size: int, flags: int) -> None:
+    """Pin ``size`` bytes of the caller's memory at ``addr``: every device maps them at the same address."""
+    size, flags = int(size), int(flags)
+    if addr == 0 or size <= 0 or flags & ~HOST_REGISTER_FLAGS:
+        raise HipError(hipError_t.hipErrorInvalidValue, "hipHostRegister needs a pointer, a size and valid flags")
+    for a in list(runtime().host_allocs.values()):
+        if a.start < addr + size and addr < a.start + a.size:
+            raise HipError(hipError_t.hipErrorHostMemoryAlreadyRegistered, f"0x{addr:x} is already pinned")
+    arr = np.ctypeslib.as_array((ctypes.c_ubyte * size).from_address(addr))
+    for dev in runtime().devices:
+        dev.backend.map_host(addr, arr)
+    record(addr, size, "registered", flags, arr)
+
+
+def host_unregister(addr: int) -> None:
+    a = runtime().host_allocs.get(addr)
+    if addr == 0:
+        raise HipError(hipError_t.hipErrorInvalidValue, "null pointer")
+    if a is None or a.kind != "registered":
+        raise HipError(hipError_t.hipErrorHostMemoryNotRegistered, f"0x{addr:x} was not registered")
+    for dev in runtime().devices:
+        dev.synchronize_quietly()
+        dev.backend.unmap_host(addr)
+    forget(addr)

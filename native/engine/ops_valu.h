@@ -283,25 +283,25 @@ H(v_mad_i32_i16) { V3((uint32_t)((int32_t)(int16_t)a * (int16_t)b + (int32_t)cc)
 /* ---- carries, lane masks, selects ------------------------------------------------------------------------ */
 H(v_carry) {
     /* x: 0 add, 1 addc, 2 sub, 3 subb, 4 subrev, 5 subbrev; sd = carry out; s[2] = carry in SGPR */
-    VSETUP const uint32_t* A = G32(0); const uint32_t* B = G32(1);
+    VSETUP DIRECT(); const uint32_t* A = G32(0); const uint32_t* B = G32(1);
     uint64_t m = exec_of(w);
     uint32_t CI[LANES], CY[LANES];
     if (in->x & 1) unpack_mask(sreg64(w, in->s[2] & 127), CI);
     switch (in->x) {
-    case 0: LOOP { uint32_t r = A[l] + B[l]; CY[l] = r < B[l]; R[l] = r; } break;
+    case 0: LOOP { uint32_t r = A[l] + B[l]; CY[l] = r < B[l]; OUT[l] = r; } break;
     case 1:
         LOOP {
             uint32_t r = A[l] + B[l], ci = CI[l] & 1;
             uint32_t cy = r < B[l];
             r += ci;
             CY[l] = cy | (r < ci);
-            R[l] = r;
+            OUT[l] = r;
         }
         break;
-    case 2: LOOP { uint32_t x = A[l], y = B[l]; CY[l] = y > x; R[l] = x - y; } break;
-    case 3: LOOP { uint32_t x = A[l], y = B[l], ci = CI[l] & 1, r = x - y; CY[l] = (y > x) | (ci & (r == 0)); R[l] = r - ci; } break;
-    case 4: LOOP { uint32_t x = B[l], y = A[l]; CY[l] = y > x; R[l] = x - y; } break;
-    default: LOOP { uint32_t x = B[l], y = A[l], ci = CI[l] & 1, r = x - y; CY[l] = (y > x) | (ci & (r == 0)); R[l] = r - ci; } break;
+    case 2: LOOP { uint32_t x = A[l], y = B[l]; CY[l] = y > x; OUT[l] = x - y; } break;
+    case 3: LOOP { uint32_t x = A[l], y = B[l], ci = CI[l] & 1, r = x - y; CY[l] = (y > x) | (ci & (r == 0)); OUT[l] = r - ci; } break;
+    case 4: LOOP { uint32_t x = B[l], y = A[l]; CY[l] = y > x; OUT[l] = x - y; } break;
+    default: LOOP { uint32_t x = B[l], y = A[l], ci = CI[l] & 1, r = x - y; CY[l] = (y > x) | (ci & (r == 0)); OUT[l] = r - ci; } break;
     }
     uint64_t carry = pack_mask(CY);
     END32();

@@ -167,11 +167,45 @@ static void write_loaded(Wave* w, int reg, const uint8_t (*raw)[16], int size, i
     wv(w, reg, R, m);
 }
 
+/* GLOBAL addressing with every lane at consecutive ``size``-byte addresses: lane 0's address into *a0, read
+ * straight from the address VGPRs (no per-lane address array).  The same test as contiguous() over the
+ * addresses vm_address computes (all arithmetic modulo 2^64); 0 sends the caller to the general path. */
+INLINE int global_contig(const Wave* w, const NInst* in, uint64_t size, uint64_t* a0) {
+    if (VA_KIND(in) != AK_GLOBAL) return 0;
+    const uint32_t* v0 = vreg(w, in->s[0]);
+    uint64_t off = (uint64_t)in->imm, bad = 0, x0;
+    if (VA_SADDR(in)) {
+        x0 = v0[0];
+        for (int l = 0; l < LANES; l++) bad |= (uint64_t)v0[l] ^ (x0 + size * (uint64_t)l);
+        x0 += sreg64(w, in->s[1]);
+    } else {
+        const uint32_t* v1 = vreg(w, in->s[0] + 1);
+        x0 = (uint64_t)v0[0] | (uint64_t)v1[0] << 32;
+        for (int l = 0; l < LANES; l++) bad |= ((uint64_t)v0[l] | (uint64_t)v1[l] << 32) ^ (x0 + size * (uint64_t)l);
+    }
+    *a0 = x0 + off;
+    return bad == 0;
+}
+
 static int vm_load(Ctx* c, Wave* w, const NInst* in) {
     VA va;
     uint8_t* ptr[LANES];
     int size = in->x;
     uint64_t m = exec_of(w);
+    uint64_t a0;
+    if (m == ~0ULL && size >= 4 && !VA_D16(in) && global_contig(w, in, (uint64_t)size, &a0)) {
+        const uint8_t* p = xlate(c, a0, (uint32_t)size * LANES);
+        if (p) {
+            int nw = size / 4;
+            if (nw == 1) memcpy(vreg(w, in->d), p, 256);
+            else
+                for (int k = 0; k < nw; k++) {
+                    uint32_t* d = vreg(w, in->d + k);
+                    for (int l = 0; l < LANES; l++) d[l] = ld32(p + (size_t)l * size + 4 * k);
+                }
+            return ST_CONT;
+        }
+    }
     vm_address(c, w, in, &va);
     if (va.space == SP_GLOBAL && size >= 4 && !VA_D16(in)) {
         if (!m) return ST_CONT;
@@ -215,6 +249,20 @@ static int vm_store(Ctx* c, Wave* w, const NInst* in) {
     uint8_t* ptr[LANES];
     int size = in->x, nregs = size < 4 ? 1 : size / 4;
     uint64_t m = exec_of(w);
+    uint64_t a0;
+    if (m == ~0ULL && size >= 4 && !VA_D16(in) && global_contig(w, in, (uint64_t)size, &a0)) {
+        uint8_t* p = xlate(c, a0, (uint32_t)size * LANES);
+        if (p) {
+            int nw = size / 4;
+            if (nw == 1) memcpy(p, vreg(w, in->sd), 256);
+            else
+                for (int k = 0; k < nw; k++) {
+                    const uint32_t* s = vreg(w, in->sd + k);
+                    for (int l = 0; l < LANES; l++) st32(p + (size_t)l * size + 4 * k, s[l]);
+                }
+            return ST_CONT;
+        }
+    }
     vm_address(c, w, in, &va);
     uint64_t sel = m;
     if (va.space == SP_BUFFER) sel = buf_inrange(&va, m, size);

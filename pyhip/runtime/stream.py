@@ -9,8 +9,6 @@ synchronise with the null stream.  Events are completion signals with timestamps
 from __future__ import annotations
 
 import threading
-import time
-import weakref
 
 from ..errors import HipError, hipError_t
 from .handle import Handle
@@ -120,13 +118,16 @@ class Stream(Handle):
         pending = self._pending
         k = 0
         while k < len(pending) and pending[k].done():
-            c = pending[k]
-            err = c.signal.error()
-            if err is not None:
-                self._errors.append(err)
-            c.signal.release()
+            self._retire(pending[k])
             k += 1
         del pending[:k]
+
+    def _retire(self, c: Command) -> None:
+        """A completed command: keep its fault for the next synchronising call, give its signal back."""
+        err = c.signal.error()
+        if err is not None:
+            self._errors.append(err)
+        c.signal.release()
 
     def _reap(self, raise_errors: bool) -> None:
         """Release completed commands' signals; a fault is kept on this stream until a synchronising call
@@ -134,10 +135,7 @@ class Stream(Handle):
         still = []
         for c in self._pending:
             if c.done():
-                err = c.signal.error()
-                if err is not None:
-                    self._errors.append(err)
-                c.signal.release()
+                self._retire(c)
             else:
                 still.append(c)
         self._pending = still

@@ -6,6 +6,11 @@ from dataclasses import dataclass, field, fields
 from .._hip_enums import hipDeviceAttribute_t as A
 from ..errors import HipError, hipError_t
 
+# hipDeviceAttributeWallClockRate: added after HIP 5.2 (whose enum the table above is generated from) as the
+# AMD-specific attribute following hipDeviceAttributeFineGrainSupport; programs built against later headers
+# (hip-tests' LaunchDelayKernel) ask for it.  kHz of the clock s_memrealtime reads.
+WALL_CLOCK_RATE_ATTR = 10017
+
 ARCH_FLAGS = ("hasGlobalInt32Atomics", "hasGlobalFloatAtomicExch", "hasSharedInt32Atomics",
               "hasSharedFloatAtomicExch", "hasFloatAtomicAdd", "hasGlobalInt64Atomics",
               "hasSharedInt64Atomics", "hasDoubles", "hasWarpVote", "hasWarpBallot", "hasWarpShuffle",
@@ -183,6 +188,8 @@ def device_attribute(props: DeviceProp, attr: int) -> int:
         A.hipDeviceAttributeFineGrainSupport: 1, A.hipDeviceAttributeCanUseStreamWaitValue: 1,
         A.hipDeviceAttributeMemoryPoolsSupported: 1, A.hipDeviceAttributeSingleToDoublePrecisionPerfRatio: 2,
     }
+    if int(attr) == WALL_CLOCK_RATE_ATTR:
+        return int(p.clockInstructionRate)          # s_memrealtime and s_memtime count the same 100 MHz clock
     try:
         key = A(int(attr))
     except ValueError:

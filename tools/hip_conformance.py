@@ -169,17 +169,30 @@ def _have_lib(name: str) -> bool:
     return any((Path(d) / f"lib{name}.so").exists() for d in dirs)
 
 
-def _compat_defines(catch: Path) -> list[str]:
-    """Newer checkouts' shared harness header (include/utils.hh, ``LaunchDelayKernel``) names a device
-    attribute HIP 5.2's headers lack: define it as the value later HIP gives it (pyhip answers it; AMD's
-    5.2 runtime returns hipErrorInvalidValue).  Test sources themselves are never patched: a case that
-    uses a post-5.2 name still fails to build and is listed, not counted."""
+def _compat_flags(catch: Path, build: Path) -> list[str]:
+    """Newer checkouts' shared harness header (include/utils.hh, ``LaunchDelayKernel``/``Delay``) uses a
+    device attribute and a host-visible declaration of ``wall_clock64`` that HIP 5.2's headers lack (5.2
+    defines ``wall_clock64`` for the device pass only).  Supply both as later HIP has them: the attribute's
+    number (pyhip answers it; AMD's 5.2 runtime returns hipErrorInvalidValue) and a forced-include header
+    declaring the device function for the host pass.  Test sources themselves are never patched: a case
+    that uses a post-5.2 name still fails to build and is listed, not counted."""
     utils = catch / "include" / "utils.hh"
     header = Path("/usr/include/hip/hip_runtime_api.h")
+    if not (utils.exists() and header.exists()) or \
+            "hipDeviceAttributeWallClockRate" in header.read_text(errors="replace"):
+        return []
+    text = utils.read_text(errors="replace")
     out = []
-    if utils.exists() and "hipDeviceAttributeWallClockRate" in utils.read_text(errors="replace") and \
-            header.exists() and "hipDeviceAttributeWallClockRate" not in header.read_text(errors="replace"):
+    if "hipDeviceAttributeWallClockRate" in text:
         out.append("-DhipDeviceAttributeWallClockRate=((hipDeviceAttribute_t)10017)")
+    if "wall_clock64" in text:
+        compat = build / "compat" / "hip52_compat.h"
+        compat.parent.mkdir(parents=True, exist_ok=True)
+        body = ("#pragma once\n#if defined(__HIP__) && !defined(__HIP_DEVICE_COMPILE__)\n"
+                "__attribute__((device)) long long int wall_clock64();\n#endif\n")
+        if not compat.exists() or compat.read_text() != body:
+            compat.write_text(body)
+        out += ["-include", str(compat)]
     return out
 
 
@@ -194,7 +207,7 @@ class Builder:
                     "-I", str(self.catch / "external" / "Catch2"), "-I", str(self.catch / "include"),
                     "-I", str(self.catch / "kernels"), "-I", str(self.catch / "external" / "picojson"),
                     f'-DKERNELS_PATH="{self.catch / "kernels"}/"']
-        self.cxx += _compat_defines(self.catch)
+        self.cxx += _compat_flags(self.catch, build)
 
     def _run(self, cmd, out: Path, inputs, log: Path) -> bool:
         """Run a compile/link step unless the same command already made ``out`` (or failed, keeping its

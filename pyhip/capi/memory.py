@@ -34,7 +34,8 @@ def install(c) -> None:
     def hipHostMalloc(ptr, size, flags):
         c.need(ptr)
         hp = ops.host_malloc(size, int(flags))
-        c.keep[int(hp)] = hp                  # keep the buffer alive until hipHostFree
+        if int(hp):
+            c.keep[int(hp)] = hp              # keep the buffer alive until hipHostFree
         ptr[0] = ffi.cast("void*", int(hp))
 
     @c.export

@@ -155,17 +155,30 @@ static void pinned_ordering() {
   hipStreamSynchronize(s);
   bool ok = true; for (int i = 0; i < n; ++i) ok &= back[i] == 3 * i;
   check("pinned source read in stream order", ok);
-  // a pageable source is staged at the call: later changes do not matter
+  // pageable memory on either side: the copy runs in stream order and hipMemcpyAsync returns when it is done
+  // (as AMD's runtime: it reads what earlier work left and the buffer may be reused at once)
   std::vector<int> pageable(n); for (int i = 0; i < n; ++i) pageable[i] = i + 5;
-  *flag = 0;
-  hipStreamWaitValue32(s, flag, 1, hipStreamWaitValueEq, 0xffffffff);
   hipMemcpyAsync(d, pageable.data(), n * 4, hipMemcpyHostToDevice, s);
-  for (int i = 0; i < n; ++i) pageable[i] = -1;
-  *flag = 1;
-  hipMemcpyAsync(back.data(), d, n * 4, hipMemcpyDeviceToHost, s);
-  hipStreamSynchronize(s);
+  for (int i = 0; i < n; ++i) pageable[i] = -1;                           // reused at once
+  spin_then_copy<<<(n + 255) / 256, 256, 0, s>>>(d, out, n, 2000);        // keeps the stream busy
+  hipMemcpyAsync(back.data(), out, n * 4, hipMemcpyDeviceToHost, s);      // no synchronize after this
   ok = true; for (int i = 0; i < n; ++i) ok &= back[i] == i + 5;
-  check("pageable source staged at the call", ok);
+  check("pageable copies in stream order, done at return", ok);
+  // hip-tests' H2H chain: pageable -> pageable -> pinned -> pinned, each reading what the previous wrote
+  std::vector<int> a_h(n), b_h(n, -3);
+  for (int i = 0; i < n; ++i) a_h[i] = (int)(std::rand() & 0xffff);
+  int *a_p, *b_p; hipHostMalloc((void**)&a_p, n * 4, 0); hipHostMalloc((void**)&b_p, n * 4, 0);
+  for (int i = 0; i < n; ++i) { a_p[i] = -1; b_p[i] = -2; }
+  hipMemcpyAsync(b_h.data(), a_h.data(), n * 4, hipMemcpyHostToHost, s);
+  hipMemcpyAsync(a_p, b_h.data(), n * 4, hipMemcpyHostToHost, s);
+  hipMemcpyAsync(b_p, a_p, n * 4, hipMemcpyHostToHost, s);
+  hipStreamSynchronize(s);
+  ok = true; for (int i = 0; i < n; ++i) ok &= b_p[i] == a_h[i];
+  check("H2H chain pageable -> pinned -> pinned", ok);
+  hipHostFree(a_p); hipHostFree(b_p);
+  void* zero = (void*)0x1234;
+  code("hipHostMalloc(0)", hipHostMalloc(&zero, 0, 0), hipSuccess);
+  check("hipHostMalloc(0) gives a null pointer", zero == nullptr);
   // hipMemset on pinned memory, hipMemcpy into managed memory
   code("hipMemset on hipHostMalloc memory", hipMemset(src_pinned, 0x7F, n * 4), hipSuccess);
   check("hipMemset pinned data", src_pinned[17] == 0x7F7F7F7F && src_pinned[n - 1] == 0x7F7F7F7F);
@@ -306,6 +319,23 @@ static void array_descriptors() {
   check("array sub-box", ok);
   m.srcZ = d - 1;                                            // the box would leave the array
   code("box outside the array", hipDrvMemcpy3D(&m), hipErrorInvalidValue);
+  {                                                          // 2-D copies of height 0 succeed and copy nothing
+    hipChannelFormatDesc fd = hipCreateChannelDesc<float>();
+    hipArray* arr = nullptr;
+    hipMallocArray(&arr, &fd, w, h, hipArrayDefault);
+    std::vector<float> other(w * h, 2.5f), out2(w * h, -1.0f);
+    code("hipMemcpy2DToArray", hipMemcpy2DToArray(arr, 0, 0, src.data(), w * 4, w * 4, h, hipMemcpyHostToDevice),
+         hipSuccess);
+    code("hipMemcpy2DToArray height 0", hipMemcpy2DToArray(arr, 0, 0, other.data(), w * 4, w * 4, 0,
+                                                          hipMemcpyHostToDevice), hipSuccess);
+    code("hipMemcpy2DFromArray height 0", hipMemcpy2DFromArray(other.data(), w * 4, arr, 0, 0, w * 4, 0,
+                                                              hipMemcpyDeviceToHost), hipSuccess);
+    code("hipMemcpy2DFromArray", hipMemcpy2DFromArray(out2.data(), w * 4, arr, 0, 0, w * 4, h, hipMemcpyDeviceToHost),
+         hipSuccess);
+    check("height-0 copies touch nothing", std::memcmp(out2.data(), src.data(), w * h * 4) == 0 && other[0] == 2.5f &&
+          other[w * h - 1] == 2.5f);
+    hipFreeArray(arr);
+  }
   hipArrayDestroy(a);
   hipArrayDestroy(b);
   size_t free_only = 0, total_only = 0;                      // either output of hipMemGetInfo may be null

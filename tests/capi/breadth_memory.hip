@@ -18,6 +18,7 @@ static void code(const char* what, hipError_t got, hipError_t want) {
   std::snprintf(buf, sizeof buf, "got %s want %s", hipGetErrorName(got), hipGetErrorName(want));
   check(what, got == want, buf);
 }
+__device__ int sym_pair[2];                 // 8 bytes: copies must stay inside them
 static unsigned char rnd() { return (unsigned char)(std::rand() & 0xff); }
 
 __global__ void inc_rows(unsigned char* p, size_t pitch, int width, int height) {
@@ -213,6 +214,7 @@ static void attributes_and_registration() {
   check("address range", base == d && size == 4000);
   std::vector<int> pageable(1000, 3);
   code("attributes of pageable memory", hipPointerGetAttributes(&a, pageable.data()), hipErrorInvalidValue);
+  code("hipHostRegister beyond the mapping", hipHostRegister(pageable.data(), size_t(1) << 46, 0), hipErrorInvalidValue);
   code("hipHostRegister", hipHostRegister(pageable.data(), 4000, hipHostRegisterMapped), hipSuccess);
   code("registered twice", hipHostRegister(pageable.data(), 4000, 0), hipErrorHostMemoryAlreadyRegistered);
   unsigned flags = 99;
@@ -366,8 +368,26 @@ static void driver_attributes() {
   code("hipHostMalloc(1 << 50)", hipHostMalloc(&huge, size_t(1) << 50), hipErrorOutOfMemory);
 }
 
+static void symbol_bounds() {
+  int in[3] = {11, 22, 33}, out[3] = {-1, -1, -1};
+  code("hipMemcpyToSymbol whole", hipMemcpyToSymbol(HIP_SYMBOL(sym_pair), in, 8, 0, hipMemcpyHostToDevice), hipSuccess);
+  code("hipMemcpyToSymbol past the end", hipMemcpyToSymbol(HIP_SYMBOL(sym_pair), in, 12, 0, hipMemcpyHostToDevice),
+       hipErrorInvalidValue);
+  code("hipMemcpyToSymbol offset past the end", hipMemcpyToSymbol(HIP_SYMBOL(sym_pair), in, 4, 8, hipMemcpyHostToDevice),
+       hipErrorInvalidValue);
+  code("hipMemcpyFromSymbol too large", hipMemcpyFromSymbol(out, HIP_SYMBOL(sym_pair), 12, 0, hipMemcpyDeviceToHost),
+       hipErrorInvalidValue);
+  code("hipMemcpyFromSymbolAsync offset past the end",
+       hipMemcpyFromSymbolAsync(out, HIP_SYMBOL(sym_pair), 4, 300, hipMemcpyDeviceToHost, nullptr), hipErrorInvalidValue);
+  check("failed symbol copies wrote nothing", out[0] == -1 && out[2] == -1);
+  code("hipMemcpyFromSymbol offset 4", hipMemcpyFromSymbol(out, HIP_SYMBOL(sym_pair), 4, 4, hipMemcpyDeviceToHost),
+       hipSuccess);
+  check("symbol data", out[0] == 22 && out[1] == -1);
+}
+
 int main() {
   std::srand(12345);
+  symbol_bounds();
   pitched_2d();
   pitched_3d();
   one_d_forms();

@@ -147,6 +147,12 @@ def parse_cmake(directory: Path) -> dict:
             srcs = [w for w in words[1:] if w.endswith((".cc", ".cpp"))]
             if srcs:
                 out["helpers"][words[0]] = srcs[0]
+        elif cmd in ("add_custom_command", "add_custom_target") and re.search(r"\s-S\s", args):
+            words = expand(args)                  # device assembly some tests read (copyKernel.s)
+            src = next((Path(w).name for w in words if w.endswith((".cc", ".cpp"))), None)
+            if src and "-o" in words:
+                flags = [w for w in words if w.startswith("-mcode-object-version")]
+                out["genco"].append((src, Path(words[words.index("-o") + 1]).name, ["-S", *flags]))
         elif cmd in ("add_custom_command", "add_custom_target") and "--genco" in args:
             words = expand(args)
             src = next((Path(w).name for w in words if w.endswith((".cc", ".cpp"))), None)
@@ -267,6 +273,12 @@ class Builder:
                     jobs.append(("helper", directory / src, outdir / exe, cm["options"].get(src, [])))
                 for src, dst, flags in cm["genco"]:
                     jobs.append(("genco", directory / src, outdir / dst, flags))
+                # data files the tests open from their working directory (not_a_module.txt)
+                for f in directory.glob("*.txt"):
+                    if f.name != "CMakeLists.txt":
+                        outdir.mkdir(parents=True, exist_ok=True)
+                        if not (outdir / f.name).exists() or (outdir / f.name).read_bytes() != f.read_bytes():
+                            (outdir / f.name).write_bytes(f.read_bytes())
         with cf.ThreadPoolExecutor(self.jobs) as pool:
             main_objs = list(pool.map(self.obj, mains))
             if any(o is None for o in main_objs):
@@ -295,7 +307,11 @@ class Builder:
     def _aux(self, kind, src, out, flags, main_objs):
         if not src.exists():
             return
-        if kind == "genco":
+        if kind == "genco" and "-S" in flags:
+            cmd = ["hipcc", "--cuda-device-only", f"--offload-arch={ARCH}", "-std=c++17", "-w", *flags,
+                   "-I", str(self.catch / "include"), str(src), "-o", str(out)]
+            self._run(cmd, out, [src], out.with_suffix(out.suffix + ".log"))
+        elif kind == "genco":
             cmd = ["hipcc", "--genco", f"--offload-arch={ARCH}", "-std=c++17", "-w", *flags,
                    "-I", str(self.catch / "include"), str(src), "-o", str(out)]
             self._run(cmd, out, [src], out.with_suffix(out.suffix + ".log"))

@@ -86,9 +86,10 @@ def install(c) -> None:
 
     @c.export
     def hipMemGetInfo(free, total):
-        # HIP 5.2 writes both unchecked (a null one crashes); later HIP fills whichever is given, as here
+        # HIP 5.2 writes both unchecked (a null one crashes); later HIP fills whichever is given and succeeds
+        # with neither, as here
         if free == ffi.NULL and total == ffi.NULL:
-            raise invalid("both outputs are null")
+            return
         f, t = ops.mem_get_info()
         if free != ffi.NULL:
             free[0] = f

@@ -344,6 +344,7 @@ static void array_descriptors() {
   code("hipMemGetInfo(&free, nullptr)", hipMemGetInfo(&free_only, nullptr), hipSuccess);
   code("hipMemGetInfo(nullptr, &total)", hipMemGetInfo(nullptr, &total_only), hipSuccess);
   check("hipMemGetInfo partial outputs", free_only > 0 && total_only >= free_only);
+  code("hipMemGetInfo(nullptr, nullptr)", hipMemGetInfo(nullptr, nullptr), hipSuccess);
 }
 
 // hipDrvPointerGetAttributes: an attribute with no value for the pointer (the host pointer of device

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..emu.memory import host_range_mapped
 from .._hip_enums import hipMemoryType
 from ..errors import HipError, hipError_t
 from .context import runtime
@@ -79,28 +80,6 @@ def forget(addr: int) -> HostAlloc | None:
     return runtime().host_allocs.pop(addr, None)
 
 
-def _mapped(addr: int, size: int) -> bool:
-    """Is [addr, addr + size) readable memory of this process (contiguous mappings in /proc/self/maps)?
-    Pinning memory that is not there fails, as the kernel driver's page pinning does on a GPU system."""
-    try:
-        with open("/proc/self/maps") as f:
-            lines = f.readlines()
-    except OSError:                                     # no procfs: trust the caller
-        return True
-    pos, end = addr, addr + size
-    for line in lines:
-        rng, perms = line.split(None, 2)[:2]
-        lo, hi = (int(x, 16) for x in rng.split("-"))
-        if hi <= pos:
-            continue
-        if lo > pos or perms[0] != "r":
-            return False
-        pos = hi
-        if pos >= end:
-            return True
-    return False
-
-
 def host_register(addr: int, size: int, flags: int) -> None:
     """Pin ``size`` bytes of the caller's memory at ``addr``: every device maps them at the same address."""
     size, flags = int(size), int(flags)
@@ -109,7 +88,7 @@ def host_register(addr: int, size: int, flags: int) -> None:
     for a in list(runtime().host_allocs.values()):
         if a.start < addr + size and addr < a.start + a.size:
             raise HipError(hipError_t.hipErrorHostMemoryAlreadyRegistered, f"0x{addr:x} is already pinned")
-    if not _mapped(addr, size):
+    if not host_range_mapped(addr, size):
         raise HipError(hipError_t.hipErrorInvalidValue, f"0x{addr:x}..0x{addr + size:x} is not mapped memory")
     arr = np.ctypeslib.as_array((ctypes.c_ubyte * size).from_address(addr))
     for dev in runtime().devices:

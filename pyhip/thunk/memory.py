@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..emu.memory import host_range_mapped
 from . import abi
 
 PAGE = 4096
@@ -187,6 +188,8 @@ class ProcessMemory:
                     raise abi.KfdError(abi.MEMORY_ALREADY_REGISTERED, f"0x{addr:x} is already registered")
             for n in nodes:
                 self.topology.check_node(n)
+            if not host_range_mapped(addr, size):     # amdgpu's userptr pinning (get_user_pages) fails
+                raise abi.KfdError(abi.ERROR, f"0x{addr:x}..0x{addr + size:x} is not mapped memory", "EFAULT")
             self._add(MemObject(addr, size, 0, flags, abi.PTR_REGISTERED_USER, registered=tuple(nodes)))
 
     def deregister(self, addr: int) -> None:

@@ -272,6 +272,55 @@ static void pools_and_info() {
   code("hipMemPoolGetAttribute after free", hipMemPoolGetAttribute(pool, hipMemPoolAttrUsedMemCurrent, &used), hipSuccess);
   check("pool used back to 0", used == 0);
   code("hipMemPoolDestroy", hipMemPoolDestroy(pool), hipSuccess);
+  // reuse: a block freed in a stream serves that stream's next allocation at once (stream order); another
+  // stream gets it only after the free completed and only with opportunistic reuse; a synchronize returns
+  // what exceeds the release threshold; a trim returns completed frees; a busy pool's destruction waits
+  code("hipMemPoolCreate (reuse)", hipMemPoolCreate(&pool, &props), hipSuccess);
+  uint64_t big = 1ull << 30;
+  hipMemPoolSetAttribute(pool, hipMemPoolAttrReleaseThreshold, &big);       // keep freed blocks at syncs
+  hipStream_t s2; hipStreamCreateWithFlags(&s2, hipStreamNonBlocking);
+  int *a = nullptr, *b = nullptr, *keep = nullptr;
+  int* flag; hipHostMalloc((void**)&flag, 4, 0); *flag = 0;
+  hipMallocFromPoolAsync((void**)&keep, 4096, pool, s);
+  hipMallocFromPoolAsync((void**)&a, 3 << 20, pool, s);
+  hipStreamWaitValue32(s, flag, 1, hipStreamWaitValueEq, 0xffffffff);    // s stalls: the free is pending
+  hipFreeAsync(a, s);
+  code("same-stream allocation", hipMallocFromPoolAsync((void**)&b, 3 << 20, pool, s), hipSuccess);
+  check("same stream reuses a pending free", a == b);
+  hipFreeAsync(b, s);
+  int opp = 0;
+  hipMemPoolSetAttribute(pool, hipMemPoolReuseAllowOpportunistic, &opp);
+  int* c2 = nullptr;
+  hipMallocFromPoolAsync((void**)&c2, 3 << 20, pool, s2);
+  check("another stream never gets a pending free", c2 != a);
+  hipFreeAsync(c2, s2);
+  hipStreamSynchronize(s2);
+  *flag = 1;
+  hipStreamSynchronize(s);                                                  // both frees completed
+  hipMallocFromPoolAsync((void**)&b, 3 << 20, pool, s2);
+  check("no opportunistic reuse when disallowed", b != a);
+  hipFreeAsync(b, s2);
+  hipStreamSynchronize(s2);
+  opp = 1;
+  hipMemPoolSetAttribute(pool, hipMemPoolReuseAllowOpportunistic, &opp);
+  hipMallocFromPoolAsync((void**)&b, 3 << 20, pool, s2);
+  check("opportunistic reuse of a completed free", b == a || b == c2);
+  uint64_t used2 = 0, reserved = 0, reserved2 = 0;
+  hipMemPoolGetAttribute(pool, hipMemPoolAttrUsedMemCurrent, &used2);
+  hipMemPoolGetAttribute(pool, hipMemPoolAttrReservedMemCurrent, &reserved);
+  check("used counts live allocations, reserved the cached blocks too",
+        used2 == 4096 + (3u << 20) && reserved >= used2 + (3u << 20));
+  code("hipMemPoolTrimTo", hipMemPoolTrimTo(pool, 0), hipSuccess);
+  hipMemPoolGetAttribute(pool, hipMemPoolAttrReservedMemCurrent, &reserved2);
+  check("trim releases completed frees, not live memory", reserved2 == 4096 + (3u << 20));
+  code("hipMemPoolDestroy with live allocations", hipMemPoolDestroy(pool), hipSuccess);
+  code("hipFreeAsync after the pool's destruction", hipFreeAsync(keep, s), hipSuccess);
+  code("hipFreeAsync (second) after the pool's destruction", hipFreeAsync(b, s2), hipSuccess);
+  hipDeviceSynchronize();
+  hipMemGetInfo(&free1, &total);
+  check("a destroyed pool returns everything", free0 == free1);
+  hipHostFree(flag);
+  hipStreamDestroy(s2);
   hipStreamDestroy(s);
 }
 

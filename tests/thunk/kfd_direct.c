@@ -76,6 +76,9 @@ int main(void) {
   OK(hsaKmtQueryPointerInfo(vram + 5, &pi));
   EXPECT(pi.UserData == (void*)0x1234, "user data");
   static char user[3 * 4096];
+  /* userptr pinning of pages that are not mapped fails (amdgpu's get_user_pages) and records nothing */
+  EXPECT(hsaKmtRegisterMemoryWithFlags(user, (size_t)1 << 46, (HsaMemFlags){.ui32.HostAccess = 1}) !=
+         HSAKMT_STATUS_SUCCESS, "registering unmapped memory");
   OK(hsaKmtRegisterMemoryWithFlags(user, sizeof user, (HsaMemFlags){.ui32.HostAccess = 1}));
   EXPECT(hsaKmtRegisterMemoryWithFlags(user, sizeof user, (HsaMemFlags){.ui32.HostAccess = 1}) ==
          HSAKMT_STATUS_MEMORY_ALREADY_REGISTERED, "double registration");

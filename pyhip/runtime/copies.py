@@ -172,8 +172,8 @@ def fill3d(dst, pitch: int, slice_pitch: int, value: int, width: int, height: in
     width, height, depth = int(width), int(height), int(depth)
     if min(width, height, depth, pitch) < 0:
         raise invalid("negative size or pitch")
-    if height > 1 and width > pitch:
-        raise HipError(hipError_t.hipErrorInvalidPitchValue, f"width {width} exceeds the pitch {pitch}")
+    if height > 1 and width > pitch:                 # HIP 5.2's fills: hipErrorInvalidValue (copies: pitch value)
+        raise HipError(hipError_t.hipErrorInvalidValue, f"width {width} exceeds the pitch {pitch}")
     if width == 0 or height == 0 or depth == 0:
         return
     d = locate(dst, writable=True)

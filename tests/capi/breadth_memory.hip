@@ -43,6 +43,8 @@ static void pitched_2d() {
   code("hipMemcpy2D H2D", hipMemcpy2D(d, pitch, h.data(), W, W, H, hipMemcpyHostToDevice), hipSuccess);
   inc_rows<<<dim3(1, H), 128>>>(d, pitch, W, H);
   code("hipMemset2D", hipMemset2D(d + 3 * pitch + 5, pitch, 0xA5, 20, 4), hipSuccess);
+  code("hipMemset2D width > pitch", hipMemset2D(d, 1, 0x11, W, H), hipErrorInvalidValue);
+  code("hipMemset2DAsync width > pitch", hipMemset2DAsync(d, pitch, 0x11, pitch + 1, 2, nullptr), hipErrorInvalidValue);
   code("hipMemcpy2D D2H", hipMemcpy2D(back.data(), W, d, pitch, W, H, hipMemcpyDeviceToHost), hipSuccess);
   for (int y = 0; y < H; ++y)
     for (int x = 0; x < W; ++x)

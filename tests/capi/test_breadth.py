@@ -97,3 +97,9 @@ def test_device_clocks(build, engine):
             os.environ.pop("PYHIP_ENGINE")
         else:
             os.environ["PYHIP_ENGINE"] = env_engine
+
+
+def test_legacy_launch_api(build):
+    """hipConfigureCall / __hipPushCallConfiguration + hipSetupArgument + hipLaunchByPtr (hip-tests'
+    launch_api): arguments at their offsets, data checked against the host."""
+    assert_all_ok(run(build("breadth_kernels"), "legacy"), 9)

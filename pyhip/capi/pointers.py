@@ -65,7 +65,7 @@ def install(c) -> None:
                 raise invalid("device memory has no host pointer")
             return put("Q", a.hostPointer)
         if attr == A_BUFFER_ID:
-            return put("I", (a.start >> 8) & 0xFFFFFFFF)
+            return put("I", pointers.buffer_id(a.start))
         if attr == A_IS_MANAGED:
             return put("?", bool(a.isManaged))
         if attr == A_DEVICE_ORDINAL:

@@ -27,6 +27,8 @@ def owner(addr: int):
 
 
 def free(ptr) -> None:
+    from .pointers import drop_buffer_id
+
     addr = as_address(ptr)
     if addr is None:
         raise HipError(hipError_t.hipErrorInvalidValue, "not a device pointer")
@@ -41,6 +43,7 @@ def free(ptr) -> None:
         raise HipError(hipError_t.hipErrorInvalidValue, f"0x{addr:x} is not a device allocation")
     dev.synchronize_quietly()          # hipFree is synchronous
     dev.backend.free(addr)
+    drop_buffer_id(addr)
     rt = runtime()
     rt.pitched.pop(addr, None)
     pool = rt.pool_of.pop(addr, None)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import bisect
 import ctypes
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -71,12 +72,27 @@ def attributes(addr: int) -> Attributes | None:
     return None
 
 
+_BUFFER_IDS: dict[int, int] = {}
+_NEXT_BUFFER_ID = itertools.count(1)
+
+
+def buffer_id(start: int) -> int:
+    """HIP_POINTER_ATTRIBUTE_BUFFER_ID: unique per allocation — a new allocation at a freed one's address
+    gets a new id (numbered on first query; dropped when the allocation is freed)."""
+    return _BUFFER_IDS.setdefault(start, next(_NEXT_BUFFER_ID))
+
+
+def drop_buffer_id(start: int) -> None:
+    _BUFFER_IDS.pop(start, None)
+
+
 def record(addr: int, size: int, kind: str, flags: int, array=None) -> None:
     rt = runtime()
     rt.host_allocs[addr] = HostAlloc(addr, size, kind, flags, rt.current_index(), array)
 
 
 def forget(addr: int) -> HostAlloc | None:
+    drop_buffer_id(addr)
     return runtime().host_allocs.pop(addr, None)
 
 

@@ -16,6 +16,7 @@ import weakref
 
 from ..errors import HipError, hipError_t
 from .context import runtime
+from .pointers import drop_buffer_id
 
 REUSE_FOLLOW_EVENTS, REUSE_OPPORTUNISTIC, REUSE_INTERNAL_DEPS, RELEASE_THRESHOLD, RESERVED_CURRENT, \
     RESERVED_HIGH, USED_CURRENT, USED_HIGH = range(1, 9)
@@ -131,6 +132,7 @@ class MemPool:
                     out.append(b.addr)
         for a in out:
             self.device.backend.free(a)
+            drop_buffer_id(a)
 
     def forget(self, addr: int) -> None:
         """A hipFree of a pool allocation (memory already returned to the device)."""

@@ -233,6 +233,17 @@ static void attributes_and_registration() {
   code("hipPointerGetAttribute ordinal", hipPointerGetAttribute(&dev, HIP_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
                                                                 (hipDeviceptr_t)d), hipSuccess);
   check("ordinal", dev == 0);
+  unsigned id1 = 0, id2 = 0, id3 = 0;
+  int *e1, *e2;
+  hipMalloc(&e1, 4096);
+  hipPointerGetAttribute(&id1, HIP_POINTER_ATTRIBUTE_BUFFER_ID, (hipDeviceptr_t)e1);
+  hipFree(e1);
+  hipMalloc(&e2, 4096);                                           // (typically the same address again)
+  hipPointerGetAttribute(&id2, HIP_POINTER_ATTRIBUTE_BUFFER_ID, (hipDeviceptr_t)(e2 + 7));
+  code("buffer id of device memory", hipPointerGetAttribute(&id3, HIP_POINTER_ATTRIBUTE_BUFFER_ID,
+                                                             (hipDeviceptr_t)d), hipSuccess);
+  check("buffer ids are unique per allocation", id1 && id2 && id3 && id1 != id2 && id2 != id3);
+  hipFree(e2);
   code("hipHostUnregister", hipHostUnregister(pageable.data()), hipSuccess);
   code("unregister again", hipHostUnregister(pageable.data()), hipErrorHostMemoryNotRegistered);
   int* hm; hipHostMalloc((void**)&hm, 64, hipHostMallocMapped | hipHostMallocPortable);

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import struct
 
+from .._hip_enums import hipMemoryType
 from ..errors import HipError, hipError_t
 from ..runtime import ops, pointers
 from .common import invalid
@@ -16,6 +17,12 @@ A_CONTEXT, A_MEMORY_TYPE, A_DEVICE_POINTER, A_HOST_POINTER, A_P2P_TOKENS, A_SYNC
     A_IS_MANAGED, A_DEVICE_ORDINAL, A_IS_LEGACY_IPC, A_RANGE_START, A_RANGE_SIZE, A_MAPPED, A_HANDLE_TYPES, \
     A_RDMA, A_ACCESS_FLAGS, A_MEMPOOL = range(1, 18)
 IPC_MAGIC = b"pyhipIPC"
+
+
+# AMD's extensions: hipMemAdviseSetCoarseGrain / UnsetCoarseGrain, hipMemRangeAttributeCoherencyMode
+# (hipMemRangeCoherencyModeFineGrain 0, CoarseGrain 1), hipHostMallocNonCoherent
+ADVISE_SET_COARSE, ADVISE_UNSET_COARSE, ATTR_COHERENCY_MODE = 100, 101, 100
+HOST_MALLOC_NON_COHERENT = 0x80000000
 
 
 def install(c) -> None:
@@ -176,10 +183,14 @@ def install(c) -> None:
     @c.export
     def hipMemAdvise(p, count, advice, device):
         managed_range(p, count)
-        if not 1 <= int(advice) <= 6:
+        if not (1 <= int(advice) <= 6 or int(advice) in (ADVISE_SET_COARSE, ADVISE_UNSET_COARSE)):
             raise invalid(f"advice {int(advice)}")
         device_or_cpu(device)
-        rt.advice.setdefault(addr(p), {})[int(advice)] = int(device)
+        hints = rt.advice.setdefault(addr(p), {})
+        if int(advice) == ADVISE_UNSET_COARSE:      # AMD's coherency advice: back to fine grain
+            hints.pop(ADVISE_SET_COARSE, None)
+        else:
+            hints[int(advice)] = int(device)
 
     @c.export
     def hipMemPrefetchAsync(p, count, device, stream):
@@ -191,10 +202,14 @@ def install(c) -> None:
     def hipMemRangeGetAttribute(data, data_size, attr, p, count):
         if data == ffi.NULL or int(data_size) == 0:
             raise invalid("null data")
-        managed_range(p, count)
+        a = managed_range(p, count)
         attr, size = int(attr), int(data_size)
         hints = rt.advice.get(addr(p), {})
-        if attr == 1:                            # read mostly
+        if attr == ATTR_COHERENCY_MODE:           # AMD's: device memory is coarse grained, host memory
+            coarse = a.memoryType == int(hipMemoryType.hipMemoryTypeDevice) or ADVISE_SET_COARSE in hints or \
+                bool(a.allocationFlags & HOST_MALLOC_NON_COHERENT)    # fine unless advised or non-coherent
+            value = struct.pack("<I", 1 if coarse else 0)
+        elif attr == 1:                            # read mostly
             value = struct.pack("<i", int(1 in hints and 2 not in hints))
         elif attr == 2:                          # preferred location
             value = struct.pack("<i", hints.get(3, -2))

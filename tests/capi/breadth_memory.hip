@@ -186,6 +186,18 @@ static void pinned_ordering() {
   code("hipMemset on hipHostMalloc memory", hipMemset(src_pinned, 0x7F, n * 4), hipSuccess);
   check("hipMemset pinned data", src_pinned[17] == 0x7F7F7F7F && src_pinned[n - 1] == 0x7F7F7F7F);
   int* managed; code("hipMallocManaged", hipMallocManaged((void**)&managed, n * 4, hipMemAttachGlobal), hipSuccess);
+  {                                   // AMD's coherency extensions: device memory coarse, managed fine until advised
+    unsigned mode_d = 9, mode_m = 9, mode_c = 9, mode_f = 9;
+    hipMemRangeGetAttribute(&mode_d, 4, hipMemRangeAttributeCoherencyMode, d, n * 4);
+    hipMemRangeGetAttribute(&mode_m, 4, hipMemRangeAttributeCoherencyMode, managed, n * 4);
+    code("hipMemAdviseSetCoarseGrain", hipMemAdvise(managed, n * 4, hipMemAdviseSetCoarseGrain, 0), hipSuccess);
+    hipMemRangeGetAttribute(&mode_c, 4, hipMemRangeAttributeCoherencyMode, managed, n * 4);
+    code("hipMemAdviseUnsetCoarseGrain", hipMemAdvise(managed, n * 4, hipMemAdviseUnsetCoarseGrain, 0), hipSuccess);
+    hipMemRangeGetAttribute(&mode_f, 4, hipMemRangeAttributeCoherencyMode, managed, n * 4);
+    check("coherency modes", mode_d == hipMemRangeCoherencyModeCoarseGrain &&
+          mode_m == hipMemRangeCoherencyModeFineGrain && mode_c == hipMemRangeCoherencyModeCoarseGrain &&
+          mode_f == hipMemRangeCoherencyModeFineGrain);
+  }
   code("hipMemcpy to managed memory", hipMemcpy(managed, d, n * 4, hipMemcpyDeviceToHost), hipSuccess);
   check("managed memory data", managed[100] == 5 + 100);
   add_one<<<(n + 255) / 256, 256>>>(managed, n);

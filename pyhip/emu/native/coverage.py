@@ -17,7 +17,7 @@ def native_mnemonics(target: str) -> set[str]:
     if isa_family(target) != 9 or target not in _TARGET_TABLE:
         return set()
     ops = op_ids()
-    K = KernelContext(SimpleNamespace(memory=None, processor=target), target, 0)
+    K = KernelContext(SimpleNamespace(memory=None), target, 0)
     ok: set[str] = set()
     for table in OPCODES[_TARGET_TABLE[target]].values():
         for name, _, _, sample in table.values():

@@ -158,7 +158,7 @@ def lower_salu(rec: Rec, inst, K) -> bool:
         return True
     if name in ("s_memtime", "s_memrealtime"):
         rec.op, rec.d = "s_memtime", f["sdata"]
-        rec.imm = counter_khz(name, K.gpu.processor)      # the counter's rate in kHz (emu/clocks.py)
+        rec.imm = counter_khz(name, getattr(K.gpu, "processor", K.processor))      # the counter's rate in kHz (emu/clocks.py)
         return True
     if name == "s_set_gpr_idx_on":
         rec.op, rec.x = name, f["ssrc1"] & 0xF

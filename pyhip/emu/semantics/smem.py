@@ -73,7 +73,7 @@ for _n in (1, 2, 4, 8, 16):
 
 def _time(inst, K):
     d = inst.fields["sdata"]
-    khz = counter_khz(inst.name, K.gpu.processor)     # shader clock or the constant real-time clock
+    khz = counter_khz(inst.name, getattr(K.gpu, "processor", K.processor))     # shader clock or the constant real-time clock
 
     def run(st, w):
         t = U64(ticks(time.monotonic_ns(), khz))

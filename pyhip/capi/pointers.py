@@ -183,20 +183,31 @@ def install(c) -> None:
     @c.export
     def hipMemAdvise(p, count, advice, device):
         managed_range(p, count)
-        if not (1 <= int(advice) <= 6 or int(advice) in (ADVISE_SET_COARSE, ADVISE_UNSET_COARSE)):
-            raise invalid(f"advice {int(advice)}")
+        advice = int(advice)
+        if not (1 <= advice <= 6 or advice in (ADVISE_SET_COARSE, ADVISE_UNSET_COARSE)):
+            raise invalid(f"advice {advice}")
         device_or_cpu(device)
         hints = rt.advice.setdefault(addr(p), {})
-        if int(advice) == ADVISE_UNSET_COARSE:      # AMD's coherency advice: back to fine grain
-            hints.pop(ADVISE_SET_COARSE, None)
+        # hipMemAdviseSet/Unset pairs: ReadMostly 1/2, PreferredLocation 3/4, AccessedBy 5/6 (a set of
+        # devices), AMD's CoarseGrain 100/101; recorded per range (the memory itself never migrates)
+        if advice == 5:
+            devs = hints.setdefault(5, [])
+            if int(device) not in devs:
+                devs.append(int(device))
+        elif advice == 6:
+            if int(device) in hints.get(5, []):
+                hints[5].remove(int(device))
+        elif advice in (1, 3, ADVISE_SET_COARSE):
+            hints[advice] = int(device)
         else:
-            hints[int(advice)] = int(device)
+            hints.pop({2: 1, 4: 3, ADVISE_UNSET_COARSE: ADVISE_SET_COARSE}[advice], None)
 
     @c.export
     def hipMemPrefetchAsync(p, count, device, stream):
         managed_range(p, count)
         device_or_cpu(device)
         c.stream(stream)
+        rt.advice.setdefault(addr(p), {})["prefetch"] = int(device)    # (no migration: the data stays put)
 
     @c.export
     def hipMemRangeGetAttribute(data, data_size, attr, p, count):
@@ -210,14 +221,14 @@ def install(c) -> None:
                 bool(a.allocationFlags & HOST_MALLOC_NON_COHERENT)    # fine unless advised or non-coherent
             value = struct.pack("<I", 1 if coarse else 0)
         elif attr == 1:                            # read mostly
-            value = struct.pack("<i", int(1 in hints and 2 not in hints))
+            value = struct.pack("<i", int(1 in hints))
         elif attr == 2:                          # preferred location
             value = struct.pack("<i", hints.get(3, -2))
-        elif attr == 3:                          # accessed by: a list of devices
-            value = struct.pack(f"<{size // 4}i", *([hints[5]] if 5 in hints else []) +
-                                [-2] * (size // 4 - (5 in hints)))
+        elif attr == 3:                          # accessed by: the devices, then -2 (hipInvalidDeviceId)
+            devs = hints.get(5, [])[:size // 4]
+            value = struct.pack(f"<{size // 4}i", *devs, *[-2] * (size // 4 - len(devs)))
         elif attr == 4:                          # last prefetch location
-            value = struct.pack("<i", -2)
+            value = struct.pack("<i", hints.get("prefetch", -2))
         else:
             raise invalid(f"range attribute {attr}")
         ffi.memmove(data, value[:size], min(size, len(value)))

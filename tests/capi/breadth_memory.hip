@@ -194,6 +194,26 @@ static void pinned_ordering() {
     hipMemRangeGetAttribute(&mode_c, 4, hipMemRangeAttributeCoherencyMode, managed, n * 4);
     code("hipMemAdviseUnsetCoarseGrain", hipMemAdvise(managed, n * 4, hipMemAdviseUnsetCoarseGrain, 0), hipSuccess);
     hipMemRangeGetAttribute(&mode_f, 4, hipMemRangeAttributeCoherencyMode, managed, n * 4);
+    // set/unset pairs and the last prefetch location, read back as HIP's range attributes
+    int rm = -1, pl = -1, lp = -1, ab[3] = {-1, -1, -1};
+    hipMemAdvise(managed, n * 4, hipMemAdviseSetReadMostly, 0);
+    hipMemAdvise(managed, n * 4, hipMemAdviseSetPreferredLocation, 0);
+    hipMemAdvise(managed, n * 4, hipMemAdviseSetAccessedBy, 0);
+    hipMemAdvise(managed, n * 4, hipMemAdviseSetAccessedBy, hipCpuDeviceId);
+    code("hipMemPrefetchAsync", hipMemPrefetchAsync(managed, n * 4, 0, nullptr), hipSuccess);
+    hipMemRangeGetAttribute(&rm, 4, hipMemRangeAttributeReadMostly, managed, n * 4);
+    hipMemRangeGetAttribute(&pl, 4, hipMemRangeAttributePreferredLocation, managed, n * 4);
+    hipMemRangeGetAttribute(&lp, 4, hipMemRangeAttributeLastPrefetchLocation, managed, n * 4);
+    hipMemRangeGetAttribute(ab, sizeof ab, hipMemRangeAttributeAccessedBy, managed, n * 4);
+    check("advice set", rm == 1 && pl == 0 && lp == 0 && ab[0] == 0 && ab[1] == hipCpuDeviceId && ab[2] == -2);
+    hipMemAdvise(managed, n * 4, hipMemAdviseUnsetReadMostly, 0);
+    hipMemAdvise(managed, n * 4, hipMemAdviseUnsetPreferredLocation, 0);
+    hipMemAdvise(managed, n * 4, hipMemAdviseUnsetAccessedBy, 0);
+    hipMemRangeGetAttribute(&rm, 4, hipMemRangeAttributeReadMostly, managed, n * 4);
+    hipMemRangeGetAttribute(&pl, 4, hipMemRangeAttributePreferredLocation, managed, n * 4);
+    hipMemRangeGetAttribute(ab, sizeof ab, hipMemRangeAttributeAccessedBy, managed, n * 4);
+    check("advice unset", rm == 0 && pl == -2 && ab[0] == hipCpuDeviceId && ab[1] == -2);
+    hipMemAdvise(managed, n * 4, hipMemAdviseUnsetAccessedBy, hipCpuDeviceId);
     check("coherency modes", mode_d == hipMemRangeCoherencyModeCoarseGrain &&
           mode_m == hipMemRangeCoherencyModeFineGrain && mode_c == hipMemRangeCoherencyModeCoarseGrain &&
           mode_f == hipMemRangeCoherencyModeFineGrain);

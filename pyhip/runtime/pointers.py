@@ -32,6 +32,7 @@ class HostAlloc:
     flags: int
     device: int
     array: object = None
+    registrations: int = 1    # 'registered': the same range registered again counts (AMD's runtime accepts it)
 
 
 @dataclass
@@ -101,6 +102,12 @@ def host_register(addr: int, size: int, flags: int) -> None:
     size, flags = int(size), int(flags)
     if addr == 0 or size <= 0 or flags & ~HOST_REGISTER_FLAGS:
         raise HipError(hipError_t.hipErrorInvalidValue, "hipHostRegister needs a pointer, a size and valid flags")
+    same = runtime().host_allocs.get(addr)
+    if same is not None and same.kind == "registered" and same.size == size:
+        # AMD's runtime registers the same range again (libhsakmt counts it): one more hipHostUnregister
+        same.registrations += 1
+        same.flags = flags
+        return
     for a in list(runtime().host_allocs.values()):
         if a.start < addr + size and addr < a.start + a.size:
             raise HipError(hipError_t.hipErrorHostMemoryAlreadyRegistered, f"0x{addr:x} is already pinned")
@@ -118,6 +125,9 @@ def host_unregister(addr: int) -> None:
         raise HipError(hipError_t.hipErrorInvalidValue, "null pointer")
     if a is None or a.kind != "registered":
         raise HipError(hipError_t.hipErrorHostMemoryNotRegistered, f"0x{addr:x} was not registered")
+    a.registrations -= 1
+    if a.registrations > 0:
+        return
     for dev in runtime().devices:
         dev.synchronize_quietly()
         dev.backend.unmap_host(addr)

@@ -250,7 +250,10 @@ static void attributes_and_registration() {
   code("attributes of pageable memory", hipPointerGetAttributes(&a, pageable.data()), hipErrorInvalidValue);
   code("hipHostRegister beyond the mapping", hipHostRegister(pageable.data(), size_t(1) << 46, 0), hipErrorInvalidValue);
   code("hipHostRegister", hipHostRegister(pageable.data(), 4000, hipHostRegisterMapped), hipSuccess);
-  code("registered twice", hipHostRegister(pageable.data(), 4000, 0), hipErrorHostMemoryAlreadyRegistered);
+  code("registered again (counted, as AMD's runtime)", hipHostRegister(pageable.data(), 4000, hipHostRegisterMapped),
+       hipSuccess);
+  code("overlapping registration", hipHostRegister(pageable.data() + 10, 400, 0), hipErrorHostMemoryAlreadyRegistered);
+  code("first hipHostUnregister of two", hipHostUnregister(pageable.data()), hipSuccess);
   unsigned flags = 99;
   code("hipHostGetFlags", hipHostGetFlags(&flags, pageable.data()), hipSuccess);
   check("registered flags", flags == hipHostRegisterMapped);

@@ -215,6 +215,10 @@ def install(c) -> None:
             raise invalid("null data")
         a = managed_range(p, count)
         attr, size = int(attr), int(data_size)
+        if attr == 3 and size % 4 or attr != 3 and size != 4:
+            raise invalid(f"data size {size} for range attribute {attr}")   # one int, or a whole int list
+        if attr != ATTR_COHERENCY_MODE and not a.isManaged:
+            raise invalid("range attributes other than the coherency mode describe managed memory only")
         hints = rt.advice.get(addr(p), {})
         if attr == ATTR_COHERENCY_MODE:           # AMD's: device memory is coarse grained, host memory
             coarse = a.memoryType == int(hipMemoryType.hipMemoryTypeDevice) or ADVISE_SET_COARSE in hints or \

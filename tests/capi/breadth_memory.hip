@@ -214,6 +214,12 @@ static void pinned_ordering() {
     hipMemRangeGetAttribute(ab, sizeof ab, hipMemRangeAttributeAccessedBy, managed, n * 4);
     check("advice unset", rm == 0 && pl == -2 && ab[0] == hipCpuDeviceId && ab[1] == -2);
     hipMemAdvise(managed, n * 4, hipMemAdviseUnsetAccessedBy, hipCpuDeviceId);
+    code("range attribute, data size 6", hipMemRangeGetAttribute(ab, 6, hipMemRangeAttributeReadMostly, managed, n * 4),
+         hipErrorInvalidValue);
+    code("accessed-by, data size 7", hipMemRangeGetAttribute(ab, 7, hipMemRangeAttributeAccessedBy, managed, n * 4),
+         hipErrorInvalidValue);
+    code("read-mostly of device memory", hipMemRangeGetAttribute(&rm, 4, hipMemRangeAttributeReadMostly, d, n * 4),
+         hipErrorInvalidValue);
     check("coherency modes", mode_d == hipMemRangeCoherencyModeCoarseGrain &&
           mode_m == hipMemRangeCoherencyModeFineGrain && mode_c == hipMemRangeCoherencyModeCoarseGrain &&
           mode_f == hipMemRangeCoherencyModeFineGrain);

@@ -8,11 +8,16 @@ H(v_subrev_f32) { F2(subf(b, a)); return ST_CONT; }
 H(v_mul_f32) { F2(mulf(a, b)); return ST_CONT; }
 H(v_max_f32) { F2(ieee_f(a, b, fmaxn_f(a, b), w->mode)); return ST_CONT; }
 H(v_min_f32) { F2(ieee_f(a, b, fminn_f(a, b), w->mode)); return ST_CONT; }
-H(v_fma_f32) { F3(fma32n(a, b, cc)); return ST_CONT; }
+H(v_fma_f32) {
+    VSETUP const uint32_t* A = G32(0); const uint32_t* B = G32(1); const uint32_t* C_ = G32(2);
+    fma32_rows(A, B, C_, R, exec_of(w));
+    END32();
+    return ST_CONT;
+}
 H(v_mad_f32) { F3(mad32(a, b, cc, w->mode)); return ST_CONT; }
 H(v_ldexp_f32) {
     { VSETUP const uint32_t* A = G32(0); const uint32_t* B = G32(1);
-    LOOP { int32_t e = (int32_t)B[l]; e = e < -300 ? -300 : e > 300 ? 300 : e; R[l] = f2u(ldexpf(u2f(A[l]), e)); }
+    LOOP { int32_t e = (int32_t)B[l]; e = e < -300 ? -300 : e > 300 ? 300 : e; R[l] = f2u(ldexp32(u2f(A[l]), e)); }
     END32(); }
     return ST_CONT;
 }
@@ -83,10 +88,15 @@ H(v_add_f64) { D2(addd(a, b)); return ST_CONT; }
 H(v_mul_f64) { D2(muld(a, b)); return ST_CONT; }
 H(v_max_f64) { D2(ieee_d(a, b, fmaxn_d(a, b), w->mode)); return ST_CONT; }
 H(v_min_f64) { D2(ieee_d(a, b, fminn_d(a, b), w->mode)); return ST_CONT; }
-H(v_fma_f64) { D3(fma64n(a, b, cc)); return ST_CONT; }
+H(v_fma_f64) {
+    VSETUP const uint64_t* A = G64(0); const uint64_t* B = G64(1); const uint64_t* C_ = G64(2);
+    fma64_rows(A, B, C_, Q, exec_of(w));
+    END64();
+    return ST_CONT;
+}
 H(v_ldexp_f64) {
     { VSETUP const uint64_t* A = G64(0); const uint32_t* B = G32(1);
-    LOOP { int32_t e = (int32_t)B[l]; e = e < -3000 ? -3000 : e > 3000 ? 3000 : e; Q[l] = d2u(ldexp(u2d(A[l]), e)); }
+    LOOP { int32_t e = (int32_t)B[l]; e = e < -3000 ? -3000 : e > 3000 ? 3000 : e; Q[l] = d2u(ldexp64(u2d(A[l]), e)); }
     END64(); }
     return ST_CONT;
 }
@@ -226,7 +236,7 @@ H(v_max_f16) { H2(hmax_mode(a, b, 1, w->mode)); return ST_CONT; }
 H(v_min_f16) { H2(hmax_mode(a, b, 0, w->mode)); return ST_CONT; }
 H(v_ldexp_f16) {
     { VSETUP const uint32_t* A = G32(0); const uint32_t* B = G32(1);
-    LOOP { int32_t e = (int32_t)B[l]; e = e < -100 ? -100 : e > 100 ? 100 : e; R[l] = d2h(ldexp(h2d(A[l] & 0xFFFF), e)); }
+    LOOP { int32_t e = (int32_t)B[l]; e = e < -100 ? -100 : e > 100 ? 100 : e; R[l] = d2h(ldexp64(h2d(A[l] & 0xFFFF), e)); }
     END32(); }
     return ST_CONT;
 }
@@ -321,7 +331,7 @@ H(v_cndmask_b32) {
 H(v_fmac_f32) {
     VSETUP const uint32_t* A = G32(0); const uint32_t* B = G32(1);
     const uint32_t* D = vreg(w, in->d);
-    if (in->op == OP_v_fmac_f32) { LOOP R[l] = f2u(fma32n(u2f(A[l]), u2f(B[l]), u2f(D[l]))); }
+    if (in->op == OP_v_fmac_f32) fma32_rows(A, B, D, R, exec_of(w));
     else { LOOP R[l] = f2u(mad32(u2f(A[l]), u2f(B[l]), u2f(D[l]), w->mode)); }
     END32();
     return ST_CONT;
@@ -330,7 +340,8 @@ H(v_mac_f32) { return h_v_fmac_f32(c, w, in); }
 H(v_fmac_f64) {
     VSETUP const uint64_t* A = G64(0); const uint64_t* B = G64(1);
     const uint32_t* lo = vreg(w, in->d); const uint32_t* hi = vreg(w, in->d + 1);
-    LOOP Q[l] = d2u(fma64n(u2d(A[l]), u2d(B[l]), u2d((uint64_t)lo[l] | (uint64_t)hi[l] << 32)));
+    LOOP q2[l] = (uint64_t)lo[l] | (uint64_t)hi[l] << 32;
+    fma64_rows(A, B, q2, Q, exec_of(w));
     wv64(w, in->d, Q, write_mask(c, w, in));
     return ST_CONT;
 }
@@ -338,8 +349,9 @@ H(v_fmak_f32) {
     /* x: 1 = mk (D = S0 * K + S1), 0 = ak (D = S0 * S1 + K); K in a0 bits (the literal) */
     VSETUP const uint32_t* A = G32(0); const uint32_t* B = G32(1);
     float k = u2f(in->imm);
-    if (in->x) { LOOP R[l] = f2u(fma32n(u2f(A[l]), k, u2f(B[l]))); }
-    else { LOOP R[l] = f2u(fma32n(u2f(A[l]), u2f(B[l]), k)); }
+    LOOP t2[l] = f2u(k);
+    if (in->x) fma32_rows(A, t2, B, R, exec_of(w));
+    else fma32_rows(A, B, t2, R, exec_of(w));
     END32();
     return ST_CONT;
 }

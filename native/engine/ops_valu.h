@@ -318,6 +318,44 @@ H(v_carry) {
     set_mask(w, in->sd, carry & m);
     return ST_CONT;
 }
+/* A v_add_co_u32 (this record, its own carry out SGPR pair C) and the v_addc_co_u32 right after it whose
+ * carry in is C: a 64-bit add, fused by lowering (pyhip/emu/native/lower.py, fuse_pairs) when neither has
+ * modifiers and the second reads no other source from C.  Under a full EXEC both run lane by lane in one
+ * pass (each lane: the first instruction, then the second, which may read the first's result row); both
+ * carry masks are written as the two instructions write them.  Otherwise the two handlers run in turn.
+ * Counts as two instructions. */
+H(v_add64) {
+    const NInst* in2 = &c->code[in->next];
+    w->count++;
+    c->ninst++;
+    if (exec_of(w) != ~0ULL) {
+        h_v_carry(c, w, in);
+        c->cur_ip = in->next;
+        w->ip = in2->next;
+        return h_v_carry(c, w, in2);
+    }
+    uint32_t ALIGN64 t0[LANES], t1[LANES], t2[LANES], t3[LANES], CY1[LANES], CY2[LANES];
+    const uint32_t* A = src32(w, in, 0, t0);
+    const uint32_t* B = src32(w, in, 1, t1);
+    const uint32_t* X = src32(w, in2, 0, t2);
+    const uint32_t* Y = src32(w, in2, 1, t3);
+    uint32_t* L = vreg(w, in->d);
+    uint32_t* H = vreg(w, in2->d);
+    LOOP {
+        uint32_t b = B[l], r = A[l] + b, cy = r < b;
+        L[l] = r;
+        uint32_t y = Y[l], r2 = X[l] + y, cy2 = r2 < y;
+        r2 += cy;
+        H[l] = r2;
+        CY1[l] = cy;
+        CY2[l] = cy2 | (r2 < cy);
+    }
+    set_mask(w, in->sd, pack_mask(CY1));
+    set_mask(w, in2->sd, pack_mask(CY2));
+    c->cur_ip = in->next;
+    w->ip = in2->next;
+    return ST_CONT;
+}
 H(v_cndmask_b32) {
     /* a0 bits: 1/2 abs of src0/src1, 4/8 neg of src0/src1 (VOP3); s[2] = the select mask SGPR */
     VSETUP const uint32_t* A = G32(0); const uint32_t* B = G32(1);

@@ -193,6 +193,21 @@ H(v_log_legacy_f32) { F1((float)log2((double)u2f(a))); return ST_CONT; }
 
 /* ---- 64-bit integer -------------------------------------------------------------------------------------- */
 H(v_lshlrev_b64) {
+    if (!general(w, in) && exec_of(w) == ~0ULL && SRC_KIND(in->s[1]) == SRC_V) {
+        /* the common form: straight from and into the rows (each lane reads both halves, then writes) */
+        uint32_t t0[LANES];
+        const uint32_t* A = src32(w, in, 0, t0);
+        const uint32_t* lo = vreg(w, in->s[1]);
+        const uint32_t* hi = vreg(w, in->s[1] + 1);
+        uint32_t* dlo = vreg(w, in->d);
+        uint32_t* dhi = vreg(w, in->d + 1);
+        LOOP {
+            uint64_t x = ((uint64_t)lo[l] | (uint64_t)hi[l] << 32) << (A[l] & 63);
+            dlo[l] = (uint32_t)x;
+            dhi[l] = (uint32_t)(x >> 32);
+        }
+        return ST_CONT;
+    }
     { VSETUP const uint32_t* A = G32(0); const uint64_t* B = G64(1);
     LOOP Q[l] = B[l] << (A[l] & 63); END64(); }
     return ST_CONT;

@@ -330,7 +330,9 @@ H(s_trap) {
 H(s_memtime) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    write_s64(w, in->d, ((uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec) / 10);
+    /* s_memtime / s_memrealtime: the monotonic clock counted at in->imm kHz (pyhip/emu/clocks.py) */
+    unsigned __int128 ns = (unsigned __int128)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    write_s64(w, in->d, (uint64_t)(ns * (uint32_t)in->imm / 1000000u));
     return ST_CONT;
 }
 H(s_set_gpr_idx_on) {

@@ -158,6 +158,8 @@ int pyhip_fast_register(const pyhip_fast_entry* e);
 void pyhip_fast_invalidate(void* stream);
 uint64_t pyhip_fast_hit_count(void);
 int pyhip_call_config_depth(void);
+int pyhip_call_config_push(const uint32_t* grid, const uint32_t* block, size_t shared, void* stream);
+int pyhip_call_config_pop(uint32_t* grid, uint32_t* block, size_t* shared, void** stream);
 """
 SLOW_DECL = ("int pyhip_slow_hipLaunchKernel(const void* function_address, dim3 numBlocks, dim3 dimBlocks, "
              "void** args, size_t sharedMemBytes, void* stream);\n"

@@ -201,6 +201,23 @@ int __hipPopCallConfiguration(dim3* gridDim, dim3* blockDim, size_t* sharedMem, 
 
 int pyhip_call_config_depth(void) { return pyhip_config_depth; }
 
+/* The legacy launch API (hipConfigureCall ... hipLaunchByPtr) uses the same per-thread stack, as hipamd's
+ * configureCall does: Python pushes and pops through these. */
+int pyhip_call_config_push(const uint32_t* grid, const uint32_t* block, size_t shared, void* stream) {
+    dim3 g = {grid[0], grid[1], grid[2]}, b = {block[0], block[1], block[2]};
+    return __hipPushCallConfiguration(g, b, shared, stream);
+}
+
+int pyhip_call_config_pop(uint32_t* grid, uint32_t* block, size_t* shared, void** stream) {
+    dim3 g, b;
+    int e = __hipPopCallConfiguration(&g, &b, shared, stream);
+    if (e == 0) {
+        grid[0] = g.x; grid[1] = g.y; grid[2] = g.z;
+        block[0] = b.x; block[1] = b.y; block[2] = b.z;
+    }
+    return e;
+}
+
 /* PYHIP_SHIM_STATS=1: how many launches took each path, printed when the program exits. */
 __attribute__((destructor)) static void pyhip_fast_report(void) {
     const char* v = getenv("PYHIP_SHIM_STATS");

@@ -55,10 +55,7 @@ def memcpy1d_params(c, dst, src, count, kind) -> dict:
 
 
 def symbol_params(c, symbol, other, count, offset, kind, to_symbol: bool) -> dict:
-    info = c.rt.registry.variable(c.addr(symbol))
-    if int(offset) + int(count) > info.size:
-        raise invalid("the copy overruns the symbol")
-    base = c.symbol_address(symbol) + int(offset)
+    base = c.symbol_address(symbol, offset, count)
     if to_symbol:
         return memcpy1d_params(c, c.ffi.cast("void*", base), other, count, kind)
     return memcpy1d_params(c, other, c.ffi.cast("void*", base), count, kind)

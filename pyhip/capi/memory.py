@@ -34,7 +34,8 @@ def install(c) -> None:
     def hipHostMalloc(ptr, size, flags):
         c.need(ptr)
         hp = ops.host_malloc(size, int(flags))
-        c.keep[int(hp)] = hp                  # keep the buffer alive until hipHostFree
+        if int(hp):
+            c.keep[int(hp)] = hp              # keep the buffer alive until hipHostFree
         ptr[0] = ffi.cast("void*", int(hp))
 
     @c.export
@@ -85,9 +86,10 @@ def install(c) -> None:
 
     @c.export
     def hipMemGetInfo(free, total):
-        # HIP 5.2 writes both unchecked (a null one crashes); later HIP fills whichever is given, as here
+        # HIP 5.2 writes both unchecked (a null one crashes); later HIP fills whichever is given and succeeds
+        # with neither, as here
         if free == ffi.NULL and total == ffi.NULL:
-            raise invalid("both outputs are null")
+            return
         f, t = ops.mem_get_info()
         if free != ffi.NULL:
             free[0] = f
@@ -95,28 +97,34 @@ def install(c) -> None:
             total[0] = t
 
     # -- symbols ---------------------------------------------------------------------------------------------
-    def symbol_address(symbol) -> int:
+    def symbol_address(symbol, offset: int = 0, size: int = 0) -> int:
+        """The device address of ``symbol`` + offset; [offset, offset + size) must lie inside the variable
+        (hipErrorInvalidValue otherwise, as HIP 5.2's ihipMemcpySymbol_validate)."""
         info = rt.registry.variable(addr(symbol))
         fb = rt.registry.fatbins[info.fatbin]
-        return rt.module_for_fatbin(fb, rt.device()).global_var(info.name)[0]
+        base, nbytes = rt.module_for_fatbin(fb, rt.device()).global_var(info.name)[:2]
+        if int(offset) + int(size) > nbytes:
+            raise HipError(hipError_t.hipErrorInvalidValue,
+                           f"{info.name}: bytes [{int(offset)}, {int(offset) + int(size)}) outside its {nbytes} bytes")
+        return base + int(offset)
 
     c.symbol_address = symbol_address
 
     @c.export
     def hipMemcpyToSymbol(symbol, src, size, offset, kind):
-        ops.memcpy(symbol_address(symbol) + offset, addr(src), size, 4, None, sync=True)
+        ops.memcpy(symbol_address(symbol, offset, size), addr(src), size, kind, None, sync=True)
 
     @c.export
     def hipMemcpyFromSymbol(dst, symbol, size, offset, kind):
-        ops.memcpy(addr(dst), symbol_address(symbol) + offset, size, 4, None, sync=True)
+        ops.memcpy(addr(dst), symbol_address(symbol, offset, size), size, kind, None, sync=True)
 
     @c.export
     def hipMemcpyToSymbolAsync(symbol, src, size, offset, kind, stream):
-        ops.memcpy(symbol_address(symbol) + offset, addr(src), size, 4, c.stream_of(stream), sync=False)
+        ops.memcpy(symbol_address(symbol, offset, size), addr(src), size, kind, c.stream_of(stream), sync=False)
 
     @c.export
     def hipMemcpyFromSymbolAsync(dst, symbol, size, offset, kind, stream):
-        ops.memcpy(addr(dst), symbol_address(symbol) + offset, size, 4, c.stream_of(stream), sync=False)
+        ops.memcpy(addr(dst), symbol_address(symbol, offset, size), size, kind, c.stream_of(stream), sync=False)
 
     @c.export
     def hipGetSymbolAddress(dev_ptr, symbol):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import struct
 
+from .._hip_enums import hipMemoryType
 from ..errors import HipError, hipError_t
 from ..runtime import ops, pointers
 from .common import invalid
@@ -16,6 +17,12 @@ A_CONTEXT, A_MEMORY_TYPE, A_DEVICE_POINTER, A_HOST_POINTER, A_P2P_TOKENS, A_SYNC
     A_IS_MANAGED, A_DEVICE_ORDINAL, A_IS_LEGACY_IPC, A_RANGE_START, A_RANGE_SIZE, A_MAPPED, A_HANDLE_TYPES, \
     A_RDMA, A_ACCESS_FLAGS, A_MEMPOOL = range(1, 18)
 IPC_MAGIC = b"pyhipIPC"
+
+
+# AMD's extensions: hipMemAdviseSetCoarseGrain / UnsetCoarseGrain, hipMemRangeAttributeCoherencyMode
+# (hipMemRangeCoherencyModeFineGrain 0, CoarseGrain 1), hipHostMallocNonCoherent
+ADVISE_SET_COARSE, ADVISE_UNSET_COARSE, ATTR_COHERENCY_MODE = 100, 101, 100
+HOST_MALLOC_NON_COHERENT = 0x80000000
 
 
 def install(c) -> None:
@@ -65,7 +72,7 @@ def install(c) -> None:
                 raise invalid("device memory has no host pointer")
             return put("Q", a.hostPointer)
         if attr == A_BUFFER_ID:
-            return put("I", (a.start >> 8) & 0xFFFFFFFF)
+            return put("I", pointers.buffer_id(a.start))
         if attr == A_IS_MANAGED:
             return put("?", bool(a.isManaged))
         if attr == A_DEVICE_ORDINAL:
@@ -176,33 +183,56 @@ def install(c) -> None:
     @c.export
     def hipMemAdvise(p, count, advice, device):
         managed_range(p, count)
-        if not 1 <= int(advice) <= 6:
-            raise invalid(f"advice {int(advice)}")
+        advice = int(advice)
+        if not (1 <= advice <= 6 or advice in (ADVISE_SET_COARSE, ADVISE_UNSET_COARSE)):
+            raise invalid(f"advice {advice}")
         device_or_cpu(device)
-        rt.advice.setdefault(addr(p), {})[int(advice)] = int(device)
+        hints = rt.advice.setdefault(addr(p), {})
+        # hipMemAdviseSet/Unset pairs: ReadMostly 1/2, PreferredLocation 3/4, AccessedBy 5/6 (a set of
+        # devices), AMD's CoarseGrain 100/101; recorded per range (the memory itself never migrates)
+        if advice == 5:
+            devs = hints.setdefault(5, [])
+            if int(device) not in devs:
+                devs.append(int(device))
+        elif advice == 6:
+            if int(device) in hints.get(5, []):
+                hints[5].remove(int(device))
+        elif advice in (1, 3, ADVISE_SET_COARSE):
+            hints[advice] = int(device)
+        else:
+            hints.pop({2: 1, 4: 3, ADVISE_UNSET_COARSE: ADVISE_SET_COARSE}[advice], None)
 
     @c.export
     def hipMemPrefetchAsync(p, count, device, stream):
         managed_range(p, count)
         device_or_cpu(device)
         c.stream(stream)
+        rt.advice.setdefault(addr(p), {})["prefetch"] = int(device)    # (no migration: the data stays put)
 
     @c.export
     def hipMemRangeGetAttribute(data, data_size, attr, p, count):
         if data == ffi.NULL or int(data_size) == 0:
             raise invalid("null data")
-        managed_range(p, count)
+        a = managed_range(p, count)
         attr, size = int(attr), int(data_size)
+        if attr == 3 and size % 4 or attr != 3 and size != 4:
+            raise invalid(f"data size {size} for range attribute {attr}")   # one int, or a whole int list
+        if attr != ATTR_COHERENCY_MODE and not a.isManaged:
+            raise invalid("range attributes other than the coherency mode describe managed memory only")
         hints = rt.advice.get(addr(p), {})
-        if attr == 1:                            # read mostly
-            value = struct.pack("<i", int(1 in hints and 2 not in hints))
+        if attr == ATTR_COHERENCY_MODE:           # AMD's: device memory is coarse grained, host memory
+            coarse = a.memoryType == int(hipMemoryType.hipMemoryTypeDevice) or ADVISE_SET_COARSE in hints or \
+                bool(a.allocationFlags & HOST_MALLOC_NON_COHERENT)    # fine unless advised or non-coherent
+            value = struct.pack("<I", 1 if coarse else 0)
+        elif attr == 1:                            # read mostly
+            value = struct.pack("<i", int(1 in hints))
         elif attr == 2:                          # preferred location
             value = struct.pack("<i", hints.get(3, -2))
-        elif attr == 3:                          # accessed by: a list of devices
-            value = struct.pack(f"<{size // 4}i", *([hints[5]] if 5 in hints else []) +
-                                [-2] * (size // 4 - (5 in hints)))
+        elif attr == 3:                          # accessed by: the devices, then -2 (hipInvalidDeviceId)
+            devs = hints.get(5, [])[:size // 4]
+            value = struct.pack(f"<{size // 4}i", *devs, *[-2] * (size // 4 - len(devs)))
         elif attr == 4:                          # last prefetch location
-            value = struct.pack("<i", -2)
+            value = struct.pack("<i", hints.get("prefetch", -2))
         else:
             raise invalid(f"range attribute {attr}")
         ffi.memmove(data, value[:size], min(size, len(value)))

@@ -148,22 +148,32 @@ def install(c) -> None:
 
     @c.export
     def hipConfigureCall(grid, block, shared, stream):
-        rt.call_config.push((grid.x, grid.y, grid.z), (block.x, block.y, block.z), shared, c.stream_of(stream))
+        g, b = ffi.new("uint32_t[3]", [grid.x, grid.y, grid.z]), ffi.new("uint32_t[3]", [block.x, block.y, block.z])
+        e = c.lib.pyhip_call_config_push(g, b, int(shared), stream)
+        if e:
+            raise HipError(hipError_t(e), "the call configuration stack is full")
         setup.args = bytearray()
 
     @c.export
     def hipSetupArgument(arg, size, offset):
         buf = getattr(setup, "args", None)
-        if buf is None:
-            raise HipError(hipError_t.hipErrorMissingConfiguration, "hipSetupArgument without hipConfigureCall")
+        if buf is None:                   # configured by __hipPushCallConfiguration: the same per-thread stack
+            if c.lib.pyhip_call_config_depth() == 0:
+                raise HipError(hipError_t.hipErrorMissingConfiguration, "hipSetupArgument without a call configuration")
+            buf = setup.args = bytearray()
         if len(buf) < offset + size:
             buf.extend(b"\0" * (offset + size - len(buf)))
         buf[offset:offset + size] = bytes(ffi.buffer(arg, size))
 
     @c.export
     def hipLaunchByPtr(handle):
-        grid, block, shared, stream = rt.call_config.pop()
-        raw = bytes(getattr(setup, "args", b""))
+        g, b = ffi.new("uint32_t[3]"), ffi.new("uint32_t[3]")
+        shared, stream = ffi.new("size_t*"), ffi.new("void**")
+        e = c.lib.pyhip_call_config_pop(g, b, shared, stream)
+        if e:
+            raise HipError(hipError_t(e), "hipLaunchByPtr without a call configuration")
+        grid, block, shared, stream = tuple(g), tuple(b), shared[0], c.stream_of(stream[0])
+        raw = bytes(getattr(setup, "args", b"") or b"")
         setup.args = None
         st = rt.resolve_stream(stream)
         f = rt.function_for_handle(c.addr(handle), st.device)

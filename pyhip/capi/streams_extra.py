@@ -61,11 +61,11 @@ def install(c) -> None:
 
     @c.export
     def hipMemcpyToSymbol_spt(symbol, src, size, offset, kind):
-        ops.memcpy(c.symbol_address(symbol) + offset, c.addr(src), size, 4, PER_THREAD, sync=True)
+        ops.memcpy(c.symbol_address(symbol, offset, size), c.addr(src), size, kind, PER_THREAD, sync=True)
 
     @c.export
     def hipMemcpyFromSymbol_spt(dst, symbol, size, offset, kind):
-        ops.memcpy(c.addr(dst), c.symbol_address(symbol) + offset, size, 4, PER_THREAD, sync=True)
+        ops.memcpy(c.addr(dst), c.symbol_address(symbol, offset, size), size, kind, PER_THREAD, sync=True)
 
     # -- CU masks (recorded; every CU of the emulated device runs every dispatch) ------------------------------
     @c.export

@@ -20,6 +20,28 @@ APERTURE_SIZE = 1 << 32
 ALIGN = 256
 
 
+
+def host_range_mapped(addr: int, size: int) -> bool:
+    """Is [addr, addr + size) readable memory of this process (contiguous mappings in /proc/self/maps)?
+    Pinning memory that is not there fails, as the kernel driver's page pinning (get_user_pages) does."""
+    try:
+        with open("/proc/self/maps") as f:
+            lines = f.readlines()
+    except OSError:                                     # no procfs: trust the caller
+        return True
+    pos, end = addr, addr + size
+    for line in lines:
+        rng, perms = line.split(None, 2)[:2]
+        lo, hi = (int(x, 16) for x in rng.split("-"))
+        if hi <= pos:
+            continue
+        if lo > pos or perms[0] != "r":
+            return False
+        pos = hi
+        if pos >= end:
+            return True
+    return False
+
 class GPUFault(HipError):
     """A device-side fault; ``details`` holds kernel, workgroup, wave, pc, instruction, address."""
 

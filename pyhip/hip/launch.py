@@ -37,6 +37,8 @@ def _function(f) -> Function:
 @hip_api(1)
 def hipModuleLoad(fname):
     path = os.fspath(fname) if isinstance(fname, os.PathLike) else as_name(fname)
+    if not path:                                 # HIP 5.2: no file name and no image is an invalid value
+        raise HipError(hipError_t.hipErrorInvalidValue, "empty file name")
     return Module(runtime().device(), path)
 
 

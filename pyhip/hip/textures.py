@@ -267,12 +267,16 @@ def _arr(array, x_bytes: int = 0, y: int = 0, z: int = 0):
 def _copy2d_to(dst, wOffset, hOffset, src, spitch, width, height, kind, stream, sync):
     if spitch == 0:
         raise HipError(hipError_t.hipErrorInvalidPitchValue, "source pitch 0")
+    if height == 0:
+        return                                    # an empty copy succeeds and copies nothing (HIP 5.2)
     I.copy_3d(_arr(dst, wOffset, hOffset), _mem(src, kind, "src", spitch), width, height, 1, stream, sync)
 
 
 def _copy2d_from(dst, dpitch, src, wOffset, hOffset, width, height, kind, stream, sync):
     if dpitch == 0:
         raise HipError(hipError_t.hipErrorInvalidPitchValue, "destination pitch 0")
+    if height == 0:
+        return                                    # an empty copy succeeds and copies nothing (HIP 5.2)
     I.copy_3d(_mem(dst, kind, "dst", dpitch), _arr(src, wOffset, hOffset), width, height, 1, stream, sync)
 
 

@@ -128,8 +128,8 @@ def load(source, *, origin: str | None = None) -> Binary:
         origin = origin or "<bytes>"
     else:
         raise LoaderError(f"cannot load a {type(source).__name__}", hipError_t.hipErrorInvalidValue)
-    if not data:
-        raise LoaderError(f"{origin}: empty input")
+    if not data:                                 # an empty file: HIP 5.2's hipErrorInvalidKernelFile
+        raise LoaderError(f"{origin}: empty input", hipError_t.hipErrorInvalidKernelFile)
     try:
         if data[:4] == b"\x7fELF":
             if len(data) >= 20 and int.from_bytes(data[18:20], "little") == 224:

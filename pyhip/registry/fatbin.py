@@ -135,28 +135,3 @@ class Registry:
                 obj = load_fn(co)
                 fb.per_device[device_key] = obj
             return obj
-
-
-class CallConfigStack:
-    """``__hipPushCallConfiguration`` / ``__hipPopCallConfiguration``: a per-thread stack."""
-
-    def __init__(self):
-        self._tls = threading.local()
-
-    def _stack(self) -> list:
-        s = getattr(self._tls, "stack", None)
-        if s is None:
-            s = self._tls.stack = []
-        return s
-
-    def push(self, grid, block, shared_mem: int, stream) -> None:
-        self._stack().append((tuple(grid), tuple(block), int(shared_mem), stream))
-
-    def pop(self):
-        s = self._stack()
-        if not s:
-            raise HipError(hipError_t.hipErrorMissingConfiguration, "no call configuration pushed")
-        return s.pop()
-
-    def depth(self) -> int:
-        return len(self._stack())

@@ -6,7 +6,7 @@ import threading
 
 from ..errors import HipError, hipError_t
 from ..loader.targetid import DeviceISA
-from ..registry import CallConfigStack, Registry
+from ..registry import Registry
 from .device import Device
 
 DEFAULT_DEVICES = "gfx90a:sramecc+:xnack-"          # PYHIP_DEVICES=gfx90a,gfx942 (any list) for several
@@ -41,7 +41,6 @@ class Runtime:
         else:
             self.devices = self._emu_devices()
         self.registry = Registry()
-        self.call_config = CallConfigStack()
         self._tls = threading.local()
         self._lock = threading.RLock()
         self.host_allocs: dict[int, object] = {}  # pinned/managed/registered host memory (runtime/pointers.py)

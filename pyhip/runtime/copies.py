@@ -138,15 +138,16 @@ def copy3d(dst, dpitch: int, dslice: int, src, spitch: int, sslice: int, width: 
     if contiguous and d.kind == s.kind == "device" and d.device is s.device is st.device:
         cmd = st.device_copy(d.address, s.address, dspan)
     else:
-        staged = None
-        if not sync and s.kind in ("host", "buffer"):
-            # a pageable source of an asynchronous copy is staged now (the caller may reuse it at once)
-            staged = np.ascontiguousarray(_region(s.view(sspan), width, height, depth, spitch, sslice)).copy()
+        if s.kind in ("host", "buffer") or d.kind in ("host", "buffer"):
+            # pageable memory on either side: the copy happens in stream order and returns when done, even
+            # from hipMemcpyAsync (AMD's runtime does the same: the caller may reuse the buffer at once,
+            # and it reads/writes what earlier work in the stream left there)
+            sync = True
 
         def op():
             def fill(base):
                 out = _region(base, width, height, depth, dpitch, dslice)
-                out[...] = staged if staged is not None else _region(s.view(sspan), width, height, depth, spitch, sslice)
+                out[...] = _region(s.view(sspan), width, height, depth, spitch, sslice)
             d.modify(dspan, fill)
         cmd = st.host_op(op, "memcpy", keep=(d.keep, s.keep))
     if sync:
@@ -171,8 +172,8 @@ def fill3d(dst, pitch: int, slice_pitch: int, value: int, width: int, height: in
     width, height, depth = int(width), int(height), int(depth)
     if min(width, height, depth, pitch) < 0:
         raise invalid("negative size or pitch")
-    if height > 1 and width > pitch:
-        raise HipError(hipError_t.hipErrorInvalidPitchValue, f"width {width} exceeds the pitch {pitch}")
+    if height > 1 and width > pitch:                 # HIP 5.2's fills: hipErrorInvalidValue (copies: pitch value)
+        raise HipError(hipError_t.hipErrorInvalidValue, f"width {width} exceeds the pitch {pitch}")
     if width == 0 or height == 0 or depth == 0:
         return
     d = locate(dst, writable=True)

@@ -130,11 +130,16 @@ def require_images(device) -> None:
 
 # ---- arrays ----------------------------------------------------------------------------------------------------
 def array_kind(width: int, height: int, depth: int, flags: int) -> str:
+    if flags & ~(hipArrayLayered | hipArraySurfaceLoadStore | hipArrayCubemap | hipArrayTextureGather):
+        raise HipError(INVALID, f"invalid array flags 0x{flags:x}")
     if flags & (hipArrayCubemap | hipArrayTextureGather):
+        # a description that could never be valid is an invalid value before it is an unsupported kind
+        cube = flags & hipArrayCubemap
+        if not width or not height or max(width, height) > 16384 or \
+                (cube and (width != height or not depth or depth % 6 or (depth != 6 and not flags & hipArrayLayered))):
+            raise HipError(INVALID, f"no array of extent ({width}, {height}, {depth}) with flags 0x{flags:x}")
         raise HipError(NOT_SUPPORTED, "cube map and texture gather arrays are not supported (as in HIP 5.2)")
     layered = bool(flags & hipArrayLayered)
-    if flags & ~(hipArrayLayered | hipArraySurfaceLoadStore):
-        raise HipError(INVALID, f"invalid array flags 0x{flags:x}")
     if width and not height and not depth and not layered:
         return "1d"
     if width and height and not depth and not layered:

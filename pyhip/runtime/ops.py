@@ -27,6 +27,8 @@ def owner(addr: int):
 
 
 def free(ptr) -> None:
+    from .pointers import drop_buffer_id
+
     addr = as_address(ptr)
     if addr is None:
         raise HipError(hipError_t.hipErrorInvalidValue, "not a device pointer")
@@ -41,6 +43,7 @@ def free(ptr) -> None:
         raise HipError(hipError_t.hipErrorInvalidValue, f"0x{addr:x} is not a device allocation")
     dev.synchronize_quietly()          # hipFree is synchronous
     dev.backend.free(addr)
+    drop_buffer_id(addr)
     rt = runtime()
     rt.pitched.pop(addr, None)
     pool = rt.pool_of.pop(addr, None)
@@ -53,10 +56,12 @@ def host_malloc(size: int, flags: int = 0, kind: str = "hostmalloc") -> HostPoin
     from .pointers import HOST_MALLOC_FLAGS, record
 
     size, flags = int(size), int(flags)
-    if size <= 0:
-        raise HipError(hipError_t.hipErrorInvalidValue, "size must be positive")
+    if size < 0:
+        raise HipError(hipError_t.hipErrorInvalidValue, "negative size")
     if flags & ~HOST_MALLOC_FLAGS or flags & 0xC0000000 == 0xC0000000:
         raise HipError(hipError_t.hipErrorInvalidValue, f"invalid hipHostMalloc flags 0x{flags:x}")
+    if size == 0:                                    # as hipMalloc(0) and AMD's runtime: success, a null pointer
+        return HostPointer(0, runtime().device(), 0, np.zeros(0, np.uint8))
     try:
         arr = np.zeros(size + 4096, dtype=np.uint8)
     except (MemoryError, ValueError, OverflowError):           # more than the host has (or can address)

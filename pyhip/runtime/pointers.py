@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import bisect
 import ctypes
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
 
+from ..emu.memory import host_range_mapped
 from .._hip_enums import hipMemoryType
 from ..errors import HipError, hipError_t
 from .context import runtime
@@ -30,6 +32,7 @@ class HostAlloc:
     flags: int
     device: int
     array: object = None
+    registrations: int = 1    # 'registered': the same range registered again counts (AMD's runtime accepts it)
 
 
 @dataclass
@@ -70,12 +73,27 @@ def attributes(addr: int) -> Attributes | None:
     return None
 
 
+_BUFFER_IDS: dict[int, int] = {}
+_NEXT_BUFFER_ID = itertools.count(1)
+
+
+def buffer_id(start: int) -> int:
+    """HIP_POINTER_ATTRIBUTE_BUFFER_ID: unique per allocation — a new allocation at a freed one's address
+    gets a new id (numbered on first query; dropped when the allocation is freed)."""
+    return _BUFFER_IDS.setdefault(start, next(_NEXT_BUFFER_ID))
+
+
+def drop_buffer_id(start: int) -> None:
+    _BUFFER_IDS.pop(start, None)
+
+
 def record(addr: int, size: int, kind: str, flags: int, array=None) -> None:
     rt = runtime()
     rt.host_allocs[addr] = HostAlloc(addr, size, kind, flags, rt.current_index(), array)
 
 
 def forget(addr: int) -> HostAlloc | None:
+    drop_buffer_id(addr)
     return runtime().host_allocs.pop(addr, None)
 
 
@@ -84,9 +102,17 @@ def host_register(addr: int, size: int, flags: int) -> None:
     size, flags = int(size), int(flags)
     if addr == 0 or size <= 0 or flags & ~HOST_REGISTER_FLAGS:
         raise HipError(hipError_t.hipErrorInvalidValue, "hipHostRegister needs a pointer, a size and valid flags")
+    same = runtime().host_allocs.get(addr)
+    if same is not None and same.kind == "registered" and same.size == size:
+        # AMD's runtime registers the same range again (libhsakmt counts it): one more hipHostUnregister
+        same.registrations += 1
+        same.flags = flags
+        return
     for a in list(runtime().host_allocs.values()):
         if a.start < addr + size and addr < a.start + a.size:
             raise HipError(hipError_t.hipErrorHostMemoryAlreadyRegistered, f"0x{addr:x} is already pinned")
+    if not host_range_mapped(addr, size):
+        raise HipError(hipError_t.hipErrorInvalidValue, f"0x{addr:x}..0x{addr + size:x} is not mapped memory")
     arr = np.ctypeslib.as_array((ctypes.c_ubyte * size).from_address(addr))
     for dev in runtime().devices:
         dev.backend.map_host(addr, arr)
@@ -99,6 +125,9 @@ def host_unregister(addr: int) -> None:
         raise HipError(hipError_t.hipErrorInvalidValue, "null pointer")
     if a is None or a.kind != "registered":
         raise HipError(hipError_t.hipErrorHostMemoryNotRegistered, f"0x{addr:x} was not registered")
+    a.registrations -= 1
+    if a.registrations > 0:
+        return
     for dev in runtime().devices:
         dev.synchronize_quietly()
         dev.backend.unmap_host(addr)

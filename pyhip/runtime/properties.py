@@ -4,11 +4,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 
 from .._hip_enums import hipDeviceAttribute_t as A
+from ..emu import clocks
 from ..errors import HipError, hipError_t
 
 # hipDeviceAttributeWallClockRate: added after HIP 5.2 (whose enum the table above is generated from) as the
 # AMD-specific attribute following hipDeviceAttributeFineGrainSupport; programs built against later headers
-# (hip-tests' LaunchDelayKernel) ask for it.  kHz of the clock s_memrealtime reads.
+# (hip-tests' LaunchDelayKernel) ask for it.  kHz of the clock s_memrealtime (wall_clock64) reads.
 WALL_CLOCK_RATE_ATTR = 10017
 
 ARCH_FLAGS = ("hasGlobalInt32Atomics", "hasGlobalFloatAtomicExch", "hasSharedInt32Atomics",
@@ -18,12 +19,13 @@ ARCH_FLAGS = ("hasGlobalInt32Atomics", "hasGlobalFloatAtomicExch", "hasSharedInt
               "has3dGrid", "hasDynamicParallelism")
 
 # processor -> (marketing name, CUs, ISA version (major, minor, stepping), engine clock MHz, L2 bytes)
+# (name, compute units, gfx version, L2 bytes); the shader clock is the device's s_memtime rate (emu/clocks.py)
 PRESETS = {
-    "gfx90a": ("AMD Instinct MI210 (pyhip emulated)", 104, (9, 0, 10), 1700, 8 << 20),
-    "gfx942": ("AMD Instinct MI300X (pyhip emulated)", 304, (9, 4, 2), 2100, 4 << 20),
-    "gfx908": ("AMD Instinct MI100 (pyhip emulated)", 120, (9, 0, 8), 1502, 8 << 20),
-    "gfx1100": ("AMD Radeon RX 7900 XTX (pyhip emulated)", 96, (11, 0, 0), 2500, 6 << 20),
-    "gfx1030": ("AMD Radeon RX 6900 XT (pyhip emulated)", 80, (10, 3, 0), 2250, 4 << 20),
+    "gfx90a": ("AMD Instinct MI210 (pyhip emulated)", 104, (9, 0, 10), 8 << 20),
+    "gfx942": ("AMD Instinct MI300X (pyhip emulated)", 304, (9, 4, 2), 4 << 20),
+    "gfx908": ("AMD Instinct MI100 (pyhip emulated)", 120, (9, 0, 8), 8 << 20),
+    "gfx1100": ("AMD Radeon RX 7900 XTX (pyhip emulated)", 96, (11, 0, 0), 6 << 20),
+    "gfx1030": ("AMD Radeon RX 6900 XT (pyhip emulated)", 80, (10, 3, 0), 4 << 20),
 }
 # GDDR6 boards: (memory bus width in bits, memory clock in kHz as HIP reports it); HBM boards keep the defaults
 MEMORY = {"gfx1100": (384, 1250000), "gfx1030": (256, 1000000)}
@@ -49,7 +51,7 @@ class DeviceProp:
     l2CacheSize: int = 0
     maxThreadsPerMultiProcessor: int = 2048
     computeMode: int = 0
-    clockInstructionRate: int = 100000
+    clockInstructionRate: int = 1000000      # hipamd: the device's timeStampFrequency_, a constant 1 GHz
     # as ROCclr reports them: no funnel shift, surface functions, __syncthreads_* extensions or dynamic parallelism
     arch: dict = field(default_factory=lambda: {f: 1 for f in ARCH_FLAGS} | {
         "hasDynamicParallelism": 0, "hasFunnelShift": 0, "hasSurfaceFuncs": 0, "hasSyncThreadsExt": 0})
@@ -111,8 +113,7 @@ def make_properties(isa, index: int, total_mem: int) -> DeviceProp:
     from .images import MAX_1D, MAX_1D_LINEAR, MAX_2D, MAX_3D
 
     proc = isa.processor
-    name, cus, (major, minor, step), mhz, l2 = PRESETS.get(proc, (f"{proc} (pyhip emulated)", 64,
-                                                                    (9, 0, 0), 1500, 4 << 20))
+    name, cus, (major, minor, step), l2 = PRESETS.get(proc, (f"{proc} (pyhip emulated)", 64, (9, 0, 0), 4 << 20))
     rdna = proc.startswith("gfx1")
     wave = 32 if rdna else 64
     images = image_support(proc)
@@ -120,7 +121,7 @@ def make_properties(isa, index: int, total_mem: int) -> DeviceProp:
     # processor (two CUs sharing their LDS) as one multiprocessor
     mps = cus // 2 if rdna else cus
     bus, mclk = MEMORY.get(proc, (4096, 1600000))
-    p = DeviceProp(name=name, totalGlobalMem=total_mem, warpSize=wave, clockRate=mhz * 1000,
+    p = DeviceProp(name=name, totalGlobalMem=total_mem, warpSize=wave, clockRate=clocks.core_khz(proc),
                    major=major, minor=minor, multiProcessorCount=mps, l2CacheSize=l2,
                    gcnArch=major * 100 + minor * 10 + step, gcnArchName=str(isa), memoryBusWidth=bus,
                    memoryClockRate=mclk, pciBusID=index + 1, maxThreadsPerMultiProcessor=2048)
@@ -189,7 +190,7 @@ def device_attribute(props: DeviceProp, attr: int) -> int:
         A.hipDeviceAttributeMemoryPoolsSupported: 1, A.hipDeviceAttributeSingleToDoublePrecisionPerfRatio: 2,
     }
     if int(attr) == WALL_CLOCK_RATE_ATTR:
-        return int(p.clockInstructionRate)          # s_memrealtime and s_memtime count the same 100 MHz clock
+        return clocks.realtime_khz(props.gcnArchName.split(":")[0])
     try:
         key = A(int(attr))
     except ValueError:

@@ -282,6 +282,8 @@ class Stream(Handle):
         if last is not None:
             if not last.signal.wait(timeout):
                 raise HipError(hipError_t.hipErrorLaunchTimeOut, f"stream did not finish within {timeout}s")
+        from .pools import after_synchronize
+        after_synchronize(self.device)
         with self._lock:
             self._reap(raise_errors=True)
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..emu.memory import host_range_mapped
 from . import abi
 
 PAGE = 4096
@@ -75,6 +76,7 @@ class MemObject:
     scratch_maps: dict = field(default_factory=dict)   # addr -> size (scratch sub-ranges)
     userdata: int = 0
     keep: list = field(default_factory=list)           # cffi arrays handed out by QueryPointerInfo
+    registrations: int = 0         # userptr: how many times (addr, size) was registered (libhsakmt counts)
 
     @property
     def end(self) -> int:
@@ -179,15 +181,32 @@ class ProcessMemory:
                 munmap(o.addr, o.size)
 
     def register_user(self, addr: int, size: int, flags: int, nodes=()) -> None:
+        """libhsakmt's fmm_register_memory: registering the start of an existing allocation records the
+        nodes; registering an existing user range again (same address and size) counts one more
+        registration; new user memory becomes a userptr object — if its pages are mapped.  Registering
+        with other nodes than a registered object already has is MEMORY_ALREADY_REGISTERED.  (libhsakmt
+        also lets userptr objects overlap; here a range overlapping another one is refused.)"""
         if not addr or not size:
             raise abi.KfdError(abi.INVALID_PARAMETER, "null or empty user range")
         with self.lock:
-            for a in (addr, addr + size - 1):
-                if self.find(a) is not None:
-                    raise abi.KfdError(abi.MEMORY_ALREADY_REGISTERED, f"0x{addr:x} is already registered")
             for n in nodes:
                 self.topology.check_node(n)
-            self._add(MemObject(addr, size, 0, flags, abi.PTR_REGISTERED_USER, registered=tuple(nodes)))
+            o = self.objects.get(addr)
+            if o is not None and (o.kind != abi.PTR_REGISTERED_USER or o.size == size):
+                if o.registered and nodes and tuple(nodes) != o.registered:
+                    raise abi.KfdError(abi.MEMORY_ALREADY_REGISTERED, f"0x{addr:x} is registered to other nodes")
+                if o.kind == abi.PTR_REGISTERED_USER:
+                    o.registrations += 1
+                if nodes and not o.registered:
+                    o.registered = tuple(nodes)
+                return
+            for a in (addr, addr + size - 1):
+                if self.find(a) is not None:
+                    raise abi.KfdError(abi.MEMORY_ALREADY_REGISTERED, f"0x{addr:x} overlaps registered memory")
+            if not host_range_mapped(addr, size):     # amdgpu's userptr pinning (get_user_pages) fails
+                raise abi.KfdError(abi.ERROR, f"0x{addr:x}..0x{addr + size:x} is not mapped memory", "EFAULT")
+            self._add(MemObject(addr, size, 0, flags, abi.PTR_REGISTERED_USER, registered=tuple(nodes),
+                                registrations=1))
 
     def deregister(self, addr: int) -> None:
         with self.lock:
@@ -195,6 +214,9 @@ class ProcessMemory:
             if o is None:
                 raise abi.KfdError(abi.MEMORY_NOT_REGISTERED, f"0x{addr:x} is not registered")
             if o.kind == abi.PTR_REGISTERED_USER:
+                o.registrations -= 1
+                if o.registrations > 0:                # registered again: still pinned
+                    return
                 self._unmap_all(o)
                 self._remove(o)
             else:                         # allocations: libhsakmt only drops the registration record

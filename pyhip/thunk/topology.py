@@ -11,6 +11,7 @@ import os
 from dataclasses import dataclass, field
 
 from ..loader.targetid import DeviceISA
+from ..emu import clocks
 from ..runtime.properties import PRESETS
 from . import abi
 
@@ -154,7 +155,8 @@ class Topology:
             isa = DeviceISA.parse(text)
             if isa.processor not in BOARDS:
                 raise abi.KfdError(abi.ERROR, f"the emulated KFD has no board for {isa.processor}")
-            name, cus, engine, mhz, l2 = PRESETS[isa.processor]
+            name, cus, engine, l2 = PRESETS[isa.processor]
+            mhz = clocks.core_khz(isa.processor) // 1000
             self.gpus.append(GpuNode(i + 1, 0x1000 + i, isa, BOARDS[isa.processor], name, cus, mhz, l2,
                                      _engine_override(engine)))
         for g in self.gpus:              # PCIe to the CPU, and peer-to-peer PCIe links between GPUs

@@ -241,12 +241,38 @@ static int part_graph() {
   return 0;
 }
 
+// -- the legacy launch API: hipSetupArgument after either hipConfigureCall or __hipPushCallConfiguration ----
+extern "C" hipError_t __hipPushCallConfiguration(dim3, dim3, size_t, hipStream_t);
+static int part_legacy() {
+  const int n = 300;                                                  // not a multiple of the block
+  int* x; hipMallocManaged((void**)&x, n * sizeof(int));
+  int ref[n];
+  for (int i = 0; i < n; ++i) ref[i] = x[i] = std::rand() % 1000;
+  for (int form = 0; form < 2; ++form) {
+    hipError_t e = form == 0 ? hipConfigureCall(dim3((n + 127) / 128), dim3(128), 0, nullptr)
+                             : __hipPushCallConfiguration(dim3((n + 127) / 128), dim3(128), 0, nullptr);
+    code(form == 0 ? "hipConfigureCall" : "__hipPushCallConfiguration", e, hipSuccess);
+    code("hipSetupArgument pointer", hipSetupArgument(&x, sizeof x, 0), hipSuccess);
+    int count = n;
+    code("hipSetupArgument int", hipSetupArgument(&count, sizeof count, 8), hipSuccess);
+    code("hipLaunchByPtr", hipLaunchByPtr(reinterpret_cast<const void*>(add1)), hipSuccess);
+    hipDeviceSynchronize();
+    bool ok = true;
+    for (int i = 0; i < n; ++i) ok &= x[i] == ref[i] + form + 1;
+    check(form == 0 ? "legacy launch data" : "legacy launch after a pushed configuration data", ok);
+  }
+  code("hipSetupArgument without a configuration", hipSetupArgument(&x, sizeof x, 0), hipErrorMissingConfiguration);
+  hipFree(x);
+  return 0;
+}
+
 int main(int argc, char** argv) {
   const char* part = argc > 1 ? argv[1] : "";
   if (!std::strcmp(part, "printf")) part_printf();
   else if (!std::strcmp(part, "coop")) part_coop();
   else if (!std::strcmp(part, "multi")) part_multi();
   else if (!std::strcmp(part, "graph")) part_graph();
+  else if (!std::strcmp(part, "legacy")) part_legacy();
   else { std::printf("usage: %s printf|coop|multi|graph\n", argv[0]); return 2; }
   std::printf(failures ? "FAILURES %d\n" : "PASS\n", failures);
   return failures;

@@ -18,6 +18,7 @@ static void code(const char* what, hipError_t got, hipError_t want) {
   std::snprintf(buf, sizeof buf, "got %s want %s", hipGetErrorName(got), hipGetErrorName(want));
   check(what, got == want, buf);
 }
+__device__ int sym_pair[2];                 // 8 bytes: copies must stay inside them
 static unsigned char rnd() { return (unsigned char)(std::rand() & 0xff); }
 
 __global__ void inc_rows(unsigned char* p, size_t pitch, int width, int height) {
@@ -42,6 +43,8 @@ static void pitched_2d() {
   code("hipMemcpy2D H2D", hipMemcpy2D(d, pitch, h.data(), W, W, H, hipMemcpyHostToDevice), hipSuccess);
   inc_rows<<<dim3(1, H), 128>>>(d, pitch, W, H);
   code("hipMemset2D", hipMemset2D(d + 3 * pitch + 5, pitch, 0xA5, 20, 4), hipSuccess);
+  code("hipMemset2D width > pitch", hipMemset2D(d, 1, 0x11, W, H), hipErrorInvalidValue);
+  code("hipMemset2DAsync width > pitch", hipMemset2DAsync(d, pitch, 0x11, pitch + 1, 2, nullptr), hipErrorInvalidValue);
   code("hipMemcpy2D D2H", hipMemcpy2D(back.data(), W, d, pitch, W, H, hipMemcpyDeviceToHost), hipSuccess);
   for (int y = 0; y < H; ++y)
     for (int x = 0; x < W; ++x)
@@ -155,21 +158,72 @@ static void pinned_ordering() {
   hipStreamSynchronize(s);
   bool ok = true; for (int i = 0; i < n; ++i) ok &= back[i] == 3 * i;
   check("pinned source read in stream order", ok);
-  // a pageable source is staged at the call: later changes do not matter
+  // pageable memory on either side: the copy runs in stream order and hipMemcpyAsync returns when it is done
+  // (as AMD's runtime: it reads what earlier work left and the buffer may be reused at once)
   std::vector<int> pageable(n); for (int i = 0; i < n; ++i) pageable[i] = i + 5;
-  *flag = 0;
-  hipStreamWaitValue32(s, flag, 1, hipStreamWaitValueEq, 0xffffffff);
   hipMemcpyAsync(d, pageable.data(), n * 4, hipMemcpyHostToDevice, s);
-  for (int i = 0; i < n; ++i) pageable[i] = -1;
-  *flag = 1;
-  hipMemcpyAsync(back.data(), d, n * 4, hipMemcpyDeviceToHost, s);
-  hipStreamSynchronize(s);
+  for (int i = 0; i < n; ++i) pageable[i] = -1;                           // reused at once
+  spin_then_copy<<<(n + 255) / 256, 256, 0, s>>>(d, out, n, 2000);        // keeps the stream busy
+  hipMemcpyAsync(back.data(), out, n * 4, hipMemcpyDeviceToHost, s);      // no synchronize after this
   ok = true; for (int i = 0; i < n; ++i) ok &= back[i] == i + 5;
-  check("pageable source staged at the call", ok);
+  check("pageable copies in stream order, done at return", ok);
+  // hip-tests' H2H chain: pageable -> pageable -> pinned -> pinned, each reading what the previous wrote
+  std::vector<int> a_h(n), b_h(n, -3);
+  for (int i = 0; i < n; ++i) a_h[i] = (int)(std::rand() & 0xffff);
+  int *a_p, *b_p; hipHostMalloc((void**)&a_p, n * 4, 0); hipHostMalloc((void**)&b_p, n * 4, 0);
+  for (int i = 0; i < n; ++i) { a_p[i] = -1; b_p[i] = -2; }
+  hipMemcpyAsync(b_h.data(), a_h.data(), n * 4, hipMemcpyHostToHost, s);
+  hipMemcpyAsync(a_p, b_h.data(), n * 4, hipMemcpyHostToHost, s);
+  hipMemcpyAsync(b_p, a_p, n * 4, hipMemcpyHostToHost, s);
+  hipStreamSynchronize(s);
+  ok = true; for (int i = 0; i < n; ++i) ok &= b_p[i] == a_h[i];
+  check("H2H chain pageable -> pinned -> pinned", ok);
+  hipHostFree(a_p); hipHostFree(b_p);
+  void* zero = (void*)0x1234;
+  code("hipHostMalloc(0)", hipHostMalloc(&zero, 0, 0), hipSuccess);
+  check("hipHostMalloc(0) gives a null pointer", zero == nullptr);
   // hipMemset on pinned memory, hipMemcpy into managed memory
   code("hipMemset on hipHostMalloc memory", hipMemset(src_pinned, 0x7F, n * 4), hipSuccess);
   check("hipMemset pinned data", src_pinned[17] == 0x7F7F7F7F && src_pinned[n - 1] == 0x7F7F7F7F);
   int* managed; code("hipMallocManaged", hipMallocManaged((void**)&managed, n * 4, hipMemAttachGlobal), hipSuccess);
+  {                                   // AMD's coherency extensions: device memory coarse, managed fine until advised
+    unsigned mode_d = 9, mode_m = 9, mode_c = 9, mode_f = 9;
+    hipMemRangeGetAttribute(&mode_d, 4, hipMemRangeAttributeCoherencyMode, d, n * 4);
+    hipMemRangeGetAttribute(&mode_m, 4, hipMemRangeAttributeCoherencyMode, managed, n * 4);
+    code("hipMemAdviseSetCoarseGrain", hipMemAdvise(managed, n * 4, hipMemAdviseSetCoarseGrain, 0), hipSuccess);
+    hipMemRangeGetAttribute(&mode_c, 4, hipMemRangeAttributeCoherencyMode, managed, n * 4);
+    code("hipMemAdviseUnsetCoarseGrain", hipMemAdvise(managed, n * 4, hipMemAdviseUnsetCoarseGrain, 0), hipSuccess);
+    hipMemRangeGetAttribute(&mode_f, 4, hipMemRangeAttributeCoherencyMode, managed, n * 4);
+    // set/unset pairs and the last prefetch location, read back as HIP's range attributes
+    int rm = -1, pl = -1, lp = -1, ab[3] = {-1, -1, -1};
+    hipMemAdvise(managed, n * 4, hipMemAdviseSetReadMostly, 0);
+    hipMemAdvise(managed, n * 4, hipMemAdviseSetPreferredLocation, 0);
+    hipMemAdvise(managed, n * 4, hipMemAdviseSetAccessedBy, 0);
+    hipMemAdvise(managed, n * 4, hipMemAdviseSetAccessedBy, hipCpuDeviceId);
+    code("hipMemPrefetchAsync", hipMemPrefetchAsync(managed, n * 4, 0, nullptr), hipSuccess);
+    hipMemRangeGetAttribute(&rm, 4, hipMemRangeAttributeReadMostly, managed, n * 4);
+    hipMemRangeGetAttribute(&pl, 4, hipMemRangeAttributePreferredLocation, managed, n * 4);
+    hipMemRangeGetAttribute(&lp, 4, hipMemRangeAttributeLastPrefetchLocation, managed, n * 4);
+    hipMemRangeGetAttribute(ab, sizeof ab, hipMemRangeAttributeAccessedBy, managed, n * 4);
+    check("advice set", rm == 1 && pl == 0 && lp == 0 && ab[0] == 0 && ab[1] == hipCpuDeviceId && ab[2] == -2);
+    hipMemAdvise(managed, n * 4, hipMemAdviseUnsetReadMostly, 0);
+    hipMemAdvise(managed, n * 4, hipMemAdviseUnsetPreferredLocation, 0);
+    hipMemAdvise(managed, n * 4, hipMemAdviseUnsetAccessedBy, 0);
+    hipMemRangeGetAttribute(&rm, 4, hipMemRangeAttributeReadMostly, managed, n * 4);
+    hipMemRangeGetAttribute(&pl, 4, hipMemRangeAttributePreferredLocation, managed, n * 4);
+    hipMemRangeGetAttribute(ab, sizeof ab, hipMemRangeAttributeAccessedBy, managed, n * 4);
+    check("advice unset", rm == 0 && pl == -2 && ab[0] == hipCpuDeviceId && ab[1] == -2);
+    hipMemAdvise(managed, n * 4, hipMemAdviseUnsetAccessedBy, hipCpuDeviceId);
+    code("range attribute, data size 6", hipMemRangeGetAttribute(ab, 6, hipMemRangeAttributeReadMostly, managed, n * 4),
+         hipErrorInvalidValue);
+    code("accessed-by, data size 7", hipMemRangeGetAttribute(ab, 7, hipMemRangeAttributeAccessedBy, managed, n * 4),
+         hipErrorInvalidValue);
+    code("read-mostly of device memory", hipMemRangeGetAttribute(&rm, 4, hipMemRangeAttributeReadMostly, d, n * 4),
+         hipErrorInvalidValue);
+    check("coherency modes", mode_d == hipMemRangeCoherencyModeCoarseGrain &&
+          mode_m == hipMemRangeCoherencyModeFineGrain && mode_c == hipMemRangeCoherencyModeCoarseGrain &&
+          mode_f == hipMemRangeCoherencyModeFineGrain);
+  }
   code("hipMemcpy to managed memory", hipMemcpy(managed, d, n * 4, hipMemcpyDeviceToHost), hipSuccess);
   check("managed memory data", managed[100] == 5 + 100);
   add_one<<<(n + 255) / 256, 256>>>(managed, n);
@@ -200,8 +254,12 @@ static void attributes_and_registration() {
   check("address range", base == d && size == 4000);
   std::vector<int> pageable(1000, 3);
   code("attributes of pageable memory", hipPointerGetAttributes(&a, pageable.data()), hipErrorInvalidValue);
+  code("hipHostRegister beyond the mapping", hipHostRegister(pageable.data(), size_t(1) << 46, 0), hipErrorInvalidValue);
   code("hipHostRegister", hipHostRegister(pageable.data(), 4000, hipHostRegisterMapped), hipSuccess);
-  code("registered twice", hipHostRegister(pageable.data(), 4000, 0), hipErrorHostMemoryAlreadyRegistered);
+  code("registered again (counted, as AMD's runtime)", hipHostRegister(pageable.data(), 4000, hipHostRegisterMapped),
+       hipSuccess);
+  code("overlapping registration", hipHostRegister(pageable.data() + 10, 400, 0), hipErrorHostMemoryAlreadyRegistered);
+  code("first hipHostUnregister of two", hipHostUnregister(pageable.data()), hipSuccess);
   unsigned flags = 99;
   code("hipHostGetFlags", hipHostGetFlags(&flags, pageable.data()), hipSuccess);
   check("registered flags", flags == hipHostRegisterMapped);
@@ -216,6 +274,17 @@ static void attributes_and_registration() {
   code("hipPointerGetAttribute ordinal", hipPointerGetAttribute(&dev, HIP_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
                                                                 (hipDeviceptr_t)d), hipSuccess);
   check("ordinal", dev == 0);
+  unsigned id1 = 0, id2 = 0, id3 = 0;
+  int *e1, *e2;
+  hipMalloc(&e1, 4096);
+  hipPointerGetAttribute(&id1, HIP_POINTER_ATTRIBUTE_BUFFER_ID, (hipDeviceptr_t)e1);
+  hipFree(e1);
+  hipMalloc(&e2, 4096);                                           // (typically the same address again)
+  hipPointerGetAttribute(&id2, HIP_POINTER_ATTRIBUTE_BUFFER_ID, (hipDeviceptr_t)(e2 + 7));
+  code("buffer id of device memory", hipPointerGetAttribute(&id3, HIP_POINTER_ATTRIBUTE_BUFFER_ID,
+                                                             (hipDeviceptr_t)d), hipSuccess);
+  check("buffer ids are unique per allocation", id1 && id2 && id3 && id1 != id2 && id2 != id3);
+  hipFree(e2);
   code("hipHostUnregister", hipHostUnregister(pageable.data()), hipSuccess);
   code("unregister again", hipHostUnregister(pageable.data()), hipErrorHostMemoryNotRegistered);
   int* hm; hipHostMalloc((void**)&hm, 64, hipHostMallocMapped | hipHostMallocPortable);
@@ -257,6 +326,55 @@ static void pools_and_info() {
   code("hipMemPoolGetAttribute after free", hipMemPoolGetAttribute(pool, hipMemPoolAttrUsedMemCurrent, &used), hipSuccess);
   check("pool used back to 0", used == 0);
   code("hipMemPoolDestroy", hipMemPoolDestroy(pool), hipSuccess);
+  // reuse: a block freed in a stream serves that stream's next allocation at once (stream order); another
+  // stream gets it only after the free completed and only with opportunistic reuse; a synchronize returns
+  // what exceeds the release threshold; a trim returns completed frees; a busy pool's destruction waits
+  code("hipMemPoolCreate (reuse)", hipMemPoolCreate(&pool, &props), hipSuccess);
+  uint64_t big = 1ull << 30;
+  hipMemPoolSetAttribute(pool, hipMemPoolAttrReleaseThreshold, &big);       // keep freed blocks at syncs
+  hipStream_t s2; hipStreamCreateWithFlags(&s2, hipStreamNonBlocking);
+  int *a = nullptr, *b = nullptr, *keep = nullptr;
+  int* flag; hipHostMalloc((void**)&flag, 4, 0); *flag = 0;
+  hipMallocFromPoolAsync((void**)&keep, 4096, pool, s);
+  hipMallocFromPoolAsync((void**)&a, 3 << 20, pool, s);
+  hipStreamWaitValue32(s, flag, 1, hipStreamWaitValueEq, 0xffffffff);    // s stalls: the free is pending
+  hipFreeAsync(a, s);
+  code("same-stream allocation", hipMallocFromPoolAsync((void**)&b, 3 << 20, pool, s), hipSuccess);
+  check("same stream reuses a pending free", a == b);
+  hipFreeAsync(b, s);
+  int opp = 0;
+  hipMemPoolSetAttribute(pool, hipMemPoolReuseAllowOpportunistic, &opp);
+  int* c2 = nullptr;
+  hipMallocFromPoolAsync((void**)&c2, 3 << 20, pool, s2);
+  check("another stream never gets a pending free", c2 != a);
+  hipFreeAsync(c2, s2);
+  hipStreamSynchronize(s2);
+  *flag = 1;
+  hipStreamSynchronize(s);                                                  // both frees completed
+  hipMallocFromPoolAsync((void**)&b, 3 << 20, pool, s2);
+  check("no opportunistic reuse when disallowed", b != a);
+  hipFreeAsync(b, s2);
+  hipStreamSynchronize(s2);
+  opp = 1;
+  hipMemPoolSetAttribute(pool, hipMemPoolReuseAllowOpportunistic, &opp);
+  hipMallocFromPoolAsync((void**)&b, 3 << 20, pool, s2);
+  check("opportunistic reuse of a completed free", b == a || b == c2);
+  uint64_t used2 = 0, reserved = 0, reserved2 = 0;
+  hipMemPoolGetAttribute(pool, hipMemPoolAttrUsedMemCurrent, &used2);
+  hipMemPoolGetAttribute(pool, hipMemPoolAttrReservedMemCurrent, &reserved);
+  check("used counts live allocations, reserved the cached blocks too",
+        used2 == 4096 + (3u << 20) && reserved >= used2 + (3u << 20));
+  code("hipMemPoolTrimTo", hipMemPoolTrimTo(pool, 0), hipSuccess);
+  hipMemPoolGetAttribute(pool, hipMemPoolAttrReservedMemCurrent, &reserved2);
+  check("trim releases completed frees, not live memory", reserved2 == 4096 + (3u << 20));
+  code("hipMemPoolDestroy with live allocations", hipMemPoolDestroy(pool), hipSuccess);
+  code("hipFreeAsync after the pool's destruction", hipFreeAsync(keep, s), hipSuccess);
+  code("hipFreeAsync (second) after the pool's destruction", hipFreeAsync(b, s2), hipSuccess);
+  hipDeviceSynchronize();
+  hipMemGetInfo(&free1, &total);
+  check("a destroyed pool returns everything", free0 == free1);
+  hipHostFree(flag);
+  hipStreamDestroy(s2);
   hipStreamDestroy(s);
 }
 
@@ -306,12 +424,30 @@ static void array_descriptors() {
   check("array sub-box", ok);
   m.srcZ = d - 1;                                            // the box would leave the array
   code("box outside the array", hipDrvMemcpy3D(&m), hipErrorInvalidValue);
+  {                                                          // 2-D copies of height 0 succeed and copy nothing
+    hipChannelFormatDesc fd = hipCreateChannelDesc<float>();
+    hipArray* arr = nullptr;
+    hipMallocArray(&arr, &fd, w, h, hipArrayDefault);
+    std::vector<float> other(w * h, 2.5f), out2(w * h, -1.0f);
+    code("hipMemcpy2DToArray", hipMemcpy2DToArray(arr, 0, 0, src.data(), w * 4, w * 4, h, hipMemcpyHostToDevice),
+         hipSuccess);
+    code("hipMemcpy2DToArray height 0", hipMemcpy2DToArray(arr, 0, 0, other.data(), w * 4, w * 4, 0,
+                                                          hipMemcpyHostToDevice), hipSuccess);
+    code("hipMemcpy2DFromArray height 0", hipMemcpy2DFromArray(other.data(), w * 4, arr, 0, 0, w * 4, 0,
+                                                              hipMemcpyDeviceToHost), hipSuccess);
+    code("hipMemcpy2DFromArray", hipMemcpy2DFromArray(out2.data(), w * 4, arr, 0, 0, w * 4, h, hipMemcpyDeviceToHost),
+         hipSuccess);
+    check("height-0 copies touch nothing", std::memcmp(out2.data(), src.data(), w * h * 4) == 0 && other[0] == 2.5f &&
+          other[w * h - 1] == 2.5f);
+    hipFreeArray(arr);
+  }
   hipArrayDestroy(a);
   hipArrayDestroy(b);
   size_t free_only = 0, total_only = 0;                      // either output of hipMemGetInfo may be null
   code("hipMemGetInfo(&free, nullptr)", hipMemGetInfo(&free_only, nullptr), hipSuccess);
   code("hipMemGetInfo(nullptr, &total)", hipMemGetInfo(nullptr, &total_only), hipSuccess);
   check("hipMemGetInfo partial outputs", free_only > 0 && total_only >= free_only);
+  code("hipMemGetInfo(nullptr, nullptr)", hipMemGetInfo(nullptr, nullptr), hipSuccess);
 }
 
 // hipDrvPointerGetAttributes: an attribute with no value for the pointer (the host pointer of device
@@ -336,8 +472,26 @@ static void driver_attributes() {
   code("hipHostMalloc(1 << 50)", hipHostMalloc(&huge, size_t(1) << 50), hipErrorOutOfMemory);
 }
 
+static void symbol_bounds() {
+  int in[3] = {11, 22, 33}, out[3] = {-1, -1, -1};
+  code("hipMemcpyToSymbol whole", hipMemcpyToSymbol(HIP_SYMBOL(sym_pair), in, 8, 0, hipMemcpyHostToDevice), hipSuccess);
+  code("hipMemcpyToSymbol past the end", hipMemcpyToSymbol(HIP_SYMBOL(sym_pair), in, 12, 0, hipMemcpyHostToDevice),
+       hipErrorInvalidValue);
+  code("hipMemcpyToSymbol offset past the end", hipMemcpyToSymbol(HIP_SYMBOL(sym_pair), in, 4, 8, hipMemcpyHostToDevice),
+       hipErrorInvalidValue);
+  code("hipMemcpyFromSymbol too large", hipMemcpyFromSymbol(out, HIP_SYMBOL(sym_pair), 12, 0, hipMemcpyDeviceToHost),
+       hipErrorInvalidValue);
+  code("hipMemcpyFromSymbolAsync offset past the end",
+       hipMemcpyFromSymbolAsync(out, HIP_SYMBOL(sym_pair), 4, 300, hipMemcpyDeviceToHost, nullptr), hipErrorInvalidValue);
+  check("failed symbol copies wrote nothing", out[0] == -1 && out[2] == -1);
+  code("hipMemcpyFromSymbol offset 4", hipMemcpyFromSymbol(out, HIP_SYMBOL(sym_pair), 4, 4, hipMemcpyDeviceToHost),
+       hipSuccess);
+  check("symbol data", out[0] == 22 && out[1] == -1);
+}
+
 int main() {
   std::srand(12345);
+  symbol_bounds();
   pitched_2d();
   pitched_3d();
   one_d_forms();

@@ -82,3 +82,24 @@ def test_cooperative_multi_device(build):
 
 def test_graphs_capture_and_nodes(build):
     assert_all_ok(run(build("breadth_kernels"), "graph"), 20)
+
+
+@pytest.mark.parametrize("engine", ["native", "numpy"])
+def test_device_clocks(build, engine):
+    """clock64() counts at hipDeviceAttributeClockRate and wall_clock64() at the wall clock rate: a kernel
+    spinning 60 ms of cycles takes 60 ms of host time (both engines count the same clocks)."""
+    env_engine = os.environ.get("PYHIP_ENGINE")
+    os.environ["PYHIP_ENGINE"] = engine
+    try:
+        assert_all_ok(run(build("clocks")), 4)
+    finally:
+        if env_engine is None:
+            os.environ.pop("PYHIP_ENGINE")
+        else:
+            os.environ["PYHIP_ENGINE"] = env_engine
+
+
+def test_legacy_launch_api(build):
+    """hipConfigureCall / __hipPushCallConfiguration + hipSetupArgument + hipLaunchByPtr (hip-tests'
+    launch_api): arguments at their offsets, data checked against the host."""
+    assert_all_ok(run(build("breadth_kernels"), "legacy"), 9)

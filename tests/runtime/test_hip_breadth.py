@@ -102,7 +102,7 @@ def test_pointer_attributes_and_registered_numpy_memory(basic):
     expect = host * 3
     assert hip.hipPointerGetAttributes(attrs, host)[0] == E.hipErrorInvalidValue
     ok(hip.hipHostRegister(host, host.nbytes, 0))
-    assert hip.hipHostRegister(host, host.nbytes, 0)[0] == E.hipErrorHostMemoryAlreadyRegistered
+    assert hip.hipHostRegister(host[10:], 400, 0)[0] == E.hipErrorHostMemoryAlreadyRegistered   # overlapping
     dev_view = ok(hip.hipHostGetDevicePointer(host, 0))
     f = ok(hip.hipModuleGetFunction(basic, "scale<int>"))
     ok(hip.hipModuleLaunchKernel(f, 6, 1, 1, 256, 1, 1, 0, None, [dev_view, np.int32(3), np.int32(host.size)], None))
@@ -290,3 +290,17 @@ def test_stream_memory_operations():
         ok(hip.hipFree(p))
     ok(hip.hipHostUnregister(h))
     ok(hip.hipStreamDestroy(s))
+
+
+def test_module_load_errors(tmp_path):
+    """hipModuleLoad's error codes as HIP 5.2 returns them (hip-tests' module area): no name, a missing
+    file, an empty file, a file that is not a code object; a real code object still loads after them."""
+    (tmp_path / "not_a_module.txt").write_text("this is text, not a code object\n")
+    (tmp_path / "empty.code").write_bytes(b"")
+    assert hip.hipModuleLoad("")[0] == E.hipErrorInvalidValue
+    assert hip.hipModuleLoad(str(tmp_path / "missing.code"))[0] == E.hipErrorFileNotFound
+    assert hip.hipModuleLoad(str(tmp_path / "empty.code"))[0] == E.hipErrorInvalidKernelFile
+    assert hip.hipModuleLoad(str(tmp_path / "not_a_module.txt"))[0] == E.hipErrorInvalidImage
+    err, mod = hip.hipModuleLoad(str(BIN / "hipcc52" / "basic-gfx90a.hsaco"))
+    assert err == E.hipSuccess and hip.hipModuleGetFunction(mod, b"vadd_c")[0] == E.hipSuccess
+    assert hip.hipModuleUnload(mod)[0] == E.hipSuccess

@@ -1,12 +1,11 @@
 """hip-clang registration scheme: fat binaries, handle variables, call configurations."""
-import threading
 
 import pytest
 
 from conftest import fixture_files, fixture_path
 from pyhip.errors import HipError, LoaderError, hipError_t
 from pyhip.loader.targetid import DeviceISA
-from pyhip.registry import CallConfigStack, Registry
+from pyhip.registry import Registry
 
 
 def _bundle_bytes() -> bytes:
@@ -57,21 +56,3 @@ def test_garbage_fatbin_fails_at_use_not_registration():
         with pytest.raises(LoaderError) as ei:
             reg.loaded(fb, 0, DeviceISA.parse("gfx90a:sramecc+:xnack-"), lambda co: co)
         assert ei.value.code == hipError_t.hipErrorInvalidImage
-
-
-def test_call_configuration_stack_is_per_thread():
-    cfg = CallConfigStack()
-    cfg.push((1, 2, 3), (4, 5, 6), 7, None)
-    seen = []
-
-    def other():
-        seen.append(cfg.depth())
-        with pytest.raises(HipError) as ei:
-            cfg.pop()
-        seen.append(ei.value.code)
-    t = threading.Thread(target=other)
-    t.start()
-    t.join()
-    assert seen == [0, hipError_t.hipErrorMissingConfiguration]
-    assert cfg.pop() == ((1, 2, 3), (4, 5, 6), 7, None)
-    assert cfg.depth() == 0

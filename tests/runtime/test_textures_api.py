@@ -131,6 +131,11 @@ def test_driver_arrays_and_hip52_rules():
     cube = hip.HIP_ARRAY3D_DESCRIPTOR(Width=8, Height=8, Depth=6, Format=hip.hipArray_Format.HIP_AD_FORMAT_UNSIGNED_INT8,
                                       NumChannels=1, Flags=hip.hipArrayCubemap)
     assert hip.hipArray3DCreate(cube)[0] == E.hipErrorNotSupported
+    # descriptions that can never be valid are invalid values first, whatever kind they ask for
+    for flags, w, h, dep in ((0xDEADBEEF, 8, 8, 6), (hip.hipArrayCubemap, 0, 8, 6), (hip.hipArrayCubemap, 8, 8, 5),
+                             (hip.hipArrayCubemap, 8, 4, 6), (hip.hipArrayTextureGather, 2 ** 40, 8, 0)):
+        cube.Flags, cube.Width, cube.Height, cube.Depth = flags, w, h, dep
+        assert hip.hipArray3DCreate(cube)[0] == E.hipErrorInvalidValue, (hex(flags), w, h, dep)
     assert hip.hipMallocArray(desc(8, 2, UNSIGNED), 20000, 1, 0)[0] == E.hipErrorInvalidValue   # > 16384 wide
     bad = hip.hipChannelFormatDesc(x=8, y=16, f=UNSIGNED)
     assert hip.hipMallocArray(bad, 4, 4, 0)[0] == E.hipErrorInvalidValue

@@ -76,11 +76,19 @@ int main(void) {
   OK(hsaKmtQueryPointerInfo(vram + 5, &pi));
   EXPECT(pi.UserData == (void*)0x1234, "user data");
   static char user[3 * 4096];
+  /* userptr pinning of pages that are not mapped fails (amdgpu's get_user_pages) and records nothing */
+  EXPECT(hsaKmtRegisterMemoryWithFlags(user, (size_t)1 << 46, (HsaMemFlags){.ui32.HostAccess = 1}) !=
+         HSAKMT_STATUS_SUCCESS, "registering unmapped memory");
   OK(hsaKmtRegisterMemoryWithFlags(user, sizeof user, (HsaMemFlags){.ui32.HostAccess = 1}));
-  EXPECT(hsaKmtRegisterMemoryWithFlags(user, sizeof user, (HsaMemFlags){.ui32.HostAccess = 1}) ==
-         HSAKMT_STATUS_MEMORY_ALREADY_REGISTERED, "double registration");
+  /* libhsakmt counts registrations of the same range: each needs its own deregistration */
+  OK(hsaKmtRegisterMemoryWithFlags(user, sizeof user, (HsaMemFlags){.ui32.HostAccess = 1}));
+  EXPECT(hsaKmtRegisterMemoryWithFlags(user + 4096, 4096, (HsaMemFlags){.ui32.HostAccess = 1}) ==
+         HSAKMT_STATUS_MEMORY_ALREADY_REGISTERED, "overlapping registration");
   OK(hsaKmtQueryPointerInfo(user + 10, &pi));
   EXPECT(pi.Type == HSA_POINTER_REGISTERED_USER, "user pointer type %d", pi.Type);
+  OK(hsaKmtDeregisterMemory(user));
+  OK(hsaKmtQueryPointerInfo(user + 10, &pi));
+  EXPECT(pi.Type == HSA_POINTER_REGISTERED_USER, "still registered once");
   OK(hsaKmtDeregisterMemory(user));
   EXPECT(hsaKmtQueryPointerInfo(user, &pi) != HSAKMT_STATUS_SUCCESS && pi.Type == HSA_POINTER_UNKNOWN, "deregistered");
   printf("ok memory\n");

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..clocks import counter_khz
 from ..engine import BLOCK_ENDS
 from ..memory import PRIVATE_APERTURE, SHARED_APERTURE
 from ..semantics.salu_extra import gpr_index_modes
@@ -157,6 +158,7 @@ def lower_salu(rec: Rec, inst, K) -> bool:
         return True
     if name in ("s_memtime", "s_memrealtime"):
         rec.op, rec.d = "s_memtime", f["sdata"]
+        rec.imm = counter_khz(name, getattr(K.gpu, "processor", K.processor))      # the counter's rate in kHz (emu/clocks.py)
         return True
     if name == "s_set_gpr_idx_on":
         rec.op, rec.x = name, f["ssrc1"] & 0xF

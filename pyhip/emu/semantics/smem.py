@@ -5,6 +5,7 @@ import time
 
 import numpy as np
 
+from ..clocks import counter_khz, ticks
 from ..memory import GPUFault
 from ..operands import sreader, write_s, write_s64
 from . import register
@@ -72,9 +73,10 @@ for _n in (1, 2, 4, 8, 16):
 
 def _time(inst, K):
     d = inst.fields["sdata"]
+    khz = counter_khz(inst.name, getattr(K.gpu, "processor", K.processor))     # shader clock or the constant real-time clock
 
     def run(st, w):
-        t = U64(time.monotonic_ns() // 10)      # a 100 MHz counter, as the device reports
+        t = U64(ticks(time.monotonic_ns(), khz))
         write_s64(st, w, d, np.full(st.sgpr[w, 0].shape, t, dtype=U64))
     return run
 

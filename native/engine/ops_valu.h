@@ -377,7 +377,9 @@ H(v_cndmask_b32) {
     uint64_t sel = sreg64(w, in->s[2] & 127);
     uint32_t am = (in->x & 1 ? 0x80000000u : 0), an = (in->x & 4 ? 0x80000000u : 0);
     uint32_t bm = (in->x & 2 ? 0x80000000u : 0), bn = (in->x & 8 ? 0x80000000u : 0);
-    LOOP R[l] = ((sel >> l) & 1) ? ((B[l] & ~bm) ^ bn) : ((A[l] & ~am) ^ an);
+    uint32_t SM[LANES];
+    unpack_mask(sel, SM);                       /* lane masks as words: the select vectorises */
+    LOOP R[l] = (((B[l] & ~bm) ^ bn) & SM[l]) | (((A[l] & ~am) ^ an) & ~SM[l]);
     END32();
     return ST_CONT;
 }

@@ -144,6 +144,20 @@ INLINE double subd(double a, double b) { return nan2d(a, b, a - b); }
 INLINE double muld(double a, double b) { return nan2d(a, b, a * b); }
 INLINE double divd(double a, double b) { return nan2d(a, b, a / b); }
 
+/* ldexpf / ldexp without the library call where the scaling is one exact multiplication: binary32 values
+ * scaled by 2^k, |k| <= 300, stay inside binary64's normal range (one rounding, in the conversion back,
+ * as ldexpf rounds once); a normal binary64 whose scaled exponent stays normal is scaled exactly */
+INLINE float ldexp32(float x, int k) {
+    if (LIKELY(k >= -300 && k <= 300)) return (float)((double)x * u2d((uint64_t)(k + 1023) << 52));
+    return ldexpf(x, k);
+}
+INLINE double ldexp64(double x, int k) {
+    int e = (int)((d2u(x) >> 52) & 0x7FF);
+    if (LIKELY(e != 0 && e != 0x7FF && k >= -1022 && k <= 1023 && e + k >= 1 && e + k <= 2046))
+        return x * u2d((uint64_t)(k + 1023) << 52);
+    return ldexp(x, k);
+}
+
 /* ---- fused multiply-add (pyhip/emu/fp.py) ----------------------------------------------------------- */
 INLINE void two_sum(double a, double b, double* s, double* e) {
     double x = a + b;
@@ -166,8 +180,15 @@ INLINE double round_to_odd_sum(double x, double y) {
     return s;
 }
 
-/* fp.fma32: product exact in binary64, the sum rounded to odd, then to nearest binary32 */
+/* fp.fma32: product exact in binary64, the sum rounded to odd, then to nearest binary32.  For finite
+ * operands that is the correctly rounded a*b + c (53 >= 24 + 2 bits, no binary64 underflow or overflow),
+ * which the host's fused multiply-add computes in one instruction; a non-finite result (only non-finite
+ * operands or an overflow give one) takes the transcription. */
 INLINE float fma32(float a, float b, float c) {
+#if defined(__FMA__)
+    float r = __builtin_fmaf(a, b, c);
+    if (LIKELY(isfinite(r))) return r;
+#endif
     double p = (double)a * (double)b;
     return (float)round_to_odd_sum(p, (double)c);
 }
@@ -183,7 +204,7 @@ INLINE void two_prod(double a, double b, double* p, double* e) {
 
 /* fp.fma64: Boldo-Melquiond; lanes the error-free transformations cannot hold are either IEEE a*b+c
  * (non-finite inputs) or correctly rounded (fp.fma_exact: glibc's fma is correctly rounded) */
-static double fma64(double a, double b, double c) {
+static __attribute__((noinline)) double fma64_bm(double a, double b, double c) {
     double uh, ul, th, tl, vh, vl;
     two_prod(a, b, &uh, &ul);
     two_sum(c, ul, &th, &tl);
@@ -203,6 +224,29 @@ static double fma64(double a, double b, double c) {
         return v == 0 ? 0.0 : v;
     }
     return naive;
+}
+
+/* Inside the domain below Boldo-Melquiond's algorithm provably returns the correctly rounded a*b + c (no
+ * overflow, every partial product of Dekker's split a normal number, a non-zero result far from the
+ * subnormals), which is what the host's fused multiply-add computes in one instruction, as it does for an
+ * exact zero product and a finite non-zero c (both give c); comparisons fail for NaNs, so those and every
+ * other case take the transcription above.  test_isa_ops.py::test_fma_f64_around_the_fast_domain checks
+ * operands on both sides of every edge against exact rationals. */
+INLINE int fma64_fast_ok(double a, double b, double c, double r) {
+    double fa = fabs(a), fb = fabs(b), fc = fabs(c);
+    /* or an exact zero product of finite operands and a finite non-zero c: both give c */
+    /* (bitwise & and |: no branches, so lane loops vectorise) */
+    return ((fa <= 0x1p500) & (fa >= 0x1p-400) & (fb <= 0x1p500) & (fb >= 0x1p-400) & (fc <= 0x1p900) &
+            (fabs(r) >= 0x1p-800)) |
+           (((fa == 0) | (fb == 0)) & (fa <= 0x1.fffffffffffffp1023) & (fb <= 0x1.fffffffffffffp1023) & (fc != 0) &
+            (fc <= 0x1.fffffffffffffp1023));
+}
+INLINE double fma64(double a, double b, double c) {
+#if defined(__FMA__)
+    double r = __builtin_fma(a, b, c);
+    if (fma64_fast_ok(a, b, c, r)) return r;
+#endif
+    return fma64_bm(a, b, c);
 }
 
 /* ---- min / max (fp.fmax / fp.fmin / *_mode) ----------------------------------------------------------- */

@@ -302,6 +302,7 @@ static int run_lockstep(Ctx* c, Group* groups, int ng) {
     int wpg = d->waves_per_group, n = ng * wpg;
     Wave** all = malloc(sizeof(Wave*) * (size_t)n);
     Wave** sel = malloc(sizeof(Wave*) * (size_t)n);
+    int64_t* start = malloc(sizeof(int64_t) * (size_t)n);
     int status = ST_DONE;
     for (int gi = 0; gi < ng; gi++)
         for (int k = 0; k < wpg; k++) all[gi * wpg + k] = &groups[gi].w[k];
@@ -340,8 +341,11 @@ static int run_lockstep(Ctx* c, Group* groups, int ng) {
             break;
         }
         d->wave_instructions += (int64_t)ns * len;
+        for (int i = 0; i < ns; i++) start[i] = sel[i]->count;
         for (int j = 0; j < len && status != ST_FAULT; j++)
             for (int i = 0; i < ns; i++) {
+                /* a superinstruction (v_add64) ran instruction j with j - 1: the wave's count says so */
+                if (sel[i]->count - start[i] > j) continue;
                 int st = step(c, sel[i]);
                 sel[i]->count++;
                 if (st == ST_FAULT) { status = ST_FAULT; break; }
@@ -350,6 +354,7 @@ static int run_lockstep(Ctx* c, Group* groups, int ng) {
     }
     free(all);
     free(sel);
+    free(start);
     return status;
 }
 

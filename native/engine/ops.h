@@ -150,6 +150,7 @@
     X(v_bfm_b32) \
     X(v_bfrev_b32) \
     X(v_carry) \
+    X(v_add64) \
     X(v_ceil_f16) \
     X(v_ceil_f32) \
     X(v_ceil_f64) \

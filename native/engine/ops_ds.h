@@ -2,6 +2,18 @@
  * NInst: s[0] = ADDR VGPR, s[1] = DATA0, s[2] = DATA1 (rows, AGPR offset applied), d = VDST, imm = offset
  * (offset0 | offset1 << 8), a0 = offset0 | offset1 << 8 (two-address forms) ... see lower.py. */
 
+/* every active lane's [base + off, base + off + size) inside the LDS (the vectorisable test; lds_io reports
+ * the fault when it fails) */
+INLINE int lds_ok(const Ctx* c, const uint32_t* base, int64_t off, int size, uint64_t m) {
+    int64_t lim = c->d->lds_size;
+    uint64_t bad = 0;
+    for (int l = 0; l < LANES; l++) {
+        int64_t o = (int64_t)base[l] + off;
+        bad |= (uint64_t)(o < 0 || o + size > lim) << l;
+    }
+    return (bad & m) == 0;
+}
+
 H(ds_read) {
     /* x = size; a0: bit 0 signed, bits 1-2 d16 (1 lo, 2 hi), bit 3 two reads (read2), bits 8.. stride mult;
      * imm: byte offset (single) or offset0 | offset1 << 16 (read2, in elements) */
@@ -17,6 +29,19 @@ H(ds_read) {
     } else offs[0] = in->imm;
     int reg = in->d;
     for (int k = 0; k <= two; k++) {
+        if (size >= 4 && lds_ok(c, base, offs[k], size, m)) {   /* dwords straight into the rows */
+            const uint8_t* lds = w->g->lds + offs[k];
+            for (int j = 0; j < size / 4; j++) {
+                uint32_t R[LANES];
+                if (m == ~0ULL)
+                    for (int l = 0; l < LANES; l++) R[l] = ld32(lds + base[l] + 4 * j);
+                else
+                    for (int l = 0; l < LANES; l++) R[l] = (m >> l & 1) ? ld32(lds + base[l] + 4 * j) : 0;
+                wv(w, reg + j, R, m);
+            }
+            reg += size / 4;
+            continue;
+        }
         uint8_t raw[LANES][16];
         int st = lds_io(c, w, base, offs[k], size, m, raw, 0);
         if (st != ST_CONT) return st;
@@ -38,8 +63,17 @@ H(ds_write) {
         offs[1] = (int64_t)((in->imm >> 16) & 0xFF) * size * mult;
     } else offs[0] = in->imm;
     for (int k = 0; k <= two; k++) {
-        uint8_t raw[LANES][16];
         int dreg = k ? in->s[2] : in->s[1];
+        if (size >= 4 && ((in->a0 >> 1) & 3) != 2 && lds_ok(c, base, offs[k], size, m)) {
+            /* lane by lane in lane order, as lds_io writes (a later lane wins where addresses overlap) */
+            uint8_t* lds = w->g->lds + offs[k];
+            for (int l = 0; l < LANES; l++) {
+                if (!(m >> l & 1)) continue;
+                for (int j = 0; j < nregs; j++) st32(lds + base[l] + 4 * j, vreg(w, dreg + j)[l]);
+            }
+            continue;
+        }
+        uint8_t raw[LANES][16];
         for (int l = 0; l < LANES; l++)
             for (int j = 0; j < nregs; j++) {
                 uint32_t v = vreg(w, dreg + j)[l];

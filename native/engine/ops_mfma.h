@@ -2,7 +2,7 @@
  * the program's aux table by pyhip/emu/native/lower_mfma.py):
  *   aux[a0 + 0..5] = M, K, blocks, kpl, output registers, width (2 for f64)
  *   then M*K*blocks words: lane << 4 | item of A[b][i][k] (B[b][j][k] uses the same pattern with j)
- *   then registers*64 words: i | j << 8 | b << 16 of the D element register r of lane l holds
+ *   then registers*64 words: (b * M + i) * M + j, the D element register r of lane l holds
  *   then 64 words of the A lane broadcast (CBSZ/ABID) and 64 of the B lane pattern (BLGP), -1 when none.
  * x = kind of A | kind of B << 4 (MK_*); imm bits: 1 integer, 2 f64, 4/8/16 NEG of A/B/C (f64), 32 C constant.
  * MFMA ignores EXEC: every lane takes part and is written. */
@@ -10,10 +10,12 @@
 enum { MK_F32 = 0, MK_XF32, MK_F16, MK_BF16, MK_I8, MK_FP8, MK_BF8, MK_F64 };
 
 
-/* one operand's kpl values per lane (mfma._inputs), as doubles (or exact integers for i8) */
+/* one operand's kpl values per lane (mfma._inputs), as doubles (or exact integers for i8): value e of a lane
+ * is the BITS-wide field at bit (e * BITS) % 32 of register (e * BITS) / 32 */
 static void mfma_inputs(const Wave* w, const NInst* in, int i, int kind, int kpl, double (*out)[16]) {
     static const uint8_t BITS[8] = {32, 32, 16, 16, 8, 8, 8, 64};
-    int nregs = kpl * BITS[kind] / 32;
+    int bits = BITS[kind];
+    int nregs = kpl * bits / 32;
     if (nregs < 1) nregs = 1;
     uint32_t regs[8][LANES];
     uint16_t s = in->s[i];
@@ -24,32 +26,54 @@ static void mfma_inputs(const Wave* w, const NInst* in, int i, int kind, int kpl
             for (int l = 0; l < LANES; l++) regs[r][l] = v;
         }
     }
-    for (int l = 0; l < LANES; l++) {
-        uint8_t bytes[32];
-        for (int r = 0; r < nregs; r++) memcpy(bytes + 4 * r, &regs[r][l], 4);
-        for (int e = 0; e < kpl; e++) {
-            double v;
-            switch (kind) {
-            case MK_F32: { uint32_t u; memcpy(&u, bytes + 4 * e, 4); v = (double)u2f(u); } break;
-            case MK_XF32: {
-                uint32_t u;
-                memcpy(&u, bytes + 4 * e, 4);
-                float f = u2f(u);
-                if (isfinite(f)) {
+    if (kind == MK_F64) {
+        for (int l = 0; l < LANES; l++) out[l][0] = u2d((uint64_t)regs[0][l] | (uint64_t)regs[1][l] << 32);
+        return;
+    }
+    for (int e = 0; e < kpl; e++) {
+        const uint32_t* R = regs[e * bits / 32];
+        int sh = e * bits % 32;
+        switch (kind) {
+        case MK_F32: for (int l = 0; l < LANES; l++) out[l][e] = (double)u2f(R[l]); break;
+        case MK_XF32:
+            for (int l = 0; l < LANES; l++) {
+                uint32_t u = R[l];
+                if (isfinite(u2f(u))) {
                     uint64_t x = u;
                     u = (uint32_t)((x + 0xFFF + ((x >> 13) & 1)) & 0xFFFFE000ULL);
                 }
-                v = (double)u2f(u);
-            } break;
-            case MK_F16: { uint16_t h; memcpy(&h, bytes + 2 * e, 2); v = h2d(h); } break;
-            case MK_BF16: { uint16_t h; memcpy(&h, bytes + 2 * e, 2); v = (double)u2f((uint32_t)h << 16); } break;
-            case MK_I8: v = (double)(int8_t)bytes[e]; break;
-            case MK_FP8: v = g_fp8[bytes[e]]; break;
-            case MK_BF8: v = g_bf8[bytes[e]]; break;
-            default: { uint64_t u; memcpy(&u, bytes + 8 * e, 8); v = u2d(u); } break;
+                out[l][e] = (double)u2f(u);
             }
-            out[l][e] = v;
+            break;
+        case MK_F16: for (int l = 0; l < LANES; l++) out[l][e] = h2d((uint16_t)(R[l] >> sh)); break;
+        case MK_BF16: for (int l = 0; l < LANES; l++) out[l][e] = (double)u2f((R[l] >> sh & 0xFFFF) << 16); break;
+        case MK_I8: for (int l = 0; l < LANES; l++) out[l][e] = (double)(int8_t)(R[l] >> sh); break;
+        case MK_FP8: for (int l = 0; l < LANES; l++) out[l][e] = g_fp8[R[l] >> sh & 0xFF]; break;
+        default: for (int l = 0; l < LANES; l++) out[l][e] = g_bf8[R[l] >> sh & 0xFF]; break;
         }
+    }
+}
+
+/* The products run on dense copies of the operands, A[b][i][k] and B[b][k][j], into a dense D[b][i][j]
+ * (aux's output table holds each (register, lane)'s index (b * M + i) * M + j into it).  Every output sums
+ * its k terms one after another in k order from +0 (float and integer: products exact in binary64, the
+ * integer sums exact) or fuses them into C (f64), as the numpy reference does; the loop over j is the
+ * innermost, so the compiler vectorises across outputs, never across the k order. */
+#define MFMA_MAX_AK 1024      /* M * K * blocks of every dense shape (at most 512) */
+#define MFMA_MAX_D 2048       /* M * M * blocks = output registers * 64 */
+
+INLINE void mfma_dot(const double* A, const double* B, double* D, int blocks, int K, const int M) {
+    for (int bi = 0; bi < blocks * M; bi++) {
+        const double* Ai = A + (size_t)bi * K;
+        const double* Bb = B + (size_t)(bi / M) * K * M;
+        double acc[32];
+        for (int j = 0; j < M; j++) acc[j] = 0;
+        for (int k = 0; k < K; k++) {
+            double x = Ai[k];
+            const double* Bk = Bb + (size_t)k * M;
+            for (int j = 0; j < M; j++) acc[j] += x * Bk[j];
+        }
+        memcpy(D + (size_t)bi * M, acc, sizeof(double) * M);
     }
 }
 
@@ -57,69 +81,101 @@ H(v_mfma) {
     const int32_t* t = c->d->aux + in->a0;
     int M = t[0], K = t[1], blocks = t[2], kpl = t[3], nregs = t[4], width = t[5];
     const int32_t* a_idx = t + 6;
-    const int32_t* outmap = a_idx + M * K * blocks;
-    const int32_t* a_src = outmap + nregs * LANES;
+    const int32_t* outidx = a_idx + M * K * blocks;
+    const int32_t* a_src = outidx + nregs * LANES;
     const int32_t* b_src = a_src + LANES;
     int integer = in->imm & 1, f64 = in->imm & 2;
-    double (*av)[16] = malloc(sizeof(double[LANES][16]) * 2);
-    double (*bv)[16] = av + LANES;
-    if (!av) return raise_fault(c, w, FK_INTERNAL, -1, 0, 0, 0, 2);
+    if (M > 32 || M * K * blocks > MFMA_MAX_AK || M * M * blocks > MFMA_MAX_D || nregs * LANES > MFMA_MAX_D)
+        return raise_fault(c, w, FK_INTERNAL, -1, 0, 0, 0, 2);
+    double av[LANES][16], bv[LANES][16];
     mfma_inputs(w, in, 0, in->x & 15, kpl, av);
     mfma_inputs(w, in, 1, in->x >> 4, kpl, bv);
-    if (a_src[0] >= 0) {
-        double tmp[LANES][16];
-        for (int l = 0; l < LANES; l++) memcpy(tmp[l], av[a_src[l]], sizeof tmp[l]);
-        memcpy(av, tmp, sizeof tmp);
-    }
-    if (b_src[0] >= 0) {
-        double tmp[LANES][16];
-        for (int l = 0; l < LANES; l++) memcpy(tmp[l], bv[b_src[l]], sizeof tmp[l]);
-        memcpy(bv, tmp, sizeof tmp);
-    }
+    const int32_t* asrc = a_src[0] >= 0 ? a_src : NULL;
+    const int32_t* bsrc = b_src[0] >= 0 ? b_src : NULL;
+    double A[MFMA_MAX_AK], B[MFMA_MAX_AK], D[MFMA_MAX_D];
     double sa = (in->imm & 4) ? -1.0 : 1.0, sb = (in->imm & 8) ? -1.0 : 1.0;
-    uint32_t outw[32][LANES];
-    for (int r = 0; r < nregs; r++) {
-        for (int l = 0; l < LANES; l++) {
-            int32_t ijb = outmap[r * LANES + l];
-            int i = ijb & 0xFF, j = (ijb >> 8) & 0xFF, b = ijb >> 16;
-            const int32_t* ai = a_idx + (size_t)i * K * blocks + b;
-            const int32_t* bj = a_idx + (size_t)j * K * blocks + b;
-            if (f64) {
-                uint64_t cbits;
-                if (in->imm & 32) cbits = (uint64_t)in->k[2] | (uint64_t)in->khi[2] << 32;
-                else cbits = (uint64_t)vreg(w, in->s[2] + 2 * r)[l] | (uint64_t)vreg(w, in->s[2] + 2 * r + 1)[l] << 32;
-                double d = u2d(cbits);
-                if (in->imm & 16) d = -d;
-                for (int k = 0; k < K; k++) {
-                    int pa = ai[k * blocks], pb = bj[k * blocks];
-                    double x = av[pa >> 4][pa & 15], y = bv[pb >> 4][pb & 15];
+    for (int b = 0; b < blocks; b++)
+        for (int i = 0; i < M; i++)
+            for (int k = 0; k < K; k++) {
+                int p = a_idx[(i * K + k) * blocks + b], la = p >> 4, lb = p >> 4;
+                if (asrc) la = asrc[la];
+                if (bsrc) lb = bsrc[lb];
+                double x = av[la][p & 15], y = bv[lb][p & 15];
+                if (f64) {
                     if (in->imm & 4) x = -x;
                     if (in->imm & 8) y = -y;
-                    d = fma64n(x, y, d);
+                } else {
+                    x = sa * x;
+                    y = sb * y;
                 }
-                uint64_t u = d2u(d);
-                outw[2 * r][l] = (uint32_t)u;
-                outw[2 * r + 1][l] = (uint32_t)(u >> 32);
-            } else if (integer) {
-                int64_t acc = 0;
-                for (int k = 0; k < K; k++) {
-                    int pa = ai[k * blocks], pb = bj[k * blocks];
-                    acc += (int64_t)av[pa >> 4][pa & 15] * (int64_t)bv[pb >> 4][pb & 15];
-                }
-                int64_t cv = (in->imm & 32) ? (int64_t)(int32_t)in->k[2] : (int64_t)(int32_t)vreg(w, in->s[2] + r)[l];
-                outw[r][l] = (uint32_t)(acc + cv);
+                A[(b * M + i) * K + k] = x;
+                B[(b * K + k) * M + i] = y;
+            }
+    uint32_t outw[32][LANES];
+    /* C (read before D is written: D may overlap it) */
+    int direct = (in->imm & 32) || in->d == in->s[2];
+    if (f64) {
+        for (int r = 0; r < nregs; r++) {
+            const int32_t* ix = outidx + r * LANES;
+            if (in->imm & 32) {
+                double d = u2d((uint64_t)in->k[2] | (uint64_t)in->khi[2] << 32);
+                if (in->imm & 16) d = -d;
+                for (int l = 0; l < LANES; l++) D[ix[l]] = d;
             } else {
-                double acc = 0;
-                for (int k = 0; k < K; k++) {
-                    int pa = ai[k * blocks], pb = bj[k * blocks];
-                    acc += (sa * av[pa >> 4][pa & 15]) * (sb * bv[pb >> 4][pb & 15]);
+                const uint32_t* lo = vreg(w, in->s[2] + 2 * r);
+                const uint32_t* hi = vreg(w, in->s[2] + 2 * r + 1);
+                for (int l = 0; l < LANES; l++) {
+                    double d = u2d((uint64_t)lo[l] | (uint64_t)hi[l] << 32);
+                    D[ix[l]] = (in->imm & 16) ? -d : d;
                 }
-                float cv = u2f((in->imm & 32) ? in->k[2] : vreg(w, in->s[2] + r)[l]);
-                outw[r][l] = f2u((float)addd(acc, (double)cv));
+            }
+        }
+        for (int b = 0; b < blocks; b++)
+            for (int i = 0; i < M; i++) {
+                double* Di = D + (b * M + i) * M;
+                for (int k = 0; k < K; k++) {
+                    double x = A[(b * M + i) * K + k];
+                    const double* Bk = B + (b * K + k) * M;
+                    for (int j = 0; j < M; j++) Di[j] = fma64n(x, Bk[j], Di[j]);
+                }
+            }
+        for (int r = 0; r < nregs; r++) {
+            const int32_t* ix = outidx + r * LANES;
+            uint32_t* lo = direct ? vreg(w, in->d + 2 * r) : outw[2 * r];
+            uint32_t* hi = direct ? vreg(w, in->d + 2 * r + 1) : outw[2 * r + 1];
+            for (int l = 0; l < LANES; l++) {
+                uint64_t u = d2u(D[ix[l]]);
+                lo[l] = (uint32_t)u;
+                hi[l] = (uint32_t)(u >> 32);
+            }
+        }
+    } else {
+        switch (M) {
+        case 4: mfma_dot(A, B, D, blocks, K, 4); break;
+        case 16: mfma_dot(A, B, D, blocks, K, 16); break;
+        case 32: mfma_dot(A, B, D, blocks, K, 32); break;
+        default: mfma_dot(A, B, D, blocks, K, M); break;
+        }
+        for (int r = 0; r < nregs; r++) {
+            const int32_t* ix = outidx + r * LANES;
+            uint32_t* o = direct ? vreg(w, in->d + r) : outw[r];
+            const uint32_t* C = (in->imm & 32) ? NULL : vreg(w, in->s[2] + r);
+            if (integer) {
+                if (C) for (int l = 0; l < LANES; l++) o[l] = (uint32_t)((int64_t)D[ix[l]] + (int64_t)(int32_t)C[l]);
+                else {
+                    int64_t cv = (int64_t)(int32_t)in->k[2];
+                    for (int l = 0; l < LANES; l++) o[l] = (uint32_t)((int64_t)D[ix[l]] + cv);
+                }
+            } else {
+                if (C) for (int l = 0; l < LANES; l++) o[l] = f2u((float)addd(D[ix[l]], (double)u2f(C[l])));
+                else {
+                    double cv = (double)u2f(in->k[2]);
+                    for (int l = 0; l < LANES; l++) o[l] = f2u((float)addd(D[ix[l]], cv));
+                }
             }
         }
     }
-    free(av);
-    for (int r = 0; r < nregs * width; r++) memcpy(vreg(w, in->d + r), outw[r], 256);
+    if (!direct)
+        for (int r = 0; r < nregs * width; r++) memcpy(vreg(w, in->d + r), outw[r], 256);
     return ST_CONT;
 }

@@ -8,11 +8,16 @@ H(v_subrev_f32) { F2(subf(b, a)); return ST_CONT; }
 H(v_mul_f32) { F2(mulf(a, b)); return ST_CONT; }
 H(v_max_f32) { F2(ieee_f(a, b, fmaxn_f(a, b), w->mode)); return ST_CONT; }
 H(v_min_f32) { F2(ieee_f(a, b, fminn_f(a, b), w->mode)); return ST_CONT; }
-H(v_fma_f32) { F3(fma32n(a, b, cc)); return ST_CONT; }
+H(v_fma_f32) {
+    VSETUP const uint32_t* A = G32(0); const uint32_t* B = G32(1); const uint32_t* C_ = G32(2);
+    fma32_rows(A, B, C_, R, exec_of(w));
+    END32();
+    return ST_CONT;
+}
 H(v_mad_f32) { F3(mad32(a, b, cc, w->mode)); return ST_CONT; }
 H(v_ldexp_f32) {
     { VSETUP const uint32_t* A = G32(0); const uint32_t* B = G32(1);
-    LOOP { int32_t e = (int32_t)B[l]; e = e < -300 ? -300 : e > 300 ? 300 : e; R[l] = f2u(ldexpf(u2f(A[l]), e)); }
+    LOOP { int32_t e = (int32_t)B[l]; e = e < -300 ? -300 : e > 300 ? 300 : e; R[l] = f2u(ldexp32(u2f(A[l]), e)); }
     END32(); }
     return ST_CONT;
 }
@@ -83,10 +88,15 @@ H(v_add_f64) { D2(addd(a, b)); return ST_CONT; }
 H(v_mul_f64) { D2(muld(a, b)); return ST_CONT; }
 H(v_max_f64) { D2(ieee_d(a, b, fmaxn_d(a, b), w->mode)); return ST_CONT; }
 H(v_min_f64) { D2(ieee_d(a, b, fminn_d(a, b), w->mode)); return ST_CONT; }
-H(v_fma_f64) { D3(fma64n(a, b, cc)); return ST_CONT; }
+H(v_fma_f64) {
+    VSETUP const uint64_t* A = G64(0); const uint64_t* B = G64(1); const uint64_t* C_ = G64(2);
+    fma64_rows(A, B, C_, Q, exec_of(w));
+    END64();
+    return ST_CONT;
+}
 H(v_ldexp_f64) {
     { VSETUP const uint64_t* A = G64(0); const uint32_t* B = G32(1);
-    LOOP { int32_t e = (int32_t)B[l]; e = e < -3000 ? -3000 : e > 3000 ? 3000 : e; Q[l] = d2u(ldexp(u2d(A[l]), e)); }
+    LOOP { int32_t e = (int32_t)B[l]; e = e < -3000 ? -3000 : e > 3000 ? 3000 : e; Q[l] = d2u(ldexp64(u2d(A[l]), e)); }
     END64(); }
     return ST_CONT;
 }
@@ -183,6 +193,21 @@ H(v_log_legacy_f32) { F1((float)log2((double)u2f(a))); return ST_CONT; }
 
 /* ---- 64-bit integer -------------------------------------------------------------------------------------- */
 H(v_lshlrev_b64) {
+    if (!general(w, in) && exec_of(w) == ~0ULL && SRC_KIND(in->s[1]) == SRC_V) {
+        /* the common form: straight from and into the rows (each lane reads both halves, then writes) */
+        uint32_t t0[LANES];
+        const uint32_t* A = src32(w, in, 0, t0);
+        const uint32_t* lo = vreg(w, in->s[1]);
+        const uint32_t* hi = vreg(w, in->s[1] + 1);
+        uint32_t* dlo = vreg(w, in->d);
+        uint32_t* dhi = vreg(w, in->d + 1);
+        LOOP {
+            uint64_t x = ((uint64_t)lo[l] | (uint64_t)hi[l] << 32) << (A[l] & 63);
+            dlo[l] = (uint32_t)x;
+            dhi[l] = (uint32_t)(x >> 32);
+        }
+        return ST_CONT;
+    }
     { VSETUP const uint32_t* A = G32(0); const uint64_t* B = G64(1);
     LOOP Q[l] = B[l] << (A[l] & 63); END64(); }
     return ST_CONT;
@@ -226,7 +251,7 @@ H(v_max_f16) { H2(hmax_mode(a, b, 1, w->mode)); return ST_CONT; }
 H(v_min_f16) { H2(hmax_mode(a, b, 0, w->mode)); return ST_CONT; }
 H(v_ldexp_f16) {
     { VSETUP const uint32_t* A = G32(0); const uint32_t* B = G32(1);
-    LOOP { int32_t e = (int32_t)B[l]; e = e < -100 ? -100 : e > 100 ? 100 : e; R[l] = d2h(ldexp(h2d(A[l] & 0xFFFF), e)); }
+    LOOP { int32_t e = (int32_t)B[l]; e = e < -100 ? -100 : e > 100 ? 100 : e; R[l] = d2h(ldexp64(h2d(A[l] & 0xFFFF), e)); }
     END32(); }
     return ST_CONT;
 }
@@ -308,20 +333,60 @@ H(v_carry) {
     set_mask(w, in->sd, carry & m);
     return ST_CONT;
 }
+/* A v_add_co_u32 (this record, its own carry out SGPR pair C) and the v_addc_co_u32 right after it whose
+ * carry in is C: a 64-bit add, fused by lowering (pyhip/emu/native/lower.py, fuse_pairs) when neither has
+ * modifiers and the second reads no other source from C.  Under a full EXEC both run lane by lane in one
+ * pass (each lane: the first instruction, then the second, which may read the first's result row); both
+ * carry masks are written as the two instructions write them.  Otherwise the two handlers run in turn.
+ * Counts as two instructions. */
+H(v_add64) {
+    const NInst* in2 = &c->code[in->next];
+    w->count++;
+    c->ninst++;
+    if (exec_of(w) != ~0ULL) {
+        h_v_carry(c, w, in);
+        c->cur_ip = in->next;
+        w->ip = in2->next;
+        return h_v_carry(c, w, in2);
+    }
+    uint32_t ALIGN64 t0[LANES], t1[LANES], t2[LANES], t3[LANES], CY1[LANES], CY2[LANES];
+    const uint32_t* A = src32(w, in, 0, t0);
+    const uint32_t* B = src32(w, in, 1, t1);
+    const uint32_t* X = src32(w, in2, 0, t2);
+    const uint32_t* Y = src32(w, in2, 1, t3);
+    uint32_t* L = vreg(w, in->d);
+    uint32_t* H = vreg(w, in2->d);
+    LOOP {
+        uint32_t b = B[l], r = A[l] + b, cy = r < b;
+        L[l] = r;
+        uint32_t y = Y[l], r2 = X[l] + y, cy2 = r2 < y;
+        r2 += cy;
+        H[l] = r2;
+        CY1[l] = cy;
+        CY2[l] = cy2 | (r2 < cy);
+    }
+    set_mask(w, in->sd, pack_mask(CY1));
+    set_mask(w, in2->sd, pack_mask(CY2));
+    c->cur_ip = in->next;
+    w->ip = in2->next;
+    return ST_CONT;
+}
 H(v_cndmask_b32) {
     /* a0 bits: 1/2 abs of src0/src1, 4/8 neg of src0/src1 (VOP3); s[2] = the select mask SGPR */
     VSETUP const uint32_t* A = G32(0); const uint32_t* B = G32(1);
     uint64_t sel = sreg64(w, in->s[2] & 127);
     uint32_t am = (in->x & 1 ? 0x80000000u : 0), an = (in->x & 4 ? 0x80000000u : 0);
     uint32_t bm = (in->x & 2 ? 0x80000000u : 0), bn = (in->x & 8 ? 0x80000000u : 0);
-    LOOP R[l] = ((sel >> l) & 1) ? ((B[l] & ~bm) ^ bn) : ((A[l] & ~am) ^ an);
+    uint32_t SM[LANES];
+    unpack_mask(sel, SM);                       /* lane masks as words: the select vectorises */
+    LOOP R[l] = (((B[l] & ~bm) ^ bn) & SM[l]) | (((A[l] & ~am) ^ an) & ~SM[l]);
     END32();
     return ST_CONT;
 }
 H(v_fmac_f32) {
     VSETUP const uint32_t* A = G32(0); const uint32_t* B = G32(1);
     const uint32_t* D = vreg(w, in->d);
-    if (in->op == OP_v_fmac_f32) { LOOP R[l] = f2u(fma32n(u2f(A[l]), u2f(B[l]), u2f(D[l]))); }
+    if (in->op == OP_v_fmac_f32) fma32_rows(A, B, D, R, exec_of(w));
     else { LOOP R[l] = f2u(mad32(u2f(A[l]), u2f(B[l]), u2f(D[l]), w->mode)); }
     END32();
     return ST_CONT;
@@ -330,7 +395,8 @@ H(v_mac_f32) { return h_v_fmac_f32(c, w, in); }
 H(v_fmac_f64) {
     VSETUP const uint64_t* A = G64(0); const uint64_t* B = G64(1);
     const uint32_t* lo = vreg(w, in->d); const uint32_t* hi = vreg(w, in->d + 1);
-    LOOP Q[l] = d2u(fma64n(u2d(A[l]), u2d(B[l]), u2d((uint64_t)lo[l] | (uint64_t)hi[l] << 32)));
+    LOOP q2[l] = (uint64_t)lo[l] | (uint64_t)hi[l] << 32;
+    fma64_rows(A, B, q2, Q, exec_of(w));
     wv64(w, in->d, Q, write_mask(c, w, in));
     return ST_CONT;
 }
@@ -338,8 +404,9 @@ H(v_fmak_f32) {
     /* x: 1 = mk (D = S0 * K + S1), 0 = ak (D = S0 * S1 + K); K in a0 bits (the literal) */
     VSETUP const uint32_t* A = G32(0); const uint32_t* B = G32(1);
     float k = u2f(in->imm);
-    if (in->x) { LOOP R[l] = f2u(fma32n(u2f(A[l]), k, u2f(B[l]))); }
-    else { LOOP R[l] = f2u(fma32n(u2f(A[l]), u2f(B[l]), k)); }
+    LOOP t2[l] = f2u(k);
+    if (in->x) fma32_rows(A, t2, B, R, exec_of(w));
+    else fma32_rows(A, B, t2, R, exec_of(w));
     END32();
     return ST_CONT;
 }

@@ -14,6 +14,51 @@ INLINE double fma64n(double a, double b, double c) {
     if (UNLIKELY(a != a || b != b || c != c)) return qd(a != a ? a : b != b ? b : c);
     return fma64(a, b, c);
 }
+/* the same for a lane known to be outside fma64's fast domain */
+static double fma64_bm_n(double a, double b, double c) {
+    if (a != a || b != b || c != c) return qd(a != a ? a : b != b ? b : c);
+    return fma64_bm(a, b, c);
+}
+
+/* fma32n / fma64n over 64 lanes (R must not alias a source): the lanes run through the host's fused
+ * multiply-add in one vectorised pass, and only lanes outside fma32 / fma64's fast domain (see fp.h: a
+ * non-finite f32 result; the f64 operand and result ranges, which NaNs fail) are recomputed by the
+ * scalar functions, which give the same bits inside that domain; lanes outside ``m`` (the lanes that may
+ * be written: EXEC, or a subset) are left with the host's result. */
+static inline void fma32_rows(const uint32_t* A, const uint32_t* B, const uint32_t* C, uint32_t* restrict R, uint64_t m) {
+#if defined(__FMA__)
+    uint32_t bad = 0;
+    for (int l = 0; l < LANES; l++) {
+        uint32_t u = f2u(__builtin_fmaf(u2f(A[l]), u2f(B[l]), u2f(C[l])));
+        R[l] = u;
+        bad |= (u & 0x7f800000u) == 0x7f800000u;
+    }
+    if (LIKELY(!bad)) return;
+    for (int l = 0; l < LANES; l++)
+        if ((m >> l & 1) && (R[l] & 0x7f800000u) == 0x7f800000u) R[l] = f2u(fma32n(u2f(A[l]), u2f(B[l]), u2f(C[l])));
+#else
+    for (int l = 0; l < LANES; l++) R[l] = f2u(fma32n(u2f(A[l]), u2f(B[l]), u2f(C[l])));
+#endif
+}
+static inline void fma64_rows(const uint64_t* A, const uint64_t* B, const uint64_t* C, uint64_t* restrict R, uint64_t m) {
+#if defined(__FMA__)
+    int bad = 0;
+    for (int l = 0; l < LANES; l++) {
+        double a = u2d(A[l]), b = u2d(B[l]), cc = u2d(C[l]);
+        double r = __builtin_fma(a, b, cc);
+        R[l] = d2u(r);
+        bad |= !fma64_fast_ok(a, b, cc, r);
+    }
+    if (LIKELY(!bad)) return;
+    for (int l = 0; l < LANES; l++) {
+        if (!(m >> l & 1)) continue;
+        double a = u2d(A[l]), b = u2d(B[l]), cc = u2d(C[l]);
+        if (!fma64_fast_ok(a, b, cc, u2d(R[l]))) R[l] = d2u(fma64_bm_n(a, b, cc));
+    }
+#else
+    for (int l = 0; l < LANES; l++) R[l] = d2u(fma64n(u2d(A[l]), u2d(B[l]), u2d(C[l])));
+#endif
+}
 
 /* valu.mad(F32): the product rounded to f32 (flushed when MODE flushes f32 output denormals), then the sum */
 INLINE float mad32(float a, float b, float c, uint32_t mode) {
@@ -171,7 +216,7 @@ INLINE int denorm64(double x) { return x != 0 && fabs(x) < 2.2250738585072014e-3
 static float div_scale32(float s0, float s1, float s2, int* vcc) {
     int e1 = exp32(s1), e2 = exp32(s2);
     int rcp_den = denorm32(divf(1.0f, s1)), quo_den = denorm32(divf(s2, s1));
-    float up = ldexpf(s0, 64), down = ldexpf(s0, -64);
+    float up = ldexp32(s0, 64), down = ldexp32(s0, -64);
     int zero = (s2 == 0) || (s1 == 0);
     int c_big = !zero && (e2 - e1 >= 96);
     int c_dden = !zero && !c_big && denorm32(s1);
@@ -193,7 +238,7 @@ static float div_scale32(float s0, float s1, float s2, int* vcc) {
 static double div_scale64(double s0, double s1, double s2, int* vcc) {
     int e1 = exp64(s1), e2 = exp64(s2);
     int rcp_den = denorm64(divd(1.0, s1)), quo_den = denorm64(divd(s2, s1));
-    double up = ldexp(s0, 128), down = ldexp(s0, -128);
+    double up = ldexp64(s0, 128), down = ldexp64(s0, -128);
     int zero = (s2 == 0) || (s1 == 0);
     int c_big = !zero && (e2 - e1 >= 768);
     int c_dden = !zero && !c_big && denorm64(s1);
@@ -215,10 +260,10 @@ static double div_scale64(double s0, double s1, double s2, int* vcc) {
 
 /* fma(a, b, c) * 2^k rounded once to f32: the f64 product is exact, the sum an exact pair, scaling exact */
 static float scaled_fma32_exact(float a, float b, float c, int k) {
-    if (!isfinite(a) || !isfinite(b) || !isfinite(c)) return (float)ldexp(fma64((double)a, (double)b, (double)c), k);
+    if (!isfinite(a) || !isfinite(b) || !isfinite(c)) return (float)ldexp64(fma64((double)a, (double)b, (double)c), k);
     double p = (double)a * (double)b, s, e;
     two_sum(p, (double)c, &s, &e);
-    return (float)round_to_odd_sum(ldexp(s, k), ldexp(e, k));
+    return (float)round_to_odd_sum(ldexp64(s, k), ldexp64(e, k));
 }
 double scaled_fma64_exact(double a, double b, double c, int k);   /* bignum.c */
 
@@ -226,7 +271,7 @@ static float div_fmas32(float a, float b, float c, int v) {
     float r = fma32n(a, b, c);
     if (!v) return r;
     int k = exp32(c) >= 127 ? 64 : -64;
-    float scaled = ldexpf(r, k);
+    float scaled = ldexp32(r, k);
     if (fabsf(scaled) < 1.17549435e-38f && r != 0 && isfinite(r)) scaled = scaled_fma32_exact(a, b, c, k);
     return scaled;
 }
@@ -234,7 +279,7 @@ static double div_fmas64(double a, double b, double c, int v) {
     double r = fma64n(a, b, c);
     if (!v) return r;
     int k = exp64(c) >= 1023 ? 128 : -128;
-    double scaled = ldexp(r, k);
+    double scaled = ldexp64(r, k);
     if (fabs(scaled) < 2.2250738585072014e-308 && r != 0 && isfinite(r)) scaled = scaled_fma64_exact(a, b, c, k);
     return scaled;
 }

@@ -68,6 +68,25 @@ def test_fma_f64_exact(target):
     assert np.array_equal(r0.view(F64), fma_ref(a, b, c, F64))
 
 
+@pytest.mark.parametrize("target", ["gfx90a"])
+def test_fma_f64_around_the_fast_domain(target):
+    """The native engine computes f64 FMA with the host's fused multiply-add inside a domain (|a|, |b| in
+    [2^-400, 2^500], |c| <= 2^900, |result| >= 2^-800) and with Boldo-Melquiond outside it: operands on both
+    sides of every edge, with near-total cancellation, against the exact rational result."""
+    rng = np.random.default_rng(77)
+    for _ in range(4):
+        ea = rng.choice([-401, -400, -399, -2, 0, 3, 499, 500, 501], 64) + rng.integers(-2, 3, 64)
+        eb = rng.choice([-401, -400, -399, -1, 0, 5, 499, 500, 501], 64) + rng.integers(-2, 3, 64)
+        a = rng.uniform(1, 2, 64) * 2.0 ** ea * rng.choice([-1, 1], 64)
+        b = rng.uniform(1, 2, 64) * 2.0 ** eb * rng.choice([-1, 1], 64)
+        c = rng.uniform(1, 2, 64) * 2.0 ** rng.choice([-1074, -900, -799, -801, -10, 0, 899, 900, 901], 64)
+        c[::3] = -(a[::3] * b[::3]) * (1 + rng.choice([0, 2.0 ** -52, -2.0 ** -53], 22))   # cancellation
+        a[5::16], b[7::16] = [0.0, -0.0, 0.0, -0.0], [-0.0, 0.0, -0.0, 0.0]                 # zero products
+        c[7::32] = [0.0, -0.0]
+        r0, _ = run("v_fma_f64 v[8:9], v[2:3], v[4:5], v[6:7]", a, b, c, target=target)
+        assert np.array_equal(r0.view(F64), fma_ref(a, b, c, F64))
+
+
 @pytest.mark.parametrize("target", TARGETS)
 def test_f64_division_sequence(target):
     """LLVM's correctly rounded f64 division (div_scale, rcp, fma refinement, div_fmas, div_fixup)."""

@@ -10,7 +10,7 @@ from ..clocks import counter_khz
 from ..engine import BLOCK_ENDS
 from ..memory import PRIVATE_APERTURE, SHARED_APERTURE
 from ..semantics.salu_extra import gpr_index_modes
-from .layout import F_BLOCK_END, F_GLC, F_MODS, dtype, op_ids
+from .layout import F_BLOCK_END, F_GLC, F_MODS, SRC_K, SRC_S, dtype, op_ids
 from .lower_packed import lower_packed
 from .lower_valu import lower_make, lower_special, lower_vcmp
 from .lower_mem import lower_ds, lower_smem, lower_vmem
@@ -260,6 +260,7 @@ class NativeProgram:
             e["k"] = [addr & 0xFFFFFFFF, 0, 0]
             e["khi"] = [(addr >> 32) & 0xFFFFFFFF, 0, 0]
             e["flags"] = F_BLOCK_END
+        fuse_pairs(code, recs, nxt, ops)
         self.code = code
         self.mods = np.array(mods, dtype=dtype("ModInfo"))
         self.aux = np.concatenate(aux).astype(np.int32) if aux else np.zeros(1, np.int32)
@@ -303,6 +304,27 @@ class NativeProgram:
                 res = (None, max((self.recs[i].vmax for i in seen), default=0))
         self._support[entry] = res
         return res
+
+
+def _fusable_carry(r: Rec, kind: int) -> bool:
+    return r.op == "v_carry" and r.x == kind and r.mods is None and r.a0 == 0 and not r.flags & F_BLOCK_END
+
+
+def fuse_pairs(code, recs, nxt, ops) -> None:
+    """Superinstructions: a v_add_co_u32 followed by the v_addc_co_u32 that takes its carry (a 64-bit add,
+    e.g. address arithmetic) runs as one ``v_add64`` (native/engine/ops_valu.h) from the first record; the
+    second record stays as it is for jumps to it.  Only plain forms (no modifiers) whose carry SGPR pair is
+    an ordinary one and whose second instruction reads nothing else from it."""
+    for i in range(len(recs) - 1):
+        a, b = recs[i], recs[i + 1]
+        if nxt[i] != i + 1 or not _fusable_carry(a, 0) or not _fusable_carry(b, 1):
+            continue
+        cy = a.sd
+        if cy >= 124 or (b.s[2] & 127) != cy or b.sd >= 124:
+            continue
+        if any(s >= SRC_K and s != SRC_K or (SRC_S <= s < SRC_K and (s & 0x3FFF) in (cy, cy + 1)) for s in b.s[:2]):
+            continue
+        code[i]["op"] = ops["v_add64"]
 
 
 def _modinfo(m) -> np.void:

@@ -48,7 +48,7 @@ def lower_mfma(rec, inst, K, aux: list) -> bool:
     rec.d = p.d_reg
     rec.touch(p.d_reg + p.nregs * p.width)
     a_idx = (p.a_lane.astype(np.int64) << 4 | p.a_item).astype(np.int32).reshape(-1)   # [i][k][b]
-    out = (p.II.astype(np.int64) | p.JJ.astype(np.int64) << 8 | p.BB.astype(np.int64) << 16).astype(np.int32)
+    out = ((p.BB.astype(np.int64) * M + p.II) * M + p.JJ).astype(np.int32)      # D[b][i][j], flat
     none = np.full(64, -1, np.int32)
     table = np.concatenate([np.array([M, p.K, blocks, kpl, p.nregs, p.width], np.int32), a_idx, out.reshape(-1),
                             p.a_src.astype(np.int32) if p.a_src is not None else none,

@@ -179,8 +179,6 @@ def fill3d(dst, pitch: int, slice_pitch: int, value: int, width: int, height: in
     d = locate(dst, writable=True)
     if d.kind in ("host", "buffer"):
         raise invalid(f"0x{d.address:x} is neither device nor pinned host memory")
-    if width == 0 or height == 0 or depth == 0:
-        return
     span = _span(width, height, depth, pitch, slice_pitch)
     d.check(span)
     st = runtime().resolve_stream(stream)

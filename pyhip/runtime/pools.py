@@ -59,14 +59,12 @@ class MemPool:
         self.caps: dict[int, int] = {}            # address -> bytes the allocation holds (a reused block's)
         self.cached: list[_Block] = []            # freed, not yet released to the device
         self.used = self.used_high = 0
+        self.reserved = 0                         # bytes the pool holds: live allocations' blocks + cached
         self.reserved_high = 0
         self.access: dict[int, int] = {device.index: ACCESS_READWRITE}
         self.destroyed = False
         self.lock = threading.Lock()
         _LIVE.add(self)
-
-    def reserved(self) -> int:
-        return sum(self.caps.values()) + sum(b.size for b in self.cached)
 
     def _take_block(self, size: int, st):
         """The smallest cached block this stream may reuse for ``size`` bytes (at most twice as large)."""
@@ -97,7 +95,9 @@ class MemPool:
             self.allocs[a], self.caps[a] = size, cap
             self.used += size
             self.used_high = max(self.used_high, self.used)
-            self.reserved_high = max(self.reserved_high, self.reserved())
+            if blk is None:
+                self.reserved += cap
+                self.reserved_high = max(self.reserved_high, self.reserved)
         rt.pool_of[a] = self
         return a
 
@@ -125,10 +125,11 @@ class MemPool:
         out = []
         with self.lock:
             for b in list(self.cached):
-                if self.reserved() <= keep:
+                if self.reserved <= keep:
                     break
                 if b.done:
                     self.cached.remove(b)
+                    self.reserved -= b.size
                     out.append(b.addr)
         for a in out:
             self.device.backend.free(a)
@@ -138,9 +139,10 @@ class MemPool:
         """A hipFree of a pool allocation (memory already returned to the device)."""
         with self.lock:
             size = self.allocs.pop(addr, None)
-            self.caps.pop(addr, None)
+            cap = self.caps.pop(addr, None)
             if size is not None:
                 self.used -= size
+                self.reserved -= cap
 
     def get(self, attr: int) -> int:
         if attr in self.attrs:
@@ -151,9 +153,9 @@ class MemPool:
             if attr == USED_HIGH:
                 return self.used_high
             if attr == RESERVED_CURRENT:
-                return self.reserved()
+                return self.reserved
             if attr == RESERVED_HIGH:
-                return max(self.reserved_high, self.reserved())
+                return self.reserved_high
         raise invalid(f"pool attribute {attr}")
 
     def set(self, attr: int, value: int) -> None:
@@ -166,7 +168,7 @@ class MemPool:
                 if attr == USED_HIGH:
                     self.used_high = self.used
                 else:
-                    self.reserved_high = self.reserved()
+                    self.reserved_high = self.reserved
         else:
             raise invalid(f"pool attribute {attr} cannot be set")
 

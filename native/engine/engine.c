@@ -16,6 +16,8 @@ typedef struct TL {
     size_t p_cap;          /* bytes, zero outside what waves wrote (cleared when a workgroup ends) */
     uint8_t* lds;
     size_t l_cap;
+    const Region** rcache;  /* Ctx.rcache: one slot per instruction */
+    size_t r_cap;
 } TL;
 
 static pthread_key_t tl_key;
@@ -28,6 +30,7 @@ static void tl_free(void* p) {
     free(t->vgprs);
     free(t->priv);
     free(t->lds);
+    free(t->rcache);
     free(t);
 }
 static void tl_init(void) { pthread_key_create(&tl_key, tl_free); }
@@ -70,6 +73,15 @@ static int tl_reserve(TL* t, const Dispatch* d, int64_t ng) {
         t->p_cap = pb;
         for (size_t i = 0; i < t->nw_cap; i++) t->waves[i].priv = NULL, t->waves[i].priv_hw = 0;
     }
+    size_t nc = d->ncode > 0 ? (size_t)d->ncode : 1;
+    if (nc > t->r_cap) {
+        const Region** n = malloc(nc * sizeof *n);
+        if (!n) return 0;
+        free(t->rcache);
+        t->rcache = n;
+        t->r_cap = nc;
+    }
+    memset(t->rcache, 0, nc * sizeof *t->rcache);   /* the region table may differ from the last dispatch's */
     if (lb > t->l_cap) {
         uint8_t* n = malloc(lb);
         if (!n) return 0;
@@ -112,6 +124,7 @@ static void work(Dispatch* d) {
         raise_fault(&c, NULL, FK_INTERNAL, -1, 0, 0, 0, 1);
         return;
     }
+    c.rcache = t->rcache;
     int64_t total = d->total_groups;
     int64_t chunk = d->batch_groups > 0 ? d->batch_groups : 1;
     Group g;
@@ -145,6 +158,7 @@ static void run_lockstep_dispatch(Dispatch* d) {
         raise_fault(&c, NULL, FK_INTERNAL, -1, 0, 0, 0, 1);
         return;
     }
+    c.rcache = t->rcache;
     Group* groups = calloc((size_t)per, sizeof(Group));
     for (int64_t start = 0; start < total; start += per) {
         int64_t ng = start + per < total ? per : total - start;

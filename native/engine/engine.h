@@ -216,7 +216,8 @@ typedef struct Ctx {
     Dispatch* d;
     const NInst* code;
     const ModInfo* mods;
-    const Region* last;      /* the region of the last global access */
+    const Region* last;      /* the region of the last global access (when rcache is NULL) */
+    const Region** rcache;   /* per instruction: the region it accessed last (ncode entries), or NULL */
     int64_t ninst;           /* instructions executed by this thread */
     int32_t cur_ip;          /* the instruction being executed */
     int32_t dpp_invalid_set;

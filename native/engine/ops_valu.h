@@ -195,12 +195,24 @@ H(v_log_legacy_f32) { F1((float)log2((double)u2f(a))); return ST_CONT; }
 H(v_lshlrev_b64) {
     if (!general(w, in) && exec_of(w) == ~0ULL && SRC_KIND(in->s[1]) == SRC_V) {
         /* the common form: straight from and into the rows (each lane reads both halves, then writes) */
-        uint32_t t0[LANES];
-        const uint32_t* A = src32(w, in, 0, t0);
         const uint32_t* lo = vreg(w, in->s[1]);
         const uint32_t* hi = vreg(w, in->s[1] + 1);
         uint32_t* dlo = vreg(w, in->d);
         uint32_t* dhi = vreg(w, in->d + 1);
+        if (SRC_KIND(in->s[0]) != SRC_V) {
+            /* one shift for every lane: 32-bit halves, 8 lanes per vector op */
+            uint32_t sh = ssrc(w, in, 0) & 63;
+            if (sh == 0) {
+                LOOP { uint32_t a = lo[l], b = hi[l]; dlo[l] = a; dhi[l] = b; }
+            } else if (sh < 32) {
+                LOOP { uint32_t a = lo[l], b = hi[l]; dlo[l] = a << sh; dhi[l] = (b << sh) | (a >> (32 - sh)); }
+            } else {
+                LOOP { uint32_t a = lo[l]; dlo[l] = 0; dhi[l] = a << (sh - 32); }
+            }
+            return ST_CONT;
+        }
+        uint32_t t0[LANES];
+        const uint32_t* A = src32(w, in, 0, t0);
         LOOP {
             uint64_t x = ((uint64_t)lo[l] | (uint64_t)hi[l] << 32) << (A[l] & 63);
             dlo[l] = (uint32_t)x;
@@ -349,23 +361,33 @@ H(v_add64) {
         w->ip = in2->next;
         return h_v_carry(c, w, in2);
     }
-    uint32_t ALIGN64 t0[LANES], t1[LANES], t2[LANES], t3[LANES], CY1[LANES], CY2[LANES];
-    const uint32_t* A = src32(w, in, 0, t0);
+    uint32_t ALIGN64 t1[LANES], t2[LANES], t3[LANES], CY1[LANES], CY2[LANES];
     const uint32_t* B = src32(w, in, 1, t1);
     const uint32_t* X = src32(w, in2, 0, t2);
     const uint32_t* Y = src32(w, in2, 1, t3);
     uint32_t* L = vreg(w, in->d);
     uint32_t* H = vreg(w, in2->d);
-    LOOP {
-        uint32_t b = B[l], r = A[l] + b, cy = r < b;
-        L[l] = r;
-        uint32_t y = Y[l], r2 = X[l] + y, cy2 = r2 < y;
-        r2 += cy;
-        H[l] = r2;
-        CY1[l] = cy;
-        CY2[l] = cy2 | (r2 < cy);
+    /* the first carry-out is only kept when the second does not overwrite it (the usual VCC, VCC pair) */
+    int keep1 = (in->sd & 127) != (in2->sd & 127);
+#define ADD64_BODY(AL)                                      \
+    LOOP {                                                  \
+        uint32_t b = B[l], r = (AL) + b, cy = r < b;        \
+        L[l] = r;                                           \
+        uint32_t y = Y[l], r2 = X[l] + y, cy2 = r2 < y;     \
+        r2 += cy;                                           \
+        H[l] = r2;                                          \
+        CY1[l] = cy;                                        \
+        CY2[l] = cy2 | (r2 < cy);                           \
     }
-    set_mask(w, in->sd, pack_mask(CY1));
+    if (SRC_KIND(in->s[0]) != SRC_V) {
+        uint32_t a = ssrc(w, in, 0);     /* a scalar base: kept in a register, no broadcast row */
+        ADD64_BODY(a)
+    } else {
+        const uint32_t* A = vreg(w, in->s[0]);
+        ADD64_BODY(A[l])
+    }
+#undef ADD64_BODY
+    if (keep1) set_mask(w, in->sd, pack_mask(CY1));
     set_mask(w, in2->sd, pack_mask(CY2));
     c->cur_ip = in->next;
     w->ip = in2->next;

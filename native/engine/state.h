@@ -158,13 +158,18 @@ static const Region* find_region(const Dispatch* d, uint64_t a) {
 }
 
 /* host address of [a, a + size) inside one allocation, or NULL */
+/* the region cache slot of the instruction being executed: each memory instruction usually stays in one
+ * allocation, while a kernel's instructions touch several (kernarg segment, inputs, output) */
+INLINE const Region** rslot(Ctx* c) { return c->rcache ? &c->rcache[c->cur_ip] : &c->last; }
+
 INLINE uint8_t* xlate(Ctx* c, uint64_t a, uint32_t size) {
-    const Region* r = c->last;
+    const Region** slot = rslot(c);
+    const Region* r = *slot;
     uint64_t e = a + size;
     if (LIKELY(r && a >= r->start && e <= r->end && e >= a)) return r->host + (a - r->start);
     r = find_region(c->d, a);
     if (!r || e > r->end || e < a) return NULL;
-    c->last = r;
+    *slot = r;
     return r->host + (a - r->start);
 }
 
@@ -188,10 +193,11 @@ static int xlate_lanes(Ctx* c, const uint64_t* a, uint64_t m, uint32_t size, uin
             }
         }
     }
-    const Region* r = c->last;
+    const Region** slot = rslot(c);
+    const Region* r = *slot;
     if (!(r && lo >= r->start && hi + size <= r->end && hi + size >= hi)) {
         r = find_region(c->d, lo);
-        if (r && hi + size <= r->end && hi + size >= hi) c->last = r;
+        if (r && hi + size <= r->end && hi + size >= hi) *slot = r;
         else r = NULL;
     }
     if (LIKELY(r != NULL)) {

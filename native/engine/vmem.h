@@ -173,15 +173,26 @@ static void write_loaded(Wave* w, int reg, const uint8_t (*raw)[16], int size, i
 INLINE int global_contig(const Wave* w, const NInst* in, uint64_t size, uint64_t* a0) {
     if (VA_KIND(in) != AK_GLOBAL) return 0;
     const uint32_t* v0 = vreg(w, in->s[0]);
-    uint64_t off = (uint64_t)in->imm, bad = 0, x0;
+    uint64_t off = (uint64_t)in->imm, x0;
+    uint32_t lo0 = v0[0], sz = (uint32_t)size, bad = 0;
+    /* lane l's address is x0 + size * l.  While the low words do not carry out of 32 bits across the wave,
+     * that is: low word lo0 + size * l, high word the same in every lane (32-bit compares, 8 lanes per op) */
+    int nocarry = (uint64_t)lo0 + size * (LANES - 1) <= 0xFFFFFFFFull;
     if (VA_SADDR(in)) {
-        x0 = v0[0];
-        for (int l = 0; l < LANES; l++) bad |= (uint64_t)v0[l] ^ (x0 + size * (uint64_t)l);
-        x0 += sreg64(w, in->s[1]);
+        if (!nocarry) return 0;
+        for (int l = 0; l < LANES; l++) bad |= v0[l] ^ (lo0 + sz * (uint32_t)l);
+        x0 = (uint64_t)lo0 + sreg64(w, in->s[1]);
     } else {
         const uint32_t* v1 = vreg(w, in->s[0] + 1);
-        x0 = (uint64_t)v0[0] | (uint64_t)v1[0] << 32;
-        for (int l = 0; l < LANES; l++) bad |= ((uint64_t)v0[l] | (uint64_t)v1[l] << 32) ^ (x0 + size * (uint64_t)l);
+        uint32_t hi0 = v1[0];
+        x0 = (uint64_t)lo0 | (uint64_t)hi0 << 32;
+        if (nocarry) {
+            for (int l = 0; l < LANES; l++) bad |= (v0[l] ^ (lo0 + sz * (uint32_t)l)) | (v1[l] ^ hi0);
+        } else {
+            uint64_t bad64 = 0;
+            for (int l = 0; l < LANES; l++) bad64 |= ((uint64_t)v0[l] | (uint64_t)v1[l] << 32) ^ (x0 + size * (uint64_t)l);
+            bad = bad64 != 0;
+        }
     }
     *a0 = x0 + off;
     return bad == 0;

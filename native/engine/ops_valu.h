@@ -147,7 +147,15 @@ H(v_mad_i32_i24) { V3((uint32_t)(int32_t)((int64_t)i24(a) * i24(b) + (int32_t)cc
 H(v_add_i32) { V2(a + b); return ST_CONT; }
 H(v_sub_i32) { V2(a - b); return ST_CONT; }
 H(v_bfm_b32) { V2((uint32_t)((1ull << (a & 31)) - 1) << (b & 31)); return ST_CONT; }
-H(v_mov_b32) { V1(a); return ST_CONT; }
+H(v_mov_b32) {
+    if (SRC_KIND(in->s[0]) != SRC_V && !general(w, in) && exec_of(w) == ~0ULL) {
+        uint32_t a = ssrc(w, in, 0), *R = vreg(w, in->d);    /* a scalar into a whole row */
+        LOOP R[l] = a;
+        return ST_CONT;
+    }
+    V1(a);
+    return ST_CONT;
+}
 H(v_not_b32) { V1(~a); return ST_CONT; }
 H(v_bfrev_b32) { V1(brev32(a)); return ST_CONT; }
 H(v_ffbh_u32) { V1(a ? (uint32_t)__builtin_clz(a) : 0xFFFFFFFFu); return ST_CONT; }
@@ -381,6 +389,35 @@ H(v_add64) {
     }
     if (SRC_KIND(in->s[0]) != SRC_V) {
         uint32_t a = ssrc(w, in, 0);     /* a scalar base: kept in a register, no broadcast row */
+#if defined(__AVX2__)
+        /* 8 lanes per step, carries as lane masks straight into the carry-out bits; the second add's
+         * sources are read after the first result is stored, as the loop above does, so they may be it */
+        if (!keep1) {
+            const __m256i va = _mm256_set1_epi32((int)a), zero = _mm256_setzero_si256();
+            uint64_t cy2m = 0;
+            for (int i = 0; i < LANES; i += 8) {
+                __m256i b = _mm256_loadu_si256((const __m256i*)(B + i));
+                __m256i r = _mm256_add_epi32(va, b);
+                __m256i nc = _mm256_cmpeq_epi32(_mm256_max_epu32(r, b), r);        /* r >= b: no carry */
+                _mm256_storeu_si256((__m256i*)(L + i), r);
+                __m256i x = _mm256_loadu_si256((const __m256i*)(X + i));
+                __m256i y = _mm256_loadu_si256((const __m256i*)(Y + i));
+                __m256i r2 = _mm256_add_epi32(x, y);
+                __m256i nc2 = _mm256_cmpeq_epi32(_mm256_max_epu32(r2, y), r2);
+                __m256i cy = _mm256_andnot_si256(nc, _mm256_set1_epi32(-1));         /* all ones: carry */
+                r2 = _mm256_sub_epi32(r2, cy);                                        /* + carry */
+                _mm256_storeu_si256((__m256i*)(H + i), r2);
+                /* carry out: the x + y carry, or the carry-in wrapping r2 to 0 */
+                __m256i c2 = _mm256_or_si256(_mm256_andnot_si256(nc2, _mm256_set1_epi32(-1)),
+                                             _mm256_and_si256(cy, _mm256_cmpeq_epi32(r2, zero)));
+                cy2m |= (uint64_t)(uint32_t)_mm256_movemask_ps(_mm256_castsi256_ps(c2)) << i;
+            }
+            set_mask(w, in2->sd, cy2m);
+            c->cur_ip = in->next;
+            w->ip = in2->next;
+            return ST_CONT;
+        }
+#endif
         ADD64_BODY(a)
     } else {
         const uint32_t* A = vreg(w, in->s[0]);

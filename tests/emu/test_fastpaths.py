@@ -5,7 +5,7 @@ non-uniform high halves, an access running off the allocation) are exercised too
 import numpy as np
 import pytest
 
-from asmkit import run
+from asmkit import POISON, run
 from pyhip.emu.memory import GPUFault
 
 RNG = np.random.default_rng(77)
@@ -149,3 +149,39 @@ def test_fused_64bit_add_matches_numpy(target, lanes):
     assert np.array_equal(r0[:n], s1[:n])
     assert np.array_equal(r1[:n], (c1 | (c2 << U64(32)))[:n])
     assert (r0[n:] == U64(0xCDCDCDCDCDCDCDCD)).all()
+
+
+@pytest.mark.parametrize("target", ["gfx90a", "gfx942"])
+@pytest.mark.parametrize("lanes", [64, 45])
+def test_fused_64bit_add_with_a_scalar_base(target, lanes):
+    """v_add_co_u32 + v_addc_co_u32 run as one superinstruction; with a scalar low word the carries are
+    lane masks (AVX2 path).  Low words near 2^32 make most lanes carry; the carry-out lands in VCC."""
+    a = RNG.integers(0, 2 ** 64, 64, dtype=U64)
+    b = RNG.integers(0, 2 ** 64, 64, dtype=U64)
+    a[::3] |= U64(0xFFFFFF00)                       # low words that carry
+    b[::4] = (b[::4] | U64(0xFFFFFFFF00000000))     # high words that carry out
+    a[5], b[5] = U64(0x00000000FFFFFFFF), U64(0xFFFFFFFF00000000)   # carry in wraps the high word to 0
+    k = 0x1F3
+    mask = (1 << 64) - 1
+    for second_reads_first in (False, True):
+        x = "v8" if second_reads_first else "v3"
+        body = f"""
+  s_movk_i32 s20, {k}
+  v_add_co_u32 v8, vcc, s20, v2
+  v_addc_co_u32 v9, vcc, {x}, v5, vcc
+  v_cndmask_b32 v10, 0, 1, vcc
+  v_mov_b32 v11, 0
+"""
+        r0, r1 = run(body, a, b, target=target, lanes=lanes)
+        want0, want1 = [], []
+        for i in range(lanes):
+            lo = (int(a[i]) & 0xFFFFFFFF) + k
+            cy = lo >> 32
+            lo &= 0xFFFFFFFF
+            xv = lo if second_reads_first else int(a[i]) >> 32
+            hi = xv + (int(b[i]) >> 32) + cy
+            want0.append(lo | (hi & 0xFFFFFFFF) << 32)
+            want1.append(hi >> 32)
+        assert [int(v) for v in r0[:lanes]] == want0, second_reads_first
+        assert [int(v) & mask for v in r1[:lanes]] == want1, second_reads_first
+        assert (r0[lanes:] == U64(POISON)).all()

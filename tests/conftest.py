@@ -1,11 +1,21 @@
 """Shared test helpers: the fixture corpus (tests/fixtures/bin/manifest.json) and toolchain probes."""
 from __future__ import annotations
 
+import atexit
 import json
+import os
 import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
+
+# The native engine's cross-process cache of lowered programs (pyhip/emu/native/cache.py): a fresh directory
+# per test process (inherited by the programs the tests start), so the suite never depends on what earlier
+# runs left in ~/.cache, while later loads of the same code (and child processes) run restored programs.
+if "PYHIP_CACHE_DIR" not in os.environ:
+    os.environ["PYHIP_CACHE_DIR"] = tempfile.mkdtemp(prefix="pyhip-test-cache-")
+    atexit.register(shutil.rmtree, os.environ["PYHIP_CACHE_DIR"], True)
 
 FIXTURES = Path(__file__).parent / "fixtures"
 BIN = FIXTURES / "bin"

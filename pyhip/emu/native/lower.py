@@ -10,6 +10,7 @@ from ..clocks import counter_khz
 from ..engine import BLOCK_ENDS
 from ..memory import PRIVATE_APERTURE, SHARED_APERTURE
 from ..semantics.salu_extra import gpr_index_modes
+from . import cache
 from .layout import F_BLOCK_END, F_GLC, F_MODS, SRC_K, SRC_S, dtype, op_ids
 from .lower_packed import lower_packed
 from .lower_valu import lower_make, lower_special, lower_vcmp
@@ -192,12 +193,24 @@ def lower_instruction(inst, K, aux: list) -> Rec:
 
 class NativeProgram:
     """The native code of one loaded program (for one accum_offset): the NInst array in address order plus
-    one 'bad address' entry per branch target / fall-through that is not an instruction."""
+    one 'bad address' entry per branch target / fall-through that is not an instruction.  Lowered once per
+    process, or restored from the cross-process cache (cache.py) without decoding the program."""
 
     def __init__(self, program, K):
+        self.program = program
+        self._support: dict[int, tuple] = {}
+        ck = cache.key(program, K)
+        hit = cache.load(ck) if ck is not None else None
+        if hit is None or not self._restore(hit, program.base):
+            self._lower(program, K)
+            if ck is not None:
+                cache.store(ck, *self._saved(program.base))
+        n = self.n
+        self.index = {self.base + int(pc): i for i, pc in enumerate(self.code["pc"][:n].tolist())}
+
+    def _lower(self, program, K) -> None:
         insts = program.instructions
         pcs = sorted(insts)
-        self.program = program
         self.base = pcs[0] if pcs else program.base
         end = pcs[-1] + insts[pcs[-1]].size if pcs else self.base
         self.size = end - self.base
@@ -262,15 +275,63 @@ class NativeProgram:
             e["flags"] = F_BLOCK_END
         fuse_pairs(code, recs, nxt, ops)
         self.code = code
-        self.mods = np.array(mods, dtype=dtype("ModInfo"))
+        self.mods = np.zeros(len(mods), dtype=dtype("ModInfo"))     # padding bytes zero: entries are reproducible
+        for i, m in enumerate(mods):
+            self.mods[i] = m
         self.aux = np.concatenate(aux).astype(np.int32) if aux else np.zeros(1, np.int32)
         self.addr_index = np.full(max(1, (self.size + 3) // 4), -1, dtype=np.int32)
         for pc, i in index.items():
             self.addr_index[(pc - self.base) >> 2] = i
-        self.index = index
-        self.recs = recs
+        self.n = n
         self.nxt, self.tgt = nxt, tgt
-        self._support: dict[int, tuple] = {}
+        self.ends = [r.ends for r in recs]
+        self.indirect = [r.indirect for r in recs]
+        self.vmax = [r.vmax for r in recs]
+
+    # -- the cross-process cache (cache.py) ---------------------------------------------------------------
+    def _saved(self, base: int) -> tuple[dict, dict]:
+        """Arrays and metadata of an entry: a badpc record's address (k/khi) as an offset from ``base``."""
+        code = self.code.view(np.uint8).copy().view(self.code.dtype)
+        bad = code["op"] == op_ids()["badpc"]
+        addr = code["k"][:, 0].astype(np.int64) | (code["khi"][:, 0].astype(np.int64) << 32)
+        rel = np.where(bad, addr - base, 0).astype(np.int64)
+        code["k"][:, 0] = np.where(bad, rel & 0xFFFFFFFF, code["k"][:, 0])
+        code["khi"][:, 0] = np.where(bad, (rel >> 32) & 0xFFFFFFFF, code["khi"][:, 0])
+        arrays = {"code": code.view(np.uint8), "mods": self.mods.view(np.uint8), "aux": self.aux,
+                  "addr_index": self.addr_index, "nxt": np.asarray(self.nxt, np.int64),
+                  "tgt": np.asarray(self.tgt, np.int64), "ends": np.asarray(self.ends, np.uint8),
+                  "indirect": np.asarray(self.indirect, np.uint8), "vmax": np.asarray(self.vmax, np.int64)}
+        meta = {"base": self.base - base, "size": self.size, "n": self.n,
+                "reasons": {str(i): r for i, r in self.reasons.items()}}
+        return arrays, meta
+
+    def _restore(self, e: dict, base: int) -> bool:
+        try:
+            meta = e["meta"]
+            code = e["code"].copy().view(dtype("NInst"))   # bytes copied, padding included
+            bad = code["op"] == op_ids()["badpc"]
+            rel = (code["k"][:, 0].astype(np.int64) | (code["khi"][:, 0].astype(np.int64) << 32))
+            addr = rel + base                     # device addresses are below 2^63
+            code["k"][:, 0] = np.where(bad, addr & 0xFFFFFFFF, code["k"][:, 0])
+            code["khi"][:, 0] = np.where(bad, addr >> 32, code["khi"][:, 0])
+            n = int(meta["n"])
+            lists = {name: e[name].tolist() for name in ("nxt", "tgt", "ends", "indirect", "vmax")}
+            if len(code) < n or any(len(v) != n for v in lists.values()):
+                return False
+            self.code, self.n = code, n
+            self.mods = e["mods"].copy().view(dtype("ModInfo"))
+            self.aux = e["aux"].astype(np.int32)
+            self.addr_index = e["addr_index"].astype(np.int32)
+        except (KeyError, ValueError, TypeError):
+            cache.stats["bad"] += 1
+            return False
+        self.base, self.size = base + int(meta["base"]), int(meta["size"])
+        self.nxt, self.tgt = lists["nxt"], lists["tgt"]
+        self.ends = [bool(x) for x in lists["ends"]]
+        self.indirect = [bool(x) for x in lists["indirect"]]
+        self.vmax = lists["vmax"]
+        self.reasons = {int(i): r for i, r in meta["reasons"].items()}
+        return True
 
     def kernel_support(self, entry: int):
         """(None, rows) when every instruction reachable from ``entry`` runs natively (``rows``: VGPR rows
@@ -283,15 +344,14 @@ class NativeProgram:
             res = ("entry is not an instruction", 0)
         else:
             seen, todo, indirect = set(), [i0], False
-            n = len(self.recs)
+            n = self.n
             while todo:
                 i = todo.pop()
                 if i in seen or i >= n:
                     continue
                 seen.add(i)
-                r = self.recs[i]
-                indirect |= r.indirect
-                if not r.ends:
+                indirect |= self.indirect[i]
+                if not self.ends[i]:
                     todo.append(self.nxt[i])
                 if self.tgt[i] >= 0:
                     todo.append(self.tgt[i])
@@ -301,7 +361,7 @@ class NativeProgram:
             if bad:
                 res = (self.reasons[bad[0]], 0)
             else:
-                res = (None, max((self.recs[i].vmax for i in seen), default=0))
+                res = (None, max((self.vmax[i] for i in seen), default=0))
         self._support[entry] = res
         return res
 

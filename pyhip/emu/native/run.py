@@ -203,7 +203,7 @@ class NativeEngine:
         exc = GPUFault(msg, code=code, **details)
         inst = None
         pc = None
-        if 0 <= f.ip < len(nprog.recs):
+        if 0 <= f.ip < nprog.n:
             pc = nprog.base + int(nprog.code[f.ip]["pc"])
             inst = d.program.instructions.get(pc)
         kernel = d.kernel.demangled if d.kernel is not None else None

@@ -1,0 +1,107 @@
+"""Lowered programs kept across processes.
+
+Decoding a code object's ``.text`` and lowering it to NInst records costs ~30 µs per instruction in Python
+(tens of milliseconds for a hipcc device-library kernel, more for large Triton kernels), paid by every new
+process on its first launch.  The result depends only on the code bytes, the target and the kernel context
+(accum_offset, gfx94x), and on pyhip's own decoder/lowering code and the engine's handler table; this module
+keeps it on disk under a key made of all of those, so a later process loads the arrays instead of decoding
+and lowering (the program's instructions are then decoded only if something asks for them, e.g. a fault
+report or a fallback to the numpy engine).
+
+Where: ``$PYHIP_CACHE_DIR``, else ``$XDG_CACHE_HOME/pyhip``, else ``~/.cache/pyhip`` (subdirectory
+``native``).  ``PYHIP_CACHE_DIR=`` (empty) turns it off.  Entries are ``.npz`` files read without pickle;
+one that cannot be read is ignored and rewritten; a directory that cannot be written is skipped silently.
+Addresses inside the records (a jump to a non-instruction) are stored relative to the program's base, so
+an entry serves a program loaded anywhere.
+"""
+from __future__ import annotations
+
+import collections
+import functools
+import hashlib
+import io
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from ...errors import LoaderError
+from ..program import LoadedProgram
+from .layout import dtype, op_ids
+
+EMU = Path(__file__).resolve().parents[1]           # pyhip/emu: decoder tables, semantics, lowering
+FORMAT = 1
+stats = collections.Counter()                       # "hit", "miss", "store", "bad"
+
+
+def directory() -> Path | None:
+    env = os.environ.get("PYHIP_CACHE_DIR")
+    if env is not None:
+        return Path(env) / "native" if env else None
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return Path(xdg or Path.home() / ".cache") / "pyhip" / "native"
+
+
+@functools.lru_cache(maxsize=1)
+def _stamp() -> bytes:
+    """What the lowering depends on besides its input: pyhip/emu's Python sources (path, size, mtime), the
+    engine's handler numbering and the record layouts."""
+    h = hashlib.sha256(f"format {FORMAT}".encode())
+    for p in sorted(EMU.rglob("*.py")):
+        st = p.stat()
+        h.update(f"{p.relative_to(EMU)} {st.st_size} {st.st_mtime_ns}\n".encode())
+    h.update(repr(sorted(op_ids().items())).encode())
+    h.update(repr(dtype("NInst").descr).encode() + repr(dtype("ModInfo").descr).encode())
+    return h.digest()
+
+
+def key(program, K) -> str | None:
+    """The cache key of a program loaded from a code object (None for code found in memory)."""
+    if not isinstance(program, LoadedProgram) or directory() is None:
+        return None                 # code found in memory (MemoryProgram) may grow as entries are seen
+    try:
+        vaddr, text = program.code_object.section_bytes(".text")
+    except LoaderError:             # no .text: nothing to cache
+        return None
+    h = hashlib.sha256(_stamp())
+    gpu_proc = getattr(getattr(K, "gpu", None), "processor", None)
+    h.update(repr((vaddr, len(text), K.processor, gpu_proc, K.accum_offset, bool(K.is_gfx94x))).encode())
+    h.update(text)
+    return h.hexdigest()
+
+
+def load(k: str) -> dict | None:
+    path = directory() / f"{k}.npz"
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            out = {name: z[name] for name in z.files}
+        out["meta"] = json.loads(out["meta"].tobytes().decode())
+    except FileNotFoundError:
+        stats["miss"] += 1
+        return None
+    except Exception:               # noqa: BLE001 - a damaged entry is recomputed and rewritten
+        stats["bad"] += 1
+        return None
+    stats["hit"] += 1
+    return out
+
+
+def store(k: str, arrays: dict, meta: dict) -> None:
+    d = directory()
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+        buf = io.BytesIO()
+        np.savez(buf, meta=np.frombuffer(json.dumps(meta).encode(), np.uint8), **arrays)
+        fd, tmp = tempfile.mkstemp(dir=d, suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(buf.getvalue())
+            os.replace(tmp, d / f"{k}.npz")        # atomic: concurrent processes never see half an entry
+        except BaseException:
+            os.unlink(tmp)
+            raise
+    except OSError:
+        return
+    stats["store"] += 1

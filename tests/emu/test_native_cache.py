@@ -1,0 +1,112 @@
+"""The cross-process cache of lowered programs (pyhip/emu/native/cache.py): an entry restores exactly what
+lowering produces, for a program loaded at another address; a later process runs from it without decoding;
+a damaged entry is recomputed; the key follows the code bytes and the kernel context."""
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pyhip.emu.device import EmulatedGPU
+from pyhip.emu.native import cache
+from pyhip.emu.native.lower import NativeProgram
+from pyhip.loader import load
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = ROOT / "tests/fixtures/bin/hipcc52"
+FIELDS = ("code", "mods", "aux", "addr_index")
+
+
+def _program(gpu, name):
+    co = load((BIN / name).read_bytes()).code_objects[0].code_object
+    return gpu.load_program(co)
+
+
+def _same(a: NativeProgram, b: NativeProgram):
+    for f in FIELDS:
+        x, y = getattr(a, f), getattr(b, f)
+        assert x.dtype == y.dtype and x.tobytes() == y.tobytes(), f
+    for f in ("base", "size", "n", "nxt", "tgt", "ends", "indirect", "vmax", "reasons", "index"):
+        assert getattr(a, f) == getattr(b, f), f
+
+
+# textures: image instructions the native engine lacks (badpc records carrying their address) and sentinels
+@pytest.mark.parametrize("name", ["textures-gfx90a.hsaco", "devmath-gfx90a.hsaco", "warp-gfx90a.hsaco"])
+def test_an_entry_restores_what_lowering_gives_at_another_address(name, tmp_path, monkeypatch):
+    monkeypatch.setenv("PYHIP_CACHE_DIR", str(tmp_path))
+    gpu = EmulatedGPU("gfx90a")
+    gpu.native_engine()
+    first, second = _program(gpu, name), _program(gpu, name)
+    assert first.base != second.base
+    before = dict(cache.stats)
+    NativeProgram(first, gpu.context_for(first, 64))                 # lowered and stored
+    restored = NativeProgram(second, gpu.context_for(second, 64))    # restored for the other base
+    assert cache.stats["hit"] == before.get("hit", 0) + 1
+    assert second._instructions is None                              # nothing was decoded
+    monkeypatch.setenv("PYHIP_CACHE_DIR", "")                        # off: a fresh lowering to compare with
+    fresh = NativeProgram(second, gpu.context_for(second, 64))
+    _same(restored, fresh)
+    assert fresh.reasons or not name.startswith("textures")      # badpc records, the relocated case
+    for pc in sorted(fresh.index)[::37]:                             # reachability and its verdicts
+        assert restored.kernel_support(pc) == fresh.kernel_support(pc)
+
+
+def test_the_key_follows_code_and_context(tmp_path, monkeypatch):
+    monkeypatch.setenv("PYHIP_CACHE_DIR", str(tmp_path))
+    gpu = EmulatedGPU("gfx90a")
+    gpu.native_engine()
+    a, b = _program(gpu, "basic-gfx90a.hsaco"), _program(gpu, "warp-gfx90a.hsaco")
+    ka = cache.key(a, gpu.context_for(a, 64))
+    assert ka == cache.key(_program(gpu, "basic-gfx90a.hsaco"), gpu.context_for(a, 64))   # same bytes
+    assert ka != cache.key(b, gpu.context_for(b, 64))                                     # other code
+    assert ka != cache.key(a, gpu.context_for(a, 32))                                     # other accum_offset
+    monkeypatch.setenv("PYHIP_CACHE_DIR", "")
+    assert cache.key(a, gpu.context_for(a, 64)) is None                                   # turned off
+
+
+SCRIPT = textwrap.dedent("""
+    import sys
+    import numpy as np
+    sys.path.insert(0, {root!r})
+    import pyhip
+    from pyhip.emu.native import cache
+    from pyhip.runtime.context import runtime
+    m = pyhip.load({path!r})
+    k = m.kernel("_Z4vaddPKfS0_Pfi")
+    n = 1000
+    rng = np.random.default_rng()
+    a, b = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
+    out = pyhip.to_device(np.full(n, np.nan, np.float32))
+    k((n + 255) // 256, 256, pyhip.to_device(a), pyhip.to_device(b), out, n)
+    pyhip.synchronize()
+    assert np.array_equal(out.get(), a + b)
+    gpu = runtime().device(pyhip.get_device()).backend.emulated_gpu
+    print(cache.stats["hit"], cache.stats["miss"], cache.stats["store"], cache.stats["bad"],
+          gpu.engine_stats()["native"])
+""")
+
+
+def _child(tmp_path):
+    env = {**os.environ, "PYHIP_CACHE_DIR": str(tmp_path), "PYHIP_ENGINE": "native"}
+    src = SCRIPT.format(root=str(ROOT), path=str(BIN / "basic-gfx90a.hsaco"))
+    r = subprocess.run([sys.executable, "-c", src], env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    return [int(x) for x in r.stdout.split()]
+
+
+def test_a_later_process_runs_from_the_entry(tmp_path):
+    hit, miss, store, bad, native = _child(tmp_path)
+    assert (hit, miss, store, bad) == (0, 1, 1, 0) and native >= 1
+    entries = list((tmp_path / "native").glob("*.npz"))
+    assert len(entries) == 1
+    hit, miss, store, bad, native = _child(tmp_path)
+    assert (hit, miss, store, bad) == (1, 0, 0, 0) and native >= 1
+    # a damaged entry: counted, recomputed, rewritten; the kernel still runs natively and correctly
+    entries[0].write_bytes(entries[0].read_bytes()[:100])
+    hit, miss, store, bad, native = _child(tmp_path)
+    assert (hit, bad, store) == (0, 1, 1) and native >= 1
+    hit, miss, store, bad, native = _child(tmp_path)
+    assert (hit, bad) == (1, 0)

@@ -220,8 +220,9 @@ static __attribute__((noinline)) double fma64_bm(double a, double b, double c) {
             double v = fma(a, b, c);
             return v == 0 ? naive : v;
         }
-        double v = fma(a, b, c);
-        return v == 0 ? 0.0 : v;
+        /* glibc's fma is correctly rounded: +0 for an exact cancellation, and a non-zero sum too small
+         * for a subnormal keeps its sign (the reference's exact rational rounds to -0 as well) */
+        return fma(a, b, c);
     }
     return naive;
 }

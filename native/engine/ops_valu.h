@@ -1,5 +1,6 @@
 /* Vector ALU (valu.py, valu16.py, valu_div.py, packed.py): handlers.
  * Every expression is the numpy reference's, operation for operation (see the .py files). */
+#include "rows64.h"
 
 /* ---- 32-bit float --------------------------------------------------------------------------------------- */
 H(v_add_f32) { F2(addf(a, b)); return ST_CONT; }
@@ -84,11 +85,30 @@ H(v_cubetc_f32) { F3(cube(a, b, cc, 2)); return ST_CONT; }
 H(v_cubema_f32) { F3(cube(a, b, cc, 3)); return ST_CONT; }
 
 /* ---- 64-bit float ---------------------------------------------------------------------------------------- */
-H(v_add_f64) { D2(addd(a, b)); return ST_CONT; }
-H(v_mul_f64) { D2(muld(a, b)); return ST_CONT; }
+/* f64 arithmetic on the rows (rows64.h) when the modifiers allow, else the general form */
+#if ROWS64
+#define ROWS64_TRY(OP, N, CROWS)                                                                 \
+    do {                                                                                         \
+        Op64 o_[3];                                                                              \
+        Rows64Buf b_;                                                                            \
+        int mods_;                                                                               \
+        if (op64_init(c, w, in, N, o_, &b_, &mods_)) {                                           \
+            if (CROWS) { o_[2].lo = vreg(w, in->d); o_[2].hi = vreg(w, in->d + 1); o_[2].am = o_[2].nm = 0; } \
+            uint32_t *dl_ = vreg(w, in->d), *dh_ = vreg(w, in->d + 1);                           \
+            if (mods_) rows64_op(OP, 1, &o_[0], &o_[1], &o_[2], dl_, dh_, exec_of(w));           \
+            else rows64_op(OP, 0, &o_[0], &o_[1], &o_[2], dl_, dh_, exec_of(w));                 \
+            return ST_CONT;                                                                      \
+        }                                                                                        \
+    } while (0)
+#else
+#define ROWS64_TRY(OP, N, CROWS) do { } while (0)
+#endif
+H(v_add_f64) { ROWS64_TRY(R64_ADD, 2, 0); D2(addd(a, b)); return ST_CONT; }
+H(v_mul_f64) { ROWS64_TRY(R64_MUL, 2, 0); D2(muld(a, b)); return ST_CONT; }
 H(v_max_f64) { D2(ieee_d(a, b, fmaxn_d(a, b), w->mode)); return ST_CONT; }
 H(v_min_f64) { D2(ieee_d(a, b, fminn_d(a, b), w->mode)); return ST_CONT; }
 H(v_fma_f64) {
+    ROWS64_TRY(R64_FMA, 3, 0);
     VSETUP const uint64_t* A = G64(0); const uint64_t* B = G64(1); const uint64_t* C_ = G64(2);
     fma64_rows(A, B, C_, Q, exec_of(w));
     END64();
@@ -452,6 +472,7 @@ H(v_fmac_f32) {
 }
 H(v_mac_f32) { return h_v_fmac_f32(c, w, in); }
 H(v_fmac_f64) {
+    ROWS64_TRY(R64_FMA, 2, 1);
     VSETUP const uint64_t* A = G64(0); const uint64_t* B = G64(1);
     const uint32_t* lo = vreg(w, in->d); const uint32_t* hi = vreg(w, in->d + 1);
     LOOP q2[l] = (uint64_t)lo[l] | (uint64_t)hi[l] << 32;

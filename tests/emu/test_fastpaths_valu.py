@@ -1,0 +1,101 @@
+"""The native engine's VALU fast paths give the numpy engine's bits (the reference), on operands chosen on
+both sides of each fast path's boundary: every kernel runs on both engines and the results must be equal
+bit for bit.  f64 arithmetic on the lo/hi rows (native/engine/rows64.h: v_fma_f64, v_fmac_f64,
+v_add_f64, v_mul_f64 with abs/neg, scalar and constant operands, a destination that is a source, sparse
+EXEC)."""
+import numpy as np
+import pytest
+
+from asmkit import gpu, run
+
+RNG = np.random.default_rng(4242)
+U64, F64 = np.uint64, np.float64
+TARGETS = ["gfx90a", "gfx942"]
+
+
+def both(body, a, b=None, c=None, **kw):
+    """The kernel on the numpy engine and on the native engine: equal bits, returned."""
+    g = gpu(kw.get("target", "gfx90a"))
+    old = g.engine
+    try:
+        g.engine = "numpy"
+        ref = run(body, a, b, c, **kw)
+        g.engine = "native"
+        got = run(body, a, b, c, **kw)
+    finally:
+        g.engine = old
+    for r, x in zip(ref, got):
+        bad = np.nonzero(r != x)[0]
+        assert bad.size == 0, (f"lane {bad[0]}: numpy {int(r[bad[0]]):#018x} native {int(x[bad[0]]):#018x} "
+                               f"a={a[bad[0]]!r} b={b[bad[0]] if b is not None else None!r} "
+                               f"c={c[bad[0]] if c is not None else None!r}")
+    return ref
+
+
+def f64_with_exponent(e, n):
+    """Random signs and mantissas (a quarter exact powers of two) with biased exponents ``e``."""
+    m = RNG.integers(0, 1 << 52, n, dtype=U64)
+    m[RNG.random(n) < 0.25] = 0
+    s = RNG.integers(0, 2, n, dtype=U64) << U64(63)
+    return (s | (np.asarray(e, U64) << U64(52)) | m).view(F64)
+
+
+SPECIAL = np.array([0.0, -0.0, np.inf, -np.inf, 5e-324, -2.2250738585072014e-308], F64)
+NANS = np.array([0x7FF8000000000001, 0xFFF4000000000002, 0x7FF0000000000003, 0xFFFFFFFFFFFFFFFF], U64).view(F64)
+
+
+def operands():
+    """Per lane (mixed within every group of 8 lanes): in the fast domain, on its edges (biased exponents
+    621..624 and 1521..1524 for the factors, 1921..1924 for the addend), products that underflow or
+    overflow, total cancellation, zeros, subnormals, infinities and NaNs with payloads."""
+    n = 64
+    ea = RNG.choice([623, 700, 1023, 1100, 1522, 621, 622, 624, 1521, 1523, 1524, 300, 1900], n)
+    eb = RNG.choice([623, 800, 1023, 1300, 1522, 622, 1523, 350, 2000], n)
+    a, b = f64_with_exponent(ea, n), f64_with_exponent(eb, n)
+    c = f64_with_exponent(RNG.choice([0, 1, 500, 1023, 1921, 1922, 1923, 1924, 2046], n), n)
+    with np.errstate(all="ignore"):
+        cancel = RNG.random(n) < 0.25
+        c[cancel] = -(a[cancel] * b[cancel]) * (1 + RNG.choice([0, 2.0 ** -52, -2.0 ** -53], cancel.sum()))
+    for x in (a, b, c):
+        k = RNG.random(n) < 0.12
+        x[k] = RNG.choice(np.concatenate([SPECIAL, NANS]), k.sum())
+    a[0], b[0], c[0] = 2.0 ** -400, 2.0 ** -400, 0.0          # the result exactly 2^-800
+    a[1], b[1], c[1] = 2.0 ** 500, 1.5, 2.0 ** 900
+    a[2], b[2], c[2] = -(2.0 ** -401) * 1.5, 2.0 ** -401, -0.0
+    return a, b, c
+
+
+BODIES = {
+    "fma": "v_fma_f64 v[8:9], v[2:3], v[4:5], v[6:7]\n  v_fma_f64 v[10:11], -v[2:3], |v[4:5]|, -|v[6:7]|",
+    "fma_scalar": "v_readfirstlane_b32 s20, v2\n  v_readfirstlane_b32 s21, v3\n"
+                  "  v_fma_f64 v[8:9], s[20:21], v[4:5], v[6:7]\n  v_fma_f64 v[10:11], v[2:3], -0.5, s[20:21]",
+    "fmac": "v_fmac_f64 v[6:7], v[2:3], v[4:5]\n  v_mov_b32 v8, v6\n  v_mov_b32 v9, v7\n"
+            "  v_fma_f64 v[2:3], v[2:3], v[4:5], v[2:3]\n  v_mov_b32 v10, v2\n  v_mov_b32 v11, v3",
+    "add_mul": "v_add_f64 v[8:9], v[2:3], -v[4:5]\n  v_mul_f64 v[10:11], |v[2:3]|, v[6:7]",
+    "add_mul_scalar": "v_readfirstlane_b32 s20, v6\n  v_readfirstlane_b32 s21, v7\n"
+                      "  v_add_f64 v[8:9], s[20:21], v[4:5]\n  v_mul_f64 v[10:11], v[2:3], 4.0",
+    "in_place": "v_mul_f64 v[4:5], v[2:3], v[4:5]\n  v_add_f64 v[6:7], v[6:7], v[2:3]\n"
+                "  v_mov_b32 v8, v4\n  v_mov_b32 v9, v5\n  v_mov_b32 v10, v6\n  v_mov_b32 v11, v7",
+}
+SPARSE = "  s_mov_b32 exec_lo, 0x5a5a00ff\n  s_mov_b32 exec_hi, 0xf00f0001\n{body}\n  s_mov_b64 exec, -1"
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("name", sorted(BODIES))
+def test_f64_rows_match_the_numpy_engine(target, name):
+    for _ in range(3):
+        a, b, c = operands()
+        both(BODIES[name], a, b, c, target=target)
+        both(SPARSE.format(body=BODIES[name]), a, b, c, target=target)
+    both(BODIES[name], a, b, c, target=target, lanes=45)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_f64_rows_flushing_mode_takes_the_general_path(target):
+    """MODE flushing f64 denormals: the general path's flushing, not the host's subnormal results."""
+    a, b, c = operands()
+    a[:8] = 5e-324 * np.arange(1, 9)
+    r0, r1 = both(BODIES["fma"] + "\n  v_add_f64 v[10:11], v[2:3], v[4:5]", a, b, c, target=target,
+                  denorm=(3, 0))
+    assert (r1[:8].view(F64) == b[:8]).all() or np.isnan(b[:8]).any()     # a flushed to zero in the add
+

@@ -2,7 +2,7 @@
 both sides of each fast path's boundary: every kernel runs on both engines and the results must be equal
 bit for bit.  f64 arithmetic on the lo/hi rows (native/engine/rows64.h: v_fma_f64, v_fmac_f64,
 v_add_f64, v_mul_f64 with abs/neg, scalar and constant operands, a destination that is a source, sparse
-EXEC)."""
+EXEC); the f32 division helpers' common cases (v_div_scale_f32, v_div_fixup_f32, v_div_fmas_f32)."""
 import numpy as np
 import pytest
 
@@ -99,3 +99,56 @@ def test_f64_rows_flushing_mode_takes_the_general_path(target):
                   denorm=(3, 0))
     assert (r1[:8].view(F64) == b[:8]).all() or np.isnan(b[:8]).any()     # a flushed to zero in the add
 
+
+# ---- f32 division helpers: the common case decided on exponents (ops_valu.h), other lanes per lane ----------
+def f32_with_exponent(e, n):
+    m = RNG.integers(0, 1 << 23, n, dtype=np.uint32)
+    m[RNG.random(n) < 0.25] = 0
+    s = RNG.integers(0, 2, n, dtype=np.uint32) << np.uint32(31)
+    return (s | (np.asarray(e, np.uint32) << np.uint32(23)) | m).view(np.float32)
+
+
+F32_SPECIAL = np.array([0x00000000, 0x80000000, 0x7F800000, 0xFF800000, 0x00000001, 0x807FFFFF, 0x7FC00001,
+                        0xFFA00002], np.uint32).view(np.float32)
+
+
+def division_operands():
+    """Denominator exponents on both sides of 1 and 252..253, numerators around 23..24, exponent
+    differences around -151..-150, -126..-125 and 95..96, plus zeros, denormals, infinities and NaNs."""
+    n = 64
+    e1 = RNG.choice([1, 2, 100, 127, 200, 251, 252, 253, 254], n)
+    d = RNG.choice([-152, -151, -150, -149, -127, -126, -125, -124, 0, 3, 94, 95, 96, 97], n)
+    e2 = np.clip(e1 + d, 1, 254)
+    free = RNG.random(n) < 0.3
+    e2[free] = RNG.choice([1, 22, 23, 24, 25, 127, 253, 254], free.sum())
+    den, num = f32_with_exponent(e1, n), f32_with_exponent(e2, n)
+    quo = f32_with_exponent(RNG.integers(1, 255, n), n)
+    for x in (den, num, quo):
+        k = RNG.random(n) < 0.12
+        x[k] = RNG.choice(F32_SPECIAL, k.sum())
+    return quo, den, num
+
+
+DIV_BODIES = {
+    "scale": "v_div_scale_f32 v8, s[20:21], v4, v4, v6\n  v_div_scale_f32 v9, vcc, v6, v4, v6\n"
+             "  v_mov_b32 v10, s20\n  v_mov_b32 v11, vcc_hi\n  v_div_scale_f32 v2, vcc, v2, v4, v6\n"
+             "  v_xor_b32 v10, v10, v2\n  v_xor_b32 v11, v11, vcc_lo",
+    "scale_neg": "v_div_scale_f32 v8, vcc, -v2, v4, -v6\n  v_mov_b32 v10, vcc_lo\n  v_mov_b32 v11, vcc_hi\n"
+                 "  v_div_scale_f32 v9, vcc, v2, -v4, v6\n  v_xor_b32 v11, v11, vcc_hi",
+    "fixup": "v_div_fixup_f32 v8, v2, v4, v6\n  v_div_fixup_f32 v10, -v2, |v4|, -|v6|\n"
+             "  v_div_fixup_f32 v2, v2, v4, v2\n  v_mov_b32 v9, v2\n  v_div_fixup_f32 v11, 1.0, v4, s20",
+    "fmas": "s_mov_b64 vcc, 0\n  v_div_fmas_f32 v8, v2, v4, v6\n  s_mov_b32 vcc_lo, 0x10203\n"
+            "  s_mov_b32 vcc_hi, 0x80000001\n  v_div_fmas_f32 v10, v2, v4, v6\n  v_div_fmas_f32 v11, -v2, v4, |v6|",
+}
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("name", sorted(DIV_BODIES))
+def test_f32_division_helpers_match_the_numpy_engine(target, name):
+    body = "v_readfirstlane_b32 s20, v6\n  " + DIV_BODIES[name]
+    for _ in range(3):
+        q, d, n = division_operands()
+        both(body, q, d, n, target=target)
+        both(SPARSE.format(body=body), q, d, n, target=target)
+    both(body, q, d, n, target=target, lanes=45)
+    both(body, q, d, n, target=target, denorm=(0, 3))          # f32 denormals flushed: the general path

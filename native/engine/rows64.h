@@ -91,7 +91,12 @@ enum { R64_FMA = 0, R64_ADD, R64_MUL };
  * FMA: a host fused multiply-add is kept where the biased exponents are 623..1522 for A and B (|x| in
  * [2^-400, 2^500)), at most 1922 for C (|c| < 2^900, zero and subnormals included) and at least 223 for
  * the result (|r| >= 2^-800): inside fma64_fast_ok's proven domain (fp.h), where fma64n returns the host's
- * result.  Other lanes take fma64_rows' per-lane path (fma64_fast_ok, else Boldo-Melquiond).
+ * result.  Or the same operand ranges and a host result of +0: an exact cancellation (a*b is a non-zero
+ * multiple of 2^-904 of magnitude >= 2^-800, so a c that comes near cancelling it is a multiple of 2^-853 and
+ * a non-zero a*b + c is >= 2^-904 in magnitude: the host rounds to zero only an exact zero), where IEEE gives
+ * +0 and so does Boldo-Melquiond: every error-free transformation is exact there, uh + th = -tl, so
+ * vh = -tl, vl = +0, z = tl (+0 if tl is a zero) and vh + z = +0 (checked on 29.6 M such triples, OCML's
+ * f64 math has many).  Other lanes take fma64_rows' per-lane path (fma64_fast_ok, else Boldo-Melquiond).
  * ADD / MUL: a result that is not Inf or NaN came from finite operands, and then the IEEE sum / product
  * is what addd / muld return whatever the operand order; Inf / NaN lanes are recomputed by addd / muld
  * (numpy's NaN propagation). */
@@ -131,7 +136,9 @@ static inline __attribute__((always_inline)) void rows64_op(int op, int mods, co
             __m256i ea = f64exp(ha), eb = f64exp(hb);
             ok = _mm256_and_si256(_mm256_and_si256(f64exp_above(ea, 622), f64exp_below(ea, 1523)),
                                   _mm256_and_si256(f64exp_above(eb, 622), f64exp_below(eb, 1523)));
-            ok = _mm256_and_si256(ok, _mm256_and_si256(f64exp_below(f64exp(hc), 1923), f64exp_above(f64exp(rhi), 222)));
+            __m256i rzero = _mm256_cmpeq_epi32(_mm256_or_si256(rlo, rhi), _mm256_setzero_si256());
+            ok = _mm256_and_si256(ok, _mm256_and_si256(f64exp_below(f64exp(hc), 1923),
+                                                       _mm256_or_si256(f64exp_above(f64exp(rhi), 222), rzero)));
             bad = ~(uint32_t)_mm256_movemask_ps(_mm256_castsi256_ps(ok)) & m8;
         } else {
             __m256i inf = _mm256_cmpeq_epi32(f64exp(rhi), _mm256_set1_epi32(0x7ff00000));

@@ -62,6 +62,11 @@ def operands():
     a[0], b[0], c[0] = 2.0 ** -400, 2.0 ** -400, 0.0          # the result exactly 2^-800
     a[1], b[1], c[1] = 2.0 ** 500, 1.5, 2.0 ** 900
     a[2], b[2], c[2] = -(2.0 ** -401) * 1.5, 2.0 ** -401, -0.0
+    # exact cancellations (a*b exact, c = -a*b): +0 on the fast path; at the edges of the factor range
+    short = RNG.integers(1, 1 << 20, 12).astype(F64) * 2.0 ** RNG.choice([-420, -400, -380, 0, 470, 480], 12)
+    a[3:15], b[3:15] = short, RNG.integers(1, 1 << 20, 12) * 2.0 ** RNG.choice([-440, -400, -20, 0, 5, 470], 12)
+    with np.errstate(all="ignore"):
+        c[3:15] = -(a[3:15] * b[3:15])
     return a, b, c
 
 
@@ -152,3 +157,22 @@ def test_f32_division_helpers_match_the_numpy_engine(target, name):
         both(SPARSE.format(body=body), q, d, n, target=target)
     both(body, q, d, n, target=target, lanes=45)
     both(body, q, d, n, target=target, denorm=(0, 3))          # f32 denormals flushed: the general path
+
+
+# ---- DPP source lanes (valu.h dpp_move32: 8 lanes per step, EXEC bits by variable shifts, a gather) ----------
+DPP_CTRLS = ["quad_perm:[1,0,3,2]", "row_shl:1", "row_shl:15", "row_shr:3", "row_ror:7", "wave_shl:1", "wave_rol:1",
+             "wave_shr:1", "wave_ror:1", "row_mirror", "row_half_mirror", "row_bcast:15", "row_bcast:31"]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("bound", [0, 1])
+def test_dpp_sources_match_the_numpy_engine(target, bound):
+    a = RNG.standard_normal(64).astype(np.float32)
+    b = RNG.standard_normal(64).astype(np.float32)
+    bc = " bound_ctrl:0" if bound else ""
+    for ctrl in DPP_CTRLS:
+        body = (f"v_add_f32_dpp v8, v2, v4 {ctrl} row_mask:0xf bank_mask:0xf{bc}\n"
+                f"  v_mov_b32_dpp v10, v2 {ctrl} row_mask:0xb bank_mask:0xd{bc}\n"
+                f"  v_mul_f32_dpp v11, -v2, |v4| {ctrl} row_mask:0xf bank_mask:0xf{bc}")
+        for sparse in (False, True):
+            both(SPARSE.format(body=body) if sparse else body, a, b, target=target)

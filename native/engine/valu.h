@@ -21,15 +21,33 @@ INLINE int general(const Wave* w, const NInst* in) {
 }
 
 static void dpp_move32(Ctx* c, const Wave* w, const ModInfo* mi, uint32_t* v) {
-    uint32_t tmp[LANES];
+    uint32_t ALIGN64 tmp[LANES];
     uint64_t ex = exec_of(w);
     uint64_t invalid = 0;
+#if defined(__AVX2__)
+    /* 8 lanes per step: the source lane's index (negative: none, read as lane 0), its EXEC bit by a
+     * variable shift of either EXEC half (counts of 32 and more shift to 0), the value by a gather */
+    const __m256i exlo = _mm256_set1_epi32((int)(uint32_t)ex), exhi = _mm256_set1_epi32((int)(uint32_t)(ex >> 32));
+    const __m256i one = _mm256_set1_epi32(1), k32 = _mm256_set1_epi32(32), zero = _mm256_setzero_si256();
+    for (int l = 0; l < LANES; l += 8) {
+        __m256i idx = _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*)(mi->dpp_src + l)));
+        __m256i none = _mm256_cmpgt_epi32(zero, idx);
+        __m256i s = _mm256_andnot_si256(none, idx);
+        __m256i bit = _mm256_or_si256(_mm256_srlv_epi32(exlo, s), _mm256_srlv_epi32(exhi, _mm256_sub_epi32(s, k32)));
+        __m256i ok = _mm256_andnot_si256(none, _mm256_cmpeq_epi32(_mm256_and_si256(bit, one), one));
+        __m256i val = _mm256_i32gather_epi32((const int*)v, s, 4);
+        if (mi->bound_zero) val = _mm256_and_si256(val, ok);
+        _mm256_store_si256((__m256i*)(tmp + l), val);
+        invalid |= (uint64_t)(~(uint32_t)_mm256_movemask_ps(_mm256_castsi256_ps(ok)) & 0xFF) << l;
+    }
+#else
     for (int l = 0; l < LANES; l++) {
         int s = mi->dpp_src[l];
         int ok = s >= 0 && (ex >> s & 1);
         tmp[l] = ok ? v[s] : (mi->bound_zero ? 0 : v[s >= 0 ? s : 0]);
         if (!ok) invalid |= 1ULL << l;
     }
+#endif
     memcpy(v, tmp, sizeof tmp);
     if (!mi->bound_zero) {
         c->dpp_invalid = invalid;

@@ -363,6 +363,17 @@ H(s_load) {
             if (!xlate(c, a + 4 * i, 4)) return raise_fault(c, w, FK_MEM, -1, a + 4 * i, 1, 4, 0);
         return raise_fault(c, w, FK_MEM, -1, a, 1, 4, 0);   /* spans two allocations */
     }
+    uint32_t* dst = &w->s[in->d & 127];
+    if (LIKELY(in->d + n <= 106)) {
+        switch (n) {      /* fixed-size copies: no library call, no per-dword bound test */
+        case 1: memcpy(dst, p, 4); return ST_CONT;
+        case 2: memcpy(dst, p, 8); return ST_CONT;
+        case 4: memcpy(dst, p, 16); return ST_CONT;
+        case 8: memcpy(dst, p, 32); return ST_CONT;
+        case 16: memcpy(dst, p, 64); return ST_CONT;
+        default: break;
+        }
+    }
     for (int i = 0; i < n && in->d + i < 106; i++) w->s[in->d + i] = ld32(p + 4 * i);
     return ST_CONT;
 }

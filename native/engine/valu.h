@@ -226,14 +226,22 @@ INLINE uint64_t pack_bits(const uint8_t* b) {
 
 /* one-liners: VOPn with 32-bit sources and a 32-bit result */
 #define V1(EXPR) { VSETUP DIRECT(); const uint32_t* A = G32(0); LOOP { uint32_t a = A[l]; OUT[l] = (EXPR); } END32(); }
-#define V2(EXPR) { VSETUP DIRECT(); const uint32_t* A = G32(0); const uint32_t* B = G32(1); \
-    LOOP { uint32_t a = A[l], b = B[l]; OUT[l] = (EXPR); } END32(); }
+/* (a scalar or constant src0 without modifiers, the usual VOP2 form, stays in a register: no broadcast row) */
+#define SCALAR0() (!gen && SRC_KIND(in->s[0]) != SRC_V)
+#define V2(EXPR) { VSETUP DIRECT(); \
+    if (SCALAR0()) { const uint32_t a = ssrc(w, in, 0); const uint32_t* B = src32(w, in, 1, t1); \
+        LOOP { uint32_t b = B[l]; OUT[l] = (EXPR); } } \
+    else { const uint32_t* A = G32(0); const uint32_t* B = G32(1); \
+        LOOP { uint32_t a = A[l], b = B[l]; OUT[l] = (EXPR); } } END32(); }
 #define V3(EXPR) { VSETUP DIRECT(); const uint32_t* A = G32(0); const uint32_t* B = G32(1); const uint32_t* C_ = G32(2); \
     LOOP { uint32_t a = A[l], b = B[l], cc = C_[l]; OUT[l] = (EXPR); } END32(); }
 /* float views */
 #define F1(EXPR) V1(f2u((EXPR)))
-#define F2(EXPR) { VSETUP DIRECT(); const uint32_t* A = G32(0); const uint32_t* B = G32(1); \
-    LOOP { float a = u2f(A[l]), b = u2f(B[l]); OUT[l] = f2u(EXPR); } END32(); }
+#define F2(EXPR) { VSETUP DIRECT(); \
+    if (SCALAR0()) { const float a = u2f(ssrc(w, in, 0)); const uint32_t* B = src32(w, in, 1, t1); \
+        LOOP { float b = u2f(B[l]); OUT[l] = f2u(EXPR); } } \
+    else { const uint32_t* A = G32(0); const uint32_t* B = G32(1); \
+        LOOP { float a = u2f(A[l]), b = u2f(B[l]); OUT[l] = f2u(EXPR); } } END32(); }
 #define F3(EXPR) { VSETUP DIRECT(); const uint32_t* A = G32(0); const uint32_t* B = G32(1); const uint32_t* C_ = G32(2); \
     LOOP { float a = u2f(A[l]), b = u2f(B[l]), cc = u2f(C_[l]); OUT[l] = f2u(EXPR); } END32(); }
 /* 64-bit sources and result */

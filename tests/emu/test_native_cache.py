@@ -110,3 +110,18 @@ def test_a_later_process_runs_from_the_entry(tmp_path):
     assert (hit, bad, store) == (0, 1, 1) and native >= 1
     hit, miss, store, bad, native = _child(tmp_path)
     assert (hit, bad) == (1, 0)
+
+
+def test_the_directory_is_trimmed_least_recently_used_first(tmp_path):
+    d = tmp_path / "native"
+    d.mkdir()
+    for i in range(10):
+        f = d / f"{i:02d}.npz"
+        f.write_bytes(b"x")
+        os.utime(f, ns=(10**18 + i * 10**9, 10**18 + i * 10**9))
+    os.utime(d / "01.npz", ns=(2 * 10**18, 2 * 10**18))         # used recently
+    cache.trim(d, limit=8)
+    left = sorted(p.name for p in d.glob("*.npz"))
+    assert left == ["01.npz", "05.npz", "06.npz", "07.npz", "08.npz", "09.npz"]   # down to 3/4 of 8
+    cache.trim(d, limit=8)                                       # under the limit: nothing removed
+    assert len(list(d.glob("*.npz"))) == 6

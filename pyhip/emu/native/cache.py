@@ -11,6 +11,8 @@ report or a fallback to the numpy engine).
 Where: ``$PYHIP_CACHE_DIR``, else ``$XDG_CACHE_HOME/pyhip``, else ``~/.cache/pyhip`` (subdirectory
 ``native``).  ``PYHIP_CACHE_DIR=`` (empty) turns it off.  Entries are ``.npz`` files read without pickle;
 one that cannot be read is ignored and rewritten; a directory that cannot be written is skipped silently.
+The directory holds at most MAX_ENTRIES entries: a store beyond that removes the least recently used ones
+(a hit refreshes its entry's time).
 Addresses inside the records (a jump to a non-instruction) are stored relative to the program's base, so
 an entry serves a program loaded anywhere.
 """
@@ -33,6 +35,7 @@ from .layout import dtype, op_ids
 
 EMU = Path(__file__).resolve().parents[1]           # pyhip/emu: decoder tables, semantics, lowering
 FORMAT = 1
+MAX_ENTRIES = 512
 stats = collections.Counter()                       # "hit", "miss", "store", "bad"
 
 
@@ -85,6 +88,10 @@ def load(k: str) -> dict | None:
         stats["bad"] += 1
         return None
     stats["hit"] += 1
+    try:
+        os.utime(path)                              # recently used: kept when the directory is trimmed
+    except OSError:
+        pass
     return out
 
 
@@ -105,3 +112,18 @@ def store(k: str, arrays: dict, meta: dict) -> None:
     except OSError:
         return
     stats["store"] += 1
+    trim(d)
+
+
+def trim(d: Path, limit: int | None = None) -> None:
+    """Remove the least recently used entries beyond ``limit`` (MAX_ENTRIES), down to three quarters of it."""
+    limit = MAX_ENTRIES if limit is None else limit
+    try:
+        entries = [e for e in os.scandir(d) if e.name.endswith(".npz")]
+        if len(entries) <= limit:
+            return
+        entries.sort(key=lambda e: e.stat().st_mtime_ns)
+        for e in entries[:len(entries) - limit * 3 // 4]:
+            os.unlink(e.path)
+    except OSError:
+        pass

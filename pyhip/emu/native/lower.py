@@ -199,6 +199,7 @@ class NativeProgram:
     def __init__(self, program, K):
         self.program = program
         self._support: dict[int, tuple] = {}
+        self.pointers = None            # the arrays as C pointers (run.py)
         ck = cache.key(program, K)
         hit = cache.load(ck) if ck is not None else None
         if hit is None or not self._restore(hit, program.base):

@@ -51,6 +51,7 @@ class NativeEngine:
         self._programs: dict = {}
         self._regions = None            # (memory._index, regions array, keep-alive)
         self._lock = threading.Lock()
+        self._hostcalls: dict = {}                  # id(kernel) -> (kernel, uses a hostcall buffer)
         self.stats = collections.Counter()          # "native", "fallback"
         self.fallbacks = collections.Counter()      # reason -> dispatches
         _init_tables(self.lib, self.ffi)
@@ -78,8 +79,7 @@ class NativeEngine:
             return f"{d.processor}: RDNA (GFX{d.K.family}) code runs on the numpy engine", None
         if d.lanes != LANES:
             return f"wave{d.lanes} dispatch", None
-        if self.gpu.sleep_hook is not None and any(
-                a.value_kind == "hidden_hostcall_buffer" for a in getattr(d.kernel, "hidden_args", ())):
+        if self.gpu.sleep_hook is not None and self._hostcall(d.kernel):
             # device printf / hostcalls: waves wait in s_sleep loops for the host, which the numpy engine serves
             return "hostcall (device printf): served on s_sleep by the numpy engine", None
         np_ = self.program(d.program, d.K)
@@ -88,13 +88,20 @@ class NativeEngine:
             reason = f"uses VGPR rows up to {rows}, more than the {d.nvgpr + 8} allocated"
         return reason, (np_ if reason is None else None)
 
+    def _hostcall(self, kernel) -> bool:
+        hit = self._hostcalls.get(id(kernel))
+        if hit is None or hit[0] is not kernel:
+            uses = any(a.value_kind == "hidden_hostcall_buffer" for a in getattr(kernel, "hidden_args", ()))
+            hit = self._hostcalls[id(kernel)] = (kernel, uses)
+        return hit[1]
+
     # -- memory --------------------------------------------------------------------------------------------------
     def regions(self):
         mem = self.gpu.memory
         index = mem._index
         cached = self._regions
         if cached is not None and cached[0] is index:
-            return cached[1]
+            return cached[1], cached[3]
         starts, ends, ext, exts = index
         arena = mem.arena
         arena_ptr = arena.ctypes.data
@@ -102,18 +109,21 @@ class NativeEngine:
         reg["start"], reg["end"] = starts, ends
         for i, e in enumerate(exts):
             reg["host"][i] = e.ctypes.data if e is not None else arena_ptr + int(starts[i]) - mem.base
-        self._regions = (index, reg, (arena, exts))
-        return reg
+        ptr = self.ffi.cast("const Region*", reg.ctypes.data)
+        self._regions = (index, reg, (arena, exts), ptr)
+        return reg, ptr
 
     # -- one dispatch -----------------------------------------------------------------------------------------------
     def run(self, d, nprog: NativeProgram, *, lockstep=False, capture=False, nthreads=0) -> Result:
         ffi, lib = self.ffi, self.lib
         c = ffi.new("Dispatch*")
-        keep = [nprog.code, nprog.mods, nprog.addr_index, nprog.aux]
-        c.code = ffi.cast("const NInst*", nprog.code.ctypes.data)
-        c.mods = ffi.cast("const ModInfo*", nprog.mods.ctypes.data)
-        c.addr_index = ffi.cast("const int32_t*", nprog.addr_index.ctypes.data)
-        c.aux = ffi.cast("const int32_t*", nprog.aux.ctypes.data)
+        ptrs = nprog.pointers
+        if ptrs is None:      # the program's arrays as C pointers, once (NativeProgram keeps the arrays alive)
+            ptrs = nprog.pointers = (ffi.cast("const NInst*", nprog.code.ctypes.data),
+                                     ffi.cast("const ModInfo*", nprog.mods.ctypes.data),
+                                     ffi.cast("const int32_t*", nprog.addr_index.ctypes.data),
+                                     ffi.cast("const int32_t*", nprog.aux.ctypes.data))
+        c.code, c.mods, c.addr_index, c.aux = ptrs
         c.code_base = nprog.base
         c.code_size = nprog.size
         c.ncode = len(nprog.code)
@@ -125,12 +135,11 @@ class NativeEngine:
         c.nvgpr = rows
         c.lds_size = d.lds_size
         c.private_size = d.private
-        setup_registers(c, d, self.gpu.memory)
+        setup_registers(c, d, self.gpu.memory, ffi)
         c.is_gfx94x = int(d.K.is_gfx94x)
         c.private_vsharp_base = PRIVATE_VSHARP_BASE
-        reg = self.regions()
-        keep.append(reg)
-        c.regions = ffi.cast("const Region*", reg.ctypes.data)
+        reg, reg_ptr = self.regions()
+        c.regions = reg_ptr
         c.nregions = len(reg)
         c.lockstep = int(lockstep)
         c.capture = int(capture)
@@ -150,7 +159,7 @@ class NativeEngine:
             c.capture_buf = ffi.cast("uint8_t*", cap.ctypes.data)
             c.capture_stride = stride
         failed = lib.pyhip_engine_run(c)
-        del keep
+        del reg
         self.stats["native"] += 1
         if failed:
             exc = self.fault(c, d, nprog)
@@ -224,51 +233,76 @@ class NativeEngine:
         return "; ".join(parts)
 
 
-def setup_registers(c, d, memory) -> None:
-    """The SGPR template, workgroup-id SGPRs, work-item VGPR layout and MODE (engine.Dispatch._setup)."""
-    kd = d.kd
-    init = np.zeros(128, dtype=np.uint32)
-    vals = {
-        "private_segment_buffer": [PRIVATE_VSHARP_BASE & 0xFFFFFFFF, PRIVATE_VSHARP_BASE >> 32, 0xFFFFFFFF,
-                                   ADD_TID_ENABLE | 0x00027000],
-        "dispatch_ptr": [d.dispatch_ptr & 0xFFFFFFFF, d.dispatch_ptr >> 32],
-        "queue_ptr": [d.queue_ptr & 0xFFFFFFFF, d.queue_ptr >> 32],
-        "kernarg_segment_ptr": [d.kernarg & 0xFFFFFFFF, d.kernarg >> 32],
-        "dispatch_id": [d.dispatch_id & 0xFFFFFFFF, d.dispatch_id >> 32],
-        "flat_scratch_init": [0, 0],
-        "private_segment_size": [d.private],
-    }
-    for name, first, count in kd.user_sgpr_layout():
-        if name == "kernarg_preload":
-            off = kd.preload["kernarg_preload_spec_offset"] * 4
-            init[first:first + count] = np.frombuffer(memory.read(d.kernarg + off, count * 4), dtype=np.uint32)
-        else:
-            init[first:first + count] = np.array(vals[name], dtype=np.uint64).astype(np.uint32)
-    s = kd.user_sgpr_count
-    ids = [-1, -1, -1]
-    for i, axis in enumerate("xyz"):
-        if kd.rsrc2[f"enable_sgpr_workgroup_id_{axis}"]:
-            ids[i] = s
+class _RegisterLayout:
+    """What a kernel descriptor fixes of the initial wave state (engine.Dispatch._setup), computed once per
+    descriptor: the SGPR template with the per-dispatch slots named, the workgroup-id / workgroup-info SGPRs,
+    the work-item VGPR layout and MODE."""
+
+    __slots__ = ("kd", "template", "slots", "preload", "ids", "info", "vgpr_ids", "wid", "mode")
+
+    def __init__(self, kd, processor: str):
+        self.kd = kd
+        init = np.zeros(128, dtype=np.uint32)
+        fixed = {"private_segment_buffer": [PRIVATE_VSHARP_BASE & 0xFFFFFFFF, PRIVATE_VSHARP_BASE >> 32, 0xFFFFFFFF,
+                                            ADD_TID_ENABLE | 0x00027000],
+                 "flat_scratch_init": [0, 0]}
+        self.slots, self.preload = [], None
+        for name, first, count in kd.user_sgpr_layout():
+            if name == "kernarg_preload":
+                self.preload = (kd.preload["kernarg_preload_spec_offset"] * 4, first, count)
+            elif name in fixed:
+                init[first:first + count] = np.array(fixed[name], dtype=np.uint64).astype(np.uint32)
+            else:
+                self.slots.append((name, first, count))
+        s = kd.user_sgpr_count
+        ids = [-1, -1, -1]
+        for i, axis in enumerate("xyz"):
+            if kd.rsrc2[f"enable_sgpr_workgroup_id_{axis}"]:
+                ids[i] = s
+                s += 1
+        self.ids = ids
+        self.info = -1
+        if kd.rsrc2["enable_sgpr_workgroup_info"]:
+            self.info = s
             s += 1
-    info = -1
-    if kd.rsrc2["enable_sgpr_workgroup_info"]:
-        info = s
-        s += 1
-    if kd.rsrc2["enable_private_segment"]:
-        if d.processor.startswith(("gfx94", "gfx95", "gfx11", "gfx12")):
-            init[FLAT_SCRATCH] = init[FLAT_SCRATCH + 1] = 0
-        else:
-            init[s] = 0
-    for i in range(128):
-        c.sgpr_init[i] = int(init[i])
-    for i in range(3):
-        c.wgid_sgpr[i] = ids[i]
-    c.wginfo_sgpr = info
-    c.vgpr_ids = int(d.processor.startswith(("gfx90a", "gfx94", "gfx95", "gfx11", "gfx12")))
-    c.wid = kd.rsrc2["enable_vgpr_workitem_id"]
-    r1 = kd.rsrc1
-    c.mode = r1["float_round_mode_32"] | r1["float_round_mode_16_64"] << 2 | r1["float_denorm_mode_32"] << 4 | \
-        r1["float_denorm_mode_16_64"] << 6 | r1["enable_dx10_clamp"] << 8 | r1["enable_ieee_mode"] << 9
+        if kd.rsrc2["enable_private_segment"]:
+            if processor.startswith(("gfx94", "gfx95", "gfx11", "gfx12")):
+                init[FLAT_SCRATCH] = init[FLAT_SCRATCH + 1] = 0
+            else:
+                init[s] = 0
+        self.template = init
+        self.vgpr_ids = int(processor.startswith(("gfx90a", "gfx94", "gfx95", "gfx11", "gfx12")))
+        self.wid = kd.rsrc2["enable_vgpr_workitem_id"]
+        r1 = kd.rsrc1
+        self.mode = r1["float_round_mode_32"] | r1["float_round_mode_16_64"] << 2 | r1["float_denorm_mode_32"] << 4 | \
+            r1["float_denorm_mode_16_64"] << 6 | r1["enable_dx10_clamp"] << 8 | r1["enable_ieee_mode"] << 9
+
+
+_LAYOUTS: dict = {}
+
+
+def setup_registers(c, d, memory, ffi) -> None:
+    """The SGPR template, workgroup-id SGPRs, work-item VGPR layout and MODE (engine.Dispatch._setup)."""
+    key = (id(d.kd), d.processor)
+    lay = _LAYOUTS.get(key)
+    if lay is None or lay.kd is not d.kd:
+        lay = _LAYOUTS[key] = _RegisterLayout(d.kd, d.processor)
+    init = lay.template.copy()
+    for name, first, count in lay.slots:
+        v = {"dispatch_ptr": d.dispatch_ptr, "queue_ptr": d.queue_ptr, "kernarg_segment_ptr": d.kernarg,
+             "dispatch_id": d.dispatch_id, "private_segment_size": d.private}[name]
+        init[first] = v & 0xFFFFFFFF
+        if count > 1:
+            init[first + 1] = v >> 32
+    if lay.preload is not None:
+        off, first, count = lay.preload
+        init[first:first + count] = np.frombuffer(memory.read(d.kernarg + off, count * 4), dtype=np.uint32)
+    ffi.memmove(c.sgpr_init, init, 128 * 4)
+    c.wgid_sgpr[0], c.wgid_sgpr[1], c.wgid_sgpr[2] = lay.ids
+    c.wginfo_sgpr = lay.info
+    c.vgpr_ids = lay.vgpr_ids
+    c.wid = lay.wid
+    c.mode = lay.mode
 
 
 _tables_done = False

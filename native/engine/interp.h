@@ -43,6 +43,8 @@ static int lds_io(Ctx* c, Wave* w, const uint32_t* base, int64_t off, int size, 
 #define H(name) static int h_##name(Ctx* c, Wave* w, const NInst* in)
 #include "ops_salu.h"
 #include "ops_valu.h"
+#include "ops_lanes.h"
+#include "ops_div.h"
 #include "ops_packed.h"
 #include "ops_ds.h"
 #include "ops_mfma.h"

@@ -105,7 +105,7 @@ def test_f64_rows_flushing_mode_takes_the_general_path(target):
     assert (r1[:8].view(F64) == b[:8]).all() or np.isnan(b[:8]).any()     # a flushed to zero in the add
 
 
-# ---- f32 division helpers: the common case decided on exponents (ops_valu.h), other lanes per lane ----------
+# ---- f32 division helpers: the common case decided on exponents (ops_div.h), other lanes per lane ----------
 def f32_with_exponent(e, n):
     m = RNG.integers(0, 1 << 23, n, dtype=np.uint32)
     m[RNG.random(n) < 0.25] = 0

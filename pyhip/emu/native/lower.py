@@ -373,7 +373,7 @@ def _fusable_carry(r: Rec, kind: int) -> bool:
 
 def fuse_pairs(code, recs, nxt, ops) -> None:
     """Superinstructions: a v_add_co_u32 followed by the v_addc_co_u32 that takes its carry (a 64-bit add,
-    e.g. address arithmetic) runs as one ``v_add64`` (native/engine/ops_valu.h) from the first record; the
+    e.g. address arithmetic) runs as one ``v_add64`` (native/engine/ops_lanes.h) from the first record; the
     second record stays as it is for jumps to it.  Only plain forms (no modifiers) whose carry SGPR pair is
     an ordinary one and whose second instruction reads nothing else from it."""
     for i in range(len(recs) - 1):

@@ -292,12 +292,7 @@ class NativeProgram:
     # -- the cross-process cache (cache.py) ---------------------------------------------------------------
     def _saved(self, base: int) -> tuple[dict, dict]:
         """Arrays and metadata of an entry: a badpc record's address (k/khi) as an offset from ``base``."""
-        code = self.code.view(np.uint8).copy().view(self.code.dtype)
-        bad = code["op"] == op_ids()["badpc"]
-        addr = code["k"][:, 0].astype(np.int64) | (code["khi"][:, 0].astype(np.int64) << 32)
-        rel = np.where(bad, addr - base, 0).astype(np.int64)
-        code["k"][:, 0] = np.where(bad, rel & 0xFFFFFFFF, code["k"][:, 0])
-        code["khi"][:, 0] = np.where(bad, (rel >> 32) & 0xFFFFFFFF, code["khi"][:, 0])
+        code = _badpc_moved(self.code.view(np.uint8).copy().view(self.code.dtype), -base)
         arrays = {"code": code.view(np.uint8), "mods": self.mods.view(np.uint8), "aux": self.aux,
                   "addr_index": self.addr_index, "nxt": np.asarray(self.nxt, np.int64),
                   "tgt": np.asarray(self.tgt, np.int64), "ends": np.asarray(self.ends, np.uint8),
@@ -309,12 +304,7 @@ class NativeProgram:
     def _restore(self, e: dict, base: int) -> bool:
         try:
             meta = e["meta"]
-            code = e["code"].copy().view(dtype("NInst"))   # bytes copied, padding included
-            bad = code["op"] == op_ids()["badpc"]
-            rel = (code["k"][:, 0].astype(np.int64) | (code["khi"][:, 0].astype(np.int64) << 32))
-            addr = rel + base                     # device addresses are below 2^63
-            code["k"][:, 0] = np.where(bad, addr & 0xFFFFFFFF, code["k"][:, 0])
-            code["khi"][:, 0] = np.where(bad, addr >> 32, code["khi"][:, 0])
+            code = _badpc_moved(e["code"].copy().view(dtype("NInst")), base)   # bytes copied, padding included
             n = int(meta["n"])
             lists = {name: e[name].tolist() for name in ("nxt", "tgt", "ends", "indirect", "vmax")}
             if len(code) < n or any(len(v) != n for v in lists.values()):
@@ -365,6 +355,16 @@ class NativeProgram:
                 res = (None, max((self.vmax[i] for i in seen), default=0))
         self._support[entry] = res
         return res
+
+
+def _badpc_moved(code: np.ndarray, delta: int) -> np.ndarray:
+    """``code`` (in place) with every badpc record's 64-bit address (k[0] | khi[0] << 32) moved by ``delta``
+    (device addresses and their offsets from a program base fit int64)."""
+    bad = code["op"] == op_ids()["badpc"]
+    addr = (code["k"][:, 0].astype(np.int64) | (code["khi"][:, 0].astype(np.int64) << 32)) + delta
+    code["k"][:, 0] = np.where(bad, addr & 0xFFFFFFFF, code["k"][:, 0])
+    code["khi"][:, 0] = np.where(bad, (addr >> 32) & 0xFFFFFFFF, code["khi"][:, 0])
+    return code
 
 
 def _fusable_carry(r: Rec, kind: int) -> bool:

@@ -252,8 +252,8 @@ class _RegisterLayout:
                 self.preload = (kd.preload["kernarg_preload_spec_offset"] * 4, first, count)
             elif name in fixed:
                 init[first:first + count] = np.array(fixed[name], dtype=np.uint64).astype(np.uint32)
-            else:
-                self.slots.append((name, first, count))
+            else:       # filled per dispatch from the Dispatch attribute of that name
+                self.slots.append((DISPATCH_ATTR[name], first, count))
         s = kd.user_sgpr_count
         ids = [-1, -1, -1]
         for i, axis in enumerate("xyz"):
@@ -279,6 +279,9 @@ class _RegisterLayout:
 
 
 _LAYOUTS: dict = {}
+# user SGPRs that change per dispatch -> the engine.Dispatch attribute holding the value
+DISPATCH_ATTR = {"dispatch_ptr": "dispatch_ptr", "queue_ptr": "queue_ptr", "kernarg_segment_ptr": "kernarg",
+                 "dispatch_id": "dispatch_id", "private_segment_size": "private"}
 
 
 def setup_registers(c, d, memory, ffi) -> None:
@@ -288,9 +291,8 @@ def setup_registers(c, d, memory, ffi) -> None:
     if lay is None or lay.kd is not d.kd:
         lay = _LAYOUTS[key] = _RegisterLayout(d.kd, d.processor)
     init = lay.template.copy()
-    for name, first, count in lay.slots:
-        v = {"dispatch_ptr": d.dispatch_ptr, "queue_ptr": d.queue_ptr, "kernarg_segment_ptr": d.kernarg,
-             "dispatch_id": d.dispatch_id, "private_segment_size": d.private}[name]
+    for attr, first, count in lay.slots:
+        v = getattr(d, attr)
         init[first] = v & 0xFFFFFFFF
         if count > 1:
             init[first + 1] = v >> 32

@@ -43,6 +43,9 @@ def _round_to_odd_sum(x, y):
     return s
 
 
+round_to_odd_sum = _round_to_odd_sum
+
+
 def fma64(a, b, c):
     """Correctly rounded a*b+c for float64 arrays (Boldo–Melquiond with rounding to odd)."""
     a = np.asarray(a, dtype=np.float64)

@@ -298,6 +298,22 @@ static int run_dispatch(Dispatch* d) {
     return d->failed;
 }
 
+/* ---- what compiled kernels call (pyhip/emu/jit) ------------------------------------------------------------ */
+/* one instruction by its lowered record (instructions the compiled code does not generate itself) */
+int pyhip_jit_step(Ctx* c, Wave* w, int32_t ip) {
+    const NInst* in = &c->code[ip];
+    c->cur_ip = ip;
+    w->ip = in->next;
+    return HANDLERS[in->op](c, w, in);
+}
+
+/* a fault the compiled code detected itself (kind: enum FaultKind) at instruction ``ip`` */
+int pyhip_jit_fault(Ctx* c, Wave* w, int32_t ip, int32_t kind, uint64_t address, int32_t has_address) {
+    c->cur_ip = ip;
+    w->ip = ip;
+    return raise_fault(c, w, kind, -1, address, has_address, 0, 0);
+}
+
 /* ---- introspection for the Python side ---------------------------------------------------------------- */
 int pyhip_engine_abi(void) { return ENGINE_ABI; }
 int pyhip_engine_op_count(void) { return OP_COUNT; }

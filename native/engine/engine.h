@@ -179,6 +179,7 @@ typedef struct Dispatch {
     int32_t abort_flag;
     int32_t pad2;
     uint8_t* pattern;            /* per wave of a whole workgroup: EXEC (8 bytes), then v0, v1, v2 */
+    void* jit_fn;                /* the kernel compiled by pyhip/emu/jit (int fn(Wave*, Ctx*)), or NULL */
 } Dispatch;
 
 #define PATTERN_STRIDE (8 + 3 * LANES * 4)
@@ -222,6 +223,7 @@ typedef struct Ctx {
     int32_t cur_ip;          /* the instruction being executed */
     int32_t dpp_invalid_set;
     uint64_t dpp_invalid;
+    int64_t jit_limit;       /* compiled code: the wave's instruction count at which it yields (ST_SLICE) */
 } Ctx;
 
 /* the interpreter's stop reasons */

@@ -260,6 +260,22 @@ static void capture_group(const Dispatch* d, const Group* g) {
 
 #define SLICE 4096
 
+/* a wave of a compiled kernel (pyhip/emu/jit): the function runs from w->ip (a block's instruction index) until
+ * the wave ends, waits at a barrier, faults, or its instruction count reaches c->jit_limit at a loop head */
+typedef int (*JitFn)(Wave*, Ctx*);
+
+static int run_wave_jit(Ctx* c, Wave* w, Wave* const* group_waves, int nw) {
+    Dispatch* d = c->d;
+    int64_t left = d->max_steps - w->count;
+    int64_t budget = SLICE < left + 1 ? SLICE : left + 1;
+    int64_t before = w->count;
+    c->jit_limit = w->count + budget;
+    int st = ((JitFn)d->jit_fn)(w, c);
+    c->ninst += w->count - before;
+    if (st == ST_SLICE && w->count > d->max_steps) return watchdog(c, w, group_waves, nw);
+    return st;
+}
+
 /* waves of one workgroup, in turn, each until it stops (barrier, end, a time slice); barriers release when
  * every wave that has not ended waits at one */
 static int run_group(Ctx* c, Group* g) {
@@ -272,7 +288,7 @@ static int run_group(Ctx* c, Group* g) {
         for (int k = 0; k < g->nw; k++) {
             Wave* w = &g->w[k];
             if (w->state == WS_RUN) {
-                int st = run_wave(c, w, SLICE, ptrs, nw);
+                int st = d->jit_fn ? run_wave_jit(c, w, ptrs, nw) : run_wave(c, w, SLICE, ptrs, nw);
                 if (st == ST_FAULT) return ST_FAULT;
             }
             nrun += w->state == WS_RUN;

@@ -58,11 +58,15 @@ def fma64(a, b, c):
         z = _round_to_odd_sum(tl, vl)
         r = vh + z
         naive = a * b + c
-        # special values, overflow of the split, and results where the EFTs do not hold
+        # special values, overflow of the split, and results where the EFTs do not hold (a product that
+        # underflowed to zero still carries its sign into a*b + c: exact path); an exactly zero product
+        # (a or b zero) makes a*b + c exact: IEEE's signed-zero rules through ``naive``
+        zero = (a == 0) | (b == 0)
         bad = ~np.isfinite(r) | ~np.isfinite(uh) | (np.abs(a) > 1e300) | (np.abs(b) > 1e300) \
-            | (np.abs(uh) < 1e-290) & (uh != 0)
+            | (np.abs(uh) < 1e-290) & ((uh != 0) | ~zero) | zero
         if bad.any():
             r = np.where(bad, naive, r)
+            bad &= ~zero
             # extreme exponents (the splits overflow or the error terms underflow): exact rational
             # arithmetic for those few finite lanes; non-finite inputs follow IEEE through ``naive``
             slow = bad & np.isfinite(a) & np.isfinite(b) & np.isfinite(c)

@@ -54,6 +54,9 @@ class NativeEngine:
         self._hostcalls: dict = {}                  # id(kernel) -> (kernel, uses a hostcall buffer)
         self.stats = collections.Counter()          # "native", "fallback"
         self.fallbacks = collections.Counter()      # reason -> dispatches
+        self.jit_failures = collections.Counter()   # reason -> dispatches the compiled engine did not take
+        from .. import jit
+        self.jit = jit.KernelCache(self.ffi, self.lib) if jit.enabled() and jit.available() else None
         _init_tables(self.lib, self.ffi)
 
     # -- programs --------------------------------------------------------------------------------------------
@@ -158,6 +161,13 @@ class NativeEngine:
             cap = np.zeros((total, stride), dtype=np.uint8)
             c.capture_buf = ffi.cast("uint8_t*", cap.ctypes.data)
             c.capture_stride = stride
+        if not lockstep and self.jit is not None:
+            try:
+                fn = self.jit.function(nprog, d.program, d.K, nprog.index[d.entry], int(c.mode))
+                c.jit_fn = ffi.cast("void*", fn)
+                self.stats["jit"] += 1
+            except Exception as exc:  # noqa: BLE001 - the interpreter runs what the compiler cannot
+                self.jit_failures[str(exc)[:120]] += 1
         failed = lib.pyhip_engine_run(c)
         del reg
         self.stats["native"] += 1

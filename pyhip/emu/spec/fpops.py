@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import math
 
+from .lang import nan_free
 from .lang import (B1, F16, F32, F64, I32, I64, U16, U32, U64, Node, bitcast, const, copysign, fabs, fbits, floor,
                    fptoint, is_denormal, is_snan, isinf, isnan, quiet, rint, select, signbit, sqrt, EXP_MASK, MANT_BITS,
                    EXP_BIAS)
+
+DEFAULT_NAN64 = 0xFFF8000000000000          # the default NaN of an invalid operation (lang.py's contract)
 
 # MODE register bits (the descriptor's FLOAT_MODE and friends)
 MODE_DENORM_F32_IN, MODE_DENORM_F32_OUT = 1 << 4, 1 << 5
@@ -208,12 +211,13 @@ def exp2_f64(x: Node) -> Node:
     big = x > 1100.0
     small = x < -1100.0
     xc = select(big | small | isnan(x), const(0.0, F64), x)
-    n = rint(xc)
-    f = xc - n                                        # exact, |f| <= 0.5
-    p = const(_EXP2_COEF[-1], F64)
-    for c in reversed(_EXP2_COEF[:-1]):
-        p = p * f + c
-    r = ldexp(p, fptoint(n, I32))
+    with nan_free():                                  # no NaN reaches these
+        n = rint(xc)
+        f = xc - n                                    # exact, |f| <= 0.5
+        p = const(_EXP2_COEF[-1], F64)
+        for c in reversed(_EXP2_COEF[:-1]):
+            p = p * f + c
+        r = ldexp(p, fptoint(n, I32))
     r = select(big, const(math.inf, F64), select(small, const(0.0, F64), r))
     return select(isnan(x), quiet(x), r)
 
@@ -223,22 +227,24 @@ _LN2_HI = math.log(2)
 
 def log2_f64(x: Node) -> Node:
     """log2(x) in binary64 for an f64 x: -inf at ±0, NaN below zero, +inf at +inf."""
-    e = frexp_exp(x)
-    m = frexp_mant(x)                       # [0.5, 1)
-    adj = m < math.sqrt(0.5)
-    m = select(adj, m * 2.0, m)
-    e = select(adj, e - 1, e)
-    s = (m - 1.0) / (m + 1.0)              # |s| <= 0.1716
-    s2 = s * s
-    # atanh series: log(m) = 2 (s + s^3/3 + s^5/5 + ...)
-    p = const(1.0 / 41, F64)
-    for k in range(39, 0, -2):
-        p = p * s2 + 1.0 / k
-    lnm = (s * 2.0) * p
-    r = lnm * (1.0 / _LN2_HI) + e.to(F64)
+    xs = select(isnan(x) | (x <= 0.0) | isinf(x), const(1.0, F64), x)
+    with nan_free():                        # the special cases are selected below
+        e = frexp_exp(xs)
+        m = frexp_mant(xs)                  # [0.5, 1)
+        adj = m < math.sqrt(0.5)
+        m = select(adj, m * 2.0, m)
+        e = select(adj, e - 1, e)
+        s = (m - 1.0) / (m + 1.0)          # |s| <= 0.1716
+        s2 = s * s
+        # atanh series: log(m) = 2 (s + s^3/3 + s^5/5 + ...)
+        p = const(1.0 / 41, F64)
+        for k in range(39, 0, -2):
+            p = p * s2 + 1.0 / k
+        lnm = (s * 2.0) * p
+        r = lnm * (1.0 / _LN2_HI) + e.to(F64)
     zero = x.eq(0.0)
     r = select(zero, const(-math.inf, F64), r)
-    r = select(x < 0.0, fbits(0x7FF8000000000000, F64), r)
+    r = select(x < 0.0, fbits(DEFAULT_NAN64, F64), r)
     r = select(isinf(x) & ~signbit(x), const(math.inf, F64), r)
     return select(isnan(x), quiet(x), r)
 
@@ -264,29 +270,31 @@ def _cos_poly(r: Node) -> Node:
 def sin_turns(x: Node) -> Node:
     """sin(2*pi*x) in binary64 for an f64 x (V_SIN_*: the argument in revolutions)."""
     xr = select(isinf(x) | isnan(x), const(0.0, F64), x)
-    r = xr - rint(xr)                               # [-0.5, 0.5], exact
-    q = rint(r * 4.0)                               # quadrant -2..2
-    f = r - q * 0.25                                # [-0.125, 0.125]
-    qi = fptoint(q, I32) & 3
-    s, c = _horner_odd(f * (2 * math.pi), (f * (2 * math.pi)) * (f * (2 * math.pi))), _cos_poly(f)
-    res = select(qi.eq(0), s, select(qi.eq(1), c, select(qi.eq(2), -s, -c)))
-    # sin of an exact integer or half-integer turn is a zero of the argument's sign
-    res = select(f.eq(0.0) & (qi.eq(0) | qi.eq(2)), copysign(const(0.0, F64), select(qi.eq(0), x, -x)), res)
+    with nan_free():                                # special inputs are selected below
+        r = xr - rint(xr)                               # [-0.5, 0.5], exact
+        q = rint(r * 4.0)                               # quadrant -2..2
+        f = r - q * 0.25                                # [-0.125, 0.125]
+        qi = fptoint(q, I32) & 3
+        s, c = _horner_odd(f * (2 * math.pi), (f * (2 * math.pi)) * (f * (2 * math.pi))), _cos_poly(f)
+        res = select(qi.eq(0), s, select(qi.eq(1), c, select(qi.eq(2), -s, -c)))
+        # sin of an exact integer or half-integer turn is a zero of the argument's sign
+        res = select(f.eq(0.0) & (qi.eq(0) | qi.eq(2)), copysign(const(0.0, F64), select(qi.eq(0), x, -x)), res)
     bad = isinf(x) | isnan(x)
-    return select(bad, select(isnan(x), quiet(x), fbits(0x7FF8000000000000, F64)), res)
+    return select(bad, select(isnan(x), quiet(x), fbits(DEFAULT_NAN64, F64)), res)
 
 
 def cos_turns(x: Node) -> Node:
     """cos(2*pi*x) in binary64."""
     xr = select(isinf(x) | isnan(x), const(0.0, F64), x)
-    r = xr - rint(xr)
-    q = rint(r * 4.0)
-    f = r - q * 0.25
-    qi = fptoint(q, I32) & 3
-    s, c = _horner_odd(f * (2 * math.pi), (f * (2 * math.pi)) * (f * (2 * math.pi))), _cos_poly(f)
-    res = select(qi.eq(0), c, select(qi.eq(1), -s, select(qi.eq(2), -c, s)))
+    with nan_free():                                # special inputs are selected below
+        r = xr - rint(xr)
+        q = rint(r * 4.0)
+        f = r - q * 0.25
+        qi = fptoint(q, I32) & 3
+        s, c = _horner_odd(f * (2 * math.pi), (f * (2 * math.pi)) * (f * (2 * math.pi))), _cos_poly(f)
+        res = select(qi.eq(0), c, select(qi.eq(1), -s, select(qi.eq(2), -c, s)))
     bad = isinf(x) | isnan(x)
-    return select(bad, select(isnan(x), quiet(x), fbits(0x7FF8000000000000, F64)), res)
+    return select(bad, select(isnan(x), quiet(x), fbits(DEFAULT_NAN64, F64)), res)
 
 
 def rsqrt_f64(x: Node) -> Node:

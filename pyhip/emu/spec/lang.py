@@ -18,12 +18,14 @@ Primitive contracts (every backend):
 * ``icmp``: predicates eq ne ult ule ugt uge slt sle sgt sge (the builders pick the signedness from the
   type); ``fcmp``: LLVM's ordered/unordered predicates (oeq ogt oge olt ole one ord ueq ugt uge ult ule
   une uno).
-* ``fadd fsub fmul fdiv``: IEEE binary ops, round to nearest even, denormals kept.  A NaN result is: the
-  first operand quieted when it is a NaN, else the second operand quieted when it is a NaN, else the host's
-  default NaN (what x86 SSE does for ``a op b``; the LLVM backend enforces the operand order LLVM may
-  commute).  ``fma``: fused (one rounding); NaN result: the first NaN operand in order a, b, c quieted,
-  else the default NaN.  ``sqrt``: IEEE square root.  ``floor ceil ftrunc rint`` (rint: ties to even):
-  integral values, NaN quieted.
+* ``fadd fsub fmul fdiv``: IEEE binary ops, round to nearest even, denormals kept.  ``fma``: fused (one
+  rounding).  ``sqrt``: IEEE square root.  ``floor ceil ftrunc rint`` (rint: ties to even).
+* NaN results are exact (LLVM leaves them unspecified and numpy's depend on its loops, so both backends
+  enforce this): the first NaN operand (in operand order) quieted, else, for an invalid operation, the
+  default NaN of x86 (sign set: f16 0xFE00, f32 0xFFC00000, f64 0xFFF8000000000000).  A float→float
+  conversion of a NaN keeps its sign, sets the quiet bit and keeps the top bits of the payload (truncated or
+  zero-extended).  A primitive built under :func:`nan_free` may skip this (its description guarantees that no
+  NaN reaches it or that its NaN result is replaced).
 * ``cast``: int→int (``zext``/``sext``/``trunc`` by the builder), int→float (round to nearest even),
   float→float (``fpext``, ``fptrunc`` round to nearest even); ``fptoint``: toward zero, saturating to the
   destination's range, NaN → 0.  ``bitcast``: same width, bits unchanged.
@@ -292,7 +294,26 @@ def coerce(a, b):
 _FOLD_SKIP = {"read", "lane_id", "lane_read", "lane_shuffle", "lane_gather", "mask_word", "word_lanes"}
 
 
+_NAN_FREE = []
+
+
+class nan_free:
+    """Float primitives built inside ``with nan_free():`` carry attr "nf": their NaN results need no exact
+    bits (the description replaces them, or no NaN can reach them), so backends may skip the fix-up."""
+
+    def __enter__(self):
+        _NAN_FREE.append(True)
+
+    def __exit__(self, *exc):
+        _NAN_FREE.pop()
+
+
+NAN_RULED = {"fadd", "fsub", "fmul", "fdiv", "fma", "sqrt", "floor", "ceil", "ftrunc", "rint", "fpext", "fptrunc"}
+
+
 def prim(op: str, ty: Ty, *args, attr=None) -> Node:
+    if _NAN_FREE and op in NAN_RULED and attr is None:
+        attr = "nf"
     n = Node(op, ty, tuple(args), attr)
     if op not in _FOLD_SKIP and args and all(a.is_const for a in args):
         from .numpy_backend import fold
@@ -573,7 +594,7 @@ def lane_read(v: Node, i: Node) -> Node:
 
 
 def lane_shuffle(v: Node, lane_map) -> Node:
-    return Node("lane_shuffle", v.ty, (v,), tuple(int(x) for x in lane_map), uniform=v.uniform)
+    return Node("lane_shuffle", v.ty, (v,), tuple(int(x) for x in lane_map), uniform=False)
 
 
 def lane_gather(v: Node, idx: Node) -> Node:

@@ -81,21 +81,56 @@ def fptoint(x, dt):
 
 
 _QUIET = {2: (np.uint16, 0x0200), 4: (np.uint32, 0x00400000), 8: (np.uint64, 0x0008000000000000)}
+DEFAULT_NAN = {2: 0xFE00, 4: 0xFFC00000, 8: 0xFFF8000000000000}
+_MANT = {2: 10, 4: 23, 8: 52}
 
 
 def _quiet(x):
+    x = np.asarray(x)
     ut, q = _QUIET[x.dtype.itemsize]
-    return (np.asarray(x).view(ut) | ut(q)).view(x.dtype)
+    return (x.view(ut) | ut(q)).view(x.dtype)
+
+
+def _nan_rule(r, *ins):
+    """The contract's NaN: the first NaN operand quieted, else the default NaN (only where r is NaN)."""
+    r = np.asarray(r)
+    nr = np.isnan(r)
+    if not nr.any():
+        return r
+    ins = [np.asarray(x) for x in ins]
+    shape = np.broadcast_shapes(r.shape, *(x.shape for x in ins))
+    ut = _QUIET[r.dtype.itemsize][0]
+    out = np.where(nr, ut(DEFAULT_NAN[r.dtype.itemsize]).view(r.dtype), r)
+    for x in reversed(ins):
+        out = np.where(np.isnan(x), _quiet(x), out)
+    return np.broadcast_to(np.where(nr, out, r), shape)
 
 
 def fbin(r, a, b):
-    """The contract's NaN for a binary float op: numpy may evaluate a commutative op with its operands
-    swapped, so where both are NaN the first one (quieted) is chosen explicitly."""
-    if np.isnan(r).any():
-        a, b, r = np.broadcast_arrays(a, b, r)
-        both = np.isnan(a) & np.isnan(b)
-        if both.any():
-            r = np.where(both, _quiet(a), r)
+    return _nan_rule(r, a, b)
+
+
+def funary(r, a):
+    return _nan_rule(r, a)
+
+
+def fconv(r, a):
+    """A float→float conversion: a NaN keeps its sign, gets the quiet bit, keeps its payload's top bits."""
+    a = np.asarray(a)
+    na = np.isnan(a)
+    if not na.any():
+        return r
+    r = np.array(r, copy=True)
+    si, so = a.dtype.itemsize, r.dtype.itemsize
+    ui, uo = _QUIET[si][0], _QUIET[so][0]
+    bits = a.view(ui).astype(np.uint64)
+    sign = (bits >> np.uint64(si * 8 - 1)) & np.uint64(1)
+    mant = bits & np.uint64((1 << _MANT[si]) - 1)
+    shift = _MANT[so] - _MANT[si]
+    mant = mant << np.uint64(shift) if shift >= 0 else mant >> np.uint64(-shift)
+    exp = {2: 0x1F, 4: 0xFF, 8: 0x7FF}[so]
+    out = (sign << np.uint64(so * 8 - 1)) | (np.uint64(exp) << np.uint64(_MANT[so])) | mant | np.uint64(_QUIET[so][1])
+    r = np.where(na, out.astype(uo).view(r.dtype), r)
     return r
 
 
@@ -110,10 +145,7 @@ def fma(a, b, c):
         # f16: the product is exact in float64, the sum rounded to odd there, then once to f16 (53 >= 11 + 2)
         a64, b64, c64 = (np.asarray(v, dtype=F64) for v in (a, b, c))
         r = fp.round_to_odd_sum(a64 * b64, c64).astype(np.float16)
-    na, nb, nc = np.isnan(a), np.isnan(b), np.isnan(c)
-    if (na | nb | nc).any():
-        r = np.where(na, _quiet(a), np.where(nb, _quiet(b), np.where(nc, _quiet(c), r)))
-    return r
+    return _nan_rule(r, a, b, c)
 
 
 def mask_word(c, lanes):
@@ -123,38 +155,49 @@ def mask_word(c, lanes):
 
 
 def word_lanes(x, lanes):
+    """A uniform word (nw,) or a constant → (nw, W) [or (W,)] B1 lanes."""
     x = np.ascontiguousarray(np.asarray(x, dtype=np.uint64 if lanes == 64 else np.uint32))
     return np.unpackbits(x[..., None].view(np.uint8), axis=-1, bitorder="little").view(bool)
 
 
 def lane_read(v, i, lanes):
+    """v (nw, W) or uniform (nw,); i uniform (nw,) or a constant."""
+    v = np.asarray(v)
     i = np.asarray(i).astype(np.intp) % lanes
-    if v.ndim == 1:            # a uniform value read at some lane: itself
+    if v.ndim <= 1:            # a uniform value read at some lane: itself
         return v
     if i.ndim == 0:
         return v[:, int(i)]
-    return v[np.arange(v.shape[0]), i]
+    return v[np.arange(v.shape[0]), np.broadcast_to(i, (v.shape[0],))]
 
 
 def lane_shuffle(v, lane_map):
     m = np.asarray(lane_map)
+    v = np.asarray(v)
+    if v.ndim <= 1:
+        v = np.broadcast_to(v.reshape(-1, 1), (max(v.size, 1), len(m)))
     valid = m >= 0
     out = v[:, np.where(valid, m, 0)]
     return out if valid.all() else np.where(valid, out, v.dtype.type(0))
 
 
 def lane_gather(v, idx, lanes):
-    idx = (np.asarray(idx).astype(np.intp) % lanes)
-    if v.ndim == 1:
-        return np.broadcast_to(v[:, None], idx.shape if idx.ndim == 2 else (v.shape[0], lanes)).copy()
+    """v (nw, W) [or uniform (nw,)], idx per lane (nw, W) or (1, W), or uniform (nw,)."""
+    v = np.asarray(v)
+    idx = np.asarray(idx).astype(np.intp) % lanes
+    if v.ndim <= 1:
+        v = np.broadcast_to(np.asarray(v).reshape(-1, 1), (max(v.size, 1), lanes))
     if idx.ndim == 1:
-        idx = np.broadcast_to(idx[:, None], v.shape)
+        idx = idx[:, None]
+    nw = max(v.shape[0], idx.shape[0])
+    v = np.broadcast_to(v, (nw, lanes))
+    idx = np.broadcast_to(idx, (nw, lanes))
     return np.take_along_axis(v, idx, axis=1)
 
 
-LANE_IDS = {32: np.arange(32, dtype=np.uint32), 64: np.arange(64, dtype=np.uint32)}
+LANE_IDS = {32: np.arange(32, dtype=np.uint32)[None, :], 64: np.arange(64, dtype=np.uint32)[None, :]}
 
-HELPERS = {"np": np, "fp": fp, "_fbin": fbin, "_ctlz": ctlz, "_cttz": cttz, "_bitrev": bitrev, "_fptoint": fptoint, "_fma": fma,
+HELPERS = {"np": np, "fp": fp, "_fbin": fbin, "_funary": funary, "_fconv": fconv, "_ctlz": ctlz, "_cttz": cttz, "_bitrev": bitrev, "_fptoint": fptoint, "_fma": fma,
            "_popcount": _popcount, "_mask_word": mask_word, "_word_lanes": word_lanes, "_lane_read": lane_read,
            "_lane_shuffle": lane_shuffle, "_lane_gather": lane_gather, "_LANE_IDS": LANE_IDS}
 
@@ -198,6 +241,8 @@ class Source:
             return f"{name}[:, None]"
         return name
 
+    RAW_ARGS = {"word_lanes", "lane_read", "lane_gather", "lane_shuffle"}      # take uniform operands as (nw,)
+
     def emit(self, roots) -> None:
         for n in walk(roots):
             if id(n) in self.names:
@@ -208,8 +253,8 @@ class Source:
                 continue
             name = f"t{len(self.names)}"
             vector = not n.uniform
-            self.shape[id(n)] = "v" if vector else ("c" if n.op == "lane_id" else "u")
-            args = [self.arg(a, vector) for a in n.args]
+            self.shape[id(n)] = "v" if vector else "u"
+            args = [self.arg(a, vector and n.op not in self.RAW_ARGS) for a in n.args]
             self.lines.append(f"{name} = {self.expr(n, args)}")
             self.names[id(n)] = name
 
@@ -225,6 +270,8 @@ class Source:
             return f"({a[0]} {sym} {a[1]})"
         if op in ("fadd", "fsub", "fmul", "fdiv"):
             sym = {"fadd": "+", "fsub": "-", "fmul": "*", "fdiv": "/"}[op]
+            if n.attr == "nf":
+                return f"({a[0]} {sym} {a[1]})"
             return f"_fbin({a[0]} {sym} {a[1]}, {a[0]}, {a[1]})"
         if op in ("and", "or", "xor"):
             return f"({a[0]} {dict(zip(('and', 'or', 'xor'), '&|^'))[op]} {a[1]})"
@@ -268,16 +315,21 @@ class Source:
             return f"np.asarray({a[0]}).astype({dt})"
         if op == "bitcast":
             return f"np.asarray({a[0]}).view({dt})"
-        if op in ("itofp", "fpext", "fptrunc"):
+        if op == "itofp":
             return f"np.asarray({a[0]}).astype({dt})"
+        if op in ("fpext", "fptrunc"):
+            if n.attr == "nf":
+                return f"np.asarray({a[0]}).astype({dt})"
+            return f"_fconv(np.asarray({a[0]}).astype({dt}), {a[0]})"
         if op == "fptoint":
             return f"_fptoint({a[0]}, np.dtype({dt}))"
         if op == "fma":
-            return f"_fma({a[0]}, {a[1]}, {a[2]})"
-        if op in ("sqrt", "floor", "ceil", "rint"):
-            return f"np.{op}({a[0]})"
-        if op == "ftrunc":
-            return f"np.trunc({a[0]})"
+            return f"_fma({a[0]}, {a[1]}, {a[2]})"     # (the NaN rule is cheap next to the exact fma)
+        if op in ("sqrt", "floor", "ceil", "rint", "ftrunc"):
+            fn = "trunc" if op == "ftrunc" else op
+            if n.attr == "nf":
+                return f"np.{fn}({a[0]})"
+            return f"_funary(np.{fn}({a[0]}), {a[0]})"
         if op == "ctpop":
             return f"_popcount({a[0]}).astype({dt})"
         if op in ("ctlz", "cttz", "bitrev"):

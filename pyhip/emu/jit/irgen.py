@@ -23,7 +23,12 @@ class Emitter:
     """Builds the IR of one function: ``line()`` appends instructions, ``node()`` gives a graph node's value."""
 
     def __init__(self, lanes: int):
-        self.W = lanes
+        self.W = lanes                     # IR vector width of per-lane values (a chunk's width in chunk mode)
+        self.lanes = lanes                 # the wave's lanes
+        self.chunk = None                  # chunk mode: the IR name of the chunk's first lane (i32), else None
+        self.pre: list[str] | None = None  # chunk mode: the lines before the chunk loop (uniform values)
+        self.exact_nan = True              # chunk mode, fast body: False (NaN-ruled ops only flagged)
+        self.nan_flags: list[str] = []     # chunk mode, fast body: per-lane "some result was NaN" flags
         self.lines: list[str] = []
         self.n = 0
         self.declares: set[str] = set()
@@ -46,6 +51,14 @@ class Emitter:
         self.line(f"{t} = {rhs}")
         return t
 
+    def emit_pre(self, rhs: str, prefix="t") -> str:
+        """An instruction for the chunk loop's preheader (loop invariant), or here outside chunk mode."""
+        if self.pre is None:
+            return self.emit(rhs, prefix)
+        t = self.tmp(prefix)
+        self.pre.append(f"  {t} = {rhs}")
+        return t
+
     def ty(self, t, vector: bool) -> str:
         s = LLTY[t.name]
         return f"<{self.W} x {s}>" if vector else s
@@ -61,8 +74,8 @@ class Emitter:
         hit = self._splats.get(key)
         if hit is not None:
             return hit
-        ins = self.emit(f"insertelement <{self.W} x {sty}> poison, {sty} {scalar}, i64 0")
-        v = self.emit(f"shufflevector <{self.W} x {sty}> {ins}, <{self.W} x {sty}> poison, <{self.W} x i32> zeroinitializer")
+        ins = self.emit_pre(f"insertelement <{self.W} x {sty}> poison, {sty} {scalar}, i64 0")
+        v = self.emit_pre(f"shufflevector <{self.W} x {sty}> {ins}, <{self.W} x {sty}> poison, <{self.W} x i32> zeroinitializer")
         self._splats[key] = v
         return v
 
@@ -79,7 +92,7 @@ class Emitter:
         if t.is_float:
             bits = n.attr
             ib = ITY[t.bits]
-            return self.emit(f"bitcast {ib} {_signed(bits, t.bits)} to {LLTY[t.name]}")
+            return self.emit_pre(f"bitcast {ib} {_signed(bits, t.bits)} to {LLTY[t.name]}")
         return str(_signed(n.attr, t.bits))
 
     # -- values ----------------------------------------------------------------------------------------------------
@@ -104,6 +117,13 @@ class Emitter:
                 continue
             if n.op == "read":
                 self.values[id(n)] = (self.read_hook(n), vec)
+                continue
+            if self.pre is not None and not vec:         # chunk mode: uniform values before the loop
+                saved, self.lines = self.lines, self.pre
+                try:
+                    self.values[id(n)] = (self.prim(n, vec), vec)
+                finally:
+                    self.lines = saved
                 continue
             self.values[id(n)] = (self.prim(n, vec), vec)
 
@@ -176,7 +196,10 @@ class Emitter:
             self.declare(f"declare {T} @{name}({T})")
             return self.emit(f"call {T} @{name}({T} {args[0]})")
         if op == "lane_id":
-            return "<" + ", ".join(f"i32 {i}" for i in range(self.W)) + ">"
+            iota = "<" + ", ".join(f"i32 {i}" for i in range(self.W)) + ">"
+            if self.chunk is None:
+                return iota
+            return self.emit(f"add <{self.W} x i32> {self._chunk_splat()}, {iota}")
         if op == "lane_read":
             v = n.args[0]
             if v.uniform:
@@ -199,7 +222,9 @@ class Emitter:
             return self.emit(f"bitcast <{self.W} x i1> {c} to i{self.W}")
         if op == "word_lanes":
             x = self.value(n.args[0], False)
-            return self.emit(f"bitcast i{self.W} {x} to <{self.W} x i1>")
+            if self.chunk is None:
+                return self.emit(f"bitcast i{self.W} {x} to <{self.W} x i1>")
+            return self.chunk_bits(x, self.lanes)
         raise lang.SpecError(f"LLVM backend: no primitive {op}")
 
     # -- helpers for contracts ---------------------------------------------------------------------------------------
@@ -253,11 +278,26 @@ class Emitter:
         self.block = f"{k}ok"
         return self.emit(f"phi {T} [{r}, %{pre}], [{f}, %{fix_block}]")
 
+    def _chunk_splat(self) -> str:
+        """The chunk's first lane in every element (in the loop body: it changes per chunk)."""
+        ins = self.emit(f"insertelement <{self.W} x i32> poison, i32 {self.chunk}, i64 0")
+        return self.emit(f"shufflevector <{self.W} x i32> {ins}, <{self.W} x i32> poison, <{self.W} x i32> zeroinitializer")
+
+    def chunk_bits(self, word: str, wbits: int) -> str:
+        """Bits [chunk, chunk + W) of a lane-mask word (i``wbits``) as <W x i1>."""
+        c = self.emit(f"zext i32 {self.chunk} to i{wbits}") if wbits > 32 else self.chunk
+        sh = self.emit(f"lshr i{wbits} {word}, {c}")
+        tr = self.emit(f"trunc i{wbits} {sh} to i{self.W}") if wbits > self.W else sh
+        return self.emit(f"bitcast i{self.W} {tr} to <{self.W} x i1>")
+
     def _nan_rule(self, r: str, ins: list[str], t, vec: bool) -> str:
         """The contract's NaN: the first NaN operand quieted, else the default NaN, where r is NaN."""
         T = self.ty(t, vec)
         bt = self.vty("i1") if vec else "i1"
         nr = self._isnan(r, t, vec)
+        if self.chunk is not None and vec and not self.exact_nan:
+            self.nan_flags.append(nr)          # the fast body: redone exactly when some lane was NaN
+            return r
 
         def fix():
             it = ITY[t.bits]
@@ -268,6 +308,8 @@ class Emitter:
                 nx = self._isnan(x, t, vec)
                 out = self.emit(f"select {bt} {nx}, {T} {self._quiet(x, t, vec)}, {T} {out}")
             return self.emit(f"select {bt} {nr}, {T} {out}, {T} {r}")
+        if self.chunk is not None:
+            return fix()
         return self._guarded(r, T, nr, vec, fix)
 
     def _conv_nan(self, r: str, x: str, src, t, vec: bool) -> str:
@@ -275,6 +317,9 @@ class Emitter:
         T = self.ty(t, vec)
         bt = self.vty("i1") if vec else "i1"
         nx = self._isnan(x, src, vec)
+        if self.chunk is not None and vec and not self.exact_nan:
+            self.nan_flags.append(nx)
+            return r
 
         def fix():
             si, so = ITY[src.bits], ITY[t.bits]
@@ -299,6 +344,8 @@ class Emitter:
             v = self.emit(f"or {SO} {v}, {k(exp_q, so)}")
             v = self.emit(f"bitcast {SO} {v} to {T}")
             return self.emit(f"select {bt} {nx}, {T} {v}, {T} {r}")
+        if self.chunk is not None:
+            return fix()
         return self._guarded(r, T, nx, vec, fix)
 
     def _f64_to_f16(self, x: str, vec: bool) -> str:

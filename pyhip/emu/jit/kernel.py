@@ -26,6 +26,9 @@ BLOCK_END = ("s_endpgm", "s_barrier", "s_sleep", "s_trap", "s_sethalt", "s_setpc
 # never taken (debugger branches) or nothing to do
 NOT_TAKEN = {"s_cbranch_cdbgsys", "s_cbranch_cdbguser", "s_cbranch_cdbgsys_or_user", "s_cbranch_cdbgsys_and_user"}
 MODE_WRITERS = ("s_setreg", "s_denorm_mode", "s_round_mode")
+CONTROL = CBRANCH | NOT_TAKEN | {"s_branch", "s_setpc_b64", "s_swappc_b64"}
+CROSS_LANE = {"lane_read", "lane_shuffle", "lane_gather", "mask_word"}
+NAN_OPS = {"fadd", "fsub", "fmul", "fdiv", "fma", "sqrt", "floor", "ceil", "ftrunc", "rint", "fpext", "fptrunc"}
 
 
 class Unsupported(Exception):
@@ -48,6 +51,7 @@ class KernelIR:
         self.dynamic_mode = any(self._inst(i).name.startswith(MODE_WRITERS) for i in self.reach)
         self.mode = None if self.dynamic_mode else mode
         self.leaders = self._leaders()
+        self.C = min(8, self.W)                 # lanes per chunk in lane regions (one AVX2 register of i32)
         self.e = Emitter(self.W)
         self.e.read_hook = self._read
         self.stats = {"described": 0, "bridged": 0, "control": 0}
@@ -105,6 +109,11 @@ class KernelIR:
         e = self.e
         loc = n.attr
         k = loc[0]
+        if e.chunk is not None:
+            return self._read_chunk(n)
+        if k == "mask":
+            word = self._word64(loc[1]) if self.W == 64 else self._sload(loc[1])
+            return e.emit(f"bitcast i{self.W} {word} to <{self.W} x i1>", "mask")
         if k == "v":
             p = self._ptr("%vbase", loc[1] * 256)
             return e.emit(f"load <{self.W} x i32>, ptr {p}, align 4, !tbaa !3", "v")
@@ -163,7 +172,7 @@ class KernelIR:
         vals = []
         for wr in writes:
             loc = wr.loc
-            vec = loc[0] == "v"
+            vec = loc[0] in ("v", "mask")
             v = e.value(wr.value, vec)
             m = e.value(wr.mask, True) if wr.mask is not None else None
             vals.append((wr, v, m))
@@ -174,6 +183,7 @@ class KernelIR:
                 VT = f"<{self.W} x i32>"
                 if m is not None:
                     old = e.emit(f"load {VT}, ptr {p}, align 4, !tbaa !3", "old")
+                    old = e.emit(f"freeze {VT} {old}")
                     v = e.emit(f"select <{self.W} x i1> {m}, {VT} {v}, {VT} {old}")
                 e.line(f"store {VT} {v}, ptr {p}, align 4, !tbaa !3")
             elif loc[0] == "s":
@@ -183,6 +193,9 @@ class KernelIR:
                 e.line(f"store i32 {z}, ptr {self._ptr('%w', self.layout['scc'])}, align 4, !tbaa !4")
             elif loc[0] == "mode":
                 e.line(f"store i32 {v}, ptr {self._ptr('%w', self.layout['mode'])}, align 4, !tbaa !4")
+            elif loc[0] == "mask":
+                word = e.emit(f"bitcast <{self.W} x i1> {v} to i{self.W}")
+                self._store_mask_word(loc[1], word)
             else:
                 raise Unsupported(f"compiled engine: cannot write {loc}")
         e.values.clear()
@@ -210,6 +223,224 @@ class KernelIR:
             self._bad_targets.add(ip)
             return f"%bad{ip}"
         return "%badjump"
+
+    def _store_mask_word(self, r: int, word: str) -> None:
+        e = self.e
+        if self.W == 64:
+            lo = e.emit(f"trunc i64 {word} to i32")
+            hi = e.emit(f"lshr i64 {word}, 32")
+            hi = e.emit(f"trunc i64 {hi} to i32")
+            self._sstore(r, lo)
+            if r + 1 < 128:
+                self._sstore(r + 1, hi)
+        else:
+            self._sstore(r, word)
+
+    # -- lane regions: runs of lane-wise VALU instructions, a chunk of lanes at a time --------------------------------
+    def _classify(self, writes) -> tuple[str, set, set]:
+        """(kind, uniform locations read, locations written): kind "uniform" (scalar code), "lane" (only
+        lane-wise primitives, writes VGPRs / lane masks other than EXEC), or "wide" (anything else)."""
+        from ..spec.lang import walk
+        roots = [w.value for w in writes] + [w.mask for w in writes if w.mask is not None]
+        nodes = walk(roots)
+        reads = {n.attr for n in nodes if n.op == "read"}
+        written = {w.loc for w in writes}
+        uniform_reads = {r for r in reads if r[0] in ("s", "scc", "mode")}
+        if all(w.loc[0] in ("s", "scc", "mode") for w in writes) and all(n.uniform for n in nodes):
+            return "uniform", uniform_reads, written
+        if all(w.loc[0] == "v" or (w.loc[0] == "mask" and w.loc[1] not in (126, 127)) for w in writes) and \
+                not any(n.op in CROSS_LANE for n in nodes):
+            return "lane", uniform_reads, written
+        return "wide", uniform_reads, written
+
+    def _mask_sgprs(self, r: int) -> set:
+        return {("s", r), ("s", r + 1)} if self.W == 64 else {("s", r)}
+
+    def _region_add(self, region, ip, kind, writes, ureads, written) -> bool:
+        """Add an item to the open region if the reordering it implies (uniform items run before the chunk
+        loop, mask words are stored after it) keeps program order's results; False: close the region first."""
+        if kind == "lane":
+            if ureads & region["mask_sgprs"]:
+                return False
+            region["lane_ureads"] |= ureads
+            for loc in written:
+                if loc[0] == "mask":
+                    region["mask_sgprs"] |= self._mask_sgprs(loc[1])
+            region["items"].append((ip, kind, writes))
+            region["lanes"] += 1
+            return True
+        # uniform: hoisted before the loop
+        if written & region["lane_ureads"] or ureads & region["mask_sgprs"] or written & region["mask_sgprs"]:
+            return False
+        if region["lanes"] and written & {("s", 126), ("s", 127)}:
+            return False
+        region["items"].append((ip, kind, writes))
+        return True
+
+    def _new_region(self):
+        return {"items": [], "lane_ureads": set(), "mask_sgprs": set(), "lanes": 0}
+
+    def _flush_region(self, region) -> None:
+        items = region["items"]
+        if not items:
+            return
+        lane_items = [it for it in items if it[1] == "lane"]
+        for ip, kind, writes in items:
+            if kind == "uniform":
+                self._emit_writes(writes)
+                self.stats["described"] += 1
+        if lane_items:
+            self._emit_lane_region([w for _, _, w in lane_items])
+            self.stats["described"] += len(lane_items)
+        region.update(self._new_region())
+
+    def _read_chunk(self, n):
+        """A read inside a lane region's chunk body."""
+        e = self.e
+        loc = n.attr
+        k = loc[0]
+        rs = self._rstate
+        if k == "v":
+            hit = rs["rows"].get(loc[1])
+            return hit if hit is not None else self._load_row_chunk(loc[1])
+        if k == "exec_lanes":
+            return e.chunk_bits(rs["exec_word"], self.W)
+        if k == "mask":
+            hit = rs["masks"].get(loc[1])
+            if hit is not None:
+                return hit
+            word = rs["words"].get(loc[1])
+            if word is None:
+                saved, e.lines = e.lines, e.pre
+                try:
+                    word = self._word64(loc[1]) if self.W == 64 else self._sload(loc[1])
+                finally:
+                    e.lines = saved
+                rs["words"][loc[1]] = word
+            return e.chunk_bits(word, self.W)
+        # uniform state: loop invariant
+        saved, e.lines = e.lines, e.pre
+        saved_chunk, e.chunk = e.chunk, None
+        try:
+            if k == "s":
+                return self._sload(loc[1])
+            if k == "scc":
+                sv = e.emit(f"load i32, ptr {self._ptr('%w', self.layout['scc'])}, align 4, !tbaa !4", "scc")
+                return e.emit(f"icmp ne i32 {sv}, 0")
+            if k == "mode":
+                return e.emit(f"load i32, ptr {self._ptr('%w', self.layout['mode'])}, align 4, !tbaa !4", "mode")
+        finally:
+            e.lines = saved
+            e.chunk = saved_chunk
+        raise Unsupported(f"compiled engine: no machine state {loc} in a lane region")
+
+    def _row_chunk_ptr(self, r: int) -> str:
+        e = self.e
+        off = e.emit(f"add i32 {e.chunk}, {r * 64}")
+        off = e.emit(f"zext i32 {off} to i64")
+        return e.emit(f"getelementptr inbounds i32, ptr %vbase, i64 {off}", "p")
+
+    def _load_row_chunk(self, r: int) -> str:
+        return self.e.emit(f"load <{self.C} x i32>, ptr {self._row_chunk_ptr(r)}, align 4, !tbaa !3", "v")
+
+    def _emit_lane_region(self, lane_writes) -> None:
+        """A run of lane-wise instructions as a loop over chunks of C lanes: per chunk, every instruction in
+        order with the chunk's values in registers, the VGPR rows written stored once at the end of the chunk,
+        the lane-mask words assembled across chunks and stored after the loop.  Float results are computed
+        without the NaN rule first; a chunk where some NaN appeared is recomputed with it."""
+        from ..spec.lang import walk
+        e = self.e
+        W, C = self.W, self.C
+        nch = W // C
+        rid = e.tmp("rg")[1:]
+        pre_block = e.block
+        nan_ruled = any(n.op in NAN_OPS and n.attr != "nf" and not n.uniform
+                        for ws in lane_writes for n in walk([w.value for w in ws] + [w.mask for w in ws if w.mask is not None]))
+        mask_regs = []
+        for ws in lane_writes:
+            for w in ws:
+                if w.loc[0] == "mask" and w.loc[1] not in mask_regs:
+                    mask_regs.append(w.loc[1])
+        pre = e.lines
+        self._rstate = {"rows": {}, "masks": {}, "words": {}, "exec_word": self._exec_word()}
+        # the loop header (lines assembled below)
+        body: list[str] = []
+        e.pre, e.lines, e.W, e.chunk = pre, body, C, f"%{rid}c"
+        e.invalidate()
+        e.line(f"%{rid}c = mul i32 %{rid}k, {C}")
+
+        def run_body(exact: bool):
+            self._rstate["rows"], self._rstate["masks"] = {}, {}
+            e.exact_nan, e.nan_flags = exact, []
+            uvals = {}
+            for ws in lane_writes:
+                e.values = {k: v for k, v in uvals.items()}
+                vals = []
+                for wr in ws:
+                    v = e.value(wr.value, True)
+                    m = e.value(wr.mask, True) if wr.mask is not None else None
+                    vals.append((wr, v, m))
+                uvals.update({k: v for k, v in e.values.items() if not v[1]})
+                for wr, v, m in vals:
+                    if wr.loc[0] == "v":
+                        r = wr.loc[1]
+                        if m is not None:
+                            old = self._rstate["rows"].get(r)
+                            if old is None:
+                                # (frozen: LLVM would otherwise turn select + store into a masked store,
+                                # which is slow on x86)
+                                old = e.emit(f"freeze <{C} x i32> {self._load_row_chunk(r)}")
+                            v = e.emit(f"select <{C} x i1> {m}, <{C} x i32> {v}, <{C} x i32> {old}")
+                        self._rstate["rows"][r] = v
+                    else:
+                        self._rstate["masks"][wr.loc[1]] = v
+            return dict(self._rstate["rows"]), dict(self._rstate["masks"]), list(e.nan_flags)
+
+        rows_f, masks_f, flags = run_body(exact=not nan_ruled)
+        fast_end = e.block = f"{rid}loop"
+        if nan_ruled and flags:
+            acc = flags[0]
+            for f in flags[1:]:
+                acc = e.emit(f"or <{C} x i1> {acc}, {f}")
+            anyn = e._any(acc, True)
+            e.line(f"br i1 {anyn}, label %{rid}x, label %{rid}l")
+            body.append(f"{rid}x:")
+            e.block = f"{rid}x"
+            rows_x, masks_x, _ = run_body(exact=True)
+            e.line(f"br label %{rid}l")
+            body.append(f"{rid}l:")
+            rows, masks = {}, {}
+            for r, v in rows_f.items():
+                rows[r] = e.emit(f"phi <{C} x i32> [{v}, %{fast_end}], [{rows_x[r]}, %{rid}x]")
+            for r, v in masks_f.items():
+                masks[r] = e.emit(f"phi <{C} x i1> [{v}, %{fast_end}], [{masks_x[r]}, %{rid}x]")
+            latch = f"{rid}l"
+        else:
+            rows, masks = rows_f, masks_f
+            latch = fast_end
+        for r, v in rows.items():
+            e.line(f"store <{C} x i32> {v}, ptr {self._row_chunk_ptr(r)}, align 4, !tbaa !3")
+        acc_next = {}
+        for r in mask_regs:
+            bits = e.emit(f"bitcast <{C} x i1> {masks[r]} to i{C}")
+            z = e.emit(f"zext i{C} {bits} to i{W}")
+            cz = e.emit(f"zext i32 %{rid}c to i{W}") if W > 32 else f"%{rid}c"
+            sh = e.emit(f"shl i{W} {z}, {cz}")
+            acc_next[r] = e.emit(f"or i{W} %{rid}acc{r}, {sh}")
+        e.line(f"%{rid}kn = add i32 %{rid}k, 1")
+        e.line(f"%{rid}more = icmp ult i32 %{rid}kn, {nch}")
+        e.line(f"br i1 %{rid}more, label %{rid}loop, label %{rid}e")
+        header = [f"  br label %{rid}loop", f"{rid}loop:",
+                  f"  %{rid}k = phi i32 [0, %{pre_block}], [%{rid}kn, %{latch}]"]
+        for r in mask_regs:
+            header.append(f"  %{rid}acc{r} = phi i{W} [0, %{pre_block}], [{acc_next[r]}, %{latch}]")
+        # leave chunk mode; the exit block stores the mask words
+        e.lines = pre + header + body + [f"{rid}e:"]
+        e.block = f"{rid}e"
+        e.W, e.chunk, e.pre, e.exact_nan, e.nan_flags = W, None, None, True, []
+        e.invalidate()
+        for r in mask_regs:
+            self._store_mask_word(r, acc_next[r])
 
     # -- the function --------------------------------------------------------------------------------------------------
     def build(self) -> str:
@@ -257,11 +488,23 @@ class KernelIR:
             cnt2 = e.emit(f"add i64 {cnt}, {len(blk)}")
             e.line(f"store i64 {cnt2}, ptr {self._ptr('%w', lay['count'])}, align 8")
             terminated = False
+            region = self._new_region()
             for k, ip in enumerate(blk):
                 inst = self._inst(ip)
-                terminated = self._instruction(ip, inst)
+                writes = self._described(inst) if inst.name not in CONTROL else None
+                if writes is not None:
+                    kind, ureads, written = self._classify(writes)
+                    if kind != "wide":
+                        if not self._region_add(region, ip, kind, writes, ureads, written):
+                            self._flush_region(region)
+                            self._region_add(region, ip, kind, writes, ureads, written)
+                        continue
+                self._flush_region(region)
+                terminated = self._instruction(ip, inst, writes)
                 if terminated and k != len(blk) - 1:
                     raise Unsupported(f"internal: block ends early at {inst.name}")
+            if not terminated:
+                self._flush_region(region)
             if not terminated:
                 nx = self.nprog.nxt[blk[-1]]
                 e.line(f"br label {self._jump_to(nx)}")
@@ -304,7 +547,7 @@ define i32 @{self.name}(ptr noalias %w, ptr noalias %c) {{
 !4 = !{{!2, !2, i64 0}}
 """
 
-    def _instruction(self, ip: int, inst) -> bool:
+    def _instruction(self, ip: int, inst, writes=None) -> bool:
         """IR for one instruction; True when it ended the block (a terminator was emitted)."""
         e = self.e
         name = inst.name
@@ -324,7 +567,8 @@ define i32 @{self.name}(ptr noalias %w, ptr noalias %c) {{
             self._bridge(ip)
             e.line("br label %indirect")
             return True
-        writes = self._described(inst)
+        if writes is None:
+            writes = self._described(inst)
         if writes is not None:
             self._emit_writes(writes)
             self.stats["described"] += 1
@@ -350,13 +594,15 @@ define i32 @{self.name}(ptr noalias %w, ptr noalias %c) {{
 __all__ = ["KernelIR", "Unsupported", "B1", "U32"]
 
 
-def straight_line(insts, K, mode, layout, name="seq") -> str:
+def straight_line(insts, K, mode, layout, name="seq", regions: bool = True) -> str:
     """IR of a function running ``insts`` (described ALU instructions only) once, in order, on a wave:
     the backends' check (tests/emu/test_spec_backends.py) runs single instructions this way."""
     class _P:
         instructions = {}
     kir = KernelIR.__new__(KernelIR)
     kir.K, kir.W, kir.layout, kir.name = K, K.lanes, layout, name
+    kir.C = min(8, K.lanes)
+    kir.stats = {"described": 0, "bridged": 0, "control": 0}
     kir.descriptions = load_descriptions()
     kir.mode = mode
     kir.e = Emitter(K.lanes)
@@ -366,11 +612,19 @@ def straight_line(insts, K, mode, layout, name="seq") -> str:
     e.block = "entry"
     e.lines.append("  ;ALLOCAS")
     e.line(f"%vbase = load ptr, ptr {kir._ptr('%w', layout['v'])}, align 8")
+    region = kir._new_region()
     for inst in insts:
         writes = kir._described(inst)
         if writes is None:
             raise Unsupported(f"{inst.name}: no description for this form")
-        kir._emit_writes(writes)
+        kind, ureads, written = kir._classify(writes)
+        if kind == "wide" or not regions:
+            kir._flush_region(region)
+            kir._emit_writes(writes)
+        elif not kir._region_add(region, 0, kind, writes, ureads, written):
+            kir._flush_region(region)
+            kir._region_add(region, 0, kind, writes, ureads, written)
+    kir._flush_region(region)
     e.line("ret i32 1")
     body = "\n".join(e.lines).replace("  ;ALLOCAS", "\n".join("  " + a for a in e.entry_allocas))
     decls = "\n".join(sorted(e.declares))

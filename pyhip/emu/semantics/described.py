@@ -24,6 +24,8 @@ def _read_expr(copy_locs):
             return "(st.scc[w] != 0)"
         elif kind == "exec_lanes":
             return "st.exec_mask(w)"
+        elif kind == "mask":
+            return f"st.sgpr_mask(w, {loc[1]})"
         elif kind == "mode":
             return "np.full(_count(st, w), st.mode, np.uint32)"
         else:
@@ -44,6 +46,9 @@ def _write_stmt(wr: Write, v: str, shape: str, m: str | None) -> str:
         return f"st.sgpr[w, {loc[1]}] = {v}"
     if kind == "scc":
         return f"st.scc[w] = {v}"
+    if kind == "mask":
+        val = f"np.broadcast_to({v}[:, None] if np.ndim({v}) == 1 else {v}, st.exec_mask(w).shape)"
+        return f"st.set_sgpr_mask(w, {loc[1]}, {val})"
     if kind == "mode":
         return f"st.mode = int(np.asarray({v}).flat[0])"
     raise NotImplementedError(f"numpy engine: cannot write {loc}")
@@ -68,7 +73,13 @@ def build(inst, K, mode):
 
 def compile_numpy(inst, K, mode):
     writes, mode_used = build(inst, K, mode)
-    written = [w.loc for w in writes]
+    written = []
+    for w in writes:
+        written.append(w.loc)
+        if w.loc[0] == "mask":               # a mask write changes the SGPR(s) under it
+            written += [("s", w.loc[1]), ("s", w.loc[1] + 1)]
+        elif w.loc[0] == "s" and w.loc[1] in (126, 127):
+            written.append(("exec_lanes",))
     copy_locs = set(written) if len(writes) > 1 else set()
     fn = numpy_backend.compile_function(writes, _read_expr(copy_locs), _write_stmt, K.lanes,
                                         name=inst.name.replace(".", "_"))

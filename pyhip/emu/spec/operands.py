@@ -91,8 +91,18 @@ class Build:
         return self.sgpr(r)
 
     def lane_mask(self, r: int) -> Node:
-        """The lane mask held in SGPR ``r`` (a pair in wave64) as per-lane B1."""
-        return word_lanes(self.sreg(r, 64 if self.lanes == 64 else 32), self.lanes)
+        """The lane mask held in SGPR ``r`` (a pair in wave64) as per-lane B1 (machine state ("mask", r))."""
+        if r == EXEC:
+            return self.exec
+        if r >= 128:
+            raise NotImplementedError(f"lane mask in operand {r}")
+        return read(("mask", int(r)), B1, False)
+
+    def mask_operand(self, code: int) -> Node:
+        """A lane-mask source operand as per-lane B1: an SGPR (pair), or a constant taken as the mask word."""
+        if code < 128 and code not in (125,):
+            return self.lane_mask(code)
+        return word_lanes(self.scalar(code, 64 if self.lanes == 64 else 32), self.lanes)
 
     # -- source operands ---------------------------------------------------------------------------------------------
     def scalar(self, code: int, width: int = 32, kind: str | None = None) -> Node:
@@ -284,11 +294,13 @@ class Build:
         return v << sh
 
     def write_lanes(self, r: int, lanes: Node, active_only: bool = True) -> None:
-        """A per-lane B1 into the lane-mask register ``r`` (SGPR pair in wave64; NULL discarded); inactive lanes
-        write 0 when ``active_only``."""
+        """A per-lane B1 into the lane-mask register ``r`` (SGPR pair in wave64; NULL and what is not an SGPR
+        discarded): machine state ("mask", r); inactive lanes write 0 when ``active_only``."""
         if active_only:
             lanes = lanes & self.exec
-        self.write_sreg(r, mask_word(lanes, self.lanes), 64 if self.lanes == 64 else 32, null_check="mask")
+        if r == 125 or r >= 128:
+            return
+        self.writes.append(Write(("mask", int(r)), lanes))
 
     def write_sreg(self, r: int, value: Node, width: int = 32, null_check: str = "sgpr") -> None:
         """An SGPR (pair) write; the NULL register and what is not an SGPR are discarded."""

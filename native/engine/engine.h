@@ -180,6 +180,7 @@ typedef struct Dispatch {
     int32_t pad2;
     uint8_t* pattern;            /* per wave of a whole workgroup: EXEC (8 bytes), then v0, v1, v2 */
     void* jit_fn;                /* the kernel compiled by pyhip/emu/jit (int fn(Wave*, Ctx*)), or NULL */
+    int32_t lanes;               /* the wave size: 64, or 32 (RDNA wave32: lanes 32-63 never active) */
 } Dispatch;
 
 #define PATTERN_STRIDE (8 + 3 * LANES * 4)
@@ -200,6 +201,7 @@ typedef struct Wave {
     int32_t pad;
     int64_t count;           /* instructions executed */
     struct Group* g;
+    uint64_t lane_mask;      /* the lanes of the wave size (EXEC_HI is not part of EXEC in wave32) */
 } Wave;
 
 enum { WS_RUN = 0, WS_BARRIER = 1, WS_DONE = 2 };

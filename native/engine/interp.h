@@ -83,6 +83,12 @@ H(badpc) {
     return raise_fault(c, w, FK_JUMP, -1, (uint64_t)in->k[0] | (uint64_t)in->khi[0] << 32, 1, 0, 0);
 }
 
+/* an instruction only compiled code runs (generated from its description, pyhip/emu/jit): never interpreted */
+H(described) {
+    (void)in;
+    return raise_fault(c, w, FK_UNSUPPORTED, -1, 0, 0, 0, 0);
+}
+
 typedef int (*Handler)(Ctx*, Wave*, const NInst*);
 static const Handler HANDLERS[OP_COUNT] = {
 #define OP_FN(n) h_##n,
@@ -147,9 +153,10 @@ static int run_wave(Ctx* c, Wave* w, int64_t budget, Wave* const* group_waves, i
 static uint64_t wave_ids(const Dispatch* d, int k, uint32_t px, uint32_t py, uint32_t pz, uint32_t* v0, uint32_t* v1,
                          uint32_t* v2) {
     uint64_t active = (uint64_t)px * py * pz, ex = 0;
+    int lanes = d->lanes == 32 ? 32 : LANES;
     for (int l = 0; l < LANES; l++) {
-        uint64_t t = (uint64_t)k * LANES + l;
-        int on = t < active;
+        uint64_t t = (uint64_t)k * lanes + l;
+        int on = l < lanes && t < active;
         uint32_t x = on ? (uint32_t)(t % px) : 0;
         uint32_t y = on ? (uint32_t)((t / px) % py) : 0;
         uint32_t z = on ? (uint32_t)(t / ((uint64_t)px * py)) : 0;
@@ -222,6 +229,7 @@ static void init_group(Ctx* c, Group* g, int64_t flat, Wave* waves, uint32_t* vg
         w->ip = d->entry;
         w->state = WS_RUN;
         w->count = 0;
+        w->lane_mask = d->lanes == 32 ? 0xFFFFFFFFull : ~0ull;
         for (int i = 0; i < 3; i++)
             if (d->wgid_sgpr[i] >= 0) w->s[d->wgid_sgpr[i]] = g->id[i];
         if (d->wginfo_sgpr >= 0) w->s[d->wginfo_sgpr] = (uint32_t)g->nw | (k == 0 ? 0x80000000u : 0);
@@ -364,7 +372,14 @@ static int run_lockstep(Ctx* c, Group* groups, int ng) {
             for (int i = 0; i < ns; i++) {
                 /* a superinstruction (v_add64) ran instruction j with j - 1: the wave's count says so */
                 if (sel[i]->count - start[i] > j) continue;
-                int st = step(c, sel[i]);
+                int st;
+                if (d->jit_fn) {        /* compiled in lockstep form: one instruction per call */
+                    c->cur_ip = sel[i]->ip;
+                    st = ((JitFn)d->jit_fn)(sel[i], c);
+                    if (st == ST_SLICE) st = ST_CONT;
+                } else {
+                    st = step(c, sel[i]);
+                }
                 sel[i]->count++;
                 if (st == ST_FAULT) { status = ST_FAULT; break; }
             }

@@ -6,6 +6,7 @@
 
 #define OP_LIST(X) \
     X(badpc) \
+    X(described) \
     X(ds_addtid) \
     X(ds_append) \
     X(ds_atomic) \

@@ -44,7 +44,9 @@ INLINE uint64_t pack_mask(const uint32_t* b) {
     return m;
 }
 
-INLINE uint64_t exec_of(const Wave* w) { return (uint64_t)w->s[EXEC] | (uint64_t)w->s[EXEC + 1] << 32; }
+INLINE uint64_t exec_of(const Wave* w) {
+    return ((uint64_t)w->s[EXEC] | (uint64_t)w->s[EXEC + 1] << 32) & w->lane_mask;
+}
 INLINE uint64_t sreg64(const Wave* w, int r) { return (uint64_t)w->s[r] | (uint64_t)w->s[r + 1] << 32; }
 INLINE uint32_t* vreg(const Wave* w, int r) { return w->v + (size_t)r * LANES; }
 

@@ -65,6 +65,8 @@ def fma64(a, b, c):
         bad = ~np.isfinite(r) | ~np.isfinite(uh) | (np.abs(a) > 1e300) | (np.abs(b) > 1e300) \
             | (np.abs(uh) < 1e-290) & ((uh != 0) | ~zero) | zero
         if bad.any():
+            # a finite product (exact, whatever its size) plus an infinite c is c
+            naive = np.where(np.isinf(c) & np.isfinite(a) & np.isfinite(b), c, naive)
             r = np.where(bad, naive, r)
             bad &= ~zero
             # extreme exponents (the splits overflow or the error terms underflow): exact rational

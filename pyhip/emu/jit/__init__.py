@@ -12,7 +12,7 @@ _lock = threading.Lock()
 
 
 def enabled() -> bool:
-    return os.environ.get("PYHIP_JIT", "0") == "1"
+    return os.environ.get("PYHIP_JIT", "1") != "0"
 
 
 def available() -> bool:
@@ -43,9 +43,10 @@ class KernelCache:
                            "jit_limit": ffi.offsetof("Ctx", "jit_limit"), "triple": triple()}
         return self.layout
 
-    def function(self, nprog, program, K, entry_ip: int, mode: int):
-        """The compiled function's address, or raise Unsupported (the reason)."""
-        key = (id(nprog), entry_ip, mode)
+    def function(self, nprog, program, K, entry_ip: int, mode: int, rows: int, lockstep: bool = False):
+        """The compiled function's address, or raise Unsupported (the reason).  ``rows``: the VGPR rows a wave
+        has (code touching more is refused); ``lockstep``: the one-instruction-per-call form (diff mode)."""
+        key = (id(nprog), entry_ip, mode, rows, lockstep)
         hit = self._done.get(key)
         if hit is not None and hit[0] is nprog:
             return hit[1].address
@@ -59,8 +60,10 @@ class KernelCache:
             from .compiler import bind_runtime, compile_ir
             bind_runtime(self.ffi, self.lib)
             try:
-                kir = KernelIR(nprog, program, K, entry_ip, mode, self._layout())
+                kir = KernelIR(nprog, program, K, entry_ip, mode, self._layout(), lockstep=lockstep)
                 ir = kir.build()
+                if kir.max_row >= rows:
+                    raise Unsupported(f"uses VGPR rows up to {kir.max_row + 1}, more than the {rows} allocated")
             except Unsupported as exc:
                 self._failed[key] = (nprog, str(exc))
                 raise

@@ -38,7 +38,7 @@ class Unsupported(Exception):
 class KernelIR:
     """The IR of one kernel entry of a lowered program (``nprog``: pyhip/emu/native/lower.NativeProgram)."""
 
-    def __init__(self, nprog, program, K, entry_ip: int, mode: int, layout, name="kernel"):
+    def __init__(self, nprog, program, K, entry_ip: int, mode: int, layout, name="kernel", lockstep: bool = False):
         self.nprog, self.program, self.K = nprog, program, K
         self.W = K.lanes
         self.layout = layout
@@ -47,10 +47,14 @@ class KernelIR:
         self.insts = program.instructions
         self.pcs = sorted(nprog.index, key=nprog.index.get)        # ip -> pc
         self.entry_ip = entry_ip
+        self.max_row = -1                        # the highest VGPR row the generated code touches
         self.reach = self._reachable(entry_ip)
         self.dynamic_mode = any(self._inst(i).name.startswith(MODE_WRITERS) for i in self.reach)
         self.mode = None if self.dynamic_mode else mode
-        self.leaders = self._leaders()
+        # lockstep form (the differential test's schedule): every instruction a block of its own, each call
+        # runs one instruction and returns (ST_SLICE) with wave->ip at the next one; the scheduler counts
+        self.lockstep = lockstep
+        self.leaders = sorted(self.reach) if lockstep else self._leaders()
         self.C = min(8, self.W)                 # lanes per chunk in lane regions (one AVX2 register of i32)
         self.e = Emitter(self.W)
         self.e.read_hook = self._read
@@ -76,6 +80,9 @@ class KernelIR:
         if indirect:
             seen = set(range(n))
         bad = sorted(i for i in seen if i in self.nprog.reasons)
+        for i in seen:                           # the lowered records of bridged instructions name their rows
+            if i not in self.nprog.described:
+                self.max_row = max(self.max_row, int(self.nprog.vmax[i]) - 1)
         if bad:
             raise Unsupported(self.nprog.reasons[bad[0]])
         return seen
@@ -164,6 +171,13 @@ class KernelIR:
             desc(b)
         except (NotImplementedError, Fault):
             return None
+        from ..spec.lang import walk
+        for n in walk([w.value for w in b.writes] + [w.mask for w in b.writes if w.mask is not None]):
+            if n.op == "read" and n.attr[0] == "v":
+                self.max_row = max(self.max_row, n.attr[1])
+        for w in b.writes:
+            if w.loc[0] == "v":
+                self.max_row = max(self.max_row, w.loc[1])
         return b.writes
 
     def _emit_writes(self, writes: list[Write]) -> None:
@@ -216,6 +230,15 @@ class KernelIR:
         self.e.block = name
         self.e.invalidate()
 
+    def _goto(self, ip: int) -> None:
+        """End the block with a jump to instruction ``ip`` (lockstep: return to the scheduler there)."""
+        e = self.e
+        if self.lockstep and ip < self.nprog.n:
+            e.line(f"store i32 {ip}, ptr {self._ptr('%w', self.layout['ip'])}, align 4")
+            e.line(f"ret i32 {ST_SLICE}")
+        else:
+            e.line(f"br label {self._jump_to(ip)}")
+
     def _jump_to(self, ip: int) -> str:
         if ip in self.leader_set:
             return f"%b{ip}"
@@ -246,6 +269,11 @@ class KernelIR:
         reads = {n.attr for n in nodes if n.op == "read"}
         written = {w.loc for w in writes}
         uniform_reads = {r for r in reads if r[0] in ("s", "scc", "mode")}
+        for r in reads:                       # a lane mask read reads its SGPR(s) (for the hoisting checks)
+            if r[0] == "mask":
+                uniform_reads |= self._mask_sgprs(r[1])
+            elif r[0] == "exec_lanes":
+                uniform_reads |= self._mask_sgprs(126)
         if all(w.loc[0] in ("s", "scc", "mode") for w in writes) and all(n.uniform for n in nodes):
             return "uniform", uniform_reads, written
         if all(w.loc[0] == "v" or (w.loc[0] == "mask" and w.loc[1] not in (126, 127)) for w in writes) and \
@@ -461,7 +489,7 @@ class KernelIR:
         e.line(f"%ip0 = load i32, ptr {self._ptr('%w', lay['ip'])}, align 4")
         e.line("br label %dispatch")
         e.lines.append("dispatch:")
-        e.line(f"%ipd = phi i32 [%ip0, %entry], [%ipj, %indirect]")
+        e.line("%ipd = phi i32 [%ip0, %entry], [%ipj, %indirect]")
         cases = " ".join(f"i32 {ip}, label %b{ip}" for ip in self.leaders)
         e.line(f"switch i32 %ipd, label %badjump [ {cases} ]")
         order = sorted(self.reach)
@@ -475,7 +503,7 @@ class KernelIR:
         for blk in blocks:
             head = blk[0]
             self._label(f"b{head}")
-            if head in back_targets:
+            if head in back_targets and not self.lockstep:
                 cnt = e.emit(f"load i64, ptr {self._ptr('%w', lay['count'])}, align 8")
                 lim = e.emit(f"load i64, ptr {self._ptr('%c', lay['jit_limit'])}, align 8")
                 y = e.emit(f"icmp sge i64 {cnt}, {lim}")
@@ -484,9 +512,10 @@ class KernelIR:
                 e.line(f"store i32 {head}, ptr {self._ptr('%w', lay['ip'])}, align 4")
                 e.line(f"ret i32 {ST_SLICE}")
                 self._label(f"run{head}")
-            cnt = e.emit(f"load i64, ptr {self._ptr('%w', lay['count'])}, align 8")
-            cnt2 = e.emit(f"add i64 {cnt}, {len(blk)}")
-            e.line(f"store i64 {cnt2}, ptr {self._ptr('%w', lay['count'])}, align 8")
+            if not self.lockstep:
+                cnt = e.emit(f"load i64, ptr {self._ptr('%w', lay['count'])}, align 8")
+                cnt2 = e.emit(f"add i64 {cnt}, {len(blk)}")
+                e.line(f"store i64 {cnt2}, ptr {self._ptr('%w', lay['count'])}, align 8")
             terminated = False
             region = self._new_region()
             for k, ip in enumerate(blk):
@@ -507,7 +536,7 @@ class KernelIR:
                 self._flush_region(region)
             if not terminated:
                 nx = self.nprog.nxt[blk[-1]]
-                e.line(f"br label {self._jump_to(nx)}")
+                self._goto(nx)
             pos += 1
         # indirect jumps: the target instruction index was stored in wave->ip by the handler
         e.lines.append("indirect:")
@@ -553,22 +582,32 @@ define i32 @{self.name}(ptr noalias %w, ptr noalias %c) {{
         name = inst.name
         nx = self.nprog.nxt[ip]
         if name == "s_branch":
-            e.line(f"br label {self._jump_to(self.nprog.tgt[ip])}")
+            self._goto(self.nprog.tgt[ip])
             self.stats["control"] += 1
             return True
         if name in CBRANCH:
             cond = self._branch_cond(name)
-            e.line(f"br i1 {cond}, label {self._jump_to(self.nprog.tgt[ip])}, label {self._jump_to(nx)}")
+            if self.lockstep:
+                t, f = self.nprog.tgt[ip], nx
+                e.line(f"br i1 {cond}, label %lt{ip}, label %lf{ip}")
+                self._label(f"lt{ip}")
+                self._goto(t)
+                self._label(f"lf{ip}")
+                self._goto(f)
+            else:
+                e.line(f"br i1 {cond}, label {self._jump_to(self.nprog.tgt[ip])}, label {self._jump_to(nx)}")
             self.stats["control"] += 1
             return True
         if name in NOT_TAKEN:
             return False
         if name in ("s_setpc_b64", "s_swappc_b64"):
             self._bridge(ip)
-            e.line("br label %indirect")
+            e.line(f"ret i32 {ST_SLICE}" if self.lockstep else "br label %indirect")
             return True
         if writes is None:
             writes = self._described(inst)
+        if writes is None and ip in self.nprog.described:
+            raise Unsupported(f"{inst.name}: this form has no description and no native handler")
         if writes is not None:
             self._emit_writes(writes)
             self.stats["described"] += 1
@@ -576,7 +615,7 @@ define i32 @{self.name}(ptr noalias %w, ptr noalias %c) {{
         self._bridge(ip)
         if name.startswith(BLOCK_END):
             # the handler returned CONT (e.g. s_sleep with nothing to wait for, or a call): go on at wave->ip
-            e.line("br label %indirect")
+            e.line(f"ret i32 {ST_SLICE}" if self.lockstep else "br label %indirect")
             return True
         return False
 

@@ -4,6 +4,8 @@ reason.  A kernel whose reachable code lowers completely runs natively; any othe
 engine (see :meth:`NativeProgram.kernel_support`)."""
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from ..clocks import counter_khz
@@ -17,6 +19,10 @@ from .lower_valu import lower_make, lower_special, lower_vcmp
 from .lower_mem import lower_ds, lower_smem, lower_vmem
 from .lower_mfma import lower_mfma
 from .lowerbase import Rec, Unsupported, sdesc
+from ..semantics.rdna import ALIASES as RDNA_NAMES
+from ..spec import load_all as _load_descriptions
+
+DESCRIPTIONS = _load_descriptions()
 
 OFF = 0x7F
 
@@ -51,7 +57,9 @@ NOPS = set("""s_waitcnt s_nop s_sleep s_setprio s_sethalt s_icache_inv s_dcache_
 s_dcache_wb_vol s_waitcnt_vscnt s_ttracedata s_set_gpr_idx_off buffer_wbinvl1 buffer_wbinvl1_vol buffer_wbl2
 buffer_inv buffer_invl2 s_waitcnt_depctr s_code_end s_sendmsg s_sendmsghalt s_incperflevel s_decperflevel
 s_wakeup s_setkill s_cbranch_cdbgsys s_cbranch_cdbguser s_cbranch_cdbgsys_or_user s_cbranch_cdbgsys_and_user
-s_dcache_discard s_dcache_discard_x2 s_atc_probe s_atc_probe_buffer""".split())
+s_dcache_discard s_dcache_discard_x2 s_atc_probe s_atc_probe_buffer s_clause s_delay_alu s_inst_prefetch
+s_set_inst_prefetch_distance s_waitcnt_vmcnt s_waitcnt_expcnt s_waitcnt_lgkmcnt s_wait_idle s_wait_event
+s_ttracedata_imm s_version buffer_gl0_inv buffer_gl1_inv s_gl1_inv v_pipeflush""".split())
 SH_MEM_BASES = ((SHARED_APERTURE >> 48) << 16) | (PRIVATE_APERTURE >> 48)
 
 
@@ -180,12 +188,18 @@ LOWERERS = (lower_salu, lower_smem, lower_make, lower_special, lower_vcmp, lower
 
 def lower_instruction(inst, K, aux: list) -> Rec:
     rec = Rec()
-    if not lower_mfma(rec, inst, K, aux):
-        for fn in LOWERERS:
-            if fn(rec, inst, K):
-                break
-        else:
-            raise Unsupported(f"{inst.name} has no native handler")
+    old = RDNA_NAMES.get(inst.name)
+    if old is not None:                   # a GFX10/GFX11 name of a GFX9 operation: lowered as that one
+        inst = dataclasses.replace(inst, name=old)
+    try:
+        if not lower_mfma(rec, inst, K, aux):
+            for fn in LOWERERS:
+                if fn(rec, inst, K):
+                    break
+            else:
+                raise Unsupported(f"{inst.name} has no native handler")
+    except (KeyError, ValueError, IndexError, TypeError) as exc:     # a form the lowering does not know
+        raise Unsupported(f"{inst.name}: no native handler for this form ({type(exc).__name__}: {exc})") from None
     if inst.name.startswith(BLOCK_ENDS):
         rec.flags |= F_BLOCK_END
     return rec
@@ -219,6 +233,7 @@ class NativeProgram:
         index = {pc: i for i, pc in enumerate(pcs)}
         indexed = gpr_index_modes(insts)
         recs, self.reasons, aux = [], {}, []
+        self.described: set[int] = set()
         for i, pc in enumerate(pcs):
             inst = insts[pc]
             try:
@@ -228,12 +243,19 @@ class NativeProgram:
                 if rec.op not in ops:
                     raise Unsupported(f"{inst.name}: no native handler {rec.op}")
             except Unsupported as exc:
-                self.reasons[i] = f"{inst.name}: {exc}" if not str(exc).startswith(inst.name) else str(exc)
                 rec = Rec()
                 rec.op = "badpc"
-                rec.ends = True
-                rec.k = [pc & 0xFFFFFFFF, 0, 0]
-                rec.khi = [pc >> 32, 0, 0]
+                if inst.name in DESCRIPTIONS and pc not in indexed:
+                    # the compiled engine generates it from its description (no handler: never interpreted)
+                    self.described.add(i)
+                    rec.op = "described"
+                    if inst.name.startswith(BLOCK_ENDS):
+                        rec.flags |= F_BLOCK_END
+                else:
+                    self.reasons[i] = f"{inst.name}: {exc}" if not str(exc).startswith(inst.name) else str(exc)
+                    rec.ends = True
+                    rec.k = [pc & 0xFFFFFFFF, 0, 0]
+                    rec.khi = [pc >> 32, 0, 0]
             recs.append(rec)
         n = len(recs)
         sentinels: dict[int, int] = {}
@@ -298,7 +320,7 @@ class NativeProgram:
                   "tgt": np.asarray(self.tgt, np.int64), "ends": np.asarray(self.ends, np.uint8),
                   "indirect": np.asarray(self.indirect, np.uint8), "vmax": np.asarray(self.vmax, np.int64)}
         meta = {"base": self.base - base, "size": self.size, "n": self.n,
-                "reasons": {str(i): r for i, r in self.reasons.items()}}
+                "reasons": {str(i): r for i, r in self.reasons.items()}, "described": sorted(self.described)}
         return arrays, meta
 
     def _restore(self, e: dict, base: int) -> bool:
@@ -322,12 +344,15 @@ class NativeProgram:
         self.indirect = [bool(x) for x in lists["indirect"]]
         self.vmax = lists["vmax"]
         self.reasons = {int(i): r for i, r in meta["reasons"].items()}
+        self.described = set(meta.get("described", ()))
         return True
 
-    def kernel_support(self, entry: int):
+    def kernel_support(self, entry: int, compiled: bool = False):
         """(None, rows) when every instruction reachable from ``entry`` runs natively (``rows``: VGPR rows
-        the code touches), else (reason, 0).  An indirect jump makes the whole program reachable."""
-        hit = self._support.get(entry)
+        the lowered records touch), else (reason, 0).  An indirect jump makes the whole program reachable.
+        Instructions only the compiled engine generates (from their descriptions) count as native when
+        ``compiled``, else as unsupported."""
+        hit = self._support.get((entry, compiled))
         if hit is not None:
             return hit
         i0 = self.index.get(entry)
@@ -348,12 +373,14 @@ class NativeProgram:
                     todo.append(self.tgt[i])
             if indirect:
                 seen = set(range(n))
-            bad = sorted(i for i in seen if i in self.reasons)
+            bad = sorted(i for i in seen if i in self.reasons or not compiled and i in self.described)
             if bad:
-                res = (self.reasons[bad[0]], 0)
+                i = bad[0]
+                res = (self.reasons.get(i) or f"{self.program.instructions[self.base + int(self.code[i]['pc'])].name}"
+                       f" runs only on the compiled engine", 0)
             else:
                 res = (None, max((self.vmax[i] for i in seen), default=0))
-        self._support[entry] = res
+        self._support[(entry, compiled)] = res
         return res
 
 

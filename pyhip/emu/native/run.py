@@ -78,17 +78,22 @@ class NativeEngine:
     def support(self, d) -> tuple[str | None, NativeProgram | None]:
         """(None, native program) when the dispatch ``d`` (a numpy engine Dispatch) can run natively, else
         (reason, None)."""
-        if d.K.family != 9:
+        if self.jit is None and d.K.family != 9:
             return f"{d.processor}: RDNA (GFX{d.K.family}) code runs on the numpy engine", None
-        if d.lanes != LANES:
+        if self.jit is None and d.lanes != LANES:
             return f"wave{d.lanes} dispatch", None
         if self.gpu.sleep_hook is not None and self._hostcall(d.kernel):
             # device printf / hostcalls: waves wait in s_sleep loops for the host, which the numpy engine serves
             return "hostcall (device printf): served on s_sleep by the numpy engine", None
         np_ = self.program(d.program, d.K)
-        reason, rows = np_.kernel_support(d.entry)
+        reason, rows = np_.kernel_support(d.entry, compiled=self.jit is not None)
         if reason is None and rows > d.nvgpr + 8:
             reason = f"uses VGPR rows up to {rows}, more than the {d.nvgpr + 8} allocated"
+        if reason is None and self.jit is not None:
+            try:
+                self.jit.function(np_, d.program, d.K, np_.index[d.entry], layout_for(d).mode, d.nvgpr + 8)
+            except Exception as exc:  # noqa: BLE001 - what the compiler cannot take runs on the numpy engine
+                reason = f"compiled engine: {exc}"
         return reason, (np_ if reason is None else None)
 
     def _hostcall(self, kernel) -> bool:
@@ -134,6 +139,7 @@ class NativeEngine:
         for i in range(3):
             c.grid[i], c.wg[i], c.counts[i] = d.grid[i], d.wg[i], d.counts[i]
         c.waves_per_group = d.waves_per_group
+        c.lanes = d.lanes
         rows = max(d.nvgpr + 8, 1)
         c.nvgpr = rows
         c.lds_size = d.lds_size
@@ -161,13 +167,9 @@ class NativeEngine:
             cap = np.zeros((total, stride), dtype=np.uint8)
             c.capture_buf = ffi.cast("uint8_t*", cap.ctypes.data)
             c.capture_stride = stride
-        if not lockstep and self.jit is not None:
-            try:
-                fn = self.jit.function(nprog, d.program, d.K, nprog.index[d.entry], int(c.mode))
-                c.jit_fn = ffi.cast("void*", fn)
-                self.stats["jit"] += 1
-            except Exception as exc:  # noqa: BLE001 - the interpreter runs what the compiler cannot
-                self.jit_failures[str(exc)[:120]] += 1
+        if self.jit is not None:
+            fn = self.jit.function(nprog, d.program, d.K, nprog.index[d.entry], int(c.mode), rows, lockstep)
+            c.jit_fn = ffi.cast("void*", fn)
         failed = lib.pyhip_engine_run(c)
         del reg
         self.stats["native"] += 1
@@ -294,12 +296,17 @@ DISPATCH_ATTR = {"dispatch_ptr": "dispatch_ptr", "queue_ptr": "queue_ptr", "kern
                  "dispatch_id": "dispatch_id", "private_segment_size": "private"}
 
 
-def setup_registers(c, d, memory, ffi) -> None:
-    """The SGPR template, workgroup-id SGPRs, work-item VGPR layout and MODE (engine.Dispatch._setup)."""
+def layout_for(d) -> _RegisterLayout:
     key = (id(d.kd), d.processor)
     lay = _LAYOUTS.get(key)
     if lay is None or lay.kd is not d.kd:
         lay = _LAYOUTS[key] = _RegisterLayout(d.kd, d.processor)
+    return lay
+
+
+def setup_registers(c, d, memory, ffi) -> None:
+    """The SGPR template, workgroup-id SGPRs, work-item VGPR layout and MODE (engine.Dispatch._setup)."""
+    lay = layout_for(d)
     init = lay.template.copy()
     for attr, first, count in lay.slots:
         v = getattr(d, attr)

@@ -26,7 +26,7 @@ def load_all():
     from . import buffer_format, ds, gws, mfma, mimg, packed, salu, salu_extra, smem, valu, valu16, valu_div, vcmp, vmem  # noqa: F401,E501
     from . import rdna, rdna_lanes, wmma  # noqa: F401  (after the GFX9 modules: registers their RDNA names)
     import os
-    if os.environ.get("PYHIP_SPEC", "0") == "1" and not _INSTALLED:
+    if os.environ.get("PYHIP_SPEC", "1") == "1" and not _INSTALLED:
         from . import described
         from ..spec import load_all as spec_all
         spec_all()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 from .lang import nan_free
-from .lang import (B1, F16, F32, F64, I32, I64, U16, U32, U64, Node, bitcast, const, copysign, fabs, fbits, floor,
+from .lang import (B1, F16, F32, F64, I32, U16, U32, U64, Node, bitcast, const, copysign, fabs, fbits, floor,
                    fptoint, is_denormal, is_snan, isinf, isnan, quiet, rint, select, signbit, sqrt, EXP_MASK, MANT_BITS,
                    EXP_BIAS)
 

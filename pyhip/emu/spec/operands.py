@@ -15,7 +15,7 @@ import numpy as np
 from ..operands import constant
 from . import fpops
 from .lang import (B1, F16, F32, F64, I16, I32, I64, U16, U32, U64, Node, SpecError, Write, bitcast, const,
-                   lane_shuffle, mask_word, pack64, read, select, word_lanes, TYPES, as_ty)
+                   lane_shuffle, pack64, read, select, word_lanes, TYPES, as_ty)
 
 VCC, M0, EXEC = 106, 124, 126
 HALF = {"f16", "u16", "i16", "b16"}

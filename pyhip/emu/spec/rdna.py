@@ -4,8 +4,8 @@ patterns: bf16 → f32 is the bits shifted up by 16, f32 → bf16 rounds to near
 from __future__ import annotations
 
 from . import fpops
-from .lang import (B1, F16, F32, F64, I32, I64, U16, U32, U64, Node, clamp_int, const, fbits, fma, fptoint, isnan,
-                   lane_id, maximum, minimum, nan_free, select, trunc)
+from .lang import (F16, F32, F64, I32, I64, U16, U32, Node, clamp_int, const, fbits, fma, fptoint, isnan,
+                   maximum, minimum, nan_free, select)
 from .operands import DESCRIPTIONS, Build, describe, valu
 from .vpacked import bf16_half, dot, f16_half, fdot2, int_elems, write_half
 
@@ -47,11 +47,10 @@ def _fmac_dx9(b: Build) -> None:
 
 # ---- 16-bit select ---------------------------------------------------------------------------------------------------
 def lane_bits(b: Build, r: int) -> Node:
-    """The lane mask in SGPR ``r`` (a pair on wave64) as per-lane B1, by shifting the word by the lane id (the numpy
-    backend's word_lanes takes a uniform non-constant operand broadcast to (nw, 1))."""
-    word = b.sreg(r, 64 if b.lanes == 64 else 32)
-    lid = lane_id(b.lanes)
-    return trunc(word >> (lid.zext(U64) if b.lanes == 64 else lid), B1)
+    """The lane mask in operand ``r`` (an SGPR (pair on wave64), or a constant mask word) as per-lane B1."""
+    if r >= 256:
+        raise NotImplementedError("a VGPR as a lane-mask operand")
+    return b.mask_operand(r)
 
 
 @describe("v_cndmask_b16")

@@ -11,7 +11,23 @@ scheduling/cache hints, s_getreg/s_setreg*, s_sendmsg*, s_trap, s_movrel*, s_set
 s_subvector_loop_*, s_setvskip.  s_round_mode/s_denorm_mode are described: they only rewrite MODE bits."""
 from __future__ import annotations
 
-from .lang import I8, I16, I32, I64, U32, U64, Write, bitrev, const, ctlz, ctpop, cttz, maximum, minimum, select
+from .lang import (
+    I8,
+    I16,
+    I32,
+    I64,
+    U32,
+    U64,
+    Write,
+    bitrev,
+    const,
+    ctlz,
+    ctpop,
+    cttz,
+    maximum,
+    minimum,
+    select,
+)
 from .operands import EXEC, Build, describe
 
 # 64-bit integer operands read the inline float constants (codes 240-248) as binary64 values: LLVM encodes
@@ -92,6 +108,8 @@ def _carry(b: Build) -> None:
 
 
 # ---- SOP2: logic, shifts, bit fields ---------------------------------------------------------------------------------
+# The 64-bit shifts, bit fields and bit tests take a 32-bit second operand (LLVM: SOP2_64_32, SOP2_64_32_32 for
+# s_bfm_b64, SOPC_64_32), read as such (VCCZ/EXECZ/SCC accepted; the old code read it as a 64-bit pair).
 _LOGIC = {"and": lambda a, b: a & b, "or": lambda a, b: a | b, "xor": lambda a, b: a ^ b,
           "andn2": lambda a, b: a & ~b, "orn2": lambda a, b: a | ~b, "nand": lambda a, b: ~(a & b),
           "nor": lambda a, b: ~(a | b), "xnor": lambda a, b: ~(a ^ b)}
@@ -308,4 +326,4 @@ def _mode_bits(b: Build) -> None:
     b.writes.append(Write(("mode",), const(new, U32) if isinstance(new, int) else new))
 
 
-__all__ = ["salu", "sopk", "scalar_src", "F64_INLINE"]
+__all__ = ["F64_INLINE", "salu", "scalar_src", "sopk"]

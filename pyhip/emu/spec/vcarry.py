@@ -8,7 +8,7 @@ others."""
 from __future__ import annotations
 
 from . import fpops
-from .lang import B1, F32, F64, I64, U32, U64, const, fbits, fma, lane_id, select, trunc
+from .lang import B1, F32, F64, I64, U32, U64, const, fbits, fma, select
 from .operands import VCC, Build, describe
 from .valu import mad
 
@@ -17,15 +17,9 @@ from .valu import mad
 def mask_src(b: Build, code: int):
     """A lane-mask source as per-lane B1: an SGPR (pair on wave64), or a scalar constant taken as the mask
     word (VGPR codes are refused)."""
-    width = 64 if b.lanes == 64 else 32
-    return word_bits(b.scalar(code, width), b.lanes)
-
-
-def word_bits(word, lanes: int):
-    """A uniform lane-mask word → per-lane B1 (bit i of the word in lane i), by shifts.  (The numpy backend's
-    word_lanes mishandles a uniform operand that is not a constant: it receives it broadcast to (nw, 1).)"""
-    lid = lane_id(lanes)
-    return trunc(word >> (lid.zext(U64) if word.ty.bits == 64 else lid), B1)
+    if code >= 256:
+        raise NotImplementedError("a VGPR as a lane-mask operand")
+    return b.mask_operand(code)
 
 
 def carry_in(b: Build):

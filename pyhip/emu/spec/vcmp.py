@@ -1,13 +1,13 @@
 """Vector compares (VOPC, their VOP3 forms, SDWA and DPP): v_cmp_* / v_cmpx_* for every type and condition,
 v_cmp_class_* / v_cmpx_class_*.  The lane mask goes to VCC, the VOP3 SDST (in the VDST field) or the SDWA
 word's SDST (when SD is set), inactive lanes written 0; v_cmpx also writes EXEC — on GFX10+ EXEC only
-(AMD RDNA ISA: "V_CMPX ... write EXEC only").  Sources are not flushed by MODE (compares read their
+(the RDNA V_CMPX have no SDST).  Sources are not flushed by MODE (compares read their
 operands as they are), and DPP lane masks do not restrict the write (as in the old numpy semantics)."""
 from __future__ import annotations
 
-from .lang import B1, EXP_MASK, MANT_BITS, QUIET_BIT, U32, const, fcmp, select
-from .operands import EXEC, VCC, Build, describe, typed
 from . import salu
+from .lang import B1, EXP_MASK, MANT_BITS, QUIET_BIT, U16, U32, bit, const, fcmp, select
+from .operands import EXEC, VCC, Build, describe, typed
 
 # v_cmp_class_f16 reads S0 as an f16 operand (LLVM: VOPC_Class_Profile<..., f16>: the inline constant 1.0 is
 # 0x3C00, NEG/ABS act on bit 15, OP_SEL / a true16 .h operand picks the high half).  The old numpy semantics
@@ -34,10 +34,12 @@ def lane_dst(b: Build, cmpx: bool) -> int:
 
 
 def write_compare(b: Build, lanes, cmpx: bool) -> None:
+    """The lane mask (inactive lanes 0) to its destination, and to EXEC for v_cmpx."""
+    lanes = lanes & b.exec
     d = lane_dst(b, cmpx)
-    b.write_lanes(d, lanes)
+    b.write_lanes(d, lanes, active_only=False)
     if cmpx and d != EXEC:
-        b.write_lanes(EXEC, lanes)
+        b.write_lanes(EXEC, lanes, active_only=False)
 
 
 def _src(b: Build, i: int, kind: str):
@@ -63,26 +65,24 @@ def _compare(t: str, cond: str, cmpx: bool):
     return build
 
 
-def fp_class(x, mask):
-    """V_CMP_CLASS: bit k of ``mask`` (U32) for x's class k: 0 signalling NaN, 1 quiet NaN, 2 -inf, 3 -normal,
-    4 -denormal, 5 -0, 6 +0, 7 +denormal, 8 +normal, 9 +inf."""
-    w = x.ty.bits
-    bits = x.bits()
+def fp_class(bits, mask):
+    """V_CMP_CLASS: bit k of ``mask`` (U32) for the class k of the float whose bits (U16/U32/U64) are ``bits``:
+    0 signalling NaN, 1 quiet NaN, 2 -inf, 3 -normal, 4 -denormal, 5 -0, 6 +0, 7 +denormal, 8 +normal, 9 +inf."""
+    w = bits.ty.bits
     mag = bits & ((1 << (w - 1)) - 1)
     exp = EXP_MASK[w]
     k = select(mag.eq(exp), const(9, U32), select(mag >= (1 << MANT_BITS[w]), const(8, U32),
                                                   select(mag.eq(0), const(6, U32), const(7, U32))))
     k = select((bits >> (w - 1)).ne(0), 11 - k, k)
     k = select(mag > exp, select((bits & QUIET_BIT[w]).ne(0), const(1, U32), const(0, U32)), k)
-    return ((mask >> k) & 1).ne(0)
+    return bit(mask, k)
 
 
 def _class(t: str, cmpx: bool):
     def build(b: Build) -> None:
-        if t == "f16" and not CLASS_F16_AS_F16:
-            x = typed(b.raw(0, "f32", True), "f16")
-        else:
-            x = b.src(0, t, True)
+        x = b.raw(0, t if t != "f16" or CLASS_F16_AS_F16 else "f32", True)
+        if t == "f16":
+            x = x.trunc(U16)
         mask = b.raw(1, "f32", True)           # the class mask: bits 9:0 (modifiers only touch bit 31)
         write_compare(b, fp_class(x, mask), cmpx)
     return build
@@ -97,4 +97,4 @@ for _t in ("f16", "f32", "f64"):
     for _x in (False, True):
         describe(f"v_cmp{'x' if _x else ''}_class_{_t}")(_class(_t, _x))
 
-__all__ = ["lane_dst", "write_compare", "fp_class", "CLASS_F16_AS_F16"]
+__all__ = ["CLASS_F16_AS_F16", "fp_class", "lane_dst", "write_compare"]

@@ -5,8 +5,8 @@ denormals and apply no output modifiers."""
 from __future__ import annotations
 
 from . import fpops
-from .lang import (B1, F16, F32, F64, I32, U32, U64, Node, bitcast, const, copysign, fabs, fbits, fma, is_denormal,
-                   isinf, isnan, lane_id, maximum, select, signbit, trunc)
+from .lang import (F16, F32, F64, I32, U32, U64, Node, bitcast, const, copysign, fabs, fbits, fma, is_denormal,
+                   isinf, isnan, maximum, select, signbit)
 from .operands import VCC, Build, describe, valu
 
 # per width: (float type, mantissa bits, exponent bias, div_scale "N/D near MAX" exponent gap, scale exponent,
@@ -65,11 +65,8 @@ describe("v_div_scale_f64")(_div_scale(64))
 
 
 def _vcc(b: Build) -> Node:
-    """VCC as per-lane B1, by shifting the mask word by the lane id (the numpy backend's word_lanes mishandles a
-    uniform operand that is not a constant: it receives it broadcast to (nw, 1))."""
-    word = b.sreg(VCC, 64 if b.lanes == 64 else 32)
-    lid = lane_id(b.lanes)
-    return trunc(word >> (lid.zext(U64) if b.lanes == 64 else lid), B1)
+    """VCC as per-lane B1."""
+    return b.lane_mask(VCC)
 
 
 # ---- V_DIV_FMAS: fma, scaled by 2^+-64 (f32) / 2^+-128 (f64) where VCC is set, rounded once --------------------------

@@ -17,6 +17,13 @@ if "PYHIP_CACHE_DIR" not in os.environ:
     os.environ["PYHIP_CACHE_DIR"] = tempfile.mkdtemp(prefix="pyhip-test-cache-")
     atexit.register(shutil.rmtree, os.environ["PYHIP_CACHE_DIR"], True)
 
+# Compiled kernels (pyhip/emu/jit/objcache.py): one directory for the whole session, created by the first process
+# (the controller under xdist) and inherited by the workers and the programs they start, so a kernel several
+# tests run is compiled once per suite run, never taken from earlier runs.
+if "PYHIP_JIT_CACHE_DIR" not in os.environ:
+    os.environ["PYHIP_JIT_CACHE_DIR"] = tempfile.mkdtemp(prefix="pyhip-test-jit-")
+    atexit.register(shutil.rmtree, os.environ["PYHIP_JIT_CACHE_DIR"], True)
+
 FIXTURES = Path(__file__).parent / "fixtures"
 BIN = FIXTURES / "bin"
 

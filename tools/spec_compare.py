@@ -20,6 +20,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
+os.environ["PYHIP_SPEC"] = "0"          # the hand-written semantics on the old side
 from pyhip.emu.memory import GPUFault  # noqa: E402
 from pyhip.emu.semantics import load_all  # noqa: E402
 from pyhip.emu.semantics.described import factory as new_factory  # noqa: E402

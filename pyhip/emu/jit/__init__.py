@@ -57,8 +57,20 @@ class KernelCache:
             hit = self._done.get(key)
             if hit is not None and hit[0] is nprog:
                 return hit[1].address
-            from .compiler import bind_runtime, compile_ir
+            from . import objcache
+            from .compiler import bind_runtime, compile_ir, load_object
             bind_runtime(self.ffi, self.lib)
+            entry_pc = nprog.base + int(nprog.code[entry_ip]["pc"])
+            ck = objcache.key(program, K, entry_pc - program.base, mode, rows, lockstep)
+            data = objcache.load(ck) if ck is not None else None
+            if data is not None:
+                try:
+                    comp = load_object(data, "kernel")
+                    self.stats["cached"] = self.stats.get("cached", 0) + 1
+                    self._done[key] = (nprog, comp)
+                    return comp.address
+                except Exception:  # noqa: BLE001 - a damaged entry: compile and rewrite it
+                    objcache.stats["bad"] += 1
             try:
                 kir = KernelIR(nprog, program, K, entry_ip, mode, self._layout(), lockstep=lockstep)
                 ir = kir.build()
@@ -67,7 +79,10 @@ class KernelCache:
             except Unsupported as exc:
                 self._failed[key] = (nprog, str(exc))
                 raise
-            comp = compile_ir(ir, kir.name)
+            comp = compile_ir(ir, kir.name, keep_object=ck is not None)
+            if ck is not None and comp.object is not None:
+                objcache.store(ck, comp.object)
+                comp.object = None
             self.stats["compiled"] += 1
             self.stats["seconds"] += comp.seconds
             comp.kir_stats = None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import time
 
-_lock = threading.Lock()
+_lock = threading.RLock()
 _state = {}
 
 
@@ -53,14 +53,16 @@ def bind_runtime(ffi, lib) -> None:
 class Compiled:
     """One compiled module: keeps the execution engine (and with it the code) alive."""
 
-    __slots__ = ("engine", "address", "seconds", "ir_chars", "kir_stats")
+    __slots__ = ("engine", "address", "seconds", "ir_chars", "kir_stats", "object")
 
     def __init__(self, engine, address, seconds, ir_chars):
         self.engine, self.address, self.seconds, self.ir_chars = engine, address, seconds, ir_chars
         self.kir_stats = None
+        self.object = None
 
 
-def compile_ir(ir: str, name: str, opt: int = 2) -> Compiled:
+def compile_ir(ir: str, name: str, opt: int = 2, keep_object: bool = False) -> Compiled:
+    """Compile ``ir``; with ``keep_object`` the object file is kept in ``.object`` (for the disk cache)."""
     b = llvm()
     t0 = time.perf_counter()
     tm = target_machine()
@@ -70,8 +72,29 @@ def compile_ir(ir: str, name: str, opt: int = 2) -> Compiled:
         pto = b.create_pipeline_tuning_options(speed_level=opt)
         pb = b.create_pass_builder(tm, pto)
         pb.getModulePassManager().run(mod, pb)
+    obj = tm.emit_object(mod) if keep_object else None
     with _lock:
-        ee = b.create_mcjit_compiler(mod, tm)
+        if obj is not None:
+            ee = b.create_mcjit_compiler(b.parse_assembly(""), tm)
+            ee.add_object_file(b.ObjectFileRef.from_data(obj))
+        else:
+            ee = b.create_mcjit_compiler(mod, tm)
         ee.finalize_object()
     addr = ee.get_function_address(name)
-    return Compiled(ee, addr, time.perf_counter() - t0, len(ir))
+    c = Compiled(ee, addr, time.perf_counter() - t0, len(ir))
+    c.object = obj
+    return c
+
+
+def load_object(data: bytes, name: str) -> Compiled:
+    """A compiled kernel from its object file (the disk cache)."""
+    b = llvm()
+    t0 = time.perf_counter()
+    with _lock:
+        ee = b.create_mcjit_compiler(b.parse_assembly(""), target_machine())
+        ee.add_object_file(b.ObjectFileRef.from_data(data))
+        ee.finalize_object()
+    addr = ee.get_function_address(name)
+    if not addr:
+        raise ValueError(f"no {name} in the cached object")
+    return Compiled(ee, addr, time.perf_counter() - t0, 0)

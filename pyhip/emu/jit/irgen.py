@@ -181,6 +181,8 @@ class Emitter:
             self.declare(f"declare {T} @{name}({T}, {T}, {T})")
             r = self.emit(f"call {T} @{name}({T} {args[0]}, {T} {args[1]}, {T} {args[2]})")
             return r if n.attr == "nf" else self._nan_rule(r, args, t, vec)
+        if op in ("fminnum", "fmaxnum"):
+            return self._minmax(n, args, t, vec)
         if op in ("sqrt", "floor", "ceil", "ftrunc", "rint"):
             iname = {"sqrt": "sqrt", "floor": "floor", "ceil": "ceil", "ftrunc": "trunc", "rint": "roundeven"}[op]
             name = f"llvm.{iname}.{self._mangle(t, vec)}"
@@ -311,6 +313,41 @@ class Emitter:
         if self.chunk is not None:
             return fix()
         return self._guarded(r, T, nr, vec, fix)
+
+    def _minmax(self, n: Node, args: list[str], t, vec: bool) -> str:
+        """fminnum/fmaxnum: LLVM's minimumnum/maximumnum (IEEE 754-2019: -0 < +0, a NaN operand yields the
+        other) where no operand is NaN; the contract's NaN choices where one is."""
+        T = self.ty(t, vec)
+        bt = self.vty("i1") if vec else "i1"
+        iname = "minimumnum" if n.op == "fminnum" else "maximumnum"
+        name = f"llvm.{iname}.{self._mangle(t, vec)}"
+        self.declare(f"declare {T} @{name}({T}, {T})")
+        a, b = args
+        r = self.emit(f"call {T} @{name}({T} {a}, {T} {b})")
+        anynan = self.emit(f"fcmp uno {T} {a}, {b}")
+        if self.chunk is not None and vec and not self.exact_nan:
+            self.nan_flags.append(anynan)
+            return r
+
+        def fix():
+            na = self._isnan(a, t, vec)
+            nb = self._isnan(b, t, vec)
+            out = self.emit(f"select {bt} {na}, {T} {b}, {T} {r}")
+            out = self.emit(f"select {bt} {nb}, {T} {a}, {T} {out}")
+            if n.attr == "ieee":
+                for x, nx in ((b, nb), (a, na)):
+                    it = self.vty(ITY[t.bits]) if vec else ITY[t.bits]
+                    xb = self.emit(f"bitcast {T} {x} to {it}")
+                    q = self.splat(str(QUIET[t.bits]), ITY[t.bits]) if vec else str(QUIET[t.bits])
+                    qb = self.emit(f"and {it} {xb}, {q}")
+                    zero = self.splat("0", ITY[t.bits]) if vec else "0"
+                    quiet_clear = self.emit(f"icmp eq {it} {qb}, {zero}")
+                    snan = self.emit(f"and {bt} {nx}, {quiet_clear}")
+                    out = self.emit(f"select {bt} {snan}, {T} {self._quiet(x, t, vec)}, {T} {out}")
+            return out
+        if self.chunk is not None:
+            return fix()
+        return self._guarded(r, T, anynan, vec, fix)
 
     def _conv_nan(self, r: str, x: str, src, t, vec: bool) -> str:
         """A converted NaN: sign kept, quiet bit set, the payload's top bits kept."""

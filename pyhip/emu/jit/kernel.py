@@ -28,7 +28,8 @@ NOT_TAKEN = {"s_cbranch_cdbgsys", "s_cbranch_cdbguser", "s_cbranch_cdbgsys_or_us
 MODE_WRITERS = ("s_setreg", "s_denorm_mode", "s_round_mode")
 CONTROL = CBRANCH | NOT_TAKEN | {"s_branch", "s_setpc_b64", "s_swappc_b64"}
 CROSS_LANE = {"lane_read", "lane_shuffle", "lane_gather", "mask_word"}
-NAN_OPS = {"fadd", "fsub", "fmul", "fdiv", "fma", "sqrt", "floor", "ceil", "ftrunc", "rint", "fpext", "fptrunc"}
+NAN_OPS = {"fadd", "fsub", "fmul", "fdiv", "fma", "sqrt", "floor", "ceil", "ftrunc", "rint", "fpext", "fptrunc",
+           "fminnum", "fmaxnum"}
 
 
 class Unsupported(Exception):
@@ -642,6 +643,7 @@ def straight_line(insts, K, mode, layout, name="seq", regions: bool = True) -> s
     kir.K, kir.W, kir.layout, kir.name = K, K.lanes, layout, name
     kir.C = min(8, K.lanes)
     kir.stats = {"described": 0, "bridged": 0, "control": 0}
+    kir.max_row = -1
     kir.descriptions = load_descriptions()
     kir.mode = mode
     kir.e = Emitter(K.lanes)

@@ -117,9 +117,12 @@ def store(k: str, arrays: dict, meta: dict) -> None:
 
 def trim(d: Path, limit: int | None = None) -> None:
     """Remove the least recently used entries beyond ``limit`` (MAX_ENTRIES), down to three quarters of it."""
-    limit = MAX_ENTRIES if limit is None else limit
+    trim_suffix(d, ".npz", MAX_ENTRIES if limit is None else limit)
+
+
+def trim_suffix(d: Path, suffix: str, limit: int) -> None:
     try:
-        entries = [e for e in os.scandir(d) if e.name.endswith(".npz")]
+        entries = [e for e in os.scandir(d) if e.name.endswith(suffix)]
         if len(entries) <= limit:
             return
         entries.sort(key=lambda e: e.stat().st_mtime_ns)

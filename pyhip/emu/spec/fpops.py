@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from .lang import nan_free
+from .lang import fmaxnum, fminnum, nan_free
 from .lang import (B1, F16, F32, F64, I32, U16, U32, U64, Node, bitcast, const, copysign, fabs, fbits, floor,
                    fptoint, is_denormal, is_snan, isinf, isnan, quiet, rint, select, signbit, sqrt, EXP_MASK, MANT_BITS,
                    EXP_BIAS)
@@ -45,37 +45,20 @@ def flush(x: Node, mode, output: bool) -> Node:
     return when(allowed, x, flushed)
 
 
-def _minmax(a: Node, b: Node, is_min: bool) -> Node:
-    """IEEE minNum/maxNum as V_MIN/V_MAX define them: a NaN operand yields the other (both NaN: the first),
-    -0 < +0."""
-    less = a < b
-    greater = b < a
-    if is_min:
-        tie = select(signbit(a), a, b)
-        ordered = select(less, a, select(greater, b, tie))
-    else:
-        tie = select(signbit(a), b, a)
-        ordered = select(greater, a, select(less, b, tie))
-    return select(isnan(b), a, select(isnan(a), b, ordered))
-
-
 def fmin(a: Node, b: Node, mode=0) -> Node:
-    r = _minmax(a, b, True)
-    return _ieee_snan(a, b, r, mode)
+    """V_MIN_*: IEEE minNum with -0 < +0 (lang's fminnum); MODE.IEEE quiets a signaling NaN operand."""
+    ieee = mode_allows(mode, MODE_IEEE)
+    if isinstance(ieee, bool):
+        return fminnum(a, b, ieee)
+    return select(ieee, fminnum(a, b, True), fminnum(a, b, False))
 
 
 def fmax(a: Node, b: Node, mode=0) -> Node:
-    r = _minmax(a, b, False)
-    return _ieee_snan(a, b, r, mode)
-
-
-def _ieee_snan(a, b, r, mode):
-    """MODE.IEEE: a signaling NaN operand yields that NaN quieted (S0's when both are signaling)."""
+    """V_MAX_*: IEEE maxNum with -0 < +0 (lang's fmaxnum); MODE.IEEE quiets a signaling NaN operand."""
     ieee = mode_allows(mode, MODE_IEEE)
-    if ieee is False:
-        return r
-    q = select(is_snan(a), quiet(a), select(is_snan(b), quiet(b), r))
-    return when(ieee, q, r)
+    if isinstance(ieee, bool):
+        return fmaxnum(a, b, ieee)
+    return select(ieee, fmaxnum(a, b, True), fmaxnum(a, b, False))
 
 
 def fmin3(a, b, c, mode=0):

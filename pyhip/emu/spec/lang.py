@@ -26,6 +26,9 @@ Primitive contracts (every backend):
   conversion of a NaN keeps its sign, sets the quiet bit and keeps the top bits of the payload (truncated or
   zero-extended).  A primitive built under :func:`nan_free` may skip this (its description guarantees that no
   NaN reaches it or that its NaN result is replaced).
+* ``fminnum fmaxnum``: V_MIN/V_MAX: a NaN operand yields the other (both NaN: the first), -0 < +0, equal
+  values the first; with attr "ieee" (MODE.IEEE) a signaling NaN operand yields itself quieted (the first's
+  when both are).
 * ``cast``: int→int (``zext``/``sext``/``trunc`` by the builder), int→float (round to nearest even),
   float→float (``fpext``, ``fptrunc`` round to nearest even); ``fptoint``: toward zero, saturating to the
   destination's range, NaN → 0.  ``bitcast``: same width, bits unchanged.
@@ -101,7 +104,7 @@ PRIMITIVES = {
     "icmp": 2, "fcmp": 2, "select": 3,
     "zext": 1, "sext": 1, "trunc": 1, "bitcast": 1, "itofp": 1, "fpext": 1, "fptrunc": 1, "fptoint": 1,
     "fadd": 2, "fsub": 2, "fmul": 2, "fdiv": 2, "fma": 3, "sqrt": 1, "floor": 1, "ceil": 1, "ftrunc": 1,
-    "rint": 1, "ctpop": 1, "ctlz": 1, "cttz": 1, "bitrev": 1,
+    "rint": 1, "ctpop": 1, "ctlz": 1, "cttz": 1, "bitrev": 1, "fminnum": 2, "fmaxnum": 2,
     "lane_read": 2, "lane_shuffle": 1, "lane_gather": 2, "mask_word": 1, "word_lanes": 1,
 }
 ICMP = {"eq", "ne", "ult", "ule", "ugt", "uge", "slt", "sle", "sgt", "sge"}
@@ -473,6 +476,16 @@ rint = _unary("rint")
 
 def sign_bit(ty: Ty) -> int:
     return 1 << (ty.bits - 1)
+
+
+def fminnum(a, b, ieee: bool) -> Node:
+    a, b = coerce(a, b)
+    return prim("fminnum", a.ty, a, b, attr="ieee" if ieee else None)
+
+
+def fmaxnum(a, b, ieee: bool) -> Node:
+    a, b = coerce(a, b)
+    return prim("fmaxnum", a.ty, a, b, attr="ieee" if ieee else None)
 
 
 def fneg(x: Node) -> Node:

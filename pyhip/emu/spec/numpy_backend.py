@@ -134,6 +134,25 @@ def fconv(r, a):
     return r
 
 
+def fminmax(a, b, is_min: bool, ieee: bool):
+    """lang's fminnum/fmaxnum."""
+    a, b = np.broadcast_arrays(np.asarray(a), np.asarray(b))
+    r = np.fmin(a, b) if is_min else np.fmax(a, b)
+    z = (a == 0) & (b == 0)
+    if z.any():
+        sa = np.signbit(a)
+        r = np.where(z, np.where(sa, a, b) if is_min else np.where(sa, b, a), r)
+    na, nb = np.isnan(a), np.isnan(b)
+    if (na | nb).any():
+        r = np.where(nb, a, np.where(na, b, r))
+        if ieee:
+            ut, q = _QUIET[a.dtype.itemsize]
+            sna = na & ((a.view(ut) & ut(q)) == 0)
+            snb = nb & ((b.view(ut) & ut(q)) == 0)
+            r = np.where(sna, _quiet(a), np.where(snb, _quiet(b), r))
+    return r
+
+
 def fma(a, b, c):
     a, b, c = np.broadcast_arrays(a, b, c)
     dt = a.dtype
@@ -197,7 +216,7 @@ def lane_gather(v, idx, lanes):
 
 LANE_IDS = {32: np.arange(32, dtype=np.uint32)[None, :], 64: np.arange(64, dtype=np.uint32)[None, :]}
 
-HELPERS = {"np": np, "fp": fp, "_fbin": fbin, "_funary": funary, "_fconv": fconv, "_ctlz": ctlz, "_cttz": cttz, "_bitrev": bitrev, "_fptoint": fptoint, "_fma": fma,
+HELPERS = {"np": np, "fp": fp, "_fminmax": fminmax, "_fbin": fbin, "_funary": funary, "_fconv": fconv, "_ctlz": ctlz, "_cttz": cttz, "_bitrev": bitrev, "_fptoint": fptoint, "_fma": fma,
            "_popcount": _popcount, "_mask_word": mask_word, "_word_lanes": word_lanes, "_lane_read": lane_read,
            "_lane_shuffle": lane_shuffle, "_lane_gather": lane_gather, "_LANE_IDS": LANE_IDS}
 
@@ -323,6 +342,8 @@ class Source:
             return f"_fconv(np.asarray({a[0]}).astype({dt}), {a[0]})"
         if op == "fptoint":
             return f"_fptoint({a[0]}, np.dtype({dt}))"
+        if op in ("fminnum", "fmaxnum"):
+            return f"_fminmax({a[0]}, {a[1]}, {op == 'fminnum'}, {n.attr == 'ieee'})"
         if op == "fma":
             return f"_fma({a[0]}, {a[1]}, {a[2]})"     # (the NaN rule is cheap next to the exact fma)
         if op in ("sqrt", "floor", "ceil", "rint", "ftrunc"):

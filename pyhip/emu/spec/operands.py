@@ -106,8 +106,12 @@ class Build:
 
     # -- source operands ---------------------------------------------------------------------------------------------
     def scalar(self, code: int, width: int = 32, kind: str | None = None) -> Node:
-        """A scalar source code: SGPRs, inline constants and literals, VCCZ/EXECZ/SCC."""
+        """A scalar source code: SGPRs, inline constants and literals, VCCZ/EXECZ/SCC.  A 64-bit operand reads
+        an inline float constant (1.0, 0.5, 1/(2pi), ...) as binary64 whatever its type: LLVM encodes
+        ``icmp eq i64 %x, 0x3FF0000000000000`` as ``s_cmp_eq_u64 s[6:7], 1.0`` (a literal stays 32 bits)."""
         kind = kind or ("b64" if width == 64 else "b32")
+        if width == 64 and 240 <= code <= 248:
+            kind = "f64"
         c = constant(code, self.inst.literal, kind)
         ty = U64 if width == 64 else U32
         if c is not None:

@@ -34,13 +34,11 @@ from .operands import EXEC, Build, describe
 # the i64 0x3FF0000000000000 as the inline constant 1.0 (``s_cmp_eq_u64 s[6:7], 1.0``; its disassembler's
 # decodeFPImmed gives 64-bit operands getInlineImmVal64).  The old numpy semantics read their binary32
 # patterns (0x3F800000); False restores that behaviour.
-F64_INLINE = True
 
 
 def scalar_src(b: Build, code: int, width: int = 32):
-    """A scalar source of ``width`` bits (U32/U64)."""
-    kind = "f64" if width == 64 and F64_INLINE and 240 <= code <= 248 else None
-    return b.scalar(code, width, kind)
+    """A scalar source of ``width`` bits (U32/U64; 64-bit inline floats are binary64: Build.scalar)."""
+    return b.scalar(code, width)
 
 
 def salu(names: str, fn, widths=(32, 32), out: int | None = 32, scc=None):
@@ -326,4 +324,4 @@ def _mode_bits(b: Build) -> None:
     b.writes.append(Write(("mode",), const(new, U32) if isinstance(new, int) else new))
 
 
-__all__ = ["F64_INLINE", "salu", "scalar_src", "sopk"]
+__all__ = ["salu", "scalar_src", "sopk"]

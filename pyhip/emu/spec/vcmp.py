@@ -5,14 +5,12 @@ word's SDST (when SD is set), inactive lanes written 0; v_cmpx also writes EXEC 
 operands as they are), and DPP lane masks do not restrict the write (as in the old numpy semantics)."""
 from __future__ import annotations
 
-from . import salu
 from .lang import B1, EXP_MASK, MANT_BITS, QUIET_BIT, U16, U32, bit, const, fcmp, select
-from .operands import EXEC, VCC, Build, describe, typed
+from .operands import EXEC, VCC, Build, describe
 
 # v_cmp_class_f16 reads S0 as an f16 operand (LLVM: VOPC_Class_Profile<..., f16>: the inline constant 1.0 is
 # 0x3C00, NEG/ABS act on bit 15, OP_SEL / a true16 .h operand picks the high half).  The old numpy semantics
 # read it as an f32 operand and used its low 16 bits; False restores that behaviour.
-CLASS_F16_AS_F16 = True
 
 FLOAT_PRED = {"lt": "olt", "eq": "oeq", "le": "ole", "gt": "ogt", "lg": "one", "ge": "oge", "o": "ord",
               "u": "uno", "nge": "ult", "nlg": "ueq", "ngt": "ule", "nle": "ugt", "neq": "une", "nlt": "uge"}
@@ -43,12 +41,7 @@ def write_compare(b: Build, lanes, cmpx: bool) -> None:
 
 
 def _src(b: Build, i: int, kind: str):
-    """Source ``i`` typed by ``kind``; 64-bit integer operands read inline float constants as binary64
-    (see ``salu.F64_INLINE``)."""
-    if kind in ("i64", "u64") and salu.F64_INLINE:
-        code = b.codes()[i]
-        if 240 <= code <= 248:
-            return typed(b.vector(code, 64, "f64"), kind)
+    """Source ``i`` typed by ``kind`` (64-bit operands read inline floats as binary64: Build.scalar)."""
     return b.src(i, kind)
 
 
@@ -80,7 +73,7 @@ def fp_class(bits, mask):
 
 def _class(t: str, cmpx: bool):
     def build(b: Build) -> None:
-        x = b.raw(0, t if t != "f16" or CLASS_F16_AS_F16 else "f32", True)
+        x = b.raw(0, t, True)                # (f16: an f16 operand, OP_SEL and NEG/ABS on bit 15)
         if t == "f16":
             x = x.trunc(U16)
         mask = b.raw(1, "f32", True)           # the class mask: bits 9:0 (modifiers only touch bit 31)
@@ -97,4 +90,4 @@ for _t in ("f16", "f32", "f64"):
     for _x in (False, True):
         describe(f"v_cmp{'x' if _x else ''}_class_{_t}")(_class(_t, _x))
 
-__all__ = ["CLASS_F16_AS_F16", "fp_class", "lane_dst", "write_compare"]
+__all__ = ["fp_class", "lane_dst", "write_compare"]

@@ -3,6 +3,7 @@
  * in the included headers are inlined into the interpreter loop. */
 #include "interp.h"
 #include <unistd.h>
+#include <errno.h>
 
 #define ENGINE_ABI 1
 
@@ -313,6 +314,33 @@ int pyhip_jit_fault(Ctx* c, Wave* w, int32_t ip, int32_t kind, uint64_t address,
     w->ip = ip;
     return raise_fault(c, w, kind, -1, address, has_address, 0, 0);
 }
+
+/* ---- LLVM, shared by every thread that compiles (pyhip/emu/jit/compiler.py) ---------------------------------
+ * One thread at a time runs LLVM (its global context and target machine are not thread-safe), and a process
+ * that exits while a kernel compiles must not run LLVM's static destructors under the compiling thread: the
+ * handler registered here (after LLVM is loaded, so before LLVM's own destructors at exit) takes the lock and
+ * keeps it.  The mutex is robust: a thread that ends holding it (Python ends daemon threads at shutdown)
+ * leaves it to the next taker. */
+static pthread_mutex_t g_llvm_mu;
+static pthread_once_t g_llvm_once = PTHREAD_ONCE_INIT;
+
+static void llvm_mu_take(void) {
+    if (pthread_mutex_lock(&g_llvm_mu) == EOWNERDEAD) pthread_mutex_consistent(&g_llvm_mu);
+}
+static void llvm_at_exit(void) { llvm_mu_take(); }
+static void llvm_mu_init(void) {
+    pthread_mutexattr_t a;
+    pthread_mutexattr_init(&a);
+    pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
+    pthread_mutex_init(&g_llvm_mu, &a);
+    pthread_mutexattr_destroy(&a);
+    atexit(llvm_at_exit);
+}
+void pyhip_llvm_enter(void) {
+    pthread_once(&g_llvm_once, llvm_mu_init);
+    llvm_mu_take();
+}
+void pyhip_llvm_leave(void) { pthread_mutex_unlock(&g_llvm_mu); }
 
 /* ---- introspection for the Python side ---------------------------------------------------------------- */
 int pyhip_engine_abi(void) { return ENGINE_ABI; }

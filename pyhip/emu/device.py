@@ -82,8 +82,9 @@ class EmulatedGPU:
         """Dispatches run natively / on the numpy engine, and why each fallback happened."""
         n = self._native
         if n is None:
-            return {"native": 0, "fallback": 0, "reasons": {}}
-        return {"native": n.stats["native"], "fallback": n.stats["fallback"], "reasons": dict(n.fallbacks)}
+            return {"native": 0, "fallback": 0, "reasons": {}, "tier0": 0}
+        return {"native": n.stats["native"], "fallback": n.stats["fallback"], "reasons": dict(n.fallbacks),
+                "tier0": n.stats["tier0"]}
 
     # -- programs -----------------------------------------------------------------------------------------
     def load_program(self, co) -> LoadedProgram:
@@ -216,8 +217,9 @@ class EmulatedGPU:
                         res = nat.run(d, nprog)
                     self.last_dispatch = res
                     return res
-                nat.stats["fallback"] += 1
-                nat.fallbacks[reason] += 1
+                if reason != "tier0":                  # (tier 0: the kernel is compiling meanwhile)
+                    nat.stats["fallback"] += 1
+                    nat.fallbacks[reason] += 1
         prev = getattr(self._tls, "dispatch", None)
         self._tls.dispatch = d
         try:

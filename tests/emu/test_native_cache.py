@@ -15,6 +15,14 @@ from pyhip.emu.native import cache
 from pyhip.emu.native.lower import NativeProgram
 from pyhip.loader import load
 
+
+@pytest.fixture(autouse=True)
+def _compiled_engine(monkeypatch):
+    """The native engine compiles before it runs (no numpy-engine first runs while compiling): what these tests
+    compare or count is the compiled engine."""
+    monkeypatch.setenv("PYHIP_JIT_TIERING", "0")
+
+
 ROOT = Path(__file__).resolve().parents[2]
 BIN = ROOT / "tests/fixtures/bin/hipcc52"
 FIELDS = ("code", "mods", "aux", "addr_index")

@@ -15,6 +15,18 @@ def enabled() -> bool:
     return os.environ.get("PYHIP_JIT", "1") != "0"
 
 
+def tiering() -> bool:
+    """Small first dispatches of a kernel not yet compiled run on the numpy engine while it compiles in the
+    background (PYHIP_JIT_TIERING=0: always compile first)."""
+    return os.environ.get("PYHIP_JIT_TIERING", "1") != "0"
+
+
+# a dispatch whose static work estimate (waves x reachable instructions, loop-free code) is below this runs on
+# the numpy engine while its kernel compiles: the numpy engine takes about a microsecond per wave-instruction
+# in batches, a compile tens to hundreds of milliseconds
+TIER0_WORK = 40_000
+
+
 def available() -> bool:
     try:
         import llvmlite.binding  # noqa: F401
@@ -32,6 +44,10 @@ class KernelCache:
         self._failed: dict = {}
         self.layout = None
         self.stats = {"compiled": 0, "seconds": 0.0}
+        self._pending: set = set()
+        self._compiling: dict = {}     # key -> Event set when the thread compiling it is done
+        self._worker = None
+        self._queue = None
 
     def _layout(self):
         if self.layout is None:
@@ -43,9 +59,9 @@ class KernelCache:
                            "jit_limit": ffi.offsetof("Ctx", "jit_limit"), "triple": triple()}
         return self.layout
 
-    def function(self, nprog, program, K, entry_ip: int, mode: int, rows: int, lockstep: bool = False):
-        """The compiled function's address, or raise Unsupported (the reason).  ``rows``: the VGPR rows a wave
-        has (code touching more is refused); ``lockstep``: the one-instruction-per-call form (diff mode)."""
+    def ready(self, nprog, program, K, entry_ip: int, mode: int, rows: int, lockstep: bool = False):
+        """The compiled function's address if it is in memory or in the disk cache, else None (raise
+        Unsupported if compiling it failed before)."""
         key = (id(nprog), entry_ip, mode, rows, lockstep)
         hit = self._done.get(key)
         if hit is not None and hit[0] is nprog:
@@ -54,23 +70,96 @@ class KernelCache:
         if bad is not None and bad[0] is nprog:
             raise Unsupported(bad[1])
         with _lock:
-            hit = self._done.get(key)
-            if hit is not None and hit[0] is nprog:
-                return hit[1].address
-            from . import objcache
-            from .compiler import bind_runtime, compile_ir, load_object
-            bind_runtime(self.ffi, self.lib)
-            entry_pc = nprog.base + int(nprog.code[entry_ip]["pc"])
-            ck = objcache.key(program, K, entry_pc - program.base, mode, rows, lockstep)
-            data = objcache.load(ck) if ck is not None else None
-            if data is not None:
-                try:
-                    comp = load_object(data, "kernel")
-                    self.stats["cached"] = self.stats.get("cached", 0) + 1
-                    self._done[key] = (nprog, comp)
-                    return comp.address
-                except Exception:  # noqa: BLE001 - a damaged entry: compile and rewrite it
-                    objcache.stats["bad"] += 1
+            return self._from_disk(key, nprog, program, K, entry_ip, mode, rows, lockstep)
+
+    def _from_disk(self, key, nprog, program, K, entry_ip, mode, rows, lockstep):
+        from . import objcache
+        from .compiler import bind_runtime, load_object
+        bind_runtime(self.ffi, self.lib)
+        hit = self._done.get(key)
+        if hit is not None and hit[0] is nprog:
+            return hit[1].address
+        ck = self._disk_key(nprog, program, K, entry_ip, mode, rows, lockstep)
+        data = objcache.load(ck) if ck is not None else None
+        if data is None:
+            return None
+        try:
+            comp = load_object(data, "kernel")
+        except Exception:  # noqa: BLE001 - a damaged entry: compiled and rewritten
+            objcache.stats["bad"] += 1
+            return None
+        self.stats["cached"] = self.stats.get("cached", 0) + 1
+        self._done[key] = (nprog, comp)
+        return comp.address
+
+    def _disk_key(self, nprog, program, K, entry_ip, mode, rows, lockstep):
+        from . import objcache
+        entry_pc = nprog.base + int(nprog.code[entry_ip]["pc"])
+        return objcache.key(program, K, entry_pc - program.base, mode, rows, lockstep)
+
+    def compile_later(self, nprog, program, K, entry_ip: int, mode: int, rows: int) -> None:
+        """Compile in the background (the compile worker thread); a later dispatch finds it ready."""
+        key = (id(nprog), entry_ip, mode, rows, False)
+        with _lock:
+            if key in self._pending or (key in self._done and self._done[key][0] is nprog):
+                return
+            self._pending.add(key)
+            if self._worker is None:
+                import queue
+                self._queue = queue.Queue()
+                self._worker = threading.Thread(target=self._work, name="pyhip-jit-compile", daemon=True)
+                self._worker.start()
+        self._queue.put((key, nprog, program, K, entry_ip, mode, rows))
+
+    def _work(self) -> None:
+        while True:
+            key, nprog, program, K, entry_ip, mode, rows = self._queue.get()
+            try:
+                self.function(nprog, program, K, entry_ip, mode, rows)
+            except Exception:  # noqa: BLE001 - recorded in _failed; the dispatch path reports it
+                pass
+            finally:
+                with _lock:
+                    self._pending.discard(key)
+
+    def function(self, nprog, program, K, entry_ip: int, mode: int, rows: int, lockstep: bool = False):
+        """The compiled function's address (compiled now if needed), or raise Unsupported (the reason).  ``rows``:
+        the VGPR rows a wave has (code touching more is refused); ``lockstep``: the one-instruction-per-call form
+        (diff mode)."""
+        key = (id(nprog), entry_ip, mode, rows, lockstep)
+        hit = self._done.get(key)
+        if hit is not None and hit[0] is nprog:
+            return hit[1].address
+        bad = self._failed.get(key)
+        if bad is not None and bad[0] is nprog:
+            raise Unsupported(bad[1])
+        while True:
+            with _lock:
+                hit = self._done.get(key)
+                if hit is not None and hit[0] is nprog:
+                    return hit[1].address
+                bad = self._failed.get(key)
+                if bad is not None and bad[0] is nprog:
+                    raise Unsupported(bad[1])
+                busy = self._compiling.get(key)
+                if busy is None:
+                    self._compiling[key] = threading.Event()
+                    break
+            busy.wait()       # another thread compiles this kernel: take its result
+        try:
+            return self._compile(key, nprog, program, K, entry_ip, mode, rows, lockstep)
+        finally:
+            with _lock:
+                self._compiling.pop(key).set()
+
+    def _compile(self, key, nprog, program, K, entry_ip, mode, rows, lockstep):
+        from . import objcache
+        from .compiler import compile_ir
+        with _lock:
+            addr = self._from_disk(key, nprog, program, K, entry_ip, mode, rows, lockstep)
+            if addr is not None:
+                return addr
+            ck = self._disk_key(nprog, program, K, entry_ip, mode, rows, lockstep)
             try:
                 kir = KernelIR(nprog, program, K, entry_ip, mode, self._layout(), lockstep=lockstep)
                 ir = kir.build()
@@ -79,12 +168,14 @@ class KernelCache:
             except Unsupported as exc:
                 self._failed[key] = (nprog, str(exc))
                 raise
-            comp = compile_ir(ir, kir.name, keep_object=ck is not None)
-            if ck is not None and comp.object is not None:
-                objcache.store(ck, comp.object)
-                comp.object = None
+        # LLVM runs without this lock (one compile at a time, compiler.llvm_section): other kernels of this
+        # device are found ready or loaded from the disk cache meanwhile
+        comp = compile_ir(ir, kir.name, keep_object=ck is not None)
+        if ck is not None and comp.object is not None:
+            objcache.store(ck, comp.object)
+            comp.object = None
+        with _lock:
             self.stats["compiled"] += 1
             self.stats["seconds"] += comp.seconds
-            comp.kir_stats = None
             self._done[key] = (nprog, comp)
-            return comp.address
+        return comp.address

@@ -3,9 +3,12 @@ states: the check that binds the two backends of the semantics language (tests/e
 tools/spec_compare.py --jit)."""
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 
 from ..spec.samples import random_state, snapshot
+from .kernel import Unsupported
 
 
 class Runner:
@@ -32,10 +35,42 @@ class Runner:
             hit = self._fns[key] = (comp, self.ffi.cast("int(*)(Wave*, Ctx*)", comp.address), insts)
         return hit[1]
 
-    def run(self, insts, K, st):
-        """Run ``insts`` on every wave of the numpy WaveState ``st`` (in place)."""
+    def batch(self, insts, K, mode):
+        """One compiled module holding a function per instruction of ``insts`` (those the compiled engine
+        refuses: None); returns the callables in order (one LLVM run for many instructions)."""
+        from .compiler import compile_ir
+        from .kernel import straight_line
+        bodies, decls, names, triple, meta = [], set(), [], None, {}
+        for i, inst in enumerate(insts):
+            try:
+                ir = straight_line([inst], K, mode, self.kc._layout(), name=f"f{i}")
+            except Unsupported:
+                names.append(None)
+                continue
+            names.append(f"f{i}")
+            for ln in ir.splitlines():
+                if ln.startswith("target triple"):
+                    triple = ln
+                elif ln.startswith("declare "):
+                    decls.add(ln)
+                elif ln.startswith("!"):                # the same metadata in every function
+                    meta.setdefault(ln.split("=")[0].strip(), ln)
+                else:
+                    bodies.append(ln)
+        if triple is None:
+            return [None] * len(insts)
+        comp = compile_ir("\n".join([triple, *sorted(decls), *bodies, *meta.values()]),
+                          next(n for n in names if n is not None))
+        out = []
+        for n in names:
+            out.append(None if n is None else
+                       self.ffi.cast("int(*)(Wave*, Ctx*)", comp.engine.get_function_address(n)))
+        self._fns[("batch", id(comp))] = (comp, None, insts)        # keeps the code alive
+        return out
+
+    def run_fn(self, fn, st):
+        """Run the compiled function ``fn`` on every wave of the numpy WaveState ``st`` (in place)."""
         ffi = self.ffi
-        fn = self.function(insts, K, st.mode)
         nrows = st.vgpr.shape[0]
         rows = np.zeros((nrows, 64), dtype=np.uint32)
         w = ffi.new("Wave*")
@@ -53,23 +88,31 @@ class Runner:
             st.scc[i] = w.scc
         st.mode = int(w.mode)
 
+    def run(self, insts, K, st):
+        """Run ``insts`` on every wave of the numpy WaveState ``st`` (in place)."""
+        self.run_fn(self.function(insts, K, st.mode), st)
 
-def compare_one(runner, inst, K, rng, new_factory):
-    """(ok, message) for one instruction on one random state: numpy (described) vs compiled."""
+
+def compare_one(runner, inst, K, rng, new_factory, fn=None, mode=None):
+    """(ok, message) for one instruction on one random state: numpy (described) vs compiled (``fn``: its
+    function from Runner.batch compiled for MODE ``mode``, else compiled here for the state's MODE)."""
     from ..memory import GPUFault
     st = random_state(rng, K)
+    if mode is not None:
+        st.mode = mode
     s0 = snapshot(st)
-    st2 = random_state(np.random.default_rng(0), K)
-    st2.vgpr[:], st2.sgpr[:], st2.scc[:], st2.mode = s0[0], s0[1], s0[2], s0[3]
+    st2 = copy.deepcopy(st)
     try:
         op = new_factory(inst, K)
         with np.errstate(all="ignore"):
             op(st, slice(None))
     except (NotImplementedError, GPUFault):
         return True, "numpy refuses"
-    from .kernel import Unsupported
     try:
-        runner.run([inst], K, st2)
+        if fn is None:
+            runner.run([inst], K, st2)
+        else:
+            runner.run_fn(fn, st2)
     except Unsupported as exc:
         return True, f"jit refuses: {exc}"
     if not np.array_equal(st.sgpr, st2.sgpr):

@@ -2,11 +2,32 @@
 CPU, and the functions of the native runtime the code calls."""
 from __future__ import annotations
 
+import contextlib
+import os
 import threading
 import time
 
 _lock = threading.RLock()
 _state = {}
+_depth = threading.local()
+
+
+@contextlib.contextmanager
+def llvm_section():
+    """LLVM in use by this thread: one thread at a time, and never while the process runs its exit handlers
+    (the native runtime's pyhip_llvm_enter / leave, once bound; re-entrant within a thread)."""
+    with _lock:
+        lib = _state.get("bound")
+        d = getattr(_depth, "n", 0)
+        if lib is not None and d == 0:
+            lib.pyhip_llvm_enter()
+        _depth.n = d + 1
+        try:
+            yield
+        finally:
+            _depth.n = d
+            if lib is not None and d == 0:
+                lib.pyhip_llvm_leave()
 
 
 def llvm():
@@ -22,17 +43,22 @@ def llvm():
     return binding
 
 
+def _new_target_machine():
+    b = llvm()
+    target = b.Target.from_default_triple()
+    return target.create_target_machine(cpu=b.get_host_cpu_name(), features=b.get_host_cpu_features().flatten(),
+                                        opt=int(os.environ.get("PYHIP_JIT_CODEGEN_OPT", "1")), jit=True)
+
+
 def target_machine():
+    """The target machine modules are optimised and compiled with (shared; never handed to an execution
+    engine, which takes ownership of the one it is given and destroys it with itself)."""
     tm = _state.get("tm")
     if tm is None:
-        b = llvm()
         with _lock:
             tm = _state.get("tm")
             if tm is None:
-                target = b.Target.from_default_triple()
-                tm = target.create_target_machine(cpu=b.get_host_cpu_name(),
-                                                  features=b.get_host_cpu_features().flatten(), opt=2, jit=True)
-                _state["tm"] = tm
+                tm = _state["tm"] = _new_target_machine()
     return tm
 
 
@@ -45,9 +71,10 @@ def bind_runtime(ffi, lib) -> None:
     if _state.get("bound") is lib:
         return
     b = llvm()
-    for name in ("pyhip_jit_step", "pyhip_jit_fault"):
-        b.add_symbol(name, int(ffi.cast("uintptr_t", ffi.addressof(lib, name))))
-    _state["bound"] = lib
+    with _lock:
+        for name in ("pyhip_jit_step", "pyhip_jit_fault"):
+            b.add_symbol(name, int(ffi.cast("uintptr_t", ffi.addressof(lib, name))))
+        _state["bound"] = lib
 
 
 class Compiled:
@@ -60,41 +87,76 @@ class Compiled:
         self.kir_stats = None
         self.object = None
 
+    def __del__(self):
+        ee, self.engine = self.engine, None
+        if ee is not None:
+            try:
+                with llvm_section():          # disposing it is LLVM work too
+                    ee.close()
+            except Exception:  # noqa: BLE001 - interpreter shutdown: the process is going anyway
+                pass
+
 
 def compile_ir(ir: str, name: str, opt: int = 2, keep_object: bool = False) -> Compiled:
-    """Compile ``ir``; with ``keep_object`` the object file is kept in ``.object`` (for the disk cache)."""
+    """Compile ``ir``; with ``keep_object`` the object file is kept in ``.object`` (for the disk cache).
+
+    Every LLVM object made here is created and destroyed inside one llvm_section (llvmlite frees its objects
+    when Python collects them, which can be on any thread at any time: a module freed while another thread
+    compiles corrupts LLVM's state).  The module lives in its own context, freed here."""
     b = llvm()
     t0 = time.perf_counter()
-    tm = target_machine()
-    mod = b.parse_assembly(ir)
-    mod.verify()
-    if opt:
-        pto = b.create_pipeline_tuning_options(speed_level=opt)
-        pb = b.create_pass_builder(tm, pto)
-        pb.getModulePassManager().run(mod, pb)
-    obj = tm.emit_object(mod) if keep_object else None
-    with _lock:
-        if obj is not None:
-            ee = b.create_mcjit_compiler(b.parse_assembly(""), tm)
-            ee.add_object_file(b.ObjectFileRef.from_data(obj))
-        else:
-            ee = b.create_mcjit_compiler(mod, tm)
-        ee.finalize_object()
+    dump = os.environ.get("PYHIP_JIT_DUMP")
+    if dump:                          # a directory: every module compiled, as LLVM IR text (debugging)
+        import hashlib
+        from pathlib import Path
+        Path(dump).mkdir(parents=True, exist_ok=True)
+        (Path(dump) / f"{hashlib.sha1(ir.encode()).hexdigest()[:16]}.ll").write_text(ir)
+    with llvm_section():
+        tm = target_machine()
+        ctx = b.create_context()
+        try:
+            mod = b.parse_assembly(ir, context=ctx)
+            try:
+                mod.verify()
+                if opt:
+                    pto = b.create_pipeline_tuning_options(speed_level=opt)
+                    pb = b.create_pass_builder(tm, pto)
+                    mpm = pb.getModulePassManager()
+                    mpm.run(mod, pb)
+                    for x in (mpm, pb, pto):
+                        x.close()
+                obj = tm.emit_object(mod)
+            finally:
+                mod.close()
+        finally:
+            ctx.close()
+        comp = _from_object(obj, name)
+    comp.seconds = time.perf_counter() - t0
+    comp.ir_chars = len(ir)
+    comp.object = obj if keep_object else None
+    return comp
+
+
+def _from_object(data: bytes, name: str) -> Compiled:
+    """An execution engine holding the object file ``data`` (inside an llvm_section)."""
+    b = llvm()
+    empty = b.parse_assembly("")
+    ee = b.create_mcjit_compiler(empty, _new_target_machine())
+    of = b.ObjectFileRef.from_data(data)
+    ee.add_object_file(of)
+    of.close()
+    ee.finalize_object()
     addr = ee.get_function_address(name)
-    c = Compiled(ee, addr, time.perf_counter() - t0, len(ir))
-    c.object = obj
-    return c
+    if not addr:
+        ee.close()
+        raise ValueError(f"no {name} in the compiled object")
+    return Compiled(ee, addr, 0.0, 0)
 
 
 def load_object(data: bytes, name: str) -> Compiled:
     """A compiled kernel from its object file (the disk cache)."""
-    b = llvm()
     t0 = time.perf_counter()
-    with _lock:
-        ee = b.create_mcjit_compiler(b.parse_assembly(""), target_machine())
-        ee.add_object_file(b.ObjectFileRef.from_data(data))
-        ee.finalize_object()
-    addr = ee.get_function_address(name)
-    if not addr:
-        raise ValueError(f"no {name} in the cached object")
-    return Compiled(ee, addr, time.perf_counter() - t0, 0)
+    with llvm_section():
+        comp = _from_object(data, name)
+    comp.seconds = time.perf_counter() - t0
+    return comp

@@ -74,6 +74,8 @@ class Emitter:
         hit = self._splats.get(key)
         if hit is not None:
             return hit
+        if not scalar.startswith("%"):            # a constant: a constant vector, no instructions
+            return f"splat ({sty} {scalar})"
         ins = self.emit_pre(f"insertelement <{self.W} x {sty}> poison, {sty} {scalar}, i64 0")
         v = self.emit_pre(f"shufflevector <{self.W} x {sty}> {ins}, <{self.W} x {sty}> poison, <{self.W} x i32> zeroinitializer")
         self._splats[key] = v

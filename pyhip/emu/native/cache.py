@@ -51,7 +51,8 @@ def directory() -> Path | None:
 def _stamp() -> bytes:
     """What the lowering depends on besides its input: pyhip/emu's Python sources (path, size, mtime), the
     engine's handler numbering and the record layouts."""
-    h = hashlib.sha256(f"format {FORMAT}".encode())
+    # which semantics lower (PYHIP_SPEC=0: the hand-written ones, whose records the interpreter runs)
+    h = hashlib.sha256(f"format {FORMAT} spec {os.environ.get('PYHIP_SPEC', '1') == '1'}".encode())
     for p in sorted(EMU.rglob("*.py")):
         st = p.stat()
         h.update(f"{p.relative_to(EMU)} {st.st_size} {st.st_mtime_ns}\n".encode())

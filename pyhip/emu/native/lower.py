@@ -352,6 +352,22 @@ class NativeProgram:
         self.described = set(meta.get("described", ()))
         return True
 
+    def reachable(self, entry_ip: int) -> set:
+        """Instruction indices reachable from ``entry_ip`` (all of them when an indirect jump is)."""
+        seen, todo, indirect = set(), [entry_ip], False
+        n = self.n
+        while todo:
+            i = todo.pop()
+            if i in seen or i >= n or i < 0:
+                continue
+            seen.add(i)
+            indirect |= self.indirect[i]
+            if not self.ends[i]:
+                todo.append(self.nxt[i])
+            if self.tgt[i] >= 0:
+                todo.append(self.tgt[i])
+        return set(range(n)) if indirect else seen
+
     def kernel_support(self, entry: int, compiled: bool = False):
         """(None, rows) when every instruction reachable from ``entry`` runs natively (``rows``: VGPR rows
         the lowered records touch), else (reason, 0).  An indirect jump makes the whole program reachable.

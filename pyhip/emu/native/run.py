@@ -25,6 +25,7 @@ CAPTURE_HEAD = 128 * 4 + 16          # SGPRs, SCC, MODE, PC
 # per wave (a kernel spinning on a host flag gets about as much wall time from either engine).  Lockstep runs
 # (the differential mode) count exactly as the numpy engine.
 INSTRUCTIONS_PER_STEP = 100
+TIER0 = "tier0"           # support(): run on the numpy engine now, the kernel compiles in the background
 
 
 class Result:
@@ -55,6 +56,7 @@ class NativeEngine:
         self.stats = collections.Counter()          # "native", "fallback"
         self.fallbacks = collections.Counter()      # reason -> dispatches
         self.jit_failures = collections.Counter()   # reason -> dispatches the compiled engine did not take
+        self._loops: dict = {}                      # (program, entry) -> (program, has loops, instructions)
         from .. import jit
         self.jit = jit.KernelCache(self.ffi, self.lib) if jit.enabled() and jit.available() else None
         _init_tables(self.lib, self.ffi)
@@ -90,11 +92,31 @@ class NativeEngine:
         if reason is None and rows > d.nvgpr + 8:
             reason = f"uses VGPR rows up to {rows}, more than the {d.nvgpr + 8} allocated"
         if reason is None and self.jit is not None:
+            args = (np_, d.program, d.K, np_.index[d.entry], layout_for(d).mode, d.nvgpr + 8)
             try:
-                self.jit.function(np_, d.program, d.K, np_.index[d.entry], layout_for(d).mode, d.nvgpr + 8)
+                if self.gpu.engine == "native" and self.jit.ready(*args) is None and self._tier0(d, np_):
+                    self.jit.compile_later(*args)
+                    self.stats["tier0"] += 1
+                    return TIER0, None
+                self.jit.function(*args)
             except Exception as exc:  # noqa: BLE001 - what the compiler cannot take runs on the numpy engine
                 reason = f"compiled engine: {exc}"
         return reason, (np_ if reason is None else None)
+
+    def _tier0(self, d, np_) -> bool:
+        """A small dispatch of loop-free code: run it on the numpy engine while the kernel compiles."""
+        from .. import jit
+        if not jit.tiering():
+            return False
+        entry = np_.index[d.entry]
+        hit = self._loops.get((id(np_), entry))
+        if hit is None or hit[0] is not np_:
+            reach = np_.reachable(entry)
+            loops = any(0 <= np_.tgt[i] <= i for i in reach) or any(np_.indirect[i] for i in reach)
+            hit = self._loops[(id(np_), entry)] = (np_, loops, len(reach))
+        _, loops, ninst = hit
+        waves = d.counts[0] * d.counts[1] * d.counts[2] * d.waves_per_group
+        return not loops and waves * ninst <= jit.TIER0_WORK
 
     def _hostcall(self, kernel) -> bool:
         hit = self._hostcalls.get(id(kernel))

@@ -128,12 +128,11 @@ def random_state(rng, K, n_waves: int = 3, nvgpr: int = 264):
     st = WaveState(n_waves, nvgpr, 1, 64, 0, lanes)
     st.vgpr[:] = _values32(rng, st.vgpr.shape)
     # 64-bit special values in some register pairs
-    for r in range(0, nvgpr - 1, 4):
-        for w in range(n_waves):
-            vals = rng.choice(np.array(F64_SPECIAL, dtype=np.uint64), lanes)
-            pick = rng.random(lanes) < 0.4
-            st.vgpr[r, w][pick] = (vals[pick] & np.uint64(0xFFFFFFFF)).astype(np.uint32)
-            st.vgpr[r + 1, w][pick] = (vals[pick] >> np.uint64(32)).astype(np.uint32)
+    rows = np.arange(0, nvgpr - 1, 4)
+    vals = rng.choice(np.array(F64_SPECIAL, dtype=np.uint64), (len(rows), n_waves, lanes))
+    pick = rng.random((len(rows), n_waves, lanes)) < 0.4
+    st.vgpr[rows] = np.where(pick, (vals & np.uint64(0xFFFFFFFF)).astype(np.uint32), st.vgpr[rows])
+    st.vgpr[rows + 1] = np.where(pick, (vals >> np.uint64(32)).astype(np.uint32), st.vgpr[rows + 1])
     st.sgpr[:] = _values32(rng, (n_waves, 128))
     for w in range(n_waves):
         if w == 0:

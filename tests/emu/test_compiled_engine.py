@@ -1,0 +1,182 @@
+"""The compiled engine's process-level behaviour (pyhip/emu/jit): threads that need one kernel at the same
+time share one compile, different kernels compiled from many threads at once all come out right (LLVM is
+used by one thread at a time), a process that exits while a kernel compiles exits cleanly, small first
+dispatches run on the numpy engine while the kernel compiles in the background (tier 0), and the disk
+cache of compiled objects serves a later process."""
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import asmkit
+from pyhip.emu.device import EmulatedGPU
+from pyhip.loader import load
+
+HERE = Path(__file__).resolve().parent
+
+
+def _kernel_source(seed: int, n: int = 40, loop: bool = True) -> str:
+    """A random straight run of f32 VALU work on v2..v11 (inside a short scalar loop with ``loop``), results in
+    v8..v11 (what asmkit's epilogue stores)."""
+    r = np.random.default_rng(seed)
+    ops = ["v_add_f32 v{a}, v{b}, v{c}", "v_mul_f32 v{a}, v{b}, v{c}", "v_fma_f32 v{a}, v{b}, v{c}, v{a}",
+           "v_max_f32 v{a}, v{b}, v{c}", "v_sub_u32 v{a}, v{b}, v{c}", "v_xor_b32 v{a}, v{b}, v{c}",
+           "v_exp_f32 v{a}, v{b}", "v_rcp_f32 v{a}, v{b}"]
+    body = "\n".join("  " + ops[r.integers(len(ops))].format(a=8 + r.integers(4), b=2 + r.integers(10),
+                                                               c=2 + r.integers(10)) for _ in range(n))
+    if not loop:
+        return body
+    return f"  s_mov_b32 s30, 3\nloop_{seed}:\n{body}\n  s_sub_u32 s30, s30, 1\n  s_cmp_lg_u32 s30, 0\n" \
+           f"  s_cbranch_scc1 loop_{seed}"
+
+
+def _program(g, src):
+    text = asmkit.TEMPLATE.format(target="gfx90a", body=src, lds=0, ieee=1, d32=3, d1664=3,
+                                  prologue=asmkit.VECTOR_PROLOGUE, epilogue=asmkit.VECTOR_EPILOGUE,
+                                  extra="\n  .amdhsa_accum_offset 64", wave=64)
+    return g.load_program(load(asmkit.assemble(text, "gfx90a")).code_objects[0].code_object)
+
+
+def _dispatch(g, prog, operands):
+    """Run kernel ``k`` of ``prog`` on one wave; returns the 128 result words (as asmkit.run)."""
+    import struct
+    mem = g.memory
+    inp, out, ka = mem.alloc(1536), mem.alloc(1024), mem.alloc(16)
+    try:
+        mem.write(inp, np.concatenate([x.view(np.uint32).astype(np.uint64) for x in operands]).tobytes())
+        mem.fill(out, 0xCD, 1024, 1)
+        mem.write(ka, struct.pack("<QQ", inp, out))
+        g.run_dispatch(kernel_object=prog.kernel_object("k"), kernarg_address=ka, grid_size=(64, 1, 1),
+                       workgroup_size=(64, 1, 1), group_segment_size=0, private_segment_size=0)
+        return np.frombuffer(mem.read(out, 1024), np.uint64).copy(), g.last_dispatch.engine
+    finally:
+        for p in (inp, out, ka):
+            mem.free(p)
+
+
+def _native_gpu():
+    g = EmulatedGPU("gfx90a", watchdog_steps=200_000)
+    if g.engine != "native" or g.native_engine() is None or g.native_engine().jit is None:
+        pytest.skip("the suite runs with PYHIP_ENGINE set or without the compiled engine")
+    return g
+
+
+@pytest.fixture
+def fresh(monkeypatch, tmp_path):
+    """A new device with an empty compiled-object cache; the compiled engine compiles before it runs."""
+    monkeypatch.setenv("PYHIP_JIT_CACHE_DIR", str(tmp_path / "jit"))
+    monkeypatch.setenv("PYHIP_JIT_TIERING", "0")
+    return _native_gpu()
+
+
+def _operands(seed):
+    rng = np.random.default_rng(seed)
+    return [rng.uniform(-2, 2, 64).astype(np.float32) for _ in range(3)]
+
+
+def _reference(src, operands):
+    """The same kernel on a numpy-engine device (the reference this test compares with)."""
+    ref = EmulatedGPU("gfx90a", watchdog_steps=200_000)
+    ref.engine = "numpy"
+    return _dispatch(ref, _program(ref, src), operands)[0]
+
+
+def test_threads_needing_one_kernel_share_one_compile(fresh):
+    src = _kernel_source(1)
+    prog = _program(fresh, src)
+    ops = _operands(1)
+    want = _reference(src, ops)
+    got, errors = [None] * 4, []
+
+    def go(i):
+        try:
+            got[i] = _dispatch(fresh, prog, ops)
+        except Exception as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=go, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    for r, engine in got:
+        assert engine == "native"
+        np.testing.assert_array_equal(r, want)
+    assert fresh.native_engine().jit.stats["compiled"] == 1
+
+
+def test_many_kernels_compiled_from_many_threads_at_once(fresh):
+    srcs = [_kernel_source(10 + i) for i in range(4)]
+    progs = [_program(fresh, s) for s in srcs]
+    ops = [_operands(10 + i) for i in range(4)]
+    got, errors = [None] * 4, []
+
+    def go(i):
+        try:
+            got[i] = _dispatch(fresh, progs[i], ops[i])
+        except Exception as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=go, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    for i in range(4):
+        assert got[i][1] == "native"
+        np.testing.assert_array_equal(got[i][0], _reference(srcs[i], ops[i]), err_msg=f"kernel {i}")
+    assert fresh.native_engine().jit.stats["compiled"] == 4
+
+
+def test_a_small_first_dispatch_runs_while_its_kernel_compiles(monkeypatch, tmp_path):
+    monkeypatch.setenv("PYHIP_JIT_CACHE_DIR", str(tmp_path / "jit"))
+    monkeypatch.setenv("PYHIP_JIT_TIERING", "1")
+    g = _native_gpu()
+    src = _kernel_source(3, loop=False)
+    prog = _program(g, src)
+    ops = _operands(3)
+    want = _reference(src, ops)
+    r, engine = _dispatch(g, prog, ops)
+    assert engine == "numpy" and g.engine_stats()["tier0"] == 1
+    np.testing.assert_array_equal(r, want)
+    worker = g.native_engine().jit._worker
+    assert worker is not None
+    for _ in range(600):                 # the background compile finishes (at most a minute)
+        if not g.native_engine().jit._pending:
+            break
+        threading.Event().wait(0.1)
+    r, engine = _dispatch(g, prog, ops)
+    assert engine == "native" and g.engine_stats()["fallback"] == 0
+    np.testing.assert_array_equal(r, want)
+
+
+CHILD = textwrap.dedent("""
+    import sys, threading, time
+    sys.path.insert(0, {here!r})
+    import numpy as np
+    import test_compiled_engine as t
+    from pyhip.emu.device import EmulatedGPU
+    g = EmulatedGPU("gfx90a", watchdog_steps=200_000)
+    prog = t._program(g, t._kernel_source(int(sys.argv[1]), n=int(sys.argv[2])))
+    threading.Thread(target=t._dispatch, args=(g, prog, t._operands(0)), daemon=True).start()
+    time.sleep(float(sys.argv[3]))
+    print("leaving", g.native_engine().jit.stats["compiled"], flush=True)
+""")
+
+
+@pytest.mark.parametrize("delay", [0.05, 0.3])
+def test_a_process_leaving_while_a_kernel_compiles_exits_cleanly(tmp_path, delay):
+    """LLVM's static destructors must not run under a compiling thread (compiler.llvm_section)."""
+    script = tmp_path / "child.py"
+    script.write_text(CHILD.format(here=str(HERE)))
+    env = {**os.environ, "PYHIP_JIT_CACHE_DIR": "", "PYHIP_JIT_TIERING": "0"}
+    r = subprocess.run([sys.executable, str(script), "7", "300", str(delay)], capture_output=True, text=True,
+                       env=env, timeout=120)
+    assert r.returncode == 0 and r.stdout.startswith("leaving"), r.stdout + r.stderr[-3000:]

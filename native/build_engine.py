@@ -47,6 +47,7 @@ int pyhip_jit_step(Ctx* c, Wave* w, int32_t ip);
 int pyhip_jit_fault(Ctx* c, Wave* w, int32_t ip, int32_t kind, uint64_t address, int32_t has_address);
 void pyhip_llvm_enter(void);
 void pyhip_llvm_leave(void);
+void pyhip_llvm_after_fork(void);
 
 typedef struct LaunchEntry {
     uint8_t kernarg[2048]; uint32_t kernarg_size; uint32_t explicit_size; uint8_t packet[64]; void* queue;

@@ -4,6 +4,7 @@
 #include "interp.h"
 #include <unistd.h>
 #include <errno.h>
+#include <time.h>
 
 #define ENGINE_ABI 1
 
@@ -317,30 +318,49 @@ int pyhip_jit_fault(Ctx* c, Wave* w, int32_t ip, int32_t kind, uint64_t address,
 
 /* ---- LLVM, shared by every thread that compiles (pyhip/emu/jit/compiler.py) ---------------------------------
  * One thread at a time runs LLVM (its global context and target machine are not thread-safe), and a process
- * that exits while a kernel compiles must not run LLVM's static destructors under the compiling thread: the
- * handler registered here (after LLVM is loaded, so before LLVM's own destructors at exit) takes the lock and
- * keeps it.  The mutex is robust: a thread that ends holding it (Python ends daemon threads at shutdown)
- * leaves it to the next taker. */
+ * that exits while a kernel compiles must not run LLVM's static destructors under the compiling thread.  LLVM
+ * registers destructors as it first uses things (function-local statics), during compiles, and exit handlers
+ * run in reverse order of registration: so the handler that takes the lock (and keeps it) is registered again
+ * after every section, after whatever that section registered; it acts once.  The mutex is robust: a thread
+ * that ends holding it (Python ends daemon threads at shutdown) leaves it to the next taker. */
 static pthread_mutex_t g_llvm_mu;
 static pthread_once_t g_llvm_once = PTHREAD_ONCE_INIT;
+static int g_llvm_exiting;
 
 static void llvm_mu_take(void) {
     if (pthread_mutex_lock(&g_llvm_mu) == EOWNERDEAD) pthread_mutex_consistent(&g_llvm_mu);
 }
-static void llvm_at_exit(void) { llvm_mu_take(); }
+/* At exit: wait (at most 60 s) for a compile in progress.  A thread exiting from Python code (os._exit is not
+ * this, sys.exit in an embedded interpreter, a C exit() called back from Python) may hold the GIL the
+ * compiling thread needs between LLVM calls: it lets go of it while waiting. */
+static void llvm_at_exit(void) {
+    if (__atomic_exchange_n(&g_llvm_exiting, 1, __ATOMIC_SEQ_CST)) return;
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 60;
+    int r = pthread_mutex_timedlock(&g_llvm_mu, &until);
+    if (r == EOWNERDEAD) pthread_mutex_consistent(&g_llvm_mu);
+}
 static void llvm_mu_init(void) {
     pthread_mutexattr_t a;
     pthread_mutexattr_init(&a);
     pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
     pthread_mutex_init(&g_llvm_mu, &a);
     pthread_mutexattr_destroy(&a);
-    atexit(llvm_at_exit);
 }
 void pyhip_llvm_enter(void) {
     pthread_once(&g_llvm_once, llvm_mu_init);
     llvm_mu_take();
 }
-void pyhip_llvm_leave(void) { pthread_mutex_unlock(&g_llvm_mu); }
+/* in a forked child (pyhip/emu/jit: the parent held the lock's Python side, so no thread was inside) */
+void pyhip_llvm_after_fork(void) {
+    pthread_once(&g_llvm_once, llvm_mu_init);
+    llvm_mu_init();
+}
+void pyhip_llvm_leave(void) {
+    atexit(llvm_at_exit);
+    pthread_mutex_unlock(&g_llvm_mu);
+}
 
 /* ---- introspection for the Python side ---------------------------------------------------------------- */
 int pyhip_engine_abi(void) { return ENGINE_ABI; }

@@ -180,3 +180,33 @@ def test_a_process_leaving_while_a_kernel_compiles_exits_cleanly(tmp_path, delay
     r = subprocess.run([sys.executable, str(script), "7", "300", str(delay)], capture_output=True, text=True,
                        env=env, timeout=120)
     assert r.returncode == 0 and r.stdout.startswith("leaving"), r.stdout + r.stderr[-3000:]
+
+
+FORK_CHILD = textwrap.dedent("""
+    import os, sys, threading, time
+    sys.path.insert(0, {here!r})
+    import numpy as np
+    import test_compiled_engine as t
+    from pyhip.emu.device import EmulatedGPU
+    g = EmulatedGPU("gfx90a", watchdog_steps=200_000)
+    prog = t._program(g, t._kernel_source(11, n=200))
+    threading.Thread(target=t._dispatch, args=(g, prog, t._operands(0)), daemon=True).start()
+    time.sleep(float(sys.argv[1]))                 # the compile is under way
+    pid = os.fork()
+    if pid == 0:                                   # the child compiles and runs a kernel of its own
+        g2 = EmulatedGPU("gfx90a", watchdog_steps=200_000)
+        src = t._kernel_source(12, n=20)
+        r, engine = t._dispatch(g2, t._program(g2, src), t._operands(1))
+        os._exit(0 if engine == "native" else 3)
+    _, status = os.waitpid(pid, 0)
+    print("child", os.waitstatus_to_exitcode(status), flush=True)
+""")
+
+
+def test_a_fork_while_a_kernel_compiles_leaves_the_child_able_to_compile(tmp_path):
+    """The child of a fork taken during a compile must not inherit LLVM's lock held by a thread it lacks."""
+    script = tmp_path / "child.py"
+    script.write_text(FORK_CHILD.format(here=str(HERE)))
+    env = {**os.environ, "PYHIP_JIT_CACHE_DIR": "", "PYHIP_JIT_TIERING": "0"}
+    r = subprocess.run([sys.executable, str(script), "0.2"], capture_output=True, text=True, env=env, timeout=240)
+    assert r.returncode == 0 and r.stdout.strip() == "child 0", r.stdout + r.stderr[-3000:]

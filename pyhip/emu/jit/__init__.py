@@ -11,6 +11,34 @@ from .kernel import KernelIR, Unsupported
 _lock = threading.Lock()
 
 
+def _before_fork() -> None:
+    """os.fork (and a C program's fork(), through the shim's atfork handler): wait for a compile in progress
+    and hold the locks, so the child starts with none of them held by a thread it does not have."""
+    from . import compiler
+    _lock.acquire()
+    compiler._lock.acquire()
+
+
+def _after_fork_parent() -> None:
+    from . import compiler
+    compiler._lock.release()
+    _lock.release()
+
+
+def _after_fork_child() -> None:
+    global _lock
+    from . import compiler
+    _lock = threading.Lock()
+    compiler._lock = threading.RLock()
+    compiler._depth = threading.local()
+    lib = compiler._state.get("bound")
+    if lib is not None:
+        lib.pyhip_llvm_after_fork()
+
+
+os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_parent, after_in_child=_after_fork_child)
+
+
 def enabled() -> bool:
     return os.environ.get("PYHIP_JIT", "1") != "0"
 

@@ -124,8 +124,12 @@ def test_waits_time_out_while_a_kernel_runs(basic):
     old, gpu.watchdog_steps = gpu.watchdog_steps, 2_000_000
     try:
         s = pyhip.Stream(non_blocking=True)
-        flag = pyhip.to_device(np.zeros(1, np.int32))
         out = pyhip.empty(64, np.int32)
+        # a first run with the flag up compiles the kernel (the compiled engine), so the timed one starts at once
+        flag = pyhip.to_device(np.ones(1, np.int32))
+        math_mod.kernel("spin")(1, 64, flag, out, stream=s)
+        s.synchronize()
+        flag.view()[0] = 0
         math_mod.kernel("spin")(1, 64, flag, out, stream=s)
         ev = hip.hipEventCreate()[1]
         assert hip.hipEventRecord(ev, s._stream) == (E.hipSuccess,)

@@ -202,6 +202,7 @@ typedef struct Wave {
     int64_t count;           /* instructions executed */
     struct Group* g;
     uint64_t lane_mask;      /* the lanes of the wave size (EXEC_HI is not part of EXEC in wave32) */
+    int32_t mm_pending;      /* the wave stored to memory since its last s_waitcnt's full fence (state.h) */
 } Wave;
 
 enum { WS_RUN = 0, WS_BARRIER = 1, WS_DONE = 2 };

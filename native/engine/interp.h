@@ -21,18 +21,20 @@ static int jump(Ctx* c, Wave* w, uint64_t target) {
     return raise_fault(c, w, FK_JUMP, -1, target, 1, 0, 0);
 }
 
-/* ds._lds_io: ``size`` bytes per active lane at LDS offsets base[l] + off (a fault names the first bad offset) */
+/* ds._lds_io: ``size`` bytes per active lane at LDS addresses (base[l] + off) mod 2^32 (LDS addresses are 32
+ * bits, ops_ds.h; a fault names the first bad address) */
 static int lds_io(Ctx* c, Wave* w, const uint32_t* base, int64_t off, int size, uint64_t m, uint8_t (*raw)[16], int write) {
     int64_t lim = c->d->lds_size;
+    uint32_t o32 = (uint32_t)off;
     for (int l = 0; l < LANES; l++) {
         if (!(m >> l & 1)) continue;
-        int64_t o = (int64_t)base[l] + off;
-        if (o < 0 || o + size > lim) return raise_fault(c, w, FK_LDS_DS, -1, (uint64_t)o, 1, size, lim);
+        int64_t o = (uint32_t)(base[l] + o32);
+        if (o + size > lim) return raise_fault(c, w, FK_LDS_DS, -1, (uint64_t)o, 1, size, lim);
     }
     uint8_t* lds = w->g->lds;
     for (int l = 0; l < LANES; l++) {
         if (!(m >> l & 1)) continue;
-        uint8_t* p = lds + ((int64_t)base[l] + off);
+        uint8_t* p = lds + (uint32_t)(base[l] + o32);
         if (write) memcpy(p, raw[l], size);
         else memcpy(raw[l], p, size);
     }
@@ -68,7 +70,11 @@ H(vm_load_lds) {
     int64_t m0 = w->s[M0] & 0x3FFFF;
     for (int l = 0; l < LANES; l++) {
         uint32_t v = 0;
-        if (sel >> l & 1) memcpy(&v, ptr[l], size);
+        if (sel >> l & 1) {   /* the lane's access whole (state.h) */
+            uint8_t b[16] = {0};
+            sh_load(b, ptr[l], size);
+            memcpy(&v, b, 4);
+        }
         if (size < 4) {
             v &= (1u << (8 * size)) - 1;
             if (VA_SIGNED(in)) v = (uint32_t)(((int32_t)(v << (32 - 8 * size))) >> (32 - 8 * size));
@@ -229,6 +235,7 @@ static void init_group(Ctx* c, Group* g, int64_t flat, Wave* waves, uint32_t* vg
         w->ip = d->entry;
         w->state = WS_RUN;
         w->count = 0;
+        w->mm_pending = 0;
         w->lane_mask = d->lanes == 32 ? 0xFFFFFFFFull : ~0ull;
         for (int i = 0; i < 3; i++)
             if (d->wgid_sgpr[i] >= 0) w->s[d->wgid_sgpr[i]] = g->id[i];

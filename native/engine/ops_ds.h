@@ -2,14 +2,24 @@
  * NInst: s[0] = ADDR VGPR, s[1] = DATA0, s[2] = DATA1 (rows, AGPR offset applied), d = VDST, imm = offset
  * (offset0 | offset1 << 8), a0 = offset0 | offset1 << 8 (two-address forms) ... see lower.py. */
 
-/* every active lane's [base + off, base + off + size) inside the LDS (the vectorisable test; lds_io reports
- * the fault when it fails) */
+/* LDS addresses are 32 bits: a lane's address is (ADDR VGPR + instruction offset) mod 2^32, as the hardware
+ * computes it and as LLVM assumes when it folds a constant into the offset field (ds_read_u8 v3, v2 offset:128
+ * with v2 = -64 reads byte 64).  lds_addr gives every lane's wrapped address; lds_ok and lds_io (interp.h)
+ * wrap base + offset the same way, and the handlers below pass them the wrapped addresses with offset 0. */
+INLINE void lds_addr(uint32_t* out, const uint32_t* vaddr, int64_t off) {
+    uint32_t o = (uint32_t)off;
+    for (int l = 0; l < LANES; l++) out[l] = vaddr[l] + o;
+}
+
+/* every active lane's [a, a + size) inside the LDS, a = (base + off) mod 2^32 (the vectorisable test; lds_io
+ * reports the fault when it fails) */
 INLINE int lds_ok(const Ctx* c, const uint32_t* base, int64_t off, int size, uint64_t m) {
     int64_t lim = c->d->lds_size;
+    uint32_t o32 = (uint32_t)off;
     uint64_t bad = 0;
     for (int l = 0; l < LANES; l++) {
-        int64_t o = (int64_t)base[l] + off;
-        bad |= (uint64_t)(o < 0 || o + size > lim) << l;
+        int64_t o = (uint32_t)(base[l] + o32);
+        bad |= (uint64_t)(o + size > lim) << l;
     }
     return (bad & m) == 0;
 }
@@ -29,21 +39,23 @@ H(ds_read) {
     } else offs[0] = in->imm;
     int reg = in->d;
     for (int k = 0; k <= two; k++) {
-        if (size >= 4 && lds_ok(c, base, offs[k], size, m)) {   /* dwords straight into the rows */
-            const uint8_t* lds = w->g->lds + offs[k];
+        uint32_t a[LANES];
+        lds_addr(a, base, offs[k]);
+        if (size >= 4 && lds_ok(c, a, 0, size, m)) {   /* dwords straight into the rows */
+            const uint8_t* lds = w->g->lds;
             for (int j = 0; j < size / 4; j++) {
                 uint32_t R[LANES];
                 if (m == ~0ULL)
-                    for (int l = 0; l < LANES; l++) R[l] = ld32(lds + base[l] + 4 * j);
+                    for (int l = 0; l < LANES; l++) R[l] = ld32(lds + a[l] + 4 * j);
                 else
-                    for (int l = 0; l < LANES; l++) R[l] = (m >> l & 1) ? ld32(lds + base[l] + 4 * j) : 0;
+                    for (int l = 0; l < LANES; l++) R[l] = (m >> l & 1) ? ld32(lds + a[l] + 4 * j) : 0;
                 wv(w, reg + j, R, m);
             }
             reg += size / 4;
             continue;
         }
         uint8_t raw[LANES][16];
-        int st = lds_io(c, w, base, offs[k], size, m, raw, 0);
+        int st = lds_io(c, w, a, 0, size, m, raw, 0);
         if (st != ST_CONT) return st;
         write_loaded(w, reg, (const uint8_t(*)[16])raw, size, in->a0 & 1, (in->a0 >> 1) & 3, m);
         reg += size >= 4 ? size / 4 : 1;
@@ -64,12 +76,14 @@ H(ds_write) {
     } else offs[0] = in->imm;
     for (int k = 0; k <= two; k++) {
         int dreg = k ? in->s[2] : in->s[1];
-        if (size >= 4 && ((in->a0 >> 1) & 3) != 2 && lds_ok(c, base, offs[k], size, m)) {
+        uint32_t a[LANES];
+        lds_addr(a, base, offs[k]);
+        if (size >= 4 && ((in->a0 >> 1) & 3) != 2 && lds_ok(c, a, 0, size, m)) {
             /* lane by lane in lane order, as lds_io writes (a later lane wins where addresses overlap) */
-            uint8_t* lds = w->g->lds + offs[k];
+            uint8_t* lds = w->g->lds;
             for (int l = 0; l < LANES; l++) {
                 if (!(m >> l & 1)) continue;
-                for (int j = 0; j < nregs; j++) st32(lds + base[l] + 4 * j, vreg(w, dreg + j)[l]);
+                for (int j = 0; j < nregs; j++) st32(lds + a[l] + 4 * j, vreg(w, dreg + j)[l]);
             }
             continue;
         }
@@ -80,7 +94,7 @@ H(ds_write) {
                 if (((in->a0 >> 1) & 3) == 2) v >>= 16;
                 memcpy(raw[l] + 4 * j, &v, 4);
             }
-        int st = lds_io(c, w, base, offs[k], size, m, raw, 1);
+        int st = lds_io(c, w, a, 0, size, m, raw, 1);
         if (st != ST_CONT) return st;
     }
     return ST_CONT;
@@ -92,15 +106,16 @@ H(ds_atomic) {
     if (!m) return ST_CONT;
     uint32_t base[LANES];
     memcpy(base, vreg(w, in->s[0]), sizeof base);   /* read before any result is written (numpy copies it) */
+    lds_addr(base, base, in->imm);
     int64_t lim = c->d->lds_size;
     for (int l = 0; l < LANES; l++) {
         if (!(m >> l & 1)) continue;
-        int64_t o = (int64_t)base[l] + in->imm;
-        if (o < 0 || o + size > lim) return raise_fault(c, w, FK_LDS_ATOMIC, -1, (uint64_t)o, 1, size, lim);
+        int64_t o = base[l];
+        if (o + size > lim) return raise_fault(c, w, FK_LDS_ATOMIC, -1, (uint64_t)o, 1, size, lim);
     }
     for (int l = 0; l < LANES; l++) {
         if (!(m >> l & 1)) continue;
-        int64_t o = (int64_t)base[l] + in->imm;
+        int64_t o = base[l];
         if (o % size) return raise_fault(c, w, FK_LDS_ATOMIC_ALIGN, -1, (uint64_t)o, 1, size, lim);
     }
     uint64_t res[LANES];
@@ -109,7 +124,7 @@ H(ds_atomic) {
     for (int l = 0; l < LANES; l++) {
         res[l] = 0;
         if (!(m >> l & 1)) continue;
-        uint8_t* p = lds + ((int64_t)base[l] + in->imm);
+        uint8_t* p = lds + base[l];
         uint64_t v, cc;
         if (wide) {
             v = (uint64_t)vreg(w, d0)[l] | (uint64_t)vreg(w, d0 + 1)[l] << 32;
@@ -142,12 +157,14 @@ H(ds_wrxchg2) {
     int64_t offs[2] = {(int64_t)(in->imm & 0xFF) * size * in->a0, (int64_t)((in->imm >> 16) & 0xFF) * size * in->a0};
     for (int i = 0; i < 2; i++) {
         uint8_t old[LANES][16], nw[LANES][16];
-        int st = lds_io(c, w, base, offs[i], size, m, old, 0);
+        uint32_t a[LANES];
+        lds_addr(a, base, offs[i]);
+        int st = lds_io(c, w, a, 0, size, m, old, 0);
         if (st != ST_CONT) return st;
         int dreg = i ? in->s[2] : in->s[1];
         for (int l = 0; l < LANES; l++)
             for (int k = 0; k < n; k++) memcpy(nw[l] + 4 * k, &vreg(w, dreg + k)[l], 4);
-        st = lds_io(c, w, base, offs[i], size, m, nw, 1);
+        st = lds_io(c, w, a, 0, size, m, nw, 1);
         if (st != ST_CONT) return st;
         uint32_t R[LANES];
         for (int k = 0; k < n; k++) {
@@ -162,7 +179,8 @@ H(ds_condxchg32_rtn_b64) {
     uint32_t base[LANES];
     memcpy(base, vreg(w, in->s[0]), sizeof base);   /* read before any result is written (numpy copies it) */
     uint8_t old[LANES][16], nw[LANES][16];
-    int st = lds_io(c, w, base, in->imm, 8, m, old, 0);
+    lds_addr(base, base, in->imm);
+    int st = lds_io(c, w, base, 0, 8, m, old, 0);
     if (st != ST_CONT) return st;
     for (int l = 0; l < LANES; l++)
         for (int k = 0; k < 2; k++) {
@@ -170,7 +188,7 @@ H(ds_condxchg32_rtn_b64) {
             uint32_t n = (v >> 31) ? (v & 0x7FFFFFFFu) : o;
             memcpy(nw[l] + 4 * k, &n, 4);
         }
-    st = lds_io(c, w, base, in->imm, 8, m, nw, 1);
+    st = lds_io(c, w, base, 0, 8, m, nw, 1);
     if (st != ST_CONT) return st;
     uint32_t R[LANES];
     for (int k = 0; k < 2; k++) {
@@ -184,14 +202,14 @@ H(ds_addtid) {
     uint64_t m = exec_of(w);
     uint32_t base[LANES];
     int64_t m0 = w->s[M0] & 0xFFFF;
-    for (int l = 0; l < LANES; l++) base[l] = (uint32_t)(m0 + 4 * l);
+    for (int l = 0; l < LANES; l++) base[l] = (uint32_t)(m0 + 4 * l + in->imm);   /* mod 2^32 */
     uint8_t raw[LANES][16];
     if (in->x) {
         for (int l = 0; l < LANES; l++) memcpy(raw[l], &vreg(w, in->s[1])[l], 4);
-        int st = lds_io(c, w, base, in->imm, 4, m, raw, 1);
+        int st = lds_io(c, w, base, 0, 4, m, raw, 1);
         if (st != ST_CONT) return st;
     } else {
-        int st = lds_io(c, w, base, in->imm, 4, m, raw, 0);
+        int st = lds_io(c, w, base, 0, 4, m, raw, 0);
         if (st != ST_CONT) return st;
         uint32_t R[LANES];
         for (int l = 0; l < LANES; l++) R[l] = ld32(raw[l]);
@@ -203,8 +221,8 @@ H(ds_append) {
     /* x: +1 append, 0 consume (subtract); one access per wave at M0[15:0] + offset */
     uint64_t m = exec_of(w);
     if (!m) return ST_CONT;
-    int64_t o = (int64_t)(w->s[M0] & 0xFFFF) + in->imm;
-    if (o < 0 || o + 4 > (int64_t)c->d->lds_size)
+    int64_t o = (uint32_t)((w->s[M0] & 0xFFFF) + (uint32_t)in->imm);   /* mod 2^32 */
+    if (o + 4 > (int64_t)c->d->lds_size)
         return raise_fault(c, w, FK_LDS_DS, -1, (uint64_t)o, 1, 4, c->d->lds_size);
     uint8_t* p = w->g->lds + o;
     uint32_t cur = ld32(p);

@@ -320,8 +320,10 @@ H(s_barrier) {
     w->state = WS_BARRIER;
     return ST_BARRIER;
 }
+/* s_waitcnt, cache-control instructions (buffer_wbl2 / buffer_inv / buffer_wbinvl1_vol ...), s_nop, s_sleep, ...:
+ * the wave's stores are complete (visible to every thread) when it goes on (docs/memory-model.md) */
 H(s_nop) {
-    
+    mm_complete_stores(w);
     return ST_CONT;
 }
 H(s_trap) {
@@ -365,16 +367,13 @@ H(s_load) {
     }
     uint32_t* dst = &w->s[in->d & 127];
     if (LIKELY(in->d + n <= 106)) {
-        switch (n) {      /* fixed-size copies: no library call, no per-dword bound test */
-        case 1: memcpy(dst, p, 4); return ST_CONT;
-        case 2: memcpy(dst, p, 8); return ST_CONT;
-        case 4: memcpy(dst, p, 16); return ST_CONT;
-        case 8: memcpy(dst, p, 32); return ST_CONT;
-        case 16: memcpy(dst, p, 64); return ST_CONT;
-        default: break;
-        }
+        /* dword pairs (each one 8-byte access when 8-byte aligned, else two dword accesses: sh_load) */
+        if (n == 1) sh_load((uint8_t*)dst, p, 4);
+        else
+            for (int i = 0; i < n; i += 2) sh_load((uint8_t*)(dst + i), p + 4 * i, 8);
+        return ST_CONT;
     }
-    for (int i = 0; i < n && in->d + i < 106; i++) w->s[in->d + i] = ld32(p + 4 * i);
+    for (int i = 0; i < n && in->d + i < 106; i++) w->s[in->d + i] = sh_ld32(p + 4 * i);
     return ST_CONT;
 }
 H(s_store) {
@@ -387,7 +386,8 @@ H(s_store) {
         uint8_t* p = xlate(c, a + 4 * i, 4);
         if (!p) return raise_fault(c, w, FK_MEM, -1, a + 4 * i, 1, 4, 0);
     }
-    for (int i = 0; i < in->x; i++) st32(xlate(c, a + 4 * i, 4), w->s[(in->d + i) & 127]);
+    for (int i = 0; i < in->x; i++) sh_st32(xlate(c, a + 4 * i, 4), w->s[(in->d + i) & 127]);
+    mm_stored(w);
     return ST_CONT;
 }
 H(s_atomic) {

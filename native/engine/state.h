@@ -228,4 +228,210 @@ INLINE uint64_t ld64(const uint8_t* p) { uint64_t v; memcpy(&v, p, 8); return v;
 INLINE void st32(uint8_t* p, uint32_t v) { memcpy(p, &v, 4); }
 INLINE void st64(uint8_t* p, uint64_t v) { memcpy(p, &v, 8); }
 
+/* ---- memory other host threads use at the same time (docs/memory-model.md) ---------------------------------
+ * Global memory (and host memory mapped into the device) is shared by the workgroups every engine thread runs;
+ * LDS, scratch and registers are not.  Every lane's access to shared memory goes through sh_load / sh_store:
+ *  - a naturally aligned 1-, 2-, 4- or 8-byte access is one host access (single-copy atomic, as each lane's
+ *    access is on the GPU); wider or misaligned accesses are made of the naturally aligned pieces of at most
+ *    8 bytes they contain, in address order (a dwordx4 at an 8-byte boundary: two atomic 8-byte halves);
+ *  - loads are acquire and stores release, so neither the C compiler nor a weakly ordered host moves one
+ *    instruction's accesses across another's; x86 itself keeps loads in order and stores in order (TSO);
+ *  - the one reordering TSO allows, a later load passing an earlier store still in the store buffer, is
+ *    closed where the ISA closes it: s_waitcnt and the cache-control instructions (buffer_wbl2, buffer_inv,
+ *    buffer_wbinvl1_vol, ...: __threadfence() and every seq_cst / acquire / release sequence contain one;
+ *    lowered to the s_nop handler) run a full fence (mm_complete_stores) when the wave stored to memory
+ *    since its last one (Wave.mm_pending), as the GPU completes the wave's stores there.  A wave's fence
+ *    orders only its own accesses (as on the GPU): the stores of another wave of this thread that has not
+ *    reached a fence of its own may still pass this wave's later loads, as they may on the hardware;
+ *  - the whole-wave lane-consecutive paths (sh_load_rows / sh_store_rows for dwords, ..._rows2 / _rows4 for
+ *    8-byte aligned dwordx2 / dwordx4) copy with vector moves: each aligned value (or 8-byte half) lies
+ *    inside one vector access, which x86 performs whole for it.
+ * Atomics are host atomic read-modify-writes (seq_cst, so also full fences) in lane order (util.h). */
+INLINE void mm_stored(Wave* w) { w->mm_pending = 1; }
+INLINE void mm_complete_stores(Wave* w) {
+    if (UNLIKELY(w->mm_pending)) {
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+        w->mm_pending = 0;
+    }
+}
+
+/* one naturally aligned piece of k bytes (k = 1, 2, 4, 8) */
+INLINE void sh_ld_piece(uint8_t* dst, const uint8_t* p, int k) {
+    switch (k) {
+    case 1: dst[0] = __atomic_load_n(p, __ATOMIC_ACQUIRE); return;
+    case 2: { uint16_t v = __atomic_load_n((const uint16_t*)p, __ATOMIC_ACQUIRE); memcpy(dst, &v, 2); return; }
+    case 4: { uint32_t v = __atomic_load_n((const uint32_t*)p, __ATOMIC_ACQUIRE); memcpy(dst, &v, 4); return; }
+    default: { uint64_t v = __atomic_load_n((const uint64_t*)p, __ATOMIC_ACQUIRE); memcpy(dst, &v, 8); return; }
+    }
+}
+INLINE void sh_st_piece(uint8_t* p, const uint8_t* src, int k) {
+    switch (k) {
+    case 1: __atomic_store_n(p, src[0], __ATOMIC_RELEASE); return;
+    case 2: { uint16_t v; memcpy(&v, src, 2); __atomic_store_n((uint16_t*)p, v, __ATOMIC_RELEASE); return; }
+    case 4: { uint32_t v; memcpy(&v, src, 4); __atomic_store_n((uint32_t*)p, v, __ATOMIC_RELEASE); return; }
+    default: { uint64_t v; memcpy(&v, src, 8); __atomic_store_n((uint64_t*)p, v, __ATOMIC_RELEASE); return; }
+    }
+}
+/* the largest naturally aligned piece (<= 8 bytes) at host address a with n bytes left */
+INLINE int sh_piece(uintptr_t a, int n) {
+    int k = 8;
+    while (k > n || (a & (uintptr_t)(k - 1))) k >>= 1;
+    return k;
+}
+
+/* one lane's access of ``size`` bytes (1..16) at host address p */
+INLINE void sh_load(uint8_t* dst, const uint8_t* p, int size) {
+    uintptr_t a = (uintptr_t)p;
+    if (LIKELY((size == 4 || size == 8) && !(a & (uintptr_t)(size - 1)))) {
+        sh_ld_piece(dst, p, size);
+        return;
+    }
+    for (int i = 0; i < size;) {
+        int k = sh_piece(a + (uintptr_t)i, size - i);
+        sh_ld_piece(dst + i, p + i, k);
+        i += k;
+    }
+}
+INLINE void sh_store(uint8_t* p, const uint8_t* src, int size) {
+    uintptr_t a = (uintptr_t)p;
+    if (LIKELY((size == 4 || size == 8) && !(a & (uintptr_t)(size - 1)))) {
+        sh_st_piece(p, src, size);
+        return;
+    }
+    for (int i = 0; i < size;) {
+        int k = sh_piece(a + (uintptr_t)i, size - i);
+        sh_st_piece(p + i, src + i, k);
+        i += k;
+    }
+}
+/* One lane's dword / qword.  On x86-64 a single mov whatever the alignment: whole when naturally aligned,
+ * and the hardware performs a misaligned one too (the GPU promises nothing for those), so no alignment test
+ * per lane; elsewhere a misaligned address is split into its aligned pieces (sh_load). */
+#if defined(__x86_64__)
+#define SH_ANY_ALIGN 1
+#else
+#define SH_ANY_ALIGN 0
+#endif
+INLINE uint32_t sh_ld32(const uint8_t* p) {
+    if (SH_ANY_ALIGN || LIKELY(!((uintptr_t)p & 3))) return __atomic_load_n((const uint32_t*)p, __ATOMIC_ACQUIRE);
+    uint8_t b[16];
+    sh_load(b, p, 4);
+    return ld32(b);
+}
+INLINE uint64_t sh_ld64(const uint8_t* p) {
+    if (SH_ANY_ALIGN || LIKELY(!((uintptr_t)p & 7))) return __atomic_load_n((const uint64_t*)p, __ATOMIC_ACQUIRE);
+    uint8_t b[16];
+    sh_load(b, p, 8);
+    return ld64(b);
+}
+INLINE void sh_st32(uint8_t* p, uint32_t v) {
+    if (SH_ANY_ALIGN || LIKELY(!((uintptr_t)p & 3))) {
+        __atomic_store_n((uint32_t*)p, v, __ATOMIC_RELEASE);
+        return;
+    }
+    uint8_t b[16];
+    memcpy(b, &v, 4);
+    sh_store(p, b, 4);
+}
+
+/* A whole wave's dwords at consecutive dword-aligned addresses (the coalesced path): vector moves at offsets
+ * that are multiples of 4 from p, so every dword is read / written whole by one host access (a vector access
+ * never splits an aligned dword across cache lines); the compiler barriers keep the copy between the
+ * instruction's neighbours. */
+INLINE void sh_load_rows(uint32_t* dst, const uint8_t* p) {
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+#if defined(__AVX2__)
+    for (int i = 0; i < 8; i++)
+        _mm256_storeu_si256((__m256i*)(dst + 8 * i), _mm256_loadu_si256((const __m256i*)(p + 32 * i)));
+#elif defined(__SSE2__)
+    for (int i = 0; i < 16; i++)
+        _mm_storeu_si128((__m128i*)(dst + 4 * i), _mm_loadu_si128((const __m128i*)(p + 16 * i)));
+#else
+    for (int l = 0; l < LANES; l++) dst[l] = __atomic_load_n((const uint32_t*)(p + 4 * l), __ATOMIC_RELAXED);
+#endif
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+INLINE void sh_store_rows(uint8_t* p, const uint32_t* src) {
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+#if defined(__AVX2__)
+    for (int i = 0; i < 8; i++)
+        _mm256_storeu_si256((__m256i*)(p + 32 * i), _mm256_loadu_si256((const __m256i*)(src + 8 * i)));
+#elif defined(__SSE2__)
+    for (int i = 0; i < 16; i++)
+        _mm_storeu_si128((__m128i*)(p + 16 * i), _mm_loadu_si128((const __m128i*)(src + 4 * i)));
+#else
+    for (int l = 0; l < LANES; l++) __atomic_store_n((uint32_t*)(p + 4 * l), src[l], __ATOMIC_RELAXED);
+#endif
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+
+/* The same for 64 lanes' 8-byte values at consecutive addresses from an 8-byte aligned p (dwordx2), as two
+ * rows of low and high dwords: every aligned 8-byte value lies inside one vector access (whole), the rows
+ * are (de)interleaved in registers. */
+INLINE void sh_load_rows2(uint32_t* lo, uint32_t* hi, const uint8_t* p) {
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+#if defined(__AVX2__)
+    for (int i = 0; i < 8; i++) {       /* lanes 8i..8i+7 */
+        __m256 a = _mm256_castsi256_ps(_mm256_loadu_si256((const __m256i*)(p + 64 * i)));
+        __m256 b = _mm256_castsi256_ps(_mm256_loadu_si256((const __m256i*)(p + 64 * i + 32)));
+        __m256i l = _mm256_castps_si256(_mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0)));  /* 0 1 4 5 | 2 3 6 7 */
+        __m256i h = _mm256_castps_si256(_mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1)));
+        _mm256_storeu_si256((__m256i*)(lo + 8 * i), _mm256_permute4x64_epi64(l, _MM_SHUFFLE(3, 1, 2, 0)));
+        _mm256_storeu_si256((__m256i*)(hi + 8 * i), _mm256_permute4x64_epi64(h, _MM_SHUFFLE(3, 1, 2, 0)));
+    }
+#else
+    for (int l = 0; l < LANES; l++) {
+        uint64_t v = __atomic_load_n((const uint64_t*)(p + 8 * l), __ATOMIC_RELAXED);
+        lo[l] = (uint32_t)v;
+        hi[l] = (uint32_t)(v >> 32);
+    }
+#endif
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+INLINE void sh_store_rows2(uint8_t* p, const uint32_t* lo, const uint32_t* hi) {
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+#if defined(__AVX2__)
+    for (int i = 0; i < 8; i++) {
+        __m256i l = _mm256_permute4x64_epi64(_mm256_loadu_si256((const __m256i*)(lo + 8 * i)), _MM_SHUFFLE(3, 1, 2, 0));
+        __m256i h = _mm256_permute4x64_epi64(_mm256_loadu_si256((const __m256i*)(hi + 8 * i)), _MM_SHUFFLE(3, 1, 2, 0));
+        _mm256_storeu_si256((__m256i*)(p + 64 * i), _mm256_unpacklo_epi32(l, h));        /* lanes 8i..8i+3 */
+        _mm256_storeu_si256((__m256i*)(p + 64 * i + 32), _mm256_unpackhi_epi32(l, h));   /* lanes 8i+4..8i+7 */
+    }
+#else
+    for (int l = 0; l < LANES; l++)
+        __atomic_store_n((uint64_t*)(p + 8 * l), (uint64_t)lo[l] | (uint64_t)hi[l] << 32, __ATOMIC_RELAXED);
+#endif
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+/* 16-byte values (dwordx4) at an 8-byte aligned p: each lane's value one 16-byte access (its two aligned
+ * 8-byte halves whole), four lanes transposed into the four rows at a time */
+INLINE void sh_load_rows4(uint32_t* const r[4], const uint8_t* p) {
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    for (int l = 0; l < LANES; l += 4) {
+        __m128 a = _mm_castsi128_ps(_mm_loadu_si128((const __m128i*)(p + 16 * l)));
+        __m128 b = _mm_castsi128_ps(_mm_loadu_si128((const __m128i*)(p + 16 * l + 16)));
+        __m128 c = _mm_castsi128_ps(_mm_loadu_si128((const __m128i*)(p + 16 * l + 32)));
+        __m128 d = _mm_castsi128_ps(_mm_loadu_si128((const __m128i*)(p + 16 * l + 48)));
+        _MM_TRANSPOSE4_PS(a, b, c, d);
+        _mm_storeu_ps((float*)(r[0] + l), a);
+        _mm_storeu_ps((float*)(r[1] + l), b);
+        _mm_storeu_ps((float*)(r[2] + l), c);
+        _mm_storeu_ps((float*)(r[3] + l), d);
+    }
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+INLINE void sh_store_rows4(uint8_t* p, const uint32_t* const r[4]) {
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    for (int l = 0; l < LANES; l += 4) {
+        __m128 a = _mm_loadu_ps((const float*)(r[0] + l)), b = _mm_loadu_ps((const float*)(r[1] + l));
+        __m128 c = _mm_loadu_ps((const float*)(r[2] + l)), d = _mm_loadu_ps((const float*)(r[3] + l));
+        _MM_TRANSPOSE4_PS(a, b, c, d);
+        _mm_storeu_si128((__m128i*)(p + 16 * l), _mm_castps_si128(a));
+        _mm_storeu_si128((__m128i*)(p + 16 * l + 16), _mm_castps_si128(b));
+        _mm_storeu_si128((__m128i*)(p + 16 * l + 32), _mm_castps_si128(c));
+        _mm_storeu_si128((__m128i*)(p + 16 * l + 48), _mm_castps_si128(d));
+    }
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+
 #endif

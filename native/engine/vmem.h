@@ -1,5 +1,8 @@
 /* Vector memory (vmem.py): address generation for GLOBAL / FLAT / SCRATCH / MUBUF, per-lane reads and
- * writes of global memory, LDS (through FLAT) and private memory, every lane bounds-checked. */
+ * writes of global memory, LDS (through FLAT) and private memory, every lane bounds-checked.  Every lane's
+ * access is whole (sh_load / sh_store, state.h: naturally aligned 1-, 2-, 4- and 8-byte accesses single-copy
+ * atomic against the workgroups other threads run) and stores mark the wave for its next s_waitcnt's fence
+ * (docs/memory-model.md). */
 #ifndef PYHIP_VMEM_H
 #define PYHIP_VMEM_H
 
@@ -198,6 +201,29 @@ INLINE int global_contig(const Wave* w, const NInst* in, uint64_t size, uint64_t
     return bad == 0;
 }
 
+/* 64 lanes' ``size``-byte values (size a multiple of 4) at consecutive addresses from p into VGPR rows from
+ * ``reg``: vector moves for dwords and for 8-byte aligned dwordx2 / dwordx4 (state.h: each aligned value, or
+ * 8-byte half, whole), else one lane at a time (sh_load: the naturally aligned pieces whole) */
+static void load_contig(Wave* w, int reg, const uint8_t* p, int size) {
+    int nw = size / 4;
+    if (nw == 1) {
+        sh_load_rows(vreg(w, reg), p);
+        return;
+    }
+    uint32_t* r[4];
+    for (int k = 0; k < nw; k++) r[k] = vreg(w, reg + k);
+    if (!((uintptr_t)p & 7) && nw != 3) {
+        if (nw == 2) sh_load_rows2(r[0], r[1], p);
+        else sh_load_rows4(r, p);
+        return;
+    }
+    for (int l = 0; l < LANES; l++) {
+        uint32_t x[4];
+        sh_load((uint8_t*)x, p + (size_t)l * size, size);
+        for (int k = 0; k < nw; k++) r[k][l] = x[k];
+    }
+}
+
 static int vm_load(Ctx* c, Wave* w, const NInst* in) {
     VA va;
     uint8_t* ptr[LANES];
@@ -207,13 +233,7 @@ static int vm_load(Ctx* c, Wave* w, const NInst* in) {
     if (m == ~0ULL && size >= 4 && !VA_D16(in) && global_contig(w, in, (uint64_t)size, &a0)) {
         const uint8_t* p = xlate(c, a0, (uint32_t)size * LANES);
         if (p) {
-            int nw = size / 4;
-            if (nw == 1) memcpy(vreg(w, in->d), p, 256);
-            else
-                for (int k = 0; k < nw; k++) {
-                    uint32_t* d = vreg(w, in->d + k);
-                    for (int l = 0; l < LANES; l++) d[l] = ld32(p + (size_t)l * size + 4 * k);
-                }
+            load_contig(w, in->d, p, size);
             return ST_CONT;
         }
     }
@@ -224,23 +244,35 @@ static int vm_load(Ctx* c, Wave* w, const NInst* in) {
         if (m == ~0ULL && contiguous(va.a, size)) {
             const uint8_t* p = xlate(c, va.a[0], (uint32_t)size * LANES);
             if (p) {
-                if (nw == 1) memcpy(vreg(w, in->d), p, 256);
-                else
-                    for (int k = 0; k < nw; k++) {
-                        uint32_t* d = vreg(w, in->d + k);
-                        for (int l = 0; l < LANES; l++) d[l] = ld32(p + (size_t)l * size + 4 * k);
-                    }
+                load_contig(w, in->d, p, size);
                 return ST_CONT;
             }
         }
         int bad = xlate_lanes(c, va.a, m, size, ptr);
         if (bad >= 0) return raise_fault(c, w, FK_MEM, bad, va.a[bad], 1, size, 0);
-        uint32_t R[LANES];
-        for (int k = 0; k < nw; k++) {
-            if (m == ~0ULL) { for (int l = 0; l < LANES; l++) R[l] = ld32(ptr[l] + 4 * k); }
-            else { for (int l = 0; l < LANES; l++) R[l] = (m >> l & 1) ? ld32(ptr[l] + 4 * k) : 0; }
-            wv(w, in->d + k, R, m);
+        /* each lane's value whole (one access per naturally aligned lane), then the rows */
+        uint32_t R[4][LANES];
+        if (size == 4) {
+            for (int l = 0; l < LANES; l++) R[0][l] = (m >> l & 1) ? sh_ld32(ptr[l]) : 0;
+            wv(w, in->d, R[0], m);
+            return ST_CONT;
         }
+        if (size == 8) {
+            for (int l = 0; l < LANES; l++) {
+                uint64_t v = (m >> l & 1) ? sh_ld64(ptr[l]) : 0;
+                R[0][l] = (uint32_t)v;
+                R[1][l] = (uint32_t)(v >> 32);
+            }
+            wv(w, in->d, R[0], m);
+            wv(w, in->d + 1, R[1], m);
+            return ST_CONT;
+        }
+        for (int l = 0; l < LANES; l++) {
+            uint32_t x[4] = {0, 0, 0, 0};
+            if (m >> l & 1) sh_load((uint8_t*)x, ptr[l], size);
+            for (int k = 0; k < nw; k++) R[k][l] = x[k];
+        }
+        for (int k = 0; k < nw; k++) wv(w, in->d + k, R[k], m);
         return ST_CONT;
     }
     uint64_t sel = m;
@@ -250,9 +282,30 @@ static int vm_load(Ctx* c, Wave* w, const NInst* in) {
     uint8_t raw[LANES][16];
     memset(raw, 0, sizeof raw);
     for (int l = 0; l < LANES; l++)
-        if (sel >> l & 1) memcpy(raw[l], ptr[l], size);
+        if (sel >> l & 1) sh_load(raw[l], ptr[l], size);
     write_loaded(w, in->d, (const uint8_t(*)[16])raw, size, VA_SIGNED(in), VA_D16(in), m);
     return ST_CONT;
+}
+
+/* 64 lanes' values from VGPR rows at ``reg`` to consecutive addresses from p (as load_contig) */
+static void store_contig(const Wave* w, int reg, uint8_t* p, int size) {
+    int nw = size / 4;
+    if (nw == 1) {
+        sh_store_rows(p, vreg(w, reg));
+        return;
+    }
+    const uint32_t* r[4];
+    for (int k = 0; k < nw; k++) r[k] = vreg(w, reg + k);
+    if (!((uintptr_t)p & 7) && nw != 3) {
+        if (nw == 2) sh_store_rows2(p, r[0], r[1]);
+        else sh_store_rows4(p, r);
+        return;
+    }
+    for (int l = 0; l < LANES; l++) {
+        uint32_t x[4];
+        for (int k = 0; k < nw; k++) x[k] = r[k][l];
+        sh_store(p + (size_t)l * size, (const uint8_t*)x, size);
+    }
 }
 
 static int vm_store(Ctx* c, Wave* w, const NInst* in) {
@@ -264,13 +317,8 @@ static int vm_store(Ctx* c, Wave* w, const NInst* in) {
     if (m == ~0ULL && size >= 4 && !VA_D16(in) && global_contig(w, in, (uint64_t)size, &a0)) {
         uint8_t* p = xlate(c, a0, (uint32_t)size * LANES);
         if (p) {
-            int nw = size / 4;
-            if (nw == 1) memcpy(p, vreg(w, in->sd), 256);
-            else
-                for (int k = 0; k < nw; k++) {
-                    const uint32_t* s = vreg(w, in->sd + k);
-                    for (int l = 0; l < LANES; l++) st32(p + (size_t)l * size + 4 * k, s[l]);
-                }
+            store_contig(w, in->sd, p, size);
+            mm_stored(w);
             return ST_CONT;
         }
     }
@@ -281,33 +329,30 @@ static int vm_store(Ctx* c, Wave* w, const NInst* in) {
     if (va.space == SP_GLOBAL && sel == ~0ULL && size >= 4 && !VA_D16(in) && contiguous(va.a, size)) {
         uint8_t* p = xlate(c, va.a[0], (uint32_t)size * LANES);
         if (p) {
-            int nw = size / 4;
-            if (nw == 1) memcpy(p, vreg(w, in->sd), 256);
-            else
-                for (int k = 0; k < nw; k++) {
-                    const uint32_t* s = vreg(w, in->sd + k);
-                    for (int l = 0; l < LANES; l++) st32(p + (size_t)l * size + 4 * k, s[l]);
-                }
+            store_contig(w, in->sd, p, size);
+            mm_stored(w);
             return ST_CONT;
         }
     }
     int st = vm_lanes(c, w, &va, sel, size, ptr, 1);
     if (st != ST_CONT) return st;
+    /* lane by lane in lane order (a later lane wins where addresses overlap), each lane's value whole */
     if (size == 4 && !VA_D16(in)) {
         const uint32_t* s = vreg(w, in->sd);
         for (int l = 0; l < LANES; l++)
-            if (sel >> l & 1) st32(ptr[l], s[l]);
-        return ST_CONT;
-    }
-    for (int l = 0; l < LANES; l++) {
-        if (!(sel >> l & 1)) continue;
-        uint32_t words[4];
-        for (int k = 0; k < nregs; k++) {
-            words[k] = vreg(w, in->sd + k)[l];
-            if (VA_D16(in) == 2) words[k] >>= 16;
+            if (sel >> l & 1) sh_st32(ptr[l], s[l]);
+    } else {
+        for (int l = 0; l < LANES; l++) {
+            if (!(sel >> l & 1)) continue;
+            uint32_t words[4];
+            for (int k = 0; k < nregs; k++) {
+                words[k] = vreg(w, in->sd + k)[l];
+                if (VA_D16(in) == 2) words[k] >>= 16;
+            }
+            sh_store(ptr[l], (const uint8_t*)words, size);
         }
-        memcpy(ptr[l], words, size);
     }
+    mm_stored(w);
     return ST_CONT;
 }
 

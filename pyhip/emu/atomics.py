@@ -12,9 +12,16 @@ loop's contending lanes all fail after the first success, so that is one or two 
 """
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 U32, U64, I32, I64, F32, F64 = np.uint32, np.uint64, np.int32, np.int64, np.float32, np.float64
+
+# The numpy engine's global-memory atomics read, apply and write back in three steps; dispatches of different
+# queues run on different host threads, so the three steps of one instruction hold this lock (atomic against
+# every other numpy-engine atomic; the native engine's are host atomics, see docs/memory-model.md).
+LOCK = threading.Lock()
 
 
 class Groups:

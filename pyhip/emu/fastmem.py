@@ -1,5 +1,7 @@
 """The common case of a vector memory instruction, done in as few numpy passes as possible: every lane of
 every selected wave active, dword-sized data, addresses 4-byte aligned and all inside one arena allocation.
+Each lane's naturally aligned 8-byte value (and each 8-byte half of a 16-byte one) is read or written by one
+element copy, so it is whole against other host threads (docs/memory-model.md).
 
 ``global_offsets`` returns word indices into the arena (int64, (waves, 64)) after a bounds check on the
 extremes (min/max of the 32-bit address halves), or None when the access is not of that shape — then the
@@ -10,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-I64, U32 = np.int64, np.uint32
+I64, U32, U64 = np.int64, np.uint32, np.uint64
 OFF = 0x7F
 
 
@@ -75,21 +77,34 @@ def _ramp(size: int, n: int) -> np.ndarray:
 _RAMP = np.arange(1 << 16, dtype=U32)
 
 
+def _lanes(memory, idx, nwords: int):
+    """The arena as words of 8 bytes (``nwords`` even and every lane's value at an 8-byte boundary: each lane's
+    naturally aligned 8-byte half copied whole, docs/memory-model.md) or 4 bytes, and the lanes' word indices."""
+    if nwords % 2 == 0 and memory.arena.nbytes % 8 == 0 and not np.any(np.asarray(idx) & 1):
+        return memory.arena.view(U64), idx >> 1, nwords // 2
+    return memory.arena.view(U32), idx, nwords
+
+
 def load(memory, st, w, parts, dreg: int, nwords: int) -> bool:
     idx = global_offsets(memory, st, w, parts, 4 * nwords)
     if idx is None:
         return False
-    words = memory.arena.view(U32)
-    if isinstance(idx, int):
-        shape = st.vgpr[dreg, w].shape
-        data = words[idx:idx + shape[0] * shape[1] * nwords].reshape(shape + (nwords,))
-        for k in range(nwords):
-            st.vgpr[dreg + k, w] = data[..., k]
-        return True
     if nwords == 1:
-        st.vgpr[dreg, w] = words[idx]
+        words = memory.arena.view(U32)
+        if isinstance(idx, int):
+            shape = st.vgpr[dreg, w].shape
+            st.vgpr[dreg, w] = words[idx:idx + shape[0] * shape[1]].reshape(shape)
+        else:
+            st.vgpr[dreg, w] = words[idx]
         return True
-    data = words[idx[..., None] + np.arange(nwords)]
+    # one pass over memory (every lane's value read at once), then the registers from that copy
+    words, i, n = _lanes(memory, idx, nwords)
+    shape = st.vgpr[dreg, w].shape
+    if isinstance(i, int):
+        data = words[i:i + shape[0] * shape[1] * n].copy()
+    else:
+        data = words[i[..., None] + np.arange(n)]
+    data = data.view(U32).reshape(shape + (nwords,))
     for k in range(nwords):
         st.vgpr[dreg + k, w] = data[..., k]
     return True
@@ -99,16 +114,20 @@ def store(memory, st, w, parts, sreg: int, nwords: int) -> bool:
     idx = global_offsets(memory, st, w, parts, 4 * nwords)
     if idx is None:
         return False
-    words = memory.arena.view(U32)
-    if isinstance(idx, int):
-        shape = st.vgpr[sreg, w].shape
-        dst = words[idx:idx + shape[0] * shape[1] * nwords].reshape(shape + (nwords,))
-        for k in range(nwords):
-            dst[..., k] = st.vgpr[sreg + k, w]
-        return True
     if nwords == 1:
-        words[idx.reshape(-1)] = st.vgpr[sreg, w].reshape(-1)     # later lanes win, as in hardware order
+        words = memory.arena.view(U32)
+        if isinstance(idx, int):
+            shape = st.vgpr[sreg, w].shape
+            words[idx:idx + shape[0] * shape[1]] = st.vgpr[sreg, w].reshape(-1)
+        else:
+            words[idx.reshape(-1)] = st.vgpr[sreg, w].reshape(-1)     # later lanes win, as in hardware order
         return True
+    # the lanes' values interleaved first, then written in one pass (every lane's value by whole words)
     data = np.stack([st.vgpr[sreg + k, w] for k in range(nwords)], axis=-1)
-    words[(idx[..., None] + np.arange(nwords)).reshape(-1)] = data.reshape(-1)
+    words, i, n = _lanes(memory, idx, nwords)
+    data = data.reshape(-1).view(words.dtype)
+    if isinstance(i, int):
+        words[i:i + len(data)] = data
+    else:
+        words[(i[..., None] + np.arange(n)).reshape(-1)] = data
     return True

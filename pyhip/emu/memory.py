@@ -42,6 +42,16 @@ def host_range_mapped(addr: int, size: int) -> bool:
             return True
     return False
 
+def _word_view(buf: np.ndarray, offs: np.ndarray, size: int):
+    """``(k, buf as k-byte words)`` for lane accesses of ``size`` bytes at byte offsets ``offs`` into the arena
+    (at least 16-byte aligned, as numpy allocates) when every access is made of whole naturally aligned k-byte
+    words (the largest k of 8, 4, 2 that fits every lane), else ``(0, None)``."""
+    for k, dt in ((8, np.uint64), (4, np.uint32), (2, np.uint16)):
+        if size % k == 0 and buf.nbytes % k == 0 and not (offs & (k - 1)).any():
+            return k, buf.view(dt)
+    return 0, None
+
+
 class GPUFault(HipError):
     """A device-side fault; ``details`` holds kernel, workgroup, wave, pc, instruction, address."""
 
@@ -268,51 +278,73 @@ class DeviceMemory:
         return self.arena, (addrs - np.uint64(self.base)).astype(np.int64)
 
     def gather(self, addrs: np.ndarray, size: int) -> np.ndarray:
-        """Bytes at each address → array (n, size) uint8."""
+        """Bytes at each address → array (n, size) uint8.  When every lane is naturally aligned, each lane's
+        2-, 4- or 8-byte access (and each 8-byte half of a 16-byte one) is one element copy: whole, against
+        other host threads writing the memory (docs/memory-model.md)."""
         buf, offs = self.check(addrs, size)
         if buf is None:
             return self._gather_mixed(addrs, size, offs)
-        if size % 4 == 0 and not (offs & 3).any():
-            words = buf.view(np.uint32)
-            if size == 4:
-                return words[offs >> 2].view(np.uint8).reshape(len(offs), 4)
-            return words[(offs >> 2)[:, None] + np.arange(size // 4)].view(np.uint8).reshape(len(offs), size)
+        k, words = _word_view(buf, offs, size)
+        if words is not None:
+            n = size // k
+            i = offs // k
+            return words[i if n == 1 else i[:, None] + np.arange(n)].view(np.uint8).reshape(len(offs), size)
         return buf[offs[:, None] + np.arange(size)]
 
     def scatter(self, addrs: np.ndarray, data: np.ndarray) -> None:
-        """Write data (n, size) uint8 at each address (later lanes win on overlap, as in hardware order)."""
+        """Write data (n, size) uint8 at each address (later lanes win on overlap, as in hardware order), each
+        lane's naturally aligned 2-, 4- or 8-byte value by one element store (as gather)."""
         size = data.shape[1]
         buf, offs = self.check(addrs, size)
         if buf is None:
             return self._scatter_mixed(addrs, data, offs)
-        if size % 4 == 0 and not (offs & 3).any():
-            words = buf.view(np.uint32)
-            d = np.ascontiguousarray(data).view(np.uint32).reshape(len(offs), size // 4)
-            if size == 4:
-                words[offs >> 2] = d[:, 0]
+        k, words = _word_view(buf, offs, size)
+        if words is not None:
+            n = size // k
+            d = np.ascontiguousarray(data).view(words.dtype).reshape(len(offs), n)
+            i = offs // k
+            if n == 1:
+                words[i] = d[:, 0]
             else:
-                words[(offs >> 2)[:, None] + np.arange(size // 4)] = d
+                words[i[:, None] + np.arange(n)] = d
             return
         buf[offs[:, None] + np.arange(size)] = data
 
     def _spans(self, addrs, size, found):
-        """For lanes spread over several allocations (some host-mapped): ``(lanes, buffer, byte indices)``
-        per allocation touched."""
+        """For lanes spread over several allocations (some host-mapped): ``(lanes, buffer, byte offsets)`` per
+        allocation touched."""
         idx, (starts, _, _, exts) = found
         for i in np.unique(idx):
             sel = idx == i
             start, ext = int(starts[i]), exts[i]
             buf = ext if ext is not None else self.arena
             base = 0 if ext is not None else start - self.base
-            offs = (addrs[sel] - np.uint64(start)).astype(np.int64)
-            yield sel, buf, base + offs[:, None] + np.arange(size)
+            yield sel, buf, base + (addrs[sel] - np.uint64(start)).astype(np.int64)
+
+    @staticmethod
+    def _aligned_words(buf, offs, size):
+        """_word_view for any buffer (host-mapped arrays need not be aligned themselves)."""
+        k, words = _word_view(buf, offs, size)
+        if words is not None and buf.ctypes.data % k:
+            return 0, None
+        return k, words
 
     def _gather_mixed(self, addrs, size, found):
         out = np.empty((len(addrs), size), dtype=np.uint8)
-        for sel, buf, cols in self._spans(addrs, size, found):
-            out[sel] = buf[cols]
+        for sel, buf, offs in self._spans(addrs, size, found):
+            k, words = self._aligned_words(buf, offs, size)
+            if words is not None:
+                out[sel] = words[(offs // k)[:, None] + np.arange(size // k)].view(np.uint8).reshape(-1, size)
+            else:
+                out[sel] = buf[offs[:, None] + np.arange(size)]
         return out
 
     def _scatter_mixed(self, addrs, data, found):
-        for sel, buf, cols in self._spans(addrs, data.shape[1], found):
-            buf[cols] = data[sel]
+        size = data.shape[1]
+        for sel, buf, offs in self._spans(addrs, size, found):
+            k, words = self._aligned_words(buf, offs, size)
+            if words is not None:
+                words[(offs // k)[:, None] + np.arange(size // k)] = \
+                    np.ascontiguousarray(data[sel]).view(words.dtype).reshape(len(offs), size // k)
+            else:
+                buf[offs[:, None] + np.arange(size)] = data[sel]

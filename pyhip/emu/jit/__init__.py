@@ -44,13 +44,13 @@ def enabled() -> bool:
 
 
 def tiering() -> bool:
-    """Small first dispatches of a kernel not yet compiled run on the numpy engine while it compiles in the
-    background (PYHIP_JIT_TIERING=0: always compile first)."""
+    """A kernel's small first dispatch runs on the numpy engine, and the kernel is compiled when it is
+    dispatched again (PYHIP_JIT_TIERING=0: always compile first)."""
     return os.environ.get("PYHIP_JIT_TIERING", "1") != "0"
 
 
-# a dispatch whose static work estimate (waves x reachable instructions, loop-free code) is below this runs on
-# the numpy engine while its kernel compiles: the numpy engine takes about a microsecond per wave-instruction
+# a first dispatch whose static work estimate (waves x reachable instructions, loop-free code) is below this runs
+# on the numpy engine: the numpy engine takes about a microsecond per wave-instruction
 # in batches, a compile tens to hundreds of milliseconds
 TIER0_WORK = 40_000
 
@@ -72,10 +72,7 @@ class KernelCache:
         self._failed: dict = {}
         self.layout = None
         self.stats = {"compiled": 0, "seconds": 0.0}
-        self._pending: set = set()
         self._compiling: dict = {}     # key -> Event set when the thread compiling it is done
-        self._worker = None
-        self._queue = None
 
     def _layout(self):
         if self.layout is None:
@@ -124,31 +121,6 @@ class KernelCache:
         from . import objcache
         entry_pc = nprog.base + int(nprog.code[entry_ip]["pc"])
         return objcache.key(program, K, entry_pc - program.base, mode, rows, lockstep)
-
-    def compile_later(self, nprog, program, K, entry_ip: int, mode: int, rows: int) -> None:
-        """Compile in the background (the compile worker thread); a later dispatch finds it ready."""
-        key = (id(nprog), entry_ip, mode, rows, False)
-        with _lock:
-            if key in self._pending or (key in self._done and self._done[key][0] is nprog):
-                return
-            self._pending.add(key)
-            if self._worker is None:
-                import queue
-                self._queue = queue.Queue()
-                self._worker = threading.Thread(target=self._work, name="pyhip-jit-compile", daemon=True)
-                self._worker.start()
-        self._queue.put((key, nprog, program, K, entry_ip, mode, rows))
-
-    def _work(self) -> None:
-        while True:
-            key, nprog, program, K, entry_ip, mode, rows = self._queue.get()
-            try:
-                self.function(nprog, program, K, entry_ip, mode, rows)
-            except Exception:  # noqa: BLE001 - recorded in _failed; the dispatch path reports it
-                pass
-            finally:
-                with _lock:
-                    self._pending.discard(key)
 
     def function(self, nprog, program, K, entry_ip: int, mode: int, rows: int, lockstep: bool = False):
         """The compiled function's address (compiled now if needed), or raise Unsupported (the reason).  ``rows``:

@@ -25,7 +25,7 @@ CAPTURE_HEAD = 128 * 4 + 16          # SGPRs, SCC, MODE, PC
 # per wave (a kernel spinning on a host flag gets about as much wall time from either engine).  Lockstep runs
 # (the differential mode) count exactly as the numpy engine.
 INSTRUCTIONS_PER_STEP = 100
-TIER0 = "tier0"           # support(): run on the numpy engine now, the kernel compiles in the background
+TIER0 = "tier0"           # support(): run on the numpy engine now, compile when the kernel is dispatched again
 
 
 class Result:
@@ -56,7 +56,7 @@ class NativeEngine:
         self.stats = collections.Counter()          # "native", "fallback"
         self.fallbacks = collections.Counter()      # reason -> dispatches
         self.jit_failures = collections.Counter()   # reason -> dispatches the compiled engine did not take
-        self._loops: dict = {}                      # (program, entry) -> (program, has loops, instructions)
+        self._loops: dict = {}                      # (program, entry) -> [program, has loops, instructions, dispatches]
         from .. import jit
         self.jit = jit.KernelCache(self.ffi, self.lib) if jit.enabled() and jit.available() else None
         _init_tables(self.lib, self.ffi)
@@ -95,7 +95,6 @@ class NativeEngine:
             args = (np_, d.program, d.K, np_.index[d.entry], layout_for(d).mode, d.nvgpr + 8)
             try:
                 if self.gpu.engine == "native" and self.jit.ready(*args) is None and self._tier0(d, np_):
-                    self.jit.compile_later(*args)
                     self.stats["tier0"] += 1
                     return TIER0, None
                 self.jit.function(*args)
@@ -104,7 +103,8 @@ class NativeEngine:
         return reason, (np_ if reason is None else None)
 
     def _tier0(self, d, np_) -> bool:
-        """A small dispatch of loop-free code: run it on the numpy engine while the kernel compiles."""
+        """The first dispatch of a kernel, when it is small and loop-free: the numpy engine runs it and the
+        kernel is compiled when it is dispatched again (most kernels of a test or a short script run once)."""
         from .. import jit
         if not jit.tiering():
             return False
@@ -113,8 +113,11 @@ class NativeEngine:
         if hit is None or hit[0] is not np_:
             reach = np_.reachable(entry)
             loops = any(0 <= np_.tgt[i] <= i for i in reach) or any(np_.indirect[i] for i in reach)
-            hit = self._loops[(id(np_), entry)] = (np_, loops, len(reach))
-        _, loops, ninst = hit
+            hit = self._loops[(id(np_), entry)] = [np_, loops, len(reach), 0]
+        hit[3] += 1
+        _, loops, ninst, seen = hit
+        if seen > 1:
+            return False
         waves = d.counts[0] * d.counts[1] * d.counts[2] * d.waves_per_group
         return not loops and waves * ninst <= jit.TIER0_WORK
 

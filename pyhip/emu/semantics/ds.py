@@ -1,4 +1,8 @@
-"""LDS (DS encoding): reads, writes (incl. read2/write2 and st64 forms), LDS atomics, swizzle, permute."""
+"""LDS (DS encoding): reads, writes (incl. read2/write2 and st64 forms), LDS atomics, swizzle, permute.
+
+LDS addresses are 32 bits: a lane's address is (ADDR VGPR + offset) mod 2^32 (``lds_address``), as the hardware
+computes it and as LLVM assumes when it folds a constant into the offset field: ``ds_read_u8 v3, v2 offset:128``
+with v2 = -64 reads LDS byte 64.  The wrapped address is then checked against the LDS size."""
 from __future__ import annotations
 
 import numpy as np
@@ -12,12 +16,18 @@ from .. import atomics
 U8, U16, U32, U64, I32, F32 = np.uint8, np.uint16, np.uint32, np.uint64, np.int32, np.float32
 
 
+def lds_address(offs):
+    """LDS byte addresses (VGPR + offset, any integer array) wrapped to 32 bits, as int64."""
+    return offs.astype(np.int64, copy=False) & 0xFFFFFFFF
+
+
 def _lds_io(st, w, m, offs, size, data=None):
     """Gather (data None) → (nw, 64, size) uint8, or scatter ``data`` (nw, 64, size), ``size`` bytes per
-    active lane at LDS byte offsets ``offs`` (nw, 64).  The batch's LDS is one flat buffer (workgroup g at
-    g * row); aligned dword accesses go through a uint32 view (one gather per dword, not per byte)."""
-    o = offs.astype(np.int64, copy=False)
-    bad = m & ((o < 0) | (o + size > st.lds_size))
+    active lane at LDS byte addresses ``offs`` (nw, 64; wrapped to 32 bits here).  The batch's LDS is one flat
+    buffer (workgroup g at g * row); aligned dword accesses go through a uint32 view (one gather per dword,
+    not per byte)."""
+    o = lds_address(offs)
+    bad = m & (o + size > st.lds_size)
     if bad.any():
         raise GPUFault(f"LDS access out of range (allocated {st.lds_size} bytes)", address=int(o[bad][0]),
                        access=f"{size} bytes")
@@ -136,8 +146,8 @@ def _atomic(name, returns, swap_operands=False, size=4):
             widx, lidx = np.nonzero(m)
             if not len(widx):
                 return
-            o = st.vgpr[a, w][widx, lidx].astype(np.int64) + off
-            bad = (o < 0) | (o + size > st.lds_size)
+            o = lds_address(st.vgpr[a, w][widx, lidx].astype(np.int64) + off)
+            bad = o + size > st.lds_size
             if bad.any():
                 raise GPUFault(f"LDS atomic out of range (allocated {st.lds_size} bytes)",
                                address=int(o[np.argmax(bad)]), access=f"{size} bytes")

@@ -467,10 +467,11 @@ def _atomic(opname: str):
                 firsts = mask.copy()
                 firsts[mask] = np.isin(np.arange(len(addrs)), f0)
                 init = np.empty(len(f0), dt)
-                init[order] = np.ascontiguousarray(_gather(K, firsts, addrs[f0[order]], size)).view(dt).reshape(-1)
-                old, final = atomics.apply(opname, dt, init, val, cmp, groups)
-                data = final.astype(dt)[order].view(U8).reshape(len(f0), size)
-                _scatter(K, firsts, addrs[f0[order]], data)
+                with atomics.LOCK:                    # read, apply, write back: one step (docs/memory-model.md)
+                    init[order] = np.ascontiguousarray(_gather(K, firsts, addrs[f0[order]], size)).view(dt).reshape(-1)
+                    old, final = atomics.apply(opname, dt, init, val, cmp, groups)
+                    data = final.astype(dt)[order].view(U8).reshape(len(f0), size)
+                    _scatter(K, firsts, addrs[f0[order]], data)
                 result[mask] = old
             if I.tfe:                           # the texel-fail status after the returned value
                 write_v(st, w, I.vdata + (2 if is64 else 1), np.zeros(m.shape, U32), m)

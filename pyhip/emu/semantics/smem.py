@@ -20,6 +20,17 @@ def _offsets(f):
     return 0, sreader(f["offset"] & 0x7F, None)
 
 
+def _words(mem, addr, word_off):
+    """Each wave's ``len(word_off)`` dwords from its (dword-aligned) address as one access: in naturally aligned
+    8-byte pieces where the address allows, so a 64-bit value is read whole against other host threads
+    (docs/memory-model.md).  A fault is reported per dword, as the native engine reports it."""
+    n = len(word_off)
+    try:
+        return mem.gather(addr, 4 * n).view(U32).reshape(len(addr), n)
+    except GPUFault:
+        return mem.gather((addr[:, None] + word_off).reshape(-1), 4).view(U32).reshape(len(addr), n)
+
+
 def _load(n, buffer=False):
     def factory(inst, K):
         f = inst.fields
@@ -54,9 +65,9 @@ def _load(n, buffer=False):
                 addr = addr + soff(st, w).astype(U64)
             addr = addr & ~U64(3)
             if len(addr) > 1 and addr.min() == addr.max():      # the usual case: one address for all waves
-                vals = np.broadcast_to(mem.gather(addr[0] + word_off, 4).view(U32).reshape(1, n), (len(addr), n))
+                vals = np.broadcast_to(_words(mem, addr[:1], word_off), (len(addr), n))
             else:
-                vals = mem.gather((addr[:, None] + word_off).reshape(-1), 4).view(U32).reshape(len(addr), n)
+                vals = _words(mem, addr, word_off)
             for i in range(n):
                 if d + i < 106:
                     st.sgpr[w, d + i] = vals[:, i]
@@ -113,7 +124,10 @@ def _store(n, buffer=False):
             a = addr(st, w) & ~U64(3)
             data = np.ascontiguousarray(st.sgpr[w, d:d + n]).view(np.uint8).reshape(-1, 4)
             for i in range(len(a)):                      # waves store in order (later waves win)
-                mem.scatter(a[i] + word_off, data[i * n:(i + 1) * n])
+                try:                                     # one access (whole 8-byte pieces, as _words reads)
+                    mem.scatter(a[i:i + 1], data[i * n:(i + 1) * n].reshape(1, 4 * n))
+                except GPUFault:                         # the fault names the first bad dword
+                    mem.scatter(a[i] + word_off, data[i * n:(i + 1) * n])
         return run
     return factory
 
@@ -147,9 +161,10 @@ def _satomic(opname, wide, buffer=False):
             cmp = reg(st, w, d + (2 if wide else 1)) if opname == "cmpswap" else None
             groups = atomics.Groups(a)
             f0 = groups.first
-            init = K.memory.gather(a[f0], size).view(dt).reshape(-1)
-            old, final = atomics.apply(opname, dt, init, val, cmp, groups)
-            K.memory.scatter(a[f0], final.astype(dt).view(np.uint8).reshape(-1, size))
+            with atomics.LOCK:               # read, apply, write back: one step for other host threads
+                init = K.memory.gather(a[f0], size).view(dt).reshape(-1)
+                old, final = atomics.apply(opname, dt, init, val, cmp, groups)
+                K.memory.scatter(a[f0], final.astype(dt).view(np.uint8).reshape(-1, size))
             if returns:
                 if wide:
                     write_s64(st, w, d, old)

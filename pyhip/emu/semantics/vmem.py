@@ -2,6 +2,8 @@
 incl. the private-segment V#) loads, stores and atomics.  Every lane's access is bounds-checked."""
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
 from ..memory import APERTURE_SIZE, GPUFault, PRIVATE_APERTURE, SHARED_APERTURE
@@ -330,6 +332,7 @@ for _pfx in ("global", "flat", "scratch", "buffer"):
 
 
 # ---- atomics ----------------------------------------------------------------------------------------------------
+_NO_LOCK = contextlib.nullcontext()
 ATOMICS = ("swap", "add", "sub", "smin", "umin", "smax", "umax", "and", "or", "xor", "inc", "dec", "cmpswap",
            "add_f32", "add_f64", "min_f64", "max_f64", "pk_add_f16", "pk_add_bf16")
 
@@ -375,11 +378,13 @@ def _atomic(opname, wide):
                 keys = lane_keys(st, w, space, widx, lidx, o)
                 groups = atomics.Groups(keys)
                 f0 = groups.first
-                init = np.ascontiguousarray(lane_read(K, st, w, space, widx[f0], lidx[f0], o[f0], size)).view(dt).reshape(-1)
-                old, final = atomics.apply(seq_name, dt, init, val[widx, lidx],
-                                           cmp[widx, lidx] if cmp is not None else None, groups)
-                lane_write(K, st, w, space, widx[f0], lidx[f0], o[f0],
-                           final.astype(dt).view(U8).reshape(len(f0), size))
+                with atomics.LOCK if space == "global" else _NO_LOCK:
+                    init = np.ascontiguousarray(lane_read(K, st, w, space, widx[f0], lidx[f0], o[f0], size)) \
+                        .view(dt).reshape(-1)
+                    old, final = atomics.apply(seq_name, dt, init, val[widx, lidx],
+                                               cmp[widx, lidx] if cmp is not None else None, groups)
+                    lane_write(K, st, w, space, widx[f0], lidx[f0], o[f0],
+                               final.astype(dt).view(U8).reshape(len(f0), size))
                 result[widx, lidx] = old
             if returns:
                 if is64:

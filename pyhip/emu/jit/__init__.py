@@ -84,16 +84,23 @@ class KernelCache:
                            "jit_limit": ffi.offsetof("Ctx", "jit_limit"), "triple": triple()}
         return self.layout
 
-    def ready(self, nprog, program, K, entry_ip: int, mode: int, rows: int, lockstep: bool = False):
-        """The compiled function's address if it is in memory or in the disk cache, else None (raise
-        Unsupported if compiling it failed before)."""
-        key = (id(nprog), entry_ip, mode, rows, lockstep)
+    def _known(self, key, nprog):
+        """The address compiled for ``key`` (None if not yet); raise Unsupported if compiling it failed."""
         hit = self._done.get(key)
         if hit is not None and hit[0] is nprog:
             return hit[1].address
         bad = self._failed.get(key)
         if bad is not None and bad[0] is nprog:
             raise Unsupported(bad[1])
+        return None
+
+    def ready(self, nprog, program, K, entry_ip: int, mode: int, rows: int, lockstep: bool = False):
+        """The compiled function's address if it is in memory or in the disk cache, else None (raise
+        Unsupported if compiling it failed before)."""
+        key = (id(nprog), entry_ip, mode, rows, lockstep)
+        addr = self._known(key, nprog)
+        if addr is not None:
+            return addr
         with _lock:
             return self._from_disk(key, nprog, program, K, entry_ip, mode, rows, lockstep)
 
@@ -127,20 +134,14 @@ class KernelCache:
         the VGPR rows a wave has (code touching more is refused); ``lockstep``: the one-instruction-per-call form
         (diff mode)."""
         key = (id(nprog), entry_ip, mode, rows, lockstep)
-        hit = self._done.get(key)
-        if hit is not None and hit[0] is nprog:
-            return hit[1].address
-        bad = self._failed.get(key)
-        if bad is not None and bad[0] is nprog:
-            raise Unsupported(bad[1])
+        addr = self._known(key, nprog)
+        if addr is not None:
+            return addr
         while True:
             with _lock:
-                hit = self._done.get(key)
-                if hit is not None and hit[0] is nprog:
-                    return hit[1].address
-                bad = self._failed.get(key)
-                if bad is not None and bad[0] is nprog:
-                    raise Unsupported(bad[1])
+                addr = self._known(key, nprog)
+                if addr is not None:
+                    return addr
                 busy = self._compiling.get(key)
                 if busy is None:
                     self._compiling[key] = threading.Event()

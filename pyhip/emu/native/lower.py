@@ -380,20 +380,7 @@ class NativeProgram:
         if i0 is None:
             res = ("entry is not an instruction", 0)
         else:
-            seen, todo, indirect = set(), [i0], False
-            n = self.n
-            while todo:
-                i = todo.pop()
-                if i in seen or i >= n:
-                    continue
-                seen.add(i)
-                indirect |= self.indirect[i]
-                if not self.ends[i]:
-                    todo.append(self.nxt[i])
-                if self.tgt[i] >= 0:
-                    todo.append(self.tgt[i])
-            if indirect:
-                seen = set(range(n))
+            seen = self.reachable(i0)
             bad = sorted(i for i in seen if i in self.reasons or not compiled and i in self.described)
             if bad:
                 i = bad[0]

@@ -47,6 +47,8 @@ INLINE uint64_t pack_mask(const uint32_t* b) {
 INLINE uint64_t exec_of(const Wave* w) {
     return ((uint64_t)w->s[EXEC] | (uint64_t)w->s[EXEC + 1] << 32) & w->lane_mask;
 }
+/* the wave's lanes: 32 or 64 */
+INLINE int wave_lanes(const Wave* w) { return w->lane_mask == ~0ULL ? 64 : 32; }
 INLINE uint64_t sreg64(const Wave* w, int r) { return (uint64_t)w->s[r] | (uint64_t)w->s[r + 1] << 32; }
 INLINE uint32_t* vreg(const Wave* w, int r) { return w->v + (size_t)r * LANES; }
 
@@ -217,9 +219,9 @@ static int xlate_lanes(Ctx* c, const uint64_t* a, uint64_t m, uint32_t size, uin
 }
 
 /* all 64 lanes at consecutive ``size``-byte addresses from a[0] */
-INLINE int contiguous(const uint64_t* a, uint64_t size) {
+INLINE int contiguous(const uint64_t* a, uint64_t size, int nl) {
     uint64_t bad = 0, a0 = a[0];
-    for (int l = 0; l < LANES; l++) bad |= a[l] ^ (a0 + size * (uint64_t)l);
+    for (int l = 0; l < nl; l++) bad |= a[l] ^ (a0 + size * (uint64_t)l);
     return bad == 0;
 }
 
@@ -334,33 +336,47 @@ INLINE void sh_st32(uint8_t* p, uint32_t v) {
     sh_store(p, b, 4);
 }
 
+/* The whole-wave paths below read / write n consecutive bytes at p: the next waves (of this workgroup or the
+ * next) usually go on where this one ended, and one wave's access is too short for the host's stream
+ * prefetcher to run ahead of it between the instructions in between.  So the lines some way past the access
+ * are requested now (a hint: never faults, even past the end of the mapping). */
+INLINE void sh_prefetch_ahead(const uint8_t* p, size_t n, int write) {
+    const uint8_t* q = p + (n < 512 ? 1024 : 2 * n);
+    if (write)
+        for (int i = 0; i < 8; i++) __builtin_prefetch(q + 64 * i, 1);
+    else
+        for (int i = 0; i < 8; i++) __builtin_prefetch(q + 64 * i, 0);
+}
+
 /* A whole wave's dwords at consecutive dword-aligned addresses (the coalesced path): vector moves at offsets
  * that are multiples of 4 from p, so every dword is read / written whole by one host access (a vector access
  * never splits an aligned dword across cache lines); the compiler barriers keep the copy between the
  * instruction's neighbours. */
-INLINE void sh_load_rows(uint32_t* dst, const uint8_t* p) {
+INLINE void sh_load_rows(uint32_t* dst, const uint8_t* p, int nl) {
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    sh_prefetch_ahead(p, 4 * (size_t)nl, 0);
 #if defined(__AVX2__)
-    for (int i = 0; i < 8; i++)
+    for (int i = 0; i < nl / 8; i++)
         _mm256_storeu_si256((__m256i*)(dst + 8 * i), _mm256_loadu_si256((const __m256i*)(p + 32 * i)));
 #elif defined(__SSE2__)
-    for (int i = 0; i < 16; i++)
+    for (int i = 0; i < nl / 4; i++)
         _mm_storeu_si128((__m128i*)(dst + 4 * i), _mm_loadu_si128((const __m128i*)(p + 16 * i)));
 #else
-    for (int l = 0; l < LANES; l++) dst[l] = __atomic_load_n((const uint32_t*)(p + 4 * l), __ATOMIC_RELAXED);
+    for (int l = 0; l < nl; l++) dst[l] = __atomic_load_n((const uint32_t*)(p + 4 * l), __ATOMIC_RELAXED);
 #endif
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
 }
-INLINE void sh_store_rows(uint8_t* p, const uint32_t* src) {
+INLINE void sh_store_rows(uint8_t* p, const uint32_t* src, int nl) {
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    sh_prefetch_ahead(p, 4 * (size_t)nl, 1);
 #if defined(__AVX2__)
-    for (int i = 0; i < 8; i++)
+    for (int i = 0; i < nl / 8; i++)
         _mm256_storeu_si256((__m256i*)(p + 32 * i), _mm256_loadu_si256((const __m256i*)(src + 8 * i)));
 #elif defined(__SSE2__)
-    for (int i = 0; i < 16; i++)
+    for (int i = 0; i < nl / 4; i++)
         _mm_storeu_si128((__m128i*)(p + 16 * i), _mm_loadu_si128((const __m128i*)(src + 4 * i)));
 #else
-    for (int l = 0; l < LANES; l++) __atomic_store_n((uint32_t*)(p + 4 * l), src[l], __ATOMIC_RELAXED);
+    for (int l = 0; l < nl; l++) __atomic_store_n((uint32_t*)(p + 4 * l), src[l], __ATOMIC_RELAXED);
 #endif
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
 }
@@ -368,10 +384,11 @@ INLINE void sh_store_rows(uint8_t* p, const uint32_t* src) {
 /* The same for 64 lanes' 8-byte values at consecutive addresses from an 8-byte aligned p (dwordx2), as two
  * rows of low and high dwords: every aligned 8-byte value lies inside one vector access (whole), the rows
  * are (de)interleaved in registers. */
-INLINE void sh_load_rows2(uint32_t* lo, uint32_t* hi, const uint8_t* p) {
+INLINE void sh_load_rows2(uint32_t* lo, uint32_t* hi, const uint8_t* p, int nl) {
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    sh_prefetch_ahead(p, 8 * (size_t)nl, 0);
 #if defined(__AVX2__)
-    for (int i = 0; i < 8; i++) {       /* lanes 8i..8i+7 */
+    for (int i = 0; i < nl / 8; i++) {       /* lanes 8i..8i+7 */
         __m256 a = _mm256_castsi256_ps(_mm256_loadu_si256((const __m256i*)(p + 64 * i)));
         __m256 b = _mm256_castsi256_ps(_mm256_loadu_si256((const __m256i*)(p + 64 * i + 32)));
         __m256i l = _mm256_castps_si256(_mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0)));  /* 0 1 4 5 | 2 3 6 7 */
@@ -380,7 +397,7 @@ INLINE void sh_load_rows2(uint32_t* lo, uint32_t* hi, const uint8_t* p) {
         _mm256_storeu_si256((__m256i*)(hi + 8 * i), _mm256_permute4x64_epi64(h, _MM_SHUFFLE(3, 1, 2, 0)));
     }
 #else
-    for (int l = 0; l < LANES; l++) {
+    for (int l = 0; l < nl; l++) {
         uint64_t v = __atomic_load_n((const uint64_t*)(p + 8 * l), __ATOMIC_RELAXED);
         lo[l] = (uint32_t)v;
         hi[l] = (uint32_t)(v >> 32);
@@ -388,26 +405,28 @@ INLINE void sh_load_rows2(uint32_t* lo, uint32_t* hi, const uint8_t* p) {
 #endif
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
 }
-INLINE void sh_store_rows2(uint8_t* p, const uint32_t* lo, const uint32_t* hi) {
+INLINE void sh_store_rows2(uint8_t* p, const uint32_t* lo, const uint32_t* hi, int nl) {
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    sh_prefetch_ahead(p, 8 * (size_t)nl, 1);
 #if defined(__AVX2__)
-    for (int i = 0; i < 8; i++) {
+    for (int i = 0; i < nl / 8; i++) {
         __m256i l = _mm256_permute4x64_epi64(_mm256_loadu_si256((const __m256i*)(lo + 8 * i)), _MM_SHUFFLE(3, 1, 2, 0));
         __m256i h = _mm256_permute4x64_epi64(_mm256_loadu_si256((const __m256i*)(hi + 8 * i)), _MM_SHUFFLE(3, 1, 2, 0));
         _mm256_storeu_si256((__m256i*)(p + 64 * i), _mm256_unpacklo_epi32(l, h));        /* lanes 8i..8i+3 */
         _mm256_storeu_si256((__m256i*)(p + 64 * i + 32), _mm256_unpackhi_epi32(l, h));   /* lanes 8i+4..8i+7 */
     }
 #else
-    for (int l = 0; l < LANES; l++)
+    for (int l = 0; l < nl; l++)
         __atomic_store_n((uint64_t*)(p + 8 * l), (uint64_t)lo[l] | (uint64_t)hi[l] << 32, __ATOMIC_RELAXED);
 #endif
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
 }
 /* 16-byte values (dwordx4) at an 8-byte aligned p: each lane's value one 16-byte access (its two aligned
  * 8-byte halves whole), four lanes transposed into the four rows at a time */
-INLINE void sh_load_rows4(uint32_t* const r[4], const uint8_t* p) {
+INLINE void sh_load_rows4(uint32_t* const r[4], const uint8_t* p, int nl) {
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    for (int l = 0; l < LANES; l += 4) {
+    sh_prefetch_ahead(p, 16 * (size_t)nl, 0);
+    for (int l = 0; l < nl; l += 4) {
         __m128 a = _mm_castsi128_ps(_mm_loadu_si128((const __m128i*)(p + 16 * l)));
         __m128 b = _mm_castsi128_ps(_mm_loadu_si128((const __m128i*)(p + 16 * l + 16)));
         __m128 c = _mm_castsi128_ps(_mm_loadu_si128((const __m128i*)(p + 16 * l + 32)));
@@ -420,9 +439,10 @@ INLINE void sh_load_rows4(uint32_t* const r[4], const uint8_t* p) {
     }
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
 }
-INLINE void sh_store_rows4(uint8_t* p, const uint32_t* const r[4]) {
+INLINE void sh_store_rows4(uint8_t* p, const uint32_t* const r[4], int nl) {
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    for (int l = 0; l < LANES; l += 4) {
+    sh_prefetch_ahead(p, 16 * (size_t)nl, 1);
+    for (int l = 0; l < nl; l += 4) {
         __m128 a = _mm_loadu_ps((const float*)(r[0] + l)), b = _mm_loadu_ps((const float*)(r[1] + l));
         __m128 c = _mm_loadu_ps((const float*)(r[2] + l)), d = _mm_loadu_ps((const float*)(r[3] + l));
         _MM_TRANSPOSE4_PS(a, b, c, d);

@@ -173,27 +173,27 @@ static void write_loaded(Wave* w, int reg, const uint8_t (*raw)[16], int size, i
 /* GLOBAL addressing with every lane at consecutive ``size``-byte addresses: lane 0's address into *a0, read
  * straight from the address VGPRs (no per-lane address array).  The same test as contiguous() over the
  * addresses vm_address computes (all arithmetic modulo 2^64); 0 sends the caller to the general path. */
-INLINE int global_contig(const Wave* w, const NInst* in, uint64_t size, uint64_t* a0) {
+INLINE int global_contig(const Wave* w, const NInst* in, uint64_t size, uint64_t* a0, int nl) {
     if (VA_KIND(in) != AK_GLOBAL) return 0;
     const uint32_t* v0 = vreg(w, in->s[0]);
     uint64_t off = (uint64_t)in->imm, x0;
     uint32_t lo0 = v0[0], sz = (uint32_t)size, bad = 0;
     /* lane l's address is x0 + size * l.  While the low words do not carry out of 32 bits across the wave,
      * that is: low word lo0 + size * l, high word the same in every lane (32-bit compares, 8 lanes per op) */
-    int nocarry = (uint64_t)lo0 + size * (LANES - 1) <= 0xFFFFFFFFull;
+    int nocarry = (uint64_t)lo0 + size * (uint64_t)(nl - 1) <= 0xFFFFFFFFull;
     if (VA_SADDR(in)) {
         if (!nocarry) return 0;
-        for (int l = 0; l < LANES; l++) bad |= v0[l] ^ (lo0 + sz * (uint32_t)l);
+        for (int l = 0; l < nl; l++) bad |= v0[l] ^ (lo0 + sz * (uint32_t)l);
         x0 = (uint64_t)lo0 + sreg64(w, in->s[1]);
     } else {
         const uint32_t* v1 = vreg(w, in->s[0] + 1);
         uint32_t hi0 = v1[0];
         x0 = (uint64_t)lo0 | (uint64_t)hi0 << 32;
         if (nocarry) {
-            for (int l = 0; l < LANES; l++) bad |= (v0[l] ^ (lo0 + sz * (uint32_t)l)) | (v1[l] ^ hi0);
+            for (int l = 0; l < nl; l++) bad |= (v0[l] ^ (lo0 + sz * (uint32_t)l)) | (v1[l] ^ hi0);
         } else {
             uint64_t bad64 = 0;
-            for (int l = 0; l < LANES; l++) bad64 |= ((uint64_t)v0[l] | (uint64_t)v1[l] << 32) ^ (x0 + size * (uint64_t)l);
+            for (int l = 0; l < nl; l++) bad64 |= ((uint64_t)v0[l] | (uint64_t)v1[l] << 32) ^ (x0 + size * (uint64_t)l);
             bad = bad64 != 0;
         }
     }
@@ -204,20 +204,20 @@ INLINE int global_contig(const Wave* w, const NInst* in, uint64_t size, uint64_t
 /* 64 lanes' ``size``-byte values (size a multiple of 4) at consecutive addresses from p into VGPR rows from
  * ``reg``: vector moves for dwords and for 8-byte aligned dwordx2 / dwordx4 (state.h: each aligned value, or
  * 8-byte half, whole), else one lane at a time (sh_load: the naturally aligned pieces whole) */
-static void load_contig(Wave* w, int reg, const uint8_t* p, int size) {
+static void load_contig(Wave* w, int reg, const uint8_t* p, int size, int nl) {
     int nw = size / 4;
     if (nw == 1) {
-        sh_load_rows(vreg(w, reg), p);
+        sh_load_rows(vreg(w, reg), p, nl);
         return;
     }
     uint32_t* r[4];
     for (int k = 0; k < nw; k++) r[k] = vreg(w, reg + k);
     if (!((uintptr_t)p & 7) && nw != 3) {
-        if (nw == 2) sh_load_rows2(r[0], r[1], p);
-        else sh_load_rows4(r, p);
+        if (nw == 2) sh_load_rows2(r[0], r[1], p, nl);
+        else sh_load_rows4(r, p, nl);
         return;
     }
-    for (int l = 0; l < LANES; l++) {
+    for (int l = 0; l < nl; l++) {
         uint32_t x[4];
         sh_load((uint8_t*)x, p + (size_t)l * size, size);
         for (int k = 0; k < nw; k++) r[k][l] = x[k];
@@ -230,10 +230,11 @@ static int vm_load(Ctx* c, Wave* w, const NInst* in) {
     int size = in->x;
     uint64_t m = exec_of(w);
     uint64_t a0;
-    if (m == ~0ULL && size >= 4 && !VA_D16(in) && global_contig(w, in, (uint64_t)size, &a0)) {
-        const uint8_t* p = xlate(c, a0, (uint32_t)size * LANES);
+    int nl = wave_lanes(w);
+    if (m == w->lane_mask && size >= 4 && !VA_D16(in) && global_contig(w, in, (uint64_t)size, &a0, nl)) {
+        const uint8_t* p = xlate(c, a0, (uint32_t)(size * nl));
         if (p) {
-            load_contig(w, in->d, p, size);
+            load_contig(w, in->d, p, size, nl);
             return ST_CONT;
         }
     }
@@ -241,10 +242,10 @@ static int vm_load(Ctx* c, Wave* w, const NInst* in) {
     if (va.space == SP_GLOBAL && size >= 4 && !VA_D16(in)) {
         if (!m) return ST_CONT;
         int nw = size / 4;
-        if (m == ~0ULL && contiguous(va.a, size)) {
-            const uint8_t* p = xlate(c, va.a[0], (uint32_t)size * LANES);
+        if (m == w->lane_mask && contiguous(va.a, size, nl)) {
+            const uint8_t* p = xlate(c, va.a[0], (uint32_t)(size * nl));
             if (p) {
-                load_contig(w, in->d, p, size);
+                load_contig(w, in->d, p, size, nl);
                 return ST_CONT;
             }
         }
@@ -288,20 +289,20 @@ static int vm_load(Ctx* c, Wave* w, const NInst* in) {
 }
 
 /* 64 lanes' values from VGPR rows at ``reg`` to consecutive addresses from p (as load_contig) */
-static void store_contig(const Wave* w, int reg, uint8_t* p, int size) {
+static void store_contig(const Wave* w, int reg, uint8_t* p, int size, int nl) {
     int nw = size / 4;
     if (nw == 1) {
-        sh_store_rows(p, vreg(w, reg));
+        sh_store_rows(p, vreg(w, reg), nl);
         return;
     }
     const uint32_t* r[4];
     for (int k = 0; k < nw; k++) r[k] = vreg(w, reg + k);
     if (!((uintptr_t)p & 7) && nw != 3) {
-        if (nw == 2) sh_store_rows2(p, r[0], r[1]);
-        else sh_store_rows4(p, r);
+        if (nw == 2) sh_store_rows2(p, r[0], r[1], nl);
+        else sh_store_rows4(p, r, nl);
         return;
     }
-    for (int l = 0; l < LANES; l++) {
+    for (int l = 0; l < nl; l++) {
         uint32_t x[4];
         for (int k = 0; k < nw; k++) x[k] = r[k][l];
         sh_store(p + (size_t)l * size, (const uint8_t*)x, size);
@@ -314,10 +315,11 @@ static int vm_store(Ctx* c, Wave* w, const NInst* in) {
     int size = in->x, nregs = size < 4 ? 1 : size / 4;
     uint64_t m = exec_of(w);
     uint64_t a0;
-    if (m == ~0ULL && size >= 4 && !VA_D16(in) && global_contig(w, in, (uint64_t)size, &a0)) {
-        uint8_t* p = xlate(c, a0, (uint32_t)size * LANES);
+    int nl = wave_lanes(w);
+    if (m == w->lane_mask && size >= 4 && !VA_D16(in) && global_contig(w, in, (uint64_t)size, &a0, nl)) {
+        uint8_t* p = xlate(c, a0, (uint32_t)(size * nl));
         if (p) {
-            store_contig(w, in->sd, p, size);
+            store_contig(w, in->sd, p, size, nl);
             mm_stored(w);
             return ST_CONT;
         }
@@ -326,10 +328,10 @@ static int vm_store(Ctx* c, Wave* w, const NInst* in) {
     uint64_t sel = m;
     if (va.space == SP_BUFFER) sel = buf_inrange(&va, m, size);
     if (!sel) return ST_CONT;
-    if (va.space == SP_GLOBAL && sel == ~0ULL && size >= 4 && !VA_D16(in) && contiguous(va.a, size)) {
-        uint8_t* p = xlate(c, va.a[0], (uint32_t)size * LANES);
+    if (va.space == SP_GLOBAL && sel == w->lane_mask && size >= 4 && !VA_D16(in) && contiguous(va.a, size, nl)) {
+        uint8_t* p = xlate(c, va.a[0], (uint32_t)(size * nl));
         if (p) {
-            store_contig(w, in->sd, p, size);
+            store_contig(w, in->sd, p, size, nl);
             mm_stored(w);
             return ST_CONT;
         }

@@ -159,7 +159,7 @@ def test_a_small_first_dispatch_runs_on_the_numpy_engine_and_the_next_compiled(m
 
 CHILD = textwrap.dedent("""
     import sys, threading, time
-    sys.path.insert(0, {here!r})
+    sys.path[:0] = [{here!r}, {root!r}]
     import numpy as np
     import test_compiled_engine as t
     from pyhip.emu.device import EmulatedGPU
@@ -175,7 +175,7 @@ CHILD = textwrap.dedent("""
 def test_a_process_leaving_while_a_kernel_compiles_exits_cleanly(tmp_path, delay):
     """LLVM's static destructors must not run under a compiling thread (compiler.llvm_section)."""
     script = tmp_path / "child.py"
-    script.write_text(CHILD.format(here=str(HERE)))
+    script.write_text(CHILD.format(here=str(HERE), root=str(HERE.parents[1])))
     env = {**os.environ, "PYHIP_JIT_CACHE_DIR": "", "PYHIP_JIT_TIERING": "0"}
     r = subprocess.run([sys.executable, str(script), "7", "300", str(delay)], capture_output=True, text=True,
                        env=env, timeout=120)
@@ -184,7 +184,7 @@ def test_a_process_leaving_while_a_kernel_compiles_exits_cleanly(tmp_path, delay
 
 FORK_CHILD = textwrap.dedent("""
     import os, sys, threading, time
-    sys.path.insert(0, {here!r})
+    sys.path[:0] = [{here!r}, {root!r}]
     import numpy as np
     import test_compiled_engine as t
     from pyhip.emu.device import EmulatedGPU
@@ -214,7 +214,7 @@ FORK_CHILD = textwrap.dedent("""
 def test_a_fork_while_a_kernel_compiles_leaves_the_child_able_to_compile(tmp_path):
     """The child of a fork taken during a compile must not inherit LLVM's lock held by a thread it lacks."""
     script = tmp_path / "child.py"
-    script.write_text(FORK_CHILD.format(here=str(HERE)))
+    script.write_text(FORK_CHILD.format(here=str(HERE), root=str(HERE.parents[1])))
     env = {**os.environ, "PYHIP_JIT_CACHE_DIR": "", "PYHIP_JIT_TIERING": "0"}
     r = subprocess.run([sys.executable, str(script), "0.02"], capture_output=True, text=True, env=env, timeout=240)
     assert r.returncode == 0 and r.stdout.strip().startswith("child 0"), r.stdout + r.stderr[-3000:]

@@ -3,6 +3,7 @@ CPU, and the functions of the native runtime the code calls."""
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import threading
 import time
@@ -107,7 +108,6 @@ def compile_ir(ir: str, name: str, opt: int = 2, keep_object: bool = False) -> C
     t0 = time.perf_counter()
     dump = os.environ.get("PYHIP_JIT_DUMP")
     if dump:                          # a directory: every module compiled, as LLVM IR text (debugging)
-        import hashlib
         from pathlib import Path
         Path(dump).mkdir(parents=True, exist_ok=True)
         (Path(dump) / f"{hashlib.sha1(ir.encode()).hexdigest()[:16]}.ll").write_text(ir)
@@ -131,6 +131,8 @@ def compile_ir(ir: str, name: str, opt: int = 2, keep_object: bool = False) -> C
         finally:
             ctx.close()
         comp = _from_object(obj, name)
+    if dump:
+        (Path(dump) / f"{hashlib.sha1(ir.encode()).hexdigest()[:16]}.o").write_bytes(obj)
     comp.seconds = time.perf_counter() - t0
     comp.ir_chars = len(ir)
     comp.object = obj if keep_object else None
@@ -143,6 +145,7 @@ def _from_object(data: bytes, name: str) -> Compiled:
     empty = b.parse_assembly("")
     ee = b.create_mcjit_compiler(empty, _new_target_machine())
     of = b.ObjectFileRef.from_data(data)
+    text = sum(s.size() for s in of.sections() if s.is_text())
     ee.add_object_file(of)
     of.close()
     ee.finalize_object()
@@ -150,6 +153,9 @@ def _from_object(data: bytes, name: str) -> Compiled:
     if not addr:
         ee.close()
         raise ValueError(f"no {name} in the compiled object")
+    if os.environ.get("PYHIP_JIT_PERFMAP"):   # profiling: `perf report` names the compiled code
+        with open(f"/tmp/perf-{os.getpid()}.map", "a") as f:
+            f.write(f"{addr:x} {text:x} pyhip_jit_{name}_{hashlib.sha1(data).hexdigest()[:8]}\n")
     return Compiled(ee, addr, 0.0, 0)
 
 

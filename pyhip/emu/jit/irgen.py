@@ -227,7 +227,7 @@ class Emitter:
         if op == "word_lanes":
             x = self.value(n.args[0], False)
             if self.chunk is None:
-                return self.emit(f"bitcast i{self.W} {x} to <{self.W} x i1>")
+                return self.word_to_lanes(x)
             return self.chunk_bits(x, self.lanes)
         raise lang.SpecError(f"LLVM backend: no primitive {op}")
 
@@ -291,8 +291,34 @@ class Emitter:
         """Bits [chunk, chunk + W) of a lane-mask word (i``wbits``) as <W x i1>."""
         c = self.emit(f"zext i32 {self.chunk} to i{wbits}") if wbits > 32 else self.chunk
         sh = self.emit(f"lshr i{wbits} {word}, {c}")
-        tr = self.emit(f"trunc i{wbits} {sh} to i{self.W}") if wbits > self.W else sh
-        return self.emit(f"bitcast i{self.W} {tr} to <{self.W} x i1>")
+        tr = self.emit(f"trunc i{wbits} {sh} to i32") if wbits > 32 else sh
+        return self.word_lanes32([tr] * (self.W // 32 or 1), self.W)
+
+    def word_to_lanes(self, word: str) -> str:
+        """A whole wave's lane-mask word (i``W``) as <W x i1>."""
+        if self.W <= 32:
+            return self.word_lanes32([word], self.W)
+        lo = self.emit(f"trunc i64 {word} to i32")
+        hi = self.emit(f"lshr i64 {word}, 32")
+        hi = self.emit(f"trunc i64 {hi} to i32")
+        return self.word_lanes32([lo, hi], 64)
+
+    def word_lanes32(self, words: list[str], n: int) -> str:
+        """<n x i1> whose lane l is bit l % 32 of words[l // 32] (i32 each).  Spelled as a splat, an and with
+        each lane's bit and a compare: on x86 without mask registers LLVM turns a bitcast from an integer to
+        <n x i1> into one bit extraction and insertion per lane."""
+        parts = []
+        k = min(n, 32)
+        for wd in words:
+            ins = self.emit(f"insertelement <{k} x i32> poison, i32 {wd}, i64 0")
+            parts.append(self.emit(f"shufflevector <{k} x i32> {ins}, <{k} x i32> poison, <{k} x i32> zeroinitializer"))
+        v = parts[0]
+        if len(parts) == 2:
+            idx = ", ".join(f"i32 {i}" for i in range(2 * k))
+            v = self.emit(f"shufflevector <{k} x i32> {parts[0]}, <{k} x i32> {parts[1]}, <{2 * k} x i32> <{idx}>")
+        bits = ", ".join(f"i32 {_signed(1 << (i % 32), 32)}" for i in range(n))
+        a = self.emit(f"and <{n} x i32> {v}, <{bits}>")
+        return self.emit(f"icmp ne <{n} x i32> {a}, zeroinitializer")
 
     def _nan_rule(self, r: str, ins: list[str], t, vec: bool) -> str:
         """The contract's NaN: the first NaN operand quieted, else the default NaN, where r is NaN."""

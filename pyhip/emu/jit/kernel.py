@@ -121,7 +121,7 @@ class KernelIR:
             return self._read_chunk(n)
         if k == "mask":
             word = self._word64(loc[1]) if self.W == 64 else self._sload(loc[1])
-            return e.emit(f"bitcast i{self.W} {word} to <{self.W} x i1>", "mask")
+            return e.word_to_lanes(word)
         if k == "v":
             p = self._ptr("%vbase", loc[1] * 256)
             return e.emit(f"load <{self.W} x i32>, ptr {p}, align 4, !tbaa !3", "v")
@@ -131,8 +131,7 @@ class KernelIR:
             s = e.emit(f"load i32, ptr {self._ptr('%w', self.layout['scc'])}, align 4, !tbaa !4", "scc")
             return e.emit(f"icmp ne i32 {s}, 0")
         if k == "exec_lanes":
-            word = self._exec_word()
-            return e.emit(f"bitcast i{self.W} {word} to <{self.W} x i1>", "exec")
+            return e.word_to_lanes(self._exec_word())
         if k == "mode":
             return e.emit(f"load i32, ptr {self._ptr('%w', self.layout['mode'])}, align 4, !tbaa !4", "mode")
         raise Unsupported(f"compiled engine: no machine state {loc}")

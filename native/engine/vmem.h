@@ -201,6 +201,28 @@ INLINE int global_contig(const Wave* w, const NInst* in, uint64_t size, uint64_t
     return bad == 0;
 }
 
+/* MUBUF addressing (offen, no idxen, no swizzle) with every lane at consecutive ``size``-byte offsets and all
+ * of the lanes of m inside num_records: lane 0's address into *a0 (the same addresses vm_address computes;
+ * every lane the same distance from its neighbour, so the span check is the first and last active lane's).
+ * 0 sends the caller to the general path (lanes outside the buffer read 0 and drop their writes there). */
+INLINE int buffer_contig(const Ctx* c, const Wave* w, const NInst* in, uint64_t size, uint64_t m, uint64_t* a0, int nl) {
+    if (VA_KIND(in) != AK_BUFFER || !VA_OFFEN(in) || VA_IDXEN(in)) return 0;
+    int rs = in->s[1] & 127;
+    uint64_t d0 = w->s[rs], d1 = w->s[rs + 1], d2 = w->s[rs + 2], d3 = w->s[rs + 3];
+    if (d3 & ADD_TID_ENABLE) return 0;
+    const uint32_t* v0 = vreg(w, in->s[0]);
+    uint32_t x0 = v0[0], sz = (uint32_t)size, bad = 0;
+    if ((uint64_t)x0 + size * (uint64_t)(nl - 1) > 0xFFFFFFFFull) return 0;
+    for (int l = 0; l < nl; l++) bad |= v0[l] ^ (x0 + sz * (uint32_t)l);
+    if (bad) return 0;
+    uint64_t b0 = ssrc(w, in, 2) + (uint64_t)in->imm + x0;         /* lane 0's offset checked against d2 */
+    int f = __builtin_ctzll(m), last = 63 - __builtin_clzll(m);
+    if (b0 + (uint64_t)f * size < b0 || b0 + (uint64_t)(last + 1) * size > d2) return 0;
+    (void)c;
+    *a0 = (d0 | ((d1 & 0xFFFF) << 32)) + b0;
+    return 1;
+}
+
 /* 64 lanes' ``size``-byte values (size a multiple of 4) at consecutive addresses from p into VGPR rows from
  * ``reg``: vector moves for dwords and for 8-byte aligned dwordx2 / dwordx4 (state.h: each aligned value, or
  * 8-byte half, whole), else one lane at a time (sh_load: the naturally aligned pieces whole) */
@@ -224,6 +246,47 @@ static void load_contig(Wave* w, int reg, const uint8_t* p, int size, int nl) {
     }
 }
 
+/* GLOBAL addressing with every lane at consecutive addresses (global_contig: lane 0 at a0) but only the
+ * lanes of m active: when the span from the first to the last active lane's bytes translates, each active
+ * lane's host pointer (as xlate_lanes would give it, without a per-lane lookup); 0: the caller checks lane
+ * by lane (and reports the precise fault) */
+static int span_ptrs(Ctx* c, uint64_t a0, uint64_t m, int size, uint8_t** ptr) {
+    int f = __builtin_ctzll(m), last = 63 - __builtin_clzll(m);
+    uint8_t* p = xlate(c, a0 + (uint64_t)f * (uint64_t)size, (uint32_t)((last - f + 1) * size));
+    if (!p) return 0;
+    for (int l = f; l <= last; l++)
+        if (m >> l & 1) ptr[l] = p + (size_t)(l - f) * (size_t)size;
+    return 1;
+}
+
+/* global loads of size >= 4 bytes (no D16) for the active lanes m at host pointers ptr: each lane's value
+ * whole (one access per naturally aligned lane), then the rows */
+static void load_lanes(Wave* w, const NInst* in, uint8_t* const* ptr, uint64_t m, int size) {
+    uint32_t R[4][LANES];
+    int nw = size / 4;
+    if (size == 4) {
+        for (int l = 0; l < LANES; l++) R[0][l] = (m >> l & 1) ? sh_ld32(ptr[l]) : 0;
+        wv(w, in->d, R[0], m);
+        return;
+    }
+    if (size == 8) {
+        for (int l = 0; l < LANES; l++) {
+            uint64_t v = (m >> l & 1) ? sh_ld64(ptr[l]) : 0;
+            R[0][l] = (uint32_t)v;
+            R[1][l] = (uint32_t)(v >> 32);
+        }
+        wv(w, in->d, R[0], m);
+        wv(w, in->d + 1, R[1], m);
+        return;
+    }
+    for (int l = 0; l < LANES; l++) {
+        uint32_t x[4] = {0, 0, 0, 0};
+        if (m >> l & 1) sh_load((uint8_t*)x, ptr[l], size);
+        for (int k = 0; k < nw; k++) R[k][l] = x[k];
+    }
+    for (int k = 0; k < nw; k++) wv(w, in->d + k, R[k], m);
+}
+
 static int vm_load(Ctx* c, Wave* w, const NInst* in) {
     VA va;
     uint8_t* ptr[LANES];
@@ -231,17 +294,22 @@ static int vm_load(Ctx* c, Wave* w, const NInst* in) {
     uint64_t m = exec_of(w);
     uint64_t a0;
     int nl = wave_lanes(w);
-    if (m == w->lane_mask && size >= 4 && !VA_D16(in) && global_contig(w, in, (uint64_t)size, &a0, nl)) {
-        const uint8_t* p = xlate(c, a0, (uint32_t)(size * nl));
-        if (p) {
-            load_contig(w, in->d, p, size, nl);
+    if (m && size >= 4 && !VA_D16(in) && (global_contig(w, in, (uint64_t)size, &a0, nl) ||
+                                          buffer_contig(c, w, in, (uint64_t)size, m, &a0, nl))) {
+        if (m == w->lane_mask) {
+            const uint8_t* p = xlate(c, a0, (uint32_t)(size * nl));
+            if (p) {
+                load_contig(w, in->d, p, size, nl);
+                return ST_CONT;
+            }
+        } else if (span_ptrs(c, a0, m, size, ptr)) {
+            load_lanes(w, in, ptr, m, size);
             return ST_CONT;
         }
     }
     vm_address(c, w, in, &va);
     if (va.space == SP_GLOBAL && size >= 4 && !VA_D16(in)) {
         if (!m) return ST_CONT;
-        int nw = size / 4;
         if (m == w->lane_mask && contiguous(va.a, size, nl)) {
             const uint8_t* p = xlate(c, va.a[0], (uint32_t)(size * nl));
             if (p) {
@@ -251,29 +319,7 @@ static int vm_load(Ctx* c, Wave* w, const NInst* in) {
         }
         int bad = xlate_lanes(c, va.a, m, size, ptr);
         if (bad >= 0) return raise_fault(c, w, FK_MEM, bad, va.a[bad], 1, size, 0);
-        /* each lane's value whole (one access per naturally aligned lane), then the rows */
-        uint32_t R[4][LANES];
-        if (size == 4) {
-            for (int l = 0; l < LANES; l++) R[0][l] = (m >> l & 1) ? sh_ld32(ptr[l]) : 0;
-            wv(w, in->d, R[0], m);
-            return ST_CONT;
-        }
-        if (size == 8) {
-            for (int l = 0; l < LANES; l++) {
-                uint64_t v = (m >> l & 1) ? sh_ld64(ptr[l]) : 0;
-                R[0][l] = (uint32_t)v;
-                R[1][l] = (uint32_t)(v >> 32);
-            }
-            wv(w, in->d, R[0], m);
-            wv(w, in->d + 1, R[1], m);
-            return ST_CONT;
-        }
-        for (int l = 0; l < LANES; l++) {
-            uint32_t x[4] = {0, 0, 0, 0};
-            if (m >> l & 1) sh_load((uint8_t*)x, ptr[l], size);
-            for (int k = 0; k < nw; k++) R[k][l] = x[k];
-        }
-        for (int k = 0; k < nw; k++) wv(w, in->d + k, R[k], m);
+        load_lanes(w, in, ptr, m, size);
         return ST_CONT;
     }
     uint64_t sel = m;
@@ -316,16 +362,21 @@ static int vm_store(Ctx* c, Wave* w, const NInst* in) {
     uint64_t m = exec_of(w);
     uint64_t a0;
     int nl = wave_lanes(w);
-    if (m == w->lane_mask && size >= 4 && !VA_D16(in) && global_contig(w, in, (uint64_t)size, &a0, nl)) {
-        uint8_t* p = xlate(c, a0, (uint32_t)(size * nl));
-        if (p) {
-            store_contig(w, in->sd, p, size, nl);
-            mm_stored(w);
-            return ST_CONT;
+    uint64_t sel = m;
+    if (m && size >= 4 && !VA_D16(in) && (global_contig(w, in, (uint64_t)size, &a0, nl) ||
+                                          buffer_contig(c, w, in, (uint64_t)size, m, &a0, nl))) {
+        if (m == w->lane_mask) {
+            uint8_t* p = xlate(c, a0, (uint32_t)(size * nl));
+            if (p) {
+                store_contig(w, in->sd, p, size, nl);
+                mm_stored(w);
+                return ST_CONT;
+            }
+        } else if (span_ptrs(c, a0, m, size, ptr)) {
+            goto lanes;
         }
     }
     vm_address(c, w, in, &va);
-    uint64_t sel = m;
     if (va.space == SP_BUFFER) sel = buf_inrange(&va, m, size);
     if (!sel) return ST_CONT;
     if (va.space == SP_GLOBAL && sel == w->lane_mask && size >= 4 && !VA_D16(in) && contiguous(va.a, size, nl)) {
@@ -338,6 +389,7 @@ static int vm_store(Ctx* c, Wave* w, const NInst* in) {
     }
     int st = vm_lanes(c, w, &va, sel, size, ptr, 1);
     if (st != ST_CONT) return st;
+lanes:
     /* lane by lane in lane order (a later lane wins where addresses overlap), each lane's value whole */
     if (size == 4 && !VA_D16(in)) {
         const uint32_t* s = vreg(w, in->sd);

@@ -2,10 +2,12 @@
 32-bit halves, whole-wave dword loads/stores through one allocation, wave-uniform scalar loads.  Each case
 is checked against numpy, and the cases that must leave the fast path (partial EXEC, misalignment,
 non-uniform high halves, an access running off the allocation) are exercised too."""
+import os
+
 import numpy as np
 import pytest
 
-from asmkit import POISON, run
+from asmkit import POISON, gpu, run
 from pyhip.emu.memory import GPUFault
 
 RNG = np.random.default_rng(77)
@@ -185,3 +187,116 @@ def test_fused_64bit_add_with_a_scalar_base(target, lanes):
         assert [int(v) for v in r0[:lanes]] == want0, second_reads_first
         assert [int(v) & mask for v in r1[:lanes]] == want1, second_reads_first
         assert (r0[lanes:] == U64(POISON)).all()
+
+
+@pytest.fixture(params=["numpy", "compiled"])
+def engine(request, monkeypatch):
+    """Which engine runs the kernel: a program's first small dispatch runs on the numpy engine (tier 0), with
+    PYHIP_JIT_TIERING=0 the native engine compiles it first (and the memory instructions run through the
+    native handlers).  Yields a check that the dispatches since ran on that engine."""
+    if request.param == "compiled":
+        monkeypatch.setenv("PYHIP_JIT_TIERING", "0")
+    seen = {}
+
+    def check(target):
+        """Called before the run (counts) and after it (checks)."""
+        st = gpu(target).engine_stats()
+        if target not in seen:
+            seen[target] = st["native"]
+            return
+        if "PYHIP_ENGINE" not in os.environ:
+            assert (st["native"] > seen.pop(target)) == (request.param == "compiled"), (request.param, st)
+    yield check
+
+
+def _dwords(raw: np.ndarray, offsets) -> np.ndarray:
+    return np.array([int.from_bytes(raw[o:o + 4].tobytes(), "little") for o in offsets], U64)
+
+
+@pytest.mark.parametrize("target,wave", [("gfx90a", 64), ("gfx942", 64), ("gfx1100", 32)])
+def test_partial_exec_over_consecutive_addresses(target, wave, engine):
+    """Lanes at consecutive addresses with a random EXEC (the masked-span path: only the active lanes are read
+    and written, inactive lanes keep their registers and memory), then a full-EXEC reload of what the masked
+    store wrote."""
+    a, b = RNG.integers(0, 2 ** 64, 64, dtype=U64), RNG.integers(0, 2 ** 64, 64, dtype=U64)
+    c = RNG.integers(0, 2, 64).astype(U64)
+    c[:3] = [1, 0, 1]
+    if wave == 32:
+        save, restore, cmp = "s_and_saveexec_b32 s20, vcc_lo", "s_or_b32 exec_lo, exec_lo, s20", "v_cmp_eq_u32 vcc_lo, 1, v31"
+    else:
+        save, restore, cmp = "s_and_saveexec_b64 s[20:21], vcc", "s_or_b64 exec, exec, s[20:21]", "v_cmp_eq_u32 vcc, 1, v31"
+    body = f"""
+  v_lshlrev_b32 v30, 2, v0
+  v_and_b32 v31, 1, v6
+  {cmp}
+  {save}
+  global_load_dword v8, v30, s[4:5] offset:4
+  global_load_dwordx2 v[10:11], v1, s[4:5] offset:8
+  global_store_dword v30, v4, s[4:5] offset:1024
+  s_waitcnt vmcnt(0)
+  {restore}
+  global_load_dword v9, v30, s[4:5] offset:1024
+  s_waitcnt vmcnt(0)
+"""
+    engine(target)
+    r0, r1 = run(body, a, b, c, target=target, wave=wave) if target.startswith("gfx1") else run(body, a, b, c, target=target)
+    engine(target)
+    raw = np.concatenate([a, b, c]).view(np.uint8).copy()
+    act = c == 1
+    i = np.arange(64)
+    v8 = np.where(act, _dwords(raw, 4 + 4 * i), 0)
+    v10 = np.where(act, _dwords(raw, 8 + 8 * i), 0)
+    v11 = np.where(act, _dwords(raw, 12 + 8 * i), 0)
+    stored = raw.copy()
+    for k in np.flatnonzero(act):
+        stored[1024 + 4 * k:1028 + 4 * k] = np.frombuffer(int(b[k] & U64(0xFFFFFFFF)).to_bytes(4, "little"), np.uint8)
+    v9 = _dwords(stored, 1024 + 4 * i)
+    assert np.array_equal(r0, v8 | (v9 << U64(32)))
+    assert np.array_equal(r1, v10 | (v11 << U64(32)))
+
+
+@pytest.mark.parametrize("target", ["gfx90a", "gfx942"])
+@pytest.mark.parametrize("num_records", [1536, 300, 1100])
+@pytest.mark.parametrize("masked", [False, True])
+def test_buffer_accesses_at_consecutive_offsets(target, num_records, masked, engine):
+    """MUBUF offen accesses with every lane at consecutive offsets: inside num_records the whole-span path,
+    lanes past it read 0 and drop their stores (an soffset and an immediate offset in the address)."""
+    a, b = RNG.integers(0, 2 ** 64, 64, dtype=U64), RNG.integers(0, 2 ** 64, 64, dtype=U64)
+    c = RNG.integers(0, 2, 64).astype(U64) if masked else np.ones(64, U64)
+    body = f"""
+  s_mov_b32 s8, s4
+  s_and_b32 s9, s5, 0xffff
+  s_mov_b32 s10, {num_records}
+  s_mov_b32 s11, 0x27000
+  s_mov_b32 s13, 8
+  v_lshlrev_b32 v30, 2, v0
+  v_and_b32 v31, 1, v6
+  v_cmp_eq_u32 vcc, 1, v31
+  s_and_saveexec_b64 s[20:21], vcc
+  buffer_load_dword v8, v30, s[8:11], s13 offen offset:4
+  buffer_load_dword v9, v30, s[8:11], 0 offen offset:1000
+  buffer_store_dword v4, v30, s[8:11], s13 offen offset:1016
+  s_waitcnt vmcnt(0)
+  s_or_b64 exec, exec, s[20:21]
+  global_load_dword v10, v30, s[4:5] offset:1024
+  v_mov_b32 v11, 0
+  s_waitcnt vmcnt(0)
+"""
+    engine(target)
+    r0, r1 = run(body, a, b, c, target=target)
+    engine(target)
+    raw = np.concatenate([a, b, c]).view(np.uint8).copy()
+    act = c == 1
+    i = np.arange(64)
+
+    def buf_read(offs):
+        ok = act & (offs + 4 <= num_records)
+        return np.where(ok, _dwords(raw, np.minimum(offs, 1532)), 0)
+    v8 = buf_read(12 + 4 * i)
+    v9 = buf_read(1000 + 4 * i)
+    stored = raw.copy()
+    for k in np.flatnonzero(act & (1024 + 4 * i + 4 <= num_records)):
+        stored[1024 + 4 * k:1028 + 4 * k] = np.frombuffer(int(b[k] & U64(0xFFFFFFFF)).to_bytes(4, "little"), np.uint8)
+    v10 = _dwords(stored, 1024 + 4 * i)
+    assert np.array_equal(r0, v8 | (v9 << U64(32)))
+    assert np.array_equal(r1, v10)

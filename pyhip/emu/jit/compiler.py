@@ -98,7 +98,7 @@ class Compiled:
                 pass
 
 
-def compile_ir(ir: str, name: str, opt: int = 2, keep_object: bool = False) -> Compiled:
+def compile_ir(ir: str, name: str, opt: int | None = None, keep_object: bool = False) -> Compiled:
     """Compile ``ir``; with ``keep_object`` the object file is kept in ``.object`` (for the disk cache).
 
     Every LLVM object made here is created and destroyed inside one llvm_section (llvmlite frees its objects
@@ -106,6 +106,8 @@ def compile_ir(ir: str, name: str, opt: int = 2, keep_object: bool = False) -> C
     compiles corrupts LLVM's state).  The module lives in its own context, freed here."""
     b = llvm()
     t0 = time.perf_counter()
+    if opt is None:
+        opt = int(os.environ.get("PYHIP_JIT_OPT", "2"))
     dump = os.environ.get("PYHIP_JIT_DUMP")
     if dump:                          # a directory: every module compiled, as LLVM IR text (debugging)
         from pathlib import Path

@@ -189,19 +189,27 @@ def fract(x: Node, below_one_bits: int) -> Node:
 _EXP2_COEF = [1.0 / math.factorial(k) * math.log(2) ** k for k in range(14)]
 
 
-def exp2_f64(x: Node) -> Node:
-    """2**x in binary64 for an f64 x (about 1e-16 relative error), with IEEE special cases."""
-    big = x > 1100.0
-    small = x < -1100.0
-    xc = select(big | small | isnan(x), const(0.0, F64), x)
+def exp2_f64(x: Node, narrowed: bool = False) -> Node:
+    """2**x in binary64 for an f64 x (about 1e-16 relative error), with IEEE special cases.  ``narrowed``: the
+    caller rounds the result to binary32 or binary16, so x is clamped to [-200, 200] (2**200 overflows and
+    2**-200 rounds to zero in either, as every value beyond does) and 2**n stays a normal binary64: one
+    multiply instead of the general scaling, the same bits after the rounding."""
+    if narrowed:
+        xc = select(isnan(x), const(0.0, F64), select(x > 200.0, const(200.0, F64),
+                                                       select(x < -200.0, const(-200.0, F64), x)))
+    else:
+        big = x > 1100.0
+        small = x < -1100.0
+        xc = select(big | small | isnan(x), const(0.0, F64), x)
     with nan_free():                                  # no NaN reaches these
         n = rint(xc)
         f = xc - n                                    # exact, |f| <= 0.5
         p = const(_EXP2_COEF[-1], F64)
         for c in reversed(_EXP2_COEF[:-1]):
             p = p * f + c
-        r = ldexp(p, fptoint(n, I32))
-    r = select(big, const(math.inf, F64), select(small, const(0.0, F64), r))
+        r = p * _pow2(fptoint(n, I32)) if narrowed else ldexp(p, fptoint(n, I32))
+    if not narrowed:
+        r = select(big, const(math.inf, F64), select(small, const(0.0, F64), r))
     return select(isnan(x), quiet(x), r)
 
 

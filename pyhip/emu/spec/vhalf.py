@@ -33,7 +33,7 @@ valu("v_sqrt_f16", ("f16",), "f16", sqrt)
 valu("v_rsq_f16", ("f16",), "f16", lambda a: narrow(const(1.0, F64) / sqrt(a.to(F64)), F16))
 valu("v_rcp_f16", ("f16",), "f16", lambda a: const(1.0, F16) / a)
 valu("v_log_f16", ("f16",), "f16", lambda a: narrow(fpops.log2_f64(a.to(F64)), F16))
-valu("v_exp_f16", ("f16",), "f16", lambda a: narrow(fpops.exp2_f64(a.to(F64)), F16))
+valu("v_exp_f16", ("f16",), "f16", lambda a: narrow(fpops.exp2_f64(a.to(F64), narrowed=True), F16))
 valu("v_sin_f16", ("f16",), "f16", lambda a: narrow(fpops.sin_turns(a.to(F64)), F16))
 valu("v_cos_f16", ("f16",), "f16", lambda a: narrow(fpops.cos_turns(a.to(F64)), F16))
 valu("v_ceil_f16", ("f16",), "f16", ceil)
@@ -166,7 +166,7 @@ def _mul_legacy(a: Node, b: Node) -> Node:
 
 valu("v_mul_legacy_f32", ("f32", "f32"), "f32", _mul_legacy)
 valu("v_mad_legacy_f32", ("f32", "f32", "f32"), "f32", lambda a, b, c: _mul_legacy(a, b) + c)
-valu("v_exp_legacy_f32", ("f32",), "f32", lambda a: fpops.exp2_f64(a.to(F64)).to(F32))
+valu("v_exp_legacy_f32", ("f32",), "f32", lambda a: fpops.exp2_f64(a.to(F64), narrowed=True).to(F32))
 valu("v_log_legacy_f32", ("f32",), "f32", lambda a: fpops.log2_f64(a.to(F64)).to(F32))
 
 

@@ -48,25 +48,26 @@ def coverage_by_category(target: str) -> dict:
 
 def print_coverage(target: str, verbose: bool = False) -> None:
     """Per category: mnemonics decoded, executable by the emulator (the numpy engine, the reference) and
-    executed by the native engine (pyhip/emu/native; a kernel using anything else runs whole on numpy)."""
+    executed by the compiled engine (pyhip/emu/jit with the native runtime's handlers; a kernel using anything
+    else runs whole on the numpy engine)."""
     from ..native.coverage import native_mnemonics
 
     cats = coverage_by_category(target)
     native = native_mnemonics(target)
-    print(f"{target}: mnemonics decoded vs executable on the emulated device (numpy engine) and native engine"
-          + ("" if native else " (none: RDNA runs on the numpy engine)"))
-    print(f"  {'category':<22}{'decoded':>8}{'executable':>12}{'%':>8}{'native':>8}{'%':>8}")
+    print(f"{target}: mnemonics decoded vs executable on the emulated device (numpy engine) and compiled engine"
+          + ("" if native else " (none: the compiled engine is off)"))
+    print(f"  {'category':<22}{'decoded':>8}{'executable':>12}{'%':>8}{'compiled':>9}{'%':>8}")
     tn = tk = tv = 0
     for cat, (names, ok) in cats.items():
         nat = [n for n in ok if n in native]
         tn, tk, tv = tn + len(names), tk + len(ok), tv + len(nat)
         print(f"  {cat:<22}{len(names):>8}{len(ok):>12}{100 * len(ok) / max(len(names), 1):>7.1f}%"
-              f"{len(nat):>8}{100 * len(nat) / max(len(names), 1):>7.1f}%")
+              f"{len(nat):>9}{100 * len(nat) / max(len(names), 1):>7.1f}%")
         if verbose and len(ok) < len(names):
             print("      not executable: " + " ".join(sorted(set(names) - set(ok))))
         if verbose and native and len(nat) < len(ok):
             print("      numpy engine only: " + " ".join(sorted(set(ok) - set(nat))))
-    print(f"  {'all':<22}{tn:>8}{tk:>12}{100 * tk / max(tn, 1):>7.1f}%{tv:>8}{100 * tv / max(tn, 1):>7.1f}%")
+    print(f"  {'all':<22}{tn:>8}{tk:>12}{100 * tk / max(tn, 1):>7.1f}%{tv:>9}{100 * tv / max(tn, 1):>7.1f}%")
 
 
 def main(argv=None) -> int:

@@ -1,5 +1,11 @@
-"""Emulated device memory: one growable arena for device allocations plus host buffers mapped at their
-own addresses (pinned memory), an allocation table, and vectorized bounds-checked lane accesses.
+"""Emulated device memory: one arena for device allocations plus host buffers mapped at their own addresses
+(pinned memory), an allocation table, and vectorized bounds-checked lane accesses.
+
+The arena is the device's whole capacity reserved at once as address space (an anonymous mapping without a
+swap reservation: pages cost memory only once touched) and never moves, so a native dispatch's raw pointers
+stay valid while other threads allocate.  Where such a mapping is refused (strict overcommit), the arena
+starts smaller and grows by copying: an allocation that grows it then waits until no native dispatch holds
+pointers into it (``DeviceMemory.pinned``).
 
 A bad access raises :class:`GPUFault` (hipErrorIllegalAddress) carrying the offending addresses; the
 engine adds kernel, wave, PC and instruction before reporting it.
@@ -7,6 +13,8 @@ engine adds kernel, wave, PC and instruction before reporting it.
 from __future__ import annotations
 
 import bisect
+import contextlib
+import mmap
 import threading
 
 import numpy as np
@@ -18,6 +26,16 @@ SHARED_APERTURE = 0x1_0000_0000 * 0x10000   # src_shared_base (LDS aperture, 4 G
 PRIVATE_APERTURE = 0x2_0000_0000 * 0x10000  # src_private_base (scratch aperture)
 APERTURE_SIZE = 1 << 32
 ALIGN = 256
+MAP_NORESERVE = getattr(mmap, "MAP_NORESERVE", 0x4000)     # Linux's value (Python < 3.12 does not name it)
+
+
+def reserve(size: int) -> np.ndarray | None:
+    """``size`` zero bytes of address space as a uint8 array, or None when the system refuses the mapping."""
+    try:
+        m = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | MAP_NORESERVE)
+    except (OSError, ValueError, OverflowError):
+        return None
+    return np.frombuffer(m, dtype=np.uint8)
 
 
 
@@ -88,8 +106,12 @@ class DeviceMemory:
         self.base = base                        # each device gets its own range (unified addressing)
         if arena is not None and (arena.dtype != np.uint8 or arena.ndim != 1 or len(arena) < capacity):
             raise ValueError("a given arena must be a flat uint8 array of at least `capacity` bytes")
-        self.arena = np.zeros(initial, dtype=np.uint8) if arena is None else arena
+        if arena is None:
+            arena = reserve(capacity)
         self._fixed_arena = arena is not None
+        self.arena = np.zeros(initial, dtype=np.uint8) if arena is None else arena
+        self._pins = 0                          # native dispatches holding raw pointers into the arena
+        self._unpinned = threading.Condition(threading.RLock())
         self._top = 0                           # bump pointer (bytes into the arena)
         self._free: list[tuple[int, int]] = []  # (offset, size) free blocks
         self.starts: list[int] = []             # sorted allocation start addresses
@@ -100,6 +122,22 @@ class DeviceMemory:
         self.peer_views: list["DeviceMemory"] = []   # memories that map this arena (peer access)
         self.serials: dict[int, int] = {}       # start -> a number no other allocation/mapping ever had
         self._serial = 0
+
+    @contextlib.contextmanager
+    def pinned(self):
+        """While a native dispatch runs with raw pointers into the arena: a growing arena (only where the
+        address space could not be reserved up front) waits for it."""
+        if self._fixed_arena:
+            yield
+            return
+        with self._unpinned:
+            self._pins += 1
+        try:
+            yield
+        finally:
+            with self._unpinned:
+                self._pins -= 1
+                self._unpinned.notify_all()
 
     # -- allocation --------------------------------------------------------------------------------------
     def _reindex(self) -> None:
@@ -117,7 +155,7 @@ class DeviceMemory:
             if self.used + rounded > self.capacity:
                 raise HipError(hipError_t.hipErrorOutOfMemory,
                                f"out of device memory: {size} bytes requested, {self.capacity - self.used} free")
-            off = None
+            off, fresh = None, False
             for i, (o, s) in enumerate(self._free):
                 aligned = (o + align - 1) // align * align
                 if aligned + rounded <= o + s:
@@ -134,15 +172,19 @@ class DeviceMemory:
                 if off + rounded > len(self.arena) and self._fixed_arena:
                     raise HipError(hipError_t.hipErrorOutOfMemory,
                                    f"out of device memory: no {size}-byte range left in the arena")
+                fresh = True                    # never used: still zero
                 self._top = off + rounded
                 if self._top > len(self.arena):
+                    with self._unpinned:            # no dispatch may hold pointers into the old arena
+                        self._unpinned.wait_for(lambda: self._pins == 0)
                     new = np.zeros(max(self._top, 2 * len(self.arena)), dtype=np.uint8)
                     new[:len(self.arena)] = self.arena
                     self.arena = new
                     for m in list(self.peer_views):     # peers see the grown arena
                         m.unmap_host(self.base)
                         m.map_host(self.base, new, kind="peer")
-            self.arena[off:off + rounded] = 0
+            if not fresh:
+                self.arena[off:off + rounded] = 0
             addr = self.base + off
             bisect.insort(self.starts, addr)
             self.table[addr] = (addr + size, rounded, kind, None)

@@ -172,9 +172,6 @@ class NativeEngine:
         setup_registers(c, d, self.gpu.memory, ffi)
         c.is_gfx94x = int(d.K.is_gfx94x)
         c.private_vsharp_base = PRIVATE_VSHARP_BASE
-        reg, reg_ptr = self.regions()
-        c.regions = reg_ptr
-        c.nregions = len(reg)
         c.lockstep = int(lockstep)
         c.capture = int(capture)
         c.nthreads = nthreads
@@ -195,7 +192,11 @@ class NativeEngine:
         if self.jit is not None:
             fn = self.jit.function(nprog, d.program, d.K, nprog.index[d.entry], int(c.mode), rows, lockstep)
             c.jit_fn = ffi.cast("void*", fn)
-        failed = lib.pyhip_engine_run(c)
+        with self.gpu.memory.pinned():       # the arena's pointers stay valid until the dispatch ends
+            reg, reg_ptr = self.regions()
+            c.regions = reg_ptr
+            c.nregions = len(reg)
+            failed = lib.pyhip_engine_run(c)
         del reg
         self.stats["native"] += 1
         if failed:

@@ -40,7 +40,8 @@ def _host() -> bytes:
     b = llvm()
     import llvmlite
     return repr((b.get_host_cpu_name(), b.get_host_cpu_features().flatten(), llvmlite.__version__,
-                 b.llvm_version_info, os.environ.get("PYHIP_JIT_CODEGEN_OPT", "1"))).encode()
+                 b.llvm_version_info, os.environ.get("PYHIP_JIT_CODEGEN_OPT", "1"),
+                 os.environ.get("PYHIP_JIT_OPT", "1"))).encode()
 
 
 def key(program, K, entry_offset: int, mode, rows: int, lockstep: bool) -> str | None:

@@ -14,14 +14,8 @@ SRC = HERE / "engine"
 CDEF = """
 typedef struct NInst {
     uint16_t op; uint16_t flags; uint32_t pc; int32_t next; int32_t target; uint16_t d; uint16_t sd;
-    uint16_t s[3]; uint8_t size; uint8_t x; uint32_t k[3]; uint32_t khi[3]; int32_t imm; uint32_t a0;
-    uint32_t mods; ...;
+    uint16_t s[3]; uint8_t size; uint8_t x; uint32_t k[3]; uint32_t khi[3]; int32_t imm; uint32_t a0; ...;
 } NInst;
-typedef struct ModInfo {
-    uint8_t hi[3]; uint8_t sel[3]; uint8_t sext[3]; uint64_t absm[3]; uint64_t negm[3]; uint8_t dpp;
-    uint8_t bound_zero; uint8_t clamp; uint8_t omod; uint8_t sdwa_dst; uint8_t dst_sel; uint8_t dst_unused;
-    uint8_t half_keep; uint64_t write_mask; int8_t dpp_src[64]; ...;
-} ModInfo;
 typedef struct Region { uint64_t start; uint64_t end; uint8_t* host; } Region;
 typedef struct WaveDump { uint64_t pc; uint64_t exec; uint32_t s[4]; uint32_t v0; uint32_t v1; int32_t wave;
                           int32_t ip; uint32_t wg[3]; ...; } WaveDump;
@@ -30,7 +24,7 @@ typedef struct Fault {
     int64_t arg; int32_t has_address; int32_t ndump; WaveDump dump[8]; ...;
 } Fault;
 typedef struct Dispatch {
-    const NInst* code; const ModInfo* mods; const int32_t* addr_index; const int32_t* aux; uint64_t code_base; uint64_t code_size;
+    const NInst* code; const int32_t* addr_index; const int32_t* aux; uint64_t code_base; uint64_t code_size;
     int32_t ncode; int32_t entry; uint32_t grid[3]; uint32_t wg[3]; uint32_t counts[3]; int32_t waves_per_group;
     int32_t nvgpr; uint32_t lds_size; uint32_t private_size; uint32_t sgpr_init[128]; int32_t wgid_sgpr[3];
     int32_t wginfo_sgpr; int32_t vgpr_ids; int32_t wid; uint32_t mode; int32_t is_gfx94x;
@@ -62,7 +56,6 @@ const char* pyhip_engine_op_name(int i);
 int pyhip_engine_run(Dispatch* d);
 int pyhip_engine_threads(void);
 void pyhip_engine_set_threads(int n);
-void pyhip_engine_set_two_over_pi(const uint32_t* words, int nbits);
 void pyhip_engine_set_fp8(const double* fp8, const double* bf8);
 """
 

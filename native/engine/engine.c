@@ -121,7 +121,6 @@ static void work(Dispatch* d) {
     memset(&c, 0, sizeof c);
     c.d = d;
     c.code = d->code;
-    c.mods = d->mods;
     if (!tl_reserve(t, d, 1)) {
         raise_fault(&c, NULL, FK_INTERNAL, -1, 0, 0, 0, 1);
         return;
@@ -154,7 +153,6 @@ static void run_lockstep_dispatch(Dispatch* d) {
     memset(&c, 0, sizeof c);
     c.d = d;
     c.code = d->code;
-    c.mods = d->mods;
     int64_t total = d->total_groups, per = d->batch_groups > 0 ? d->batch_groups : 1;
     if (!tl_reserve(t, d, per < total ? per : total)) {
         raise_fault(&c, NULL, FK_INTERNAL, -1, 0, 0, 0, 1);
@@ -366,13 +364,6 @@ void pyhip_llvm_leave(void) {
 int pyhip_engine_abi(void) { return ENGINE_ABI; }
 int pyhip_engine_op_count(void) { return OP_COUNT; }
 const char* pyhip_engine_op_name(int i) { return i >= 0 && i < OP_COUNT ? OP_NAMES[i] : ""; }
-
-void pyhip_engine_set_two_over_pi(const uint32_t* words, int nbits) {
-    uint32_t* n = malloc(((size_t)nbits + 31) / 32 * 4);
-    memcpy(n, words, ((size_t)nbits + 31) / 32 * 4);
-    g_two_over_pi = n;
-    g_two_over_pi_bits = nbits;
-}
 
 void pyhip_engine_set_fp8(const double* fp8, const double* bf8) {
     memcpy(g_fp8, fp8, sizeof g_fp8);

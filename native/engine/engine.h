@@ -1,12 +1,14 @@
 /* pyhip native execution engine: shared definitions.
  *
  * A kernel's code is lowered once by Python (pyhip/emu/native/lower.py) into an array of NInst, one per
- * decoded instruction, in address order.  The interpreter (interp.c) runs one wave at a time: 64 lanes
- * as arrays of 64 32-bit words per VGPR, EXEC as a uint64 mask.  Waves of a workgroup share one LDS
- * buffer and run on one thread; workgroups are spread over a pool of threads (pool.c).
+ * decoded instruction, in address order.  The compiled engine (pyhip/emu/jit) runs one wave at a time and
+ * calls the handlers here (interp.h: step, pyhip_jit_step) for the instructions without a description
+ * (memory, LDS, MFMA, control and system instructions; every ALU instruction has the record "described"
+ * and no handler): 64 lanes as arrays of 64 32-bit words per VGPR, EXEC as a uint64 mask.  Waves of a
+ * workgroup share one LDS buffer and run on one thread; workgroups are spread over a pool of threads.
  *
- * Everything the semantics compute mirrors the numpy reference engine (pyhip/emu/semantics) operation
- * for operation; tests/emu/test_native_diff.py holds the two together bit for bit.
+ * What the handlers compute mirrors the numpy reference engine (pyhip/emu/semantics) operation for
+ * operation; tests/emu/test_native_diff.py holds the two together bit for bit.
  */
 #ifndef PYHIP_ENGINE_H
 #define PYHIP_ENGINE_H
@@ -48,12 +50,9 @@
 
 /* ---- NInst.flags ------------------------------------------------------------------------------------- */
 #define F_BLOCK_END 1      /* the numpy engine ends a straight-line block after this instruction */
-#define F_MODS 2           /* NInst.mods indexes a ModInfo (VALU modifiers present) */
 #define F_GLC 4            /* returning atomic / glc */
-#define F_ACC 8
-#define F_SAT 16           /* integer VOP3 clamp: saturate */
 
-/* One lowered instruction (64 bytes).  Python builds these with a matching numpy dtype (checked at import
+/* One lowered instruction (60 bytes).  Python builds these with a matching numpy dtype (checked at import
  * against pyhip_engine_layout()). */
 typedef struct NInst {
     uint16_t op;          /* handler (enum Op) */
@@ -70,34 +69,7 @@ typedef struct NInst {
     uint32_t khi[3];      /* constant high words */
     int32_t imm;          /* offset / simm16 / literal */
     uint32_t a0;          /* op-specific */
-    uint32_t mods;        /* index into the program's ModInfo table (F_MODS), or op-specific */
 } NInst;
-
-/* VALU modifiers of one instruction, applied by the general path exactly in the order the numpy readers()
- * apply them: OP_SEL high half, SDWA select/sign-extend, SDWA abs/neg, VOP3 abs/neg, DPP lane move (src0),
- * DPP abs/neg; then denormal flushing by kind; results: omod, clamp, flush, SDWA dst select, DPP masks. */
-typedef struct ModInfo {
-    uint8_t hi[3];        /* read the high 16 bits (>> 16) */
-    uint8_t sel[3];       /* SDWA source select (6 = dword) */
-    uint8_t sext[3];
-    uint8_t flush[3];     /* 0 none, 1 f32, 2 f16, 3 f64 (per source kind) */
-    uint64_t absm[3];     /* AND ~absm (0: none) */
-    uint64_t negm[3];     /* XOR negm */
-    uint64_t absm2[3];    /* a second abs/neg stage (VOP3 after SDWA, or DPP after the lane move) */
-    uint64_t negm2[3];
-    uint64_t absm3[3];
-    uint64_t negm3[3];
-    uint8_t dpp;          /* src0 moved by dpp_src */
-    uint8_t bound_zero;
-    uint8_t clamp, omod;  /* output modifiers (float results) */
-    uint8_t out_flush;    /* 0 none, 1 f32, 2 f16, 3 f64 */
-    uint8_t sdwa_dst;     /* 1: SDWA destination select applies */
-    uint8_t dst_sel, dst_unused;
-    uint8_t half_keep;    /* 16-bit result: 1 keep high half (write low), 2 keep low (write high) */
-    uint8_t pad[3];
-    uint64_t write_mask;  /* DPP row/bank mask of lanes that may be written */
-    int8_t dpp_src[64];   /* source lane of each lane (-1: invalid) */
-} ModInfo;
 
 /* ---- memory ------------------------------------------------------------------------------------------ */
 typedef struct Region {
@@ -138,7 +110,6 @@ typedef struct Fault {
 /* ---- a dispatch, as Python describes it ------------------------------------------------------------- */
 typedef struct Dispatch {
     const NInst* code;
-    const ModInfo* mods;
     const int32_t* addr_index;   /* (address - code_base) / 4 -> instruction index, -1 */
     const int32_t* aux;          /* per-program tables (MFMA layouts) */
     uint64_t code_base;          /* absolute address of code[...].pc == 0 */
@@ -219,7 +190,6 @@ typedef struct Group {
 typedef struct Ctx {
     Dispatch* d;
     const NInst* code;
-    const ModInfo* mods;
     const Region* last;      /* the region of the last global access (when rcache is NULL) */
     const Region** rcache;   /* per instruction: the region it accessed last (ncode entries), or NULL */
     int64_t ninst;           /* instructions executed by this thread */

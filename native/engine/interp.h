@@ -5,7 +5,6 @@
 
 #include "ops.h"
 #include "vmem.h"
-#include "bignum.h"
 #include <time.h>
 
 static int jump(Ctx* c, Wave* w, uint64_t target) {
@@ -43,11 +42,7 @@ static int lds_io(Ctx* c, Wave* w, const uint32_t* base, int64_t off, int size, 
 
 /* ---- the handlers: one function per native op, called through HANDLERS[op] ----------------------- */
 #define H(name) static int h_##name(Ctx* c, Wave* w, const NInst* in)
-#include "ops_salu.h"
-#include "ops_valu.h"
-#include "ops_lanes.h"
-#include "ops_div.h"
-#include "ops_packed.h"
+#include "ops_scalar.h"
 #include "ops_ds.h"
 #include "ops_mfma.h"
 H(vm_load) { return vm_load(c, w, in); }
@@ -335,7 +330,6 @@ static int run_lockstep(Ctx* c, Group* groups, int ng) {
     int wpg = d->waves_per_group, n = ng * wpg;
     Wave** all = malloc(sizeof(Wave*) * (size_t)n);
     Wave** sel = malloc(sizeof(Wave*) * (size_t)n);
-    int64_t* start = malloc(sizeof(int64_t) * (size_t)n);
     int status = ST_DONE;
     for (int gi = 0; gi < ng; gi++)
         for (int k = 0; k < wpg; k++) all[gi * wpg + k] = &groups[gi].w[k];
@@ -374,11 +368,8 @@ static int run_lockstep(Ctx* c, Group* groups, int ng) {
             break;
         }
         d->wave_instructions += (int64_t)ns * len;
-        for (int i = 0; i < ns; i++) start[i] = sel[i]->count;
         for (int j = 0; j < len && status != ST_FAULT; j++)
             for (int i = 0; i < ns; i++) {
-                /* a superinstruction (v_add64) ran instruction j with j - 1: the wave's count says so */
-                if (sel[i]->count - start[i] > j) continue;
                 int st;
                 if (d->jit_fn) {        /* compiled in lockstep form: one instruction per call */
                     c->cur_ip = sel[i]->ip;
@@ -394,7 +385,6 @@ static int run_lockstep(Ctx* c, Group* groups, int ng) {
     }
     free(all);
     free(sel);
-    free(start);
     return status;
 }
 

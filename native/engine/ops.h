@@ -1,6 +1,8 @@
-/* The native instruction handlers.  The Python lowering (pyhip/emu/native/lower.py) addresses them by
- * name through pyhip_engine_op_name(); an instruction with no handler makes its kernel run on the numpy
- * engine.  Keep the list sorted. */
+/* The native instruction handlers: instructions without a semantics description (memory, LDS, matrix,
+ * control and system instructions; every ALU instruction is generated from its description by the compiled
+ * engine, pyhip/emu/jit, and has the record "described").  The Python lowering (pyhip/emu/native/lower.py)
+ * addresses them by name through pyhip_engine_op_name(); an instruction with no handler makes its kernel run
+ * on the numpy engine.  Keep the list sorted. */
 #ifndef PYHIP_OPS_H
 #define PYHIP_OPS_H
 
@@ -18,365 +20,29 @@
     X(ds_swizzle_b32) \
     X(ds_write) \
     X(ds_wrxchg2) \
-    X(s_abs_i32) \
-    X(s_absdiff_i32) \
-    X(s_add_i32) \
-    X(s_add_u32) \
-    X(s_addc_u32) \
-    X(s_addk_i32) \
-    X(s_and_b32) \
-    X(s_and_b64) \
-    X(s_andn2_b32) \
-    X(s_andn2_b64) \
-    X(s_ashr_i32) \
-    X(s_ashr_i64) \
     X(s_atomic) \
     X(s_barrier) \
-    X(s_bcnt0_i32_b32) \
-    X(s_bcnt0_i32_b64) \
-    X(s_bcnt1_i32_b32) \
-    X(s_bcnt1_i32_b64) \
-    X(s_bfe_i32) \
-    X(s_bfe_i64) \
-    X(s_bfe_u32) \
-    X(s_bfe_u64) \
-    X(s_bfm_b32) \
-    X(s_bfm_b64) \
-    X(s_bitcmp) \
-    X(s_bitreplicate_b64_b32) \
-    X(s_bitset) \
     X(s_branch) \
-    X(s_brev_b32) \
-    X(s_brev_b64) \
     X(s_call_b64) \
     X(s_cbranch) \
-    X(s_cmov_b32) \
-    X(s_cmov_b64) \
-    X(s_cmovk_i32) \
-    X(s_cmp) \
-    X(s_cmpk) \
-    X(s_cselect_b32) \
-    X(s_cselect_b64) \
     X(s_endpgm) \
-    X(s_ff0_i32_b32) \
-    X(s_ff0_i32_b64) \
-    X(s_ff1_i32_b32) \
-    X(s_ff1_i32_b64) \
-    X(s_flbit_i32) \
-    X(s_flbit_i32_b32) \
-    X(s_flbit_i32_b64) \
-    X(s_flbit_i32_i64) \
     X(s_getpc_b64) \
     X(s_getreg_b32) \
     X(s_load) \
-    X(s_lshl1_add_u32) \
-    X(s_lshl2_add_u32) \
-    X(s_lshl3_add_u32) \
-    X(s_lshl4_add_u32) \
-    X(s_lshl_b32) \
-    X(s_lshl_b64) \
-    X(s_lshr_b32) \
-    X(s_lshr_b64) \
-    X(s_max_i32) \
-    X(s_max_u32) \
     X(s_memtime) \
-    X(s_min_i32) \
-    X(s_min_u32) \
-    X(s_mov_b32) \
-    X(s_mov_b64) \
-    X(s_movk_i32) \
     X(s_movreld) \
     X(s_movrels) \
-    X(s_mul_hi_i32) \
-    X(s_mul_hi_u32) \
-    X(s_mul_i32) \
-    X(s_mulk_i32) \
-    X(s_nand_b32) \
-    X(s_nand_b64) \
     X(s_nop) \
-    X(s_nor_b32) \
-    X(s_nor_b64) \
-    X(s_not_b32) \
-    X(s_not_b64) \
-    X(s_or_b32) \
-    X(s_or_b64) \
-    X(s_orn2_b32) \
-    X(s_orn2_b64) \
-    X(s_pack_hh_b32_b16) \
-    X(s_pack_lh_b32_b16) \
-    X(s_pack_ll_b32_b16) \
-    X(s_quadmask_b32) \
-    X(s_quadmask_b64) \
-    X(s_saveexec) \
     X(s_set_gpr_idx_idx) \
     X(s_set_gpr_idx_mode) \
     X(s_set_gpr_idx_on) \
     X(s_setpc_b64) \
     X(s_setreg_b32) \
-    X(s_sext_i32_i16) \
-    X(s_sext_i32_i8) \
     X(s_store) \
-    X(s_sub_i32) \
-    X(s_sub_u32) \
-    X(s_subb_u32) \
     X(s_swappc_b64) \
     X(s_trap) \
-    X(s_wqm_b32) \
-    X(s_wqm_b64) \
-    X(s_wrexec) \
-    X(s_xnor_b32) \
-    X(s_xnor_b64) \
-    X(s_xor_b32) \
-    X(s_xor_b64) \
-    X(v_add3_u32) \
-    X(v_add_f16) \
-    X(v_add_f32) \
-    X(v_add_f64) \
-    X(v_add_i16) \
-    X(v_add_i32) \
-    X(v_add_lshl_u32) \
-    X(v_add_u16) \
-    X(v_add_u32) \
-    X(v_alignbit_b32) \
-    X(v_alignbyte_b32) \
-    X(v_and_b32) \
-    X(v_and_or_b32) \
-    X(v_ashrrev_i16) \
-    X(v_ashrrev_i32) \
-    X(v_ashrrev_i64) \
-    X(v_bcnt_u32_b32) \
-    X(v_bfe_i32) \
-    X(v_bfe_u32) \
-    X(v_bfi_b32) \
-    X(v_bfm_b32) \
-    X(v_bfrev_b32) \
-    X(v_carry) \
-    X(v_add64) \
-    X(v_ceil_f16) \
-    X(v_ceil_f32) \
-    X(v_ceil_f64) \
-    X(v_clrexcp) \
-    X(v_cndmask_b32) \
-    X(v_cos_f16) \
-    X(v_cos_f32) \
-    X(v_cubeid_f32) \
-    X(v_cubema_f32) \
-    X(v_cubesc_f32) \
-    X(v_cubetc_f32) \
-    X(v_cvt_f16_f32) \
-    X(v_cvt_f16_i16) \
-    X(v_cvt_f16_u16) \
-    X(v_cvt_f32_f16) \
-    X(v_cvt_f32_f64) \
-    X(v_cvt_f32_i32) \
-    X(v_cvt_f32_u32) \
-    X(v_cvt_f32_ubyte0) \
-    X(v_cvt_f32_ubyte1) \
-    X(v_cvt_f32_ubyte2) \
-    X(v_cvt_f32_ubyte3) \
-    X(v_cvt_f64_f32) \
-    X(v_cvt_f64_i32) \
-    X(v_cvt_f64_u32) \
-    X(v_cvt_flr_i32_f32) \
-    X(v_cvt_from8) \
-    X(v_cvt_i16_f16) \
-    X(v_cvt_i32_f32) \
-    X(v_cvt_i32_f64) \
-    X(v_cvt_norm_i16_f16) \
-    X(v_cvt_norm_u16_f16) \
-    X(v_cvt_off_f32_i4) \
-    X(v_cvt_pk_i16_i32) \
-    X(v_cvt_pk_to8) \
-    X(v_cvt_pk_u16_u32) \
-    X(v_cvt_pk_u8_f32) \
-    X(v_cvt_pkaccum_u8_f32) \
-    X(v_cvt_pknorm_i16_f16) \
-    X(v_cvt_pknorm_i16_f32) \
-    X(v_cvt_pknorm_u16_f16) \
-    X(v_cvt_pknorm_u16_f32) \
-    X(v_cvt_pkrtz_f16_f32) \
-    X(v_cvt_rpi_i32_f32) \
-    X(v_cvt_u16_f16) \
-    X(v_cvt_u32_f32) \
-    X(v_cvt_u32_f64) \
-    X(v_div_fixup_f16) \
-    X(v_div_fixup_f32) \
-    X(v_div_fixup_f64) \
-    X(v_div_fmas_f32) \
-    X(v_div_fmas_f64) \
-    X(v_div_scale_f32) \
-    X(v_div_scale_f64) \
-    X(v_dot) \
-    X(v_exp_f16) \
-    X(v_exp_f32) \
-    X(v_exp_legacy_f32) \
-    X(v_ffbh_i32) \
-    X(v_ffbh_u32) \
-    X(v_ffbl_b32) \
-    X(v_floor_f16) \
-    X(v_floor_f32) \
-    X(v_floor_f64) \
-    X(v_fma_f16) \
-    X(v_fma_f32) \
-    X(v_fma_f64) \
-    X(v_fma_mix) \
-    X(v_fmac_f32) \
-    X(v_fmac_f64) \
-    X(v_fmak_f32) \
-    X(v_fract_f16) \
-    X(v_fract_f32) \
-    X(v_fract_f64) \
-    X(v_frexp_exp_i16_f16) \
-    X(v_frexp_exp_i32_f32) \
-    X(v_frexp_exp_i32_f64) \
-    X(v_frexp_mant_f16) \
-    X(v_frexp_mant_f32) \
-    X(v_frexp_mant_f64) \
-    X(v_ldexp_f16) \
-    X(v_ldexp_f32) \
-    X(v_ldexp_f64) \
-    X(v_lerp_u8) \
-    X(v_log_f16) \
-    X(v_log_f32) \
-    X(v_log_legacy_f32) \
-    X(v_lshl_add_u32) \
-    X(v_lshl_add_u64) \
-    X(v_lshl_b32) \
-    X(v_lshl_or_b32) \
-    X(v_lshlrev_b16) \
-    X(v_lshlrev_b32) \
-    X(v_lshlrev_b64) \
-    X(v_lshrrev_b16) \
-    X(v_lshrrev_b32) \
-    X(v_lshrrev_b64) \
-    X(v_mac16) \
-    X(v_mac_f32) \
-    X(v_mad_f16) \
-    X(v_mad_f32) \
-    X(v_mad_i16) \
-    X(v_mad_i32_i16) \
-    X(v_mad_i32_i24) \
-    X(v_mad_i64_i32) \
-    X(v_mad_legacy_f32) \
-    X(v_mad_u16) \
-    X(v_mad_u32_u16) \
-    X(v_mad_u32_u24) \
-    X(v_mad_u64_u32) \
-    X(v_max3_f16) \
-    X(v_max3_f32) \
-    X(v_max3_i16) \
-    X(v_max3_i32) \
-    X(v_max3_u16) \
-    X(v_max3_u32) \
-    X(v_max_f16) \
-    X(v_max_f32) \
-    X(v_max_f64) \
-    X(v_max_i16) \
-    X(v_max_i32) \
-    X(v_max_u16) \
-    X(v_max_u32) \
-    X(v_mbcnt_hi_u32_b32) \
-    X(v_mbcnt_lo_u32_b32) \
-    X(v_med3_f16) \
-    X(v_med3_f32) \
-    X(v_med3_i16) \
-    X(v_med3_i32) \
-    X(v_med3_u16) \
-    X(v_med3_u32) \
+    X(v_accvgpr_mov) \
     X(v_mfma) \
-    X(v_min3_f16) \
-    X(v_min3_f32) \
-    X(v_min3_i16) \
-    X(v_min3_i32) \
-    X(v_min3_u16) \
-    X(v_min3_u32) \
-    X(v_min_f16) \
-    X(v_min_f32) \
-    X(v_min_f64) \
-    X(v_min_i16) \
-    X(v_min_i32) \
-    X(v_min_u16) \
-    X(v_min_u32) \
-    X(v_mov_b32) \
-    X(v_mov_b64) \
-    X(v_mqsad_pk_u16_u8) \
-    X(v_mqsad_u32_u8) \
-    X(v_msad_u8) \
-    X(v_mul_f16) \
-    X(v_mul_f32) \
-    X(v_mul_f64) \
-    X(v_mul_hi_i32) \
-    X(v_mul_hi_i32_i24) \
-    X(v_mul_hi_u32) \
-    X(v_mul_hi_u32_u24) \
-    X(v_mul_i32_i24) \
-    X(v_mul_legacy_f32) \
-    X(v_mul_lo_u16) \
-    X(v_mul_lo_u32) \
-    X(v_mul_u32_u24) \
-    X(v_nop) \
-    X(v_not_b32) \
-    X(v_or3_b32) \
-    X(v_or_b32) \
-    X(v_pack_b32_f16) \
-    X(v_perm_b32) \
-    X(v_pk16) \
-    X(v_pk_f32) \
-    X(v_pk_fmac_f16) \
-    X(v_pk_mov_b32) \
-    X(v_qsad_pk_u16_u8) \
-    X(v_rcp_f16) \
-    X(v_rcp_f32) \
-    X(v_rcp_f64) \
-    X(v_readfirstlane_b32) \
-    X(v_readlane_b32) \
-    X(v_rndne_f16) \
-    X(v_rndne_f32) \
-    X(v_rndne_f64) \
-    X(v_rsq_f16) \
-    X(v_rsq_f32) \
-    X(v_rsq_f64) \
-    X(v_sad_hi_u8) \
-    X(v_sad_u16) \
-    X(v_sad_u32) \
-    X(v_sad_u8) \
-    X(v_sat) \
-    X(v_sat_pk_u8_i16) \
-    X(v_sin_f16) \
-    X(v_sin_f32) \
-    X(v_sqrt_f16) \
-    X(v_sqrt_f32) \
-    X(v_sqrt_f64) \
-    X(v_sub_f16) \
-    X(v_sub_f32) \
-    X(v_sub_i16) \
-    X(v_sub_i32) \
-    X(v_sub_u16) \
-    X(v_sub_u32) \
-    X(v_subrev_f16) \
-    X(v_subrev_f32) \
-    X(v_subrev_u16) \
-    X(v_subrev_u32) \
-    X(v_swap_b32) \
-    X(v_trig_preop_f64) \
-    X(v_trunc_f16) \
-    X(v_trunc_f32) \
-    X(v_trunc_f64) \
-    X(v_writelane_b32) \
-    X(v_xad_u32) \
-    X(v_xnor_b32) \
-    X(v_xor_b32) \
-    X(vcmp_class_f32) \
-    X(vcmp_class_f64) \
-    X(vcmp_f16) \
-    X(vcmp_f32) \
-    X(vcmp_f64) \
-    X(vcmp_i16) \
-    X(vcmp_i32) \
-    X(vcmp_i64) \
-    X(vcmp_u16) \
-    X(vcmp_u32) \
-    X(vcmp_u64) \
     X(vm_atomic) \
     X(vm_load) \
     X(vm_load_lds) \

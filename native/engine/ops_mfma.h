@@ -9,6 +9,15 @@
 
 enum { MK_F32 = 0, MK_XF32, MK_F16, MK_BF16, MK_I8, MK_FP8, MK_BF8, MK_F64 };
 
+/* the 256 values of the FNUZ 8-bit floats (Python supplies them: mfma.FP8_VALUES / BF8_VALUES) */
+static double g_fp8[256], g_bf8[256];
+
+/* fp.fma64 with numpy's NaN propagation (the first NaN operand, quieted): the f64 products' accumulation */
+INLINE double fma64n(double a, double b, double c) {
+    if (UNLIKELY(a != a || b != b || c != c)) return qd(a != a ? a : b != b ? b : c);
+    return fma64(a, b, c);
+}
+
 
 /* one operand's kpl values per lane (mfma._inputs), as doubles (or exact integers for i8): value e of a lane
  * is the BITS-wide field at bit (e * BITS) % 32 of register (e * BITS) / 32 */
@@ -177,5 +186,14 @@ H(v_mfma) {
     }
     if (!direct)
         for (int r = 0; r < nregs * width; r++) memcpy(vreg(w, in->d + r), outw[r], 256);
+    return ST_CONT;
+}
+
+/* v_accvgpr_read / write / mov (mfma.py): one row copied under EXEC between the architectural and the
+ * accumulation VGPRs (the lowering adds accum_offset to the accumulation side; s[0] may be an SGPR or a
+ * constant for v_accvgpr_write) */
+H(v_accvgpr_mov) {
+    uint32_t t[LANES];
+    wv(w, in->d, src32(w, in, 0, t), exec_of(w));
     return ST_CONT;
 }

@@ -23,27 +23,6 @@ INLINE void unpack_mask(uint64_t m, uint32_t* out) {
     for (int l = 32; l < LANES; l++) out[l] = (hi & LANEBIT[l]) ? 0xFFFFFFFFu : 0;
 }
 
-/* bit l set where b[l] != 0 */
-INLINE uint64_t pack_mask(const uint32_t* b) {
-    uint64_t m = 0;
-#if defined(__AVX2__)
-    for (int i = 0; i < 8; i++) {
-        __m256i v = _mm256_loadu_si256((const __m256i*)(b + 8 * i));
-        __m256i z = _mm256_cmpeq_epi32(v, _mm256_setzero_si256());
-        m |= (uint64_t)(~_mm256_movemask_ps(_mm256_castsi256_ps(z)) & 0xFF) << (8 * i);
-    }
-#elif defined(__SSE2__)
-    for (int i = 0; i < 16; i++) {
-        __m128i v = _mm_loadu_si128((const __m128i*)(b + 4 * i));
-        __m128i z = _mm_cmpeq_epi32(v, _mm_setzero_si128());
-        m |= (uint64_t)(~_mm_movemask_ps(_mm_castsi128_ps(z)) & 0xF) << (4 * i);
-    }
-#else
-    for (int l = 0; l < LANES; l++) m |= (uint64_t)(b[l] != 0) << l;
-#endif
-    return m;
-}
-
 INLINE uint64_t exec_of(const Wave* w) {
     return ((uint64_t)w->s[EXEC] | (uint64_t)w->s[EXEC + 1] << 32) & w->lane_mask;
 }
@@ -61,12 +40,6 @@ INLINE void write_s64(Wave* w, int r, uint64_t v) {
     write_s(w, r + 1, (uint32_t)(v >> 32));
 }
 
-/* an SGPR pair written as a lane mask (set_sgpr_mask: no null-register filtering) */
-INLINE void set_mask(Wave* w, int r, uint64_t v) {
-    w->s[r & 127] = (uint32_t)v;
-    w->s[(r + 1) & 127] = (uint32_t)(v >> 32);
-}
-
 /* a VGPR row written under a lane mask */
 INLINE void wv(Wave* w, int r, const uint32_t* val, uint64_t m) {
     uint32_t* d = vreg(w, r);
@@ -77,19 +50,6 @@ INLINE void wv(Wave* w, int r, const uint32_t* val, uint64_t m) {
     uint32_t mk[LANES];
     unpack_mask(m, mk);
     for (int l = 0; l < LANES; l++) d[l] = (val[l] & mk[l]) | (d[l] & ~mk[l]);
-}
-INLINE void wv64(Wave* w, int r, const uint64_t* val, uint64_t m) {
-    uint32_t* lo = vreg(w, r);
-    uint32_t* hi = vreg(w, r + 1);
-    if (LIKELY(m == ~0ULL)) {
-        for (int l = 0; l < LANES; l++) lo[l] = (uint32_t)val[l];
-        for (int l = 0; l < LANES; l++) hi[l] = (uint32_t)(val[l] >> 32);
-        return;
-    }
-    uint32_t mk[LANES];
-    unpack_mask(m, mk);
-    for (int l = 0; l < LANES; l++) lo[l] = ((uint32_t)val[l] & mk[l]) | (lo[l] & ~mk[l]);
-    for (int l = 0; l < LANES; l++) hi[l] = ((uint32_t)(val[l] >> 32) & mk[l]) | (hi[l] & ~mk[l]);
 }
 
 /* ---- scalar sources ------------------------------------------------------------------------------------ */
@@ -114,18 +74,6 @@ INLINE const uint32_t* src32(const Wave* w, const NInst* in, int i, uint32_t* tm
     uint16_t s = in->s[i];
     if (LIKELY(SRC_KIND(s) == SRC_V)) return vreg(w, s);
     uint32_t v = ssrc(w, in, i);
-    for (int l = 0; l < LANES; l++) tmp[l] = v;
-    return tmp;
-}
-INLINE const uint64_t* src64(const Wave* w, const NInst* in, int i, uint64_t* tmp) {
-    uint16_t s = in->s[i];
-    if (LIKELY(SRC_KIND(s) == SRC_V)) {
-        const uint32_t* lo = vreg(w, s);
-        const uint32_t* hi = vreg(w, s + 1);
-        for (int l = 0; l < LANES; l++) tmp[l] = (uint64_t)lo[l] | (uint64_t)hi[l] << 32;
-        return tmp;
-    }
-    uint64_t v = ssrc64(w, in, i);
     for (int l = 0; l < LANES; l++) tmp[l] = v;
     return tmp;
 }

@@ -1,69 +1,8 @@
-/* Small integer helpers and the atomic read-modify-write operations (pyhip/emu/atomics.py's table). */
+/* The atomic read-modify-write operations (pyhip/emu/atomics.py's table). */
 #ifndef PYHIP_UTIL_H
 #define PYHIP_UTIL_H
 
 #include "fp.h"
-
-/* numpy's shifts: a count at or beyond the width gives 0 */
-INLINE uint64_t shl64(uint64_t x, uint64_t n) { return n >= 64 ? 0 : x << n; }
-
-INLINE uint32_t brev32(uint32_t a) {
-    a = ((a >> 1) & 0x55555555u) | ((a & 0x55555555u) << 1);
-    a = ((a >> 2) & 0x33333333u) | ((a & 0x33333333u) << 2);
-    a = ((a >> 4) & 0x0F0F0F0Fu) | ((a & 0x0F0F0F0Fu) << 4);
-    a = ((a >> 8) & 0x00FF00FFu) | ((a & 0x00FF00FFu) << 8);
-    return (a >> 16) | (a << 16);
-}
-
-INLINE uint32_t flbit_s32(uint32_t a) {
-    uint32_t x = (a & 0x80000000u) ? ~a : a;
-    return x ? (uint32_t)__builtin_clz(x) : 0xFFFFFFFFu;
-}
-INLINE uint32_t flbit_s64(uint64_t a) {
-    uint64_t x = (a >> 63) ? ~a : a;
-    return x ? (uint32_t)__builtin_clzll(x) : 0xFFFFFFFFu;
-}
-
-INLINE uint32_t quad32(uint32_t a, int wqm) {
-    uint32_t r = 0;
-    for (int q = 0; q < 8; q++)
-        if ((a >> (4 * q)) & 0xF) r |= wqm ? (0xFu << (4 * q)) : (1u << q);
-    return r;
-}
-INLINE uint64_t quad64(uint64_t a, int wqm) {
-    uint64_t r = 0;
-    for (int q = 0; q < 16; q++)
-        if ((a >> (4 * q)) & 0xF) r |= wqm ? (0xFull << (4 * q)) : (1ull << q);
-    return r;
-}
-
-/* salu_extra._bfe: offset S1[4:0] (S1[5:0] for 64), width S1[22:16] (clamped to the width) */
-INLINE uint64_t bfe_s(uint64_t a, uint64_t b, int width, int is_signed) {
-    uint64_t off = b & (uint64_t)(width - 1);
-    int64_t n = (int64_t)((b >> 16) & 0x7F);
-    if (n > width) n = width;
-    uint64_t v = a >> off;
-    uint64_t mask = n >= 64 ? ~0ULL : (1ULL << n) - 1;
-    v &= mask;
-    if (is_signed) {
-        uint64_t sign = n > 0 ? (v >> (n - 1)) & 1 : 0;
-        if (sign && n < 64) v |= ~mask;
-    }
-    if (n == 0) v = 0;
-    return width == 32 ? (uint32_t)v : v;
-}
-
-/* SOPC/SOPK conditions: 0 eq 1 ne 2 gt 3 ge 4 lt 5 le */
-INLINE int cmp6(int cond, int64_t a, int64_t b) {
-    switch (cond) {
-    case 0: return a == b;
-    case 1: return a != b;
-    case 2: return a > b;
-    case 3: return a >= b;
-    case 4: return a < b;
-    default: return a <= b;
-    }
-}
 
 /* ---- atomics ----------------------------------------------------------------------------------------- */
 enum AtomicOp {

@@ -6,7 +6,8 @@
 #ifndef PYHIP_VMEM_H
 #define PYHIP_VMEM_H
 
-#include "packed_math.h"
+#include "state.h"
+#include "util.h"
 
 /* NInst.a0 of vector memory instructions */
 #define VA_KIND(in) ((in)->a0 & 0xF)      /* AK_* */

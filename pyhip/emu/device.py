@@ -1,7 +1,8 @@
 """The emulated AMD GPU: device memory, loaded programs, kernel dispatch (the AQL agent interface).
 
-Dispatches run on the native engine (pyhip/emu/native, a C interpreter off the GIL) when it supports every
-instruction the kernel can reach, else whole on the numpy engine (pyhip/emu/engine.py, the reference).
+Dispatches run on the native engine (pyhip/emu/jit's compiled code over the C runtime pyhip/emu/native, off
+the GIL) when it supports every instruction the kernel can reach, else whole on the numpy engine
+(pyhip/emu/engine.py, the reference).
 ``PYHIP_ENGINE`` (or ``EmulatedGPU.engine``) picks: ``native`` (default), ``numpy``, or ``diff`` (both,
 compared: pyhip/emu/native/diff.py)."""
 from __future__ import annotations

@@ -8,7 +8,6 @@ import numpy as np
 
 from ..errors import hipError_t
 from ..loader.descriptor import KernelDescriptor
-from .fusion import fuse_pair, nothing
 from .memory import GPUFault
 from .program import uses_gws
 from .semantics import SEMANTICS, gws, load_all
@@ -363,13 +362,6 @@ class Dispatch:
             if inst.name.startswith(BLOCK_ENDS) or p not in insts or len(fns) >= MAX_BLOCK:
                 break
         pcs.append(p)
-        indexed = getattr(prog, "_gpr_index_modes", {})
-        for i in range(len(fns) - 1):
-            if pcs[i] in indexed or pcs[i + 1] in indexed:
-                continue
-            fused = fuse_pair(insts[pcs[i]], insts[pcs[i + 1]], K)
-            if fused is not None:
-                fns[i], fns[i + 1] = fused, nothing
         return fns, pcs
 
     def _release_barriers(self, st: WaveState) -> None:

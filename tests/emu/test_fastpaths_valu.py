@@ -1,8 +1,11 @@
-"""The native engine's VALU fast paths give the numpy engine's bits (the reference), on operands chosen on
-both sides of each fast path's boundary: every kernel runs on both engines and the results must be equal
-bit for bit.  f64 arithmetic on the lo/hi rows (native/engine/rows64.h: v_fma_f64, v_fmac_f64,
-v_add_f64, v_mul_f64 with abs/neg, scalar and constant operands, a destination that is a source, sparse
-EXEC); the f32 division helpers' common cases (v_div_scale_f32, v_div_fixup_f32, v_div_fmas_f32)."""
+"""The compiled engine gives the numpy engine's bits on edge operands of f64 arithmetic, the f32 division
+helpers and DPP sources: every kernel runs on both engines (both generated from the instruction
+descriptions, pyhip/emu/spec, through different backends: LLVM with its fast path and exact NaN re-run, and
+numpy) and the results must be equal bit for bit.  The operands sit on both sides of the boundaries the
+deleted C interpreter's fast paths used (f64 on lo/hi rows: v_fma_f64, v_fmac_f64, v_add_f64, v_mul_f64 with
+abs/neg, scalar and constant operands, a destination that is a source, sparse EXEC; the f32 division
+helpers' common cases: v_div_scale_f32, v_div_fixup_f32, v_div_fmas_f32; DPP lane moves), which are the
+edges of IEEE arithmetic where two backends are most likely to differ."""
 import numpy as np
 import pytest
 
@@ -22,14 +25,16 @@ TARGETS = ["gfx90a", "gfx942"]
 
 
 def both(body, a, b=None, c=None, **kw):
-    """The kernel on the numpy engine and on the native engine: equal bits, returned."""
+    """The kernel on the numpy engine and on the compiled engine: equal bits, returned."""
     g = gpu(kw.get("target", "gfx90a"))
     old = g.engine
     try:
         g.engine = "numpy"
         ref = run(body, a, b, c, **kw)
         g.engine = "native"
+        before = g.engine_stats()["native"]
         got = run(body, a, b, c, **kw)
+        assert g.engine_stats()["native"] > before, g.engine_stats()["reasons"]    # not a numpy fallback
     finally:
         g.engine = old
     for r, x in zip(ref, got):
@@ -105,7 +110,7 @@ def test_f64_rows_match_the_numpy_engine(target, name):
 
 @pytest.mark.parametrize("target", TARGETS)
 def test_f64_rows_flushing_mode_takes_the_general_path(target):
-    """MODE flushing f64 denormals: the general path's flushing, not the host's subnormal results."""
+    """MODE flushing f64 denormals: flushed inputs, not the host's subnormal results."""
     a, b, c = operands()
     a[:8] = 5e-324 * np.arange(1, 9)
     r0, r1 = both(BODIES["fma"] + "\n  v_add_f64 v[10:11], v[2:3], v[4:5]", a, b, c, target=target,
@@ -113,7 +118,7 @@ def test_f64_rows_flushing_mode_takes_the_general_path(target):
     assert (r1[:8].view(F64) == b[:8]).all() or np.isnan(b[:8]).any()     # a flushed to zero in the add
 
 
-# ---- f32 division helpers: the common case decided on exponents (ops_div.h), other lanes per lane ----------
+# ---- f32 division helpers: operands around the exponent ranges of the common case ----------------------------
 def f32_with_exponent(e, n):
     m = RNG.integers(0, 1 << 23, n, dtype=np.uint32)
     m[RNG.random(n) < 0.25] = 0
@@ -164,10 +169,10 @@ def test_f32_division_helpers_match_the_numpy_engine(target, name):
         both(body, q, d, n, target=target)
         both(SPARSE.format(body=body), q, d, n, target=target)
     both(body, q, d, n, target=target, lanes=45)
-    both(body, q, d, n, target=target, denorm=(0, 3))          # f32 denormals flushed: the general path
+    both(body, q, d, n, target=target, denorm=(0, 3))          # f32 denormals flushed
 
 
-# ---- DPP source lanes (valu.h dpp_move32: 8 lanes per step, EXEC bits by variable shifts, a gather) ----------
+# ---- DPP source lanes: every lane-move control, full and sparse EXEC, bound_ctrl ----------------------------
 DPP_CTRLS = ["quad_perm:[1,0,3,2]", "row_shl:1", "row_shl:15", "row_shr:3", "row_ror:7", "wave_shl:1", "wave_rol:1",
              "wave_shr:1", "wave_ror:1", "row_mirror", "row_half_mirror", "row_bcast:15", "row_bcast:31"]
 

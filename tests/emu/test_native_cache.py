@@ -25,7 +25,7 @@ def _compiled_engine(monkeypatch):
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = ROOT / "tests/fixtures/bin/hipcc52"
-FIELDS = ("code", "mods", "aux", "addr_index")
+FIELDS = ("code", "aux", "addr_index")
 
 
 def _program(gpu, name):

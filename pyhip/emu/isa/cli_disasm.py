@@ -29,7 +29,7 @@ def coverage_by_category(target: str) -> dict:
     """category → (mnemonics LLVM 19 decodes for ``target`` in it, those the emulator executes).  RDNA's
     VOPD halves (v_dual_*) count under VALU, executable when the operation they perform is."""
     from ..semantics import SEMANTICS, load_all
-    from ..semantics.rdna_lanes import _VOPD_OPS
+    from ..spec.vlanes import VOPD_OPS
     from . import decoder_rdna
     from ._tables_gfx9 import OPCODES
     from .decoder import _TARGET_TABLE
@@ -42,7 +42,7 @@ def coverage_by_category(target: str) -> dict:
         if cat == "VALU" and fam == 11:
             encs = encs + ("VOPDX", "VOPDY")
         names = sorted({e[0] for enc in encs for e in table.get(enc, {}).values()})
-        out[cat] = (names, [n for n in names if n in SEMANTICS or _VOPD_OPS.get(n) in SEMANTICS])
+        out[cat] = (names, [n for n in names if n in SEMANTICS or VOPD_OPS.get(n) in SEMANTICS])
     return out
 
 

@@ -1,6 +1,5 @@
 """Running described instructions on the compiled engine against the numpy engine, on the same random wave
-states: the check that binds the two backends of the semantics language (tests/emu/test_spec_backends.py,
-tools/spec_compare.py --jit)."""
+states: the check that binds the two backends of the semantics language (tests/emu/test_spec_backends.py)."""
 from __future__ import annotations
 
 import copy

@@ -1,6 +1,8 @@
-"""The native execution engine (native/engine/*.c, module ``pyhip._native_engine``): kernels lowered once
-to a pre-decoded instruction array (:mod:`.lower`) and run by a C interpreter on a pool of threads without
-the GIL (:mod:`.run`).  The numpy engine (pyhip/emu/engine.py) stays the reference; see docs/engine.md.
+"""The native runtime (native/engine/*.c, module ``pyhip._native_engine``): kernels lowered once to a
+pre-decoded instruction array (:mod:`.lower`) and run on a pool of threads without the GIL (:mod:`.run`) by
+the compiled engine (pyhip/emu/jit), which calls the C handlers of the instructions without a description
+(memory, LDS, MFMA, control and system instructions).  The numpy engine (pyhip/emu/engine.py) stays the
+reference; see docs/engine.md.
 
 ``available()`` is False when the extension can be neither loaded nor built (a bare source checkout without
 a C compiler); the emulator then runs everything on the numpy engine.  In a source checkout the extension

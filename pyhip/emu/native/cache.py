@@ -34,7 +34,7 @@ from ..program import LoadedProgram
 from .layout import dtype, op_ids
 
 EMU = Path(__file__).resolve().parents[1]           # pyhip/emu: decoder tables, semantics, lowering
-FORMAT = 1
+FORMAT = 2                                          # 2: described ALU records, no ModInfo table
 MAX_ENTRIES = 512
 stats = collections.Counter()                       # "hit", "miss", "store", "bad"
 
@@ -51,13 +51,12 @@ def directory() -> Path | None:
 def _stamp() -> bytes:
     """What the lowering depends on besides its input: pyhip/emu's Python sources (path, size, mtime), the
     engine's handler numbering and the record layouts."""
-    # which semantics lower (PYHIP_SPEC=0: the hand-written ones, whose records the interpreter runs)
-    h = hashlib.sha256(f"format {FORMAT} spec {os.environ.get('PYHIP_SPEC', '1') == '1'}".encode())
+    h = hashlib.sha256(f"format {FORMAT}".encode())
     for p in sorted(EMU.rglob("*.py")):
         st = p.stat()
         h.update(f"{p.relative_to(EMU)} {st.st_size} {st.st_mtime_ns}\n".encode())
     h.update(repr(sorted(op_ids().items())).encode())
-    h.update(repr(dtype("NInst").descr).encode() + repr(dtype("ModInfo").descr).encode())
+    h.update(repr(dtype("NInst").descr).encode())
     return h.digest()
 
 

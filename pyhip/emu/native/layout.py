@@ -7,17 +7,12 @@ import numpy as np
 from . import module
 
 SRC_V, SRC_S, SRC_K, SRC_SCC, SRC_VCCZ, SRC_EXECZ = 0x0000, 0x4000, 0x8000, 0x8001, 0x8002, 0x8003
-F_BLOCK_END, F_MODS, F_GLC = 1, 2, 4
-K_INT, K_F32, K_F16, K_F64 = 0, 1, 2, 3
+F_BLOCK_END, F_GLC = 1, 4
 
 _FIELDS = {
     "NInst": [("op", "u2", 1), ("flags", "u2", 1), ("pc", "u4", 1), ("next", "i4", 1), ("target", "i4", 1),
               ("d", "u2", 1), ("sd", "u2", 1), ("s", "u2", 3), ("size", "u1", 1), ("x", "u1", 1), ("k", "u4", 3),
-              ("khi", "u4", 3), ("imm", "i4", 1), ("a0", "u4", 1), ("mods", "u4", 1)],
-    "ModInfo": [("hi", "u1", 3), ("sel", "u1", 3), ("sext", "u1", 3), ("absm", "u8", 3), ("negm", "u8", 3),
-                ("dpp", "u1", 1), ("bound_zero", "u1", 1), ("clamp", "u1", 1), ("omod", "u1", 1),
-                ("sdwa_dst", "u1", 1), ("dst_sel", "u1", 1), ("dst_unused", "u1", 1), ("half_keep", "u1", 1),
-                ("write_mask", "u8", 1), ("dpp_src", "i1", 64)],
+              ("khi", "u4", 3), ("imm", "i4", 1), ("a0", "u4", 1)],
     "Region": [("start", "u8", 1), ("end", "u8", 1), ("host", "u8", 1)],
 }
 

@@ -1,7 +1,10 @@
 """Lowering a loaded program to the native instruction array, once per (program, accum_offset): every decoded
-instruction becomes one NInst (native/engine/engine.h) or, when the native engine has no handler for it, a
-reason.  A kernel whose reachable code lowers completely runs natively; any other runs whole on the numpy
-engine (see :meth:`NativeProgram.kernel_support`)."""
+instruction becomes one NInst (native/engine/engine.h).  An instruction with a semantics description
+(pyhip/emu/spec: every ALU instruction) gets a "described" record: the compiled engine generates its code from
+the description, no C handler exists for it.  The others (memory, LDS, matrix, control and system
+instructions) are lowered to their C handler, or get a reason when no handler takes them; a kernel whose
+reachable code lowers completely runs natively, any other runs whole on the numpy engine (see
+:meth:`NativeProgram.kernel_support`)."""
 from __future__ import annotations
 
 import dataclasses
@@ -13,9 +16,7 @@ from ..engine import BLOCK_ENDS
 from ..memory import PRIVATE_APERTURE, SHARED_APERTURE
 from ..semantics.salu_extra import gpr_index_modes
 from . import cache
-from .layout import F_BLOCK_END, F_GLC, F_MODS, SRC_K, SRC_S, dtype, op_ids
-from .lower_packed import lower_packed
-from .lower_valu import lower_make, lower_special, lower_vcmp
+from .layout import F_BLOCK_END, dtype, op_ids
 from .lower_mem import lower_ds, lower_smem, lower_vmem
 from .lower_mfma import lower_mfma
 from .lowerbase import Rec, Unsupported, sdesc
@@ -24,78 +25,29 @@ from ..spec import load_all as _load_descriptions
 
 DESCRIPTIONS = _load_descriptions()
 
-OFF = 0x7F
-
 
 def _simm(inst, signed=True):
     v = inst.fields["simm16"]
     return v - 0x10000 if signed and v & 0x8000 else v
 
 
-# ---- SALU ------------------------------------------------------------------------------------------------
-SOP2_32 = set("""s_add_u32 s_sub_u32 s_add_i32 s_sub_i32 s_addc_u32 s_subb_u32 s_mul_i32 s_mul_hi_u32 s_mul_hi_i32
-s_and_b32 s_or_b32 s_xor_b32 s_andn2_b32 s_orn2_b32 s_nand_b32 s_nor_b32 s_xnor_b32 s_lshl_b32 s_lshr_b32
-s_ashr_i32 s_min_u32 s_max_u32 s_min_i32 s_max_i32 s_bfm_b32 s_bfe_u32 s_bfe_i32 s_lshl1_add_u32 s_lshl2_add_u32
-s_lshl3_add_u32 s_lshl4_add_u32 s_pack_ll_b32_b16 s_pack_lh_b32_b16 s_pack_hh_b32_b16 s_absdiff_i32
-s_cselect_b32""".split())
-# 64-bit results with a 32-bit second source (shift counts, bfe/bfm fields)
-SOP2_64 = {"s_and_b64": (64, 64), "s_or_b64": (64, 64), "s_xor_b64": (64, 64), "s_andn2_b64": (64, 64),
-           "s_orn2_b64": (64, 64), "s_nand_b64": (64, 64), "s_nor_b64": (64, 64), "s_xnor_b64": (64, 64),
-           "s_lshl_b64": (64, 64), "s_lshr_b64": (64, 64), "s_ashr_i64": (64, 64), "s_bfe_u64": (64, 64),
-           "s_bfe_i64": (64, 64), "s_bfm_b64": (64, 64), "s_cselect_b64": (64, 64)}
-SOP1_32 = set("""s_mov_b32 s_not_b32 s_brev_b32 s_ff1_i32_b32 s_ff0_i32_b32 s_flbit_i32_b32 s_flbit_i32
-s_bcnt1_i32_b32 s_bcnt0_i32_b32 s_sext_i32_i8 s_sext_i32_i16 s_abs_i32 s_quadmask_b32 s_wqm_b32
-s_bitreplicate_b64_b32 s_cmov_b32""".split())
-SOP1_64 = set("""s_mov_b64 s_not_b64 s_brev_b64 s_ff1_i32_b64 s_ff0_i32_b64 s_flbit_i32_b64 s_flbit_i32_i64
-s_bcnt1_i32_b64 s_bcnt0_i32_b64 s_quadmask_b64 s_wqm_b64 s_cmov_b64""".split())
-SAVEEXEC = {"and": 0, "or": 1, "xor": 2, "andn2": 3, "orn2": 4, "nand": 5, "nor": 6, "xnor": 7, "andn1": 8,
-            "orn1": 9}
-SCMP = {"eq": 0, "lg": 1, "gt": 2, "ge": 3, "lt": 4, "le": 5}
+# ---- scalar control and system instructions (the scalar ALU is described: pyhip/emu/spec/salu.py) ----------
 CBRANCH = {"s_cbranch_scc0": 0, "s_cbranch_scc1": 1, "s_cbranch_vccz": 2, "s_cbranch_vccnz": 3,
            "s_cbranch_execz": 4, "s_cbranch_execnz": 5}
-NOPS = set("""s_waitcnt s_nop s_sleep s_setprio s_sethalt s_icache_inv s_dcache_wb s_dcache_inv s_dcache_inv_vol
+NOPS = set("""s_waitcnt s_sleep s_setprio s_sethalt s_icache_inv s_dcache_wb s_dcache_inv s_dcache_inv_vol
 s_dcache_wb_vol s_waitcnt_vscnt s_ttracedata s_set_gpr_idx_off buffer_wbinvl1 buffer_wbinvl1_vol buffer_wbl2
 buffer_inv buffer_invl2 s_waitcnt_depctr s_code_end s_sendmsg s_sendmsghalt s_incperflevel s_decperflevel
 s_wakeup s_setkill s_cbranch_cdbgsys s_cbranch_cdbguser s_cbranch_cdbgsys_or_user s_cbranch_cdbgsys_and_user
 s_dcache_discard s_dcache_discard_x2 s_atc_probe s_atc_probe_buffer s_clause s_delay_alu s_inst_prefetch
 s_set_inst_prefetch_distance s_waitcnt_vmcnt s_waitcnt_expcnt s_waitcnt_lgkmcnt s_wait_idle s_wait_event
-s_ttracedata_imm s_version buffer_gl0_inv buffer_gl1_inv s_gl1_inv v_pipeflush""".split())
+s_ttracedata_imm s_version buffer_gl0_inv buffer_gl1_inv s_gl1_inv v_pipeflush v_clrexcp""".split())
 SH_MEM_BASES = ((SHARED_APERTURE >> 48) << 16) | (PRIVATE_APERTURE >> 48)
 
 
-def lower_salu(rec: Rec, inst, K) -> bool:
+def lower_scalar(rec: Rec, inst, K) -> bool:
     name, f, lit = inst.name, inst.fields, inst.literal
     if name in NOPS:
         rec.op = "s_nop"
-        return True
-    if name in SOP2_32 or name in SOP2_64:
-        wide = name in SOP2_64
-        rec.op = name
-        rec.src(0, *sdesc(f["ssrc0"], lit, "b64" if wide else "b32", wide))
-        rec.src(1, *sdesc(f["ssrc1"], lit, "b64" if wide else "b32", wide))
-        rec.d = f["sdst"]
-        return True
-    if name in SOP1_32 or name in SOP1_64:
-        wide = name in SOP1_64
-        rec.op = name
-        rec.src(0, *sdesc(f["ssrc0"], lit, "b64" if wide else "b32", wide))
-        rec.d = f["sdst"]
-        return True
-    if name.endswith("_saveexec_b64"):
-        rec.op, rec.x = "s_saveexec", SAVEEXEC[name[2:-len("_saveexec_b64")]]
-        rec.src(0, *sdesc(f["ssrc0"], lit, "b64", True))
-        rec.d = f["sdst"]
-        return True
-    if name in ("s_andn1_wrexec_b64", "s_andn2_wrexec_b64"):
-        rec.op, rec.x = "s_wrexec", int(name == "s_andn2_wrexec_b64")
-        rec.src(0, *sdesc(f["ssrc0"], lit, "b64", True))
-        rec.d = f["sdst"]
-        return True
-    if name.startswith(("s_bitset0_", "s_bitset1_")):
-        rec.op = "s_bitset"
-        rec.x = (1 if name.startswith("s_bitset1") else 0) | (2 if name.endswith("64") else 0)
-        rec.src(0, *sdesc(f["ssrc0"], lit))
-        rec.d = f["sdst"]
         return True
     if name.startswith(("s_movrels_", "s_movreld_")):
         wide = name.endswith("64")
@@ -119,28 +71,6 @@ def lower_salu(rec: Rec, inst, K) -> bool:
     if name == "s_call_b64":
         rec.op, rec.d, rec.imm = name, f["sdst"], f["simm16"]
         rec.target = inst.pc + 4 + 4 * _simm(inst)
-        return True
-    if name.startswith("s_cmp_"):
-        _, _, cond, t = name.split("_")
-        rec.op = "s_cmp"
-        rec.x = SCMP[cond] | (8 if t == "i32" else 0) | (16 if t == "u64" else 0)
-        wide = t == "u64"
-        rec.src(0, *sdesc(f["ssrc0"], lit, "b64" if wide else "b32", wide))
-        rec.src(1, *sdesc(f["ssrc1"], lit, "b64" if wide else "b32", wide))
-        return True
-    if name.startswith("s_bitcmp"):
-        wide = name.endswith("64")
-        rec.op, rec.x = "s_bitcmp", (1 if name.startswith("s_bitcmp1") else 0) | (2 if wide else 0)
-        rec.src(0, *sdesc(f["ssrc0"], lit, "b64" if wide else "b32", wide))
-        rec.src(1, *sdesc(f["ssrc1"], lit, "b64" if wide else "b32", wide))
-        return True
-    if name.startswith("s_cmpk_"):
-        _, _, cond, t = name.split("_")
-        signed = t == "i32"
-        rec.op, rec.x, rec.d, rec.imm = "s_cmpk", SCMP[cond] | (8 if signed else 0), f["sdst"], _simm(inst, signed)
-        return True
-    if name in ("s_movk_i32", "s_addk_i32", "s_mulk_i32", "s_cmovk_i32"):
-        rec.op, rec.d, rec.imm = name, f["sdst"], _simm(inst)
         return True
     if name == "s_getreg_b32":
         rec.op, rec.d, rec.imm, rec.a0 = name, f["sdst"], f["simm16"], SH_MEM_BASES
@@ -183,11 +113,18 @@ def lower_salu(rec: Rec, inst, K) -> bool:
     return False
 
 
-LOWERERS = (lower_salu, lower_smem, lower_make, lower_special, lower_vcmp, lower_packed, lower_vmem, lower_ds)
+LOWERERS = (lower_scalar, lower_smem, lower_vmem, lower_ds)
 
 
 def lower_instruction(inst, K, aux: list) -> Rec:
+    """The record of one instruction: "described" when it has a description (by its own name, as the
+    compiled engine looks it up), else its C handler's; raises Unsupported when no handler takes it."""
     rec = Rec()
+    if inst.name in DESCRIPTIONS:
+        rec.op = "described"
+        if inst.name.startswith(BLOCK_ENDS):
+            rec.flags |= F_BLOCK_END
+        return rec
     old = RDNA_NAMES.get(inst.name)
     if old is not None:                   # a GFX10/GFX11 name of a GFX9 operation: lowered as that one
         inst = dataclasses.replace(inst, name=old)
@@ -250,17 +187,12 @@ class NativeProgram:
             except Unsupported as exc:
                 rec = Rec()
                 rec.op = "badpc"
-                if inst.name in DESCRIPTIONS and pc not in indexed:
-                    # the compiled engine generates it from its description (no handler: never interpreted)
-                    self.described.add(i)
-                    rec.op = "described"
-                    if inst.name.startswith(BLOCK_ENDS):
-                        rec.flags |= F_BLOCK_END
-                else:
-                    self.reasons[i] = f"{inst.name}: {exc}" if not str(exc).startswith(inst.name) else str(exc)
-                    rec.ends = True
-                    rec.k = [pc & 0xFFFFFFFF, 0, 0]
-                    rec.khi = [pc >> 32, 0, 0]
+                self.reasons[i] = f"{inst.name}: {exc}" if not str(exc).startswith(inst.name) else str(exc)
+                rec.ends = True
+                rec.k = [pc & 0xFFFFFFFF, 0, 0]
+                rec.khi = [pc >> 32, 0, 0]
+            if rec.op == "described":        # generated by the compiled engine from its description only
+                self.described.add(i)
             recs.append(rec)
         n = len(recs)
         sentinels: dict[int, int] = {}
@@ -276,7 +208,6 @@ class NativeProgram:
         nxt = [resolve(pc + insts[pc].size) for pc in pcs]
         tgt = [resolve(r.target) if r.target is not None else -1 for r in recs]
         code = np.zeros(n + len(sentinels), dtype=dtype("NInst"))
-        mods = [np.zeros(1, dtype=dtype("ModInfo"))[0]]
         for i, (pc, r) in enumerate(zip(pcs, recs)):
             e = code[i]
             e["op"] = ops[r.op]
@@ -287,12 +218,7 @@ class NativeProgram:
             e["k"], e["khi"] = r.k, r.khi
             e["imm"] = ((int(r.imm) + 2 ** 31) % 2 ** 32) - 2 ** 31
             e["a0"] = r.a0 & 0xFFFFFFFF
-            flags = r.flags
-            if r.mods is not None:
-                flags |= F_MODS
-                e["mods"] = len(mods)
-                mods.append(_modinfo(r.mods))
-            e["flags"] = flags
+            e["flags"] = r.flags
         for addr, i in sentinels.items():
             e = code[i]
             e["op"] = ops["badpc"]
@@ -301,11 +227,7 @@ class NativeProgram:
             e["k"] = [addr & 0xFFFFFFFF, 0, 0]
             e["khi"] = [(addr >> 32) & 0xFFFFFFFF, 0, 0]
             e["flags"] = F_BLOCK_END
-        fuse_pairs(code, recs, nxt, ops)
         self.code = code
-        self.mods = np.zeros(len(mods), dtype=dtype("ModInfo"))     # padding bytes zero: entries are reproducible
-        for i, m in enumerate(mods):
-            self.mods[i] = m
         self.aux = np.concatenate(aux).astype(np.int32) if aux else np.zeros(1, np.int32)
         self.addr_index = np.full(max(1, (self.size + 3) // 4), -1, dtype=np.int32)
         for pc, i in index.items():
@@ -320,7 +242,7 @@ class NativeProgram:
     def _saved(self, base: int) -> tuple[dict, dict]:
         """Arrays and metadata of an entry: a badpc record's address (k/khi) as an offset from ``base``."""
         code = _badpc_moved(self.code.view(np.uint8).copy().view(self.code.dtype), -base)
-        arrays = {"code": code.view(np.uint8), "mods": self.mods.view(np.uint8), "aux": self.aux,
+        arrays = {"code": code.view(np.uint8), "aux": self.aux,
                   "addr_index": self.addr_index, "nxt": np.asarray(self.nxt, np.int64),
                   "tgt": np.asarray(self.tgt, np.int64), "ends": np.asarray(self.ends, np.uint8),
                   "indirect": np.asarray(self.indirect, np.uint8), "vmax": np.asarray(self.vmax, np.int64)}
@@ -337,7 +259,6 @@ class NativeProgram:
             if len(code) < n or any(len(v) != n for v in lists.values()):
                 return False
             self.code, self.n = code, n
-            self.mods = e["mods"].copy().view(dtype("ModInfo"))
             self.aux = e["aux"].astype(np.int32)
             self.addr_index = e["addr_index"].astype(np.int32)
         except (KeyError, ValueError, TypeError):
@@ -400,36 +321,3 @@ def _badpc_moved(code: np.ndarray, delta: int) -> np.ndarray:
     code["k"][:, 0] = np.where(bad, addr & 0xFFFFFFFF, code["k"][:, 0])
     code["khi"][:, 0] = np.where(bad, (addr >> 32) & 0xFFFFFFFF, code["khi"][:, 0])
     return code
-
-
-def _fusable_carry(r: Rec, kind: int) -> bool:
-    return r.op == "v_carry" and r.x == kind and r.mods is None and r.a0 == 0 and not r.flags & F_BLOCK_END
-
-
-def fuse_pairs(code, recs, nxt, ops) -> None:
-    """Superinstructions: a v_add_co_u32 followed by the v_addc_co_u32 that takes its carry (a 64-bit add,
-    e.g. address arithmetic) runs as one ``v_add64`` (native/engine/ops_lanes.h) from the first record; the
-    second record stays as it is for jumps to it.  Only plain forms (no modifiers) whose carry SGPR pair is
-    an ordinary one and whose second instruction reads nothing else from it."""
-    for i in range(len(recs) - 1):
-        a, b = recs[i], recs[i + 1]
-        if nxt[i] != i + 1 or not _fusable_carry(a, 0) or not _fusable_carry(b, 1):
-            continue
-        cy = a.sd
-        if cy >= 124 or (b.s[2] & 127) != cy or b.sd >= 124:
-            continue
-        if any(s >= SRC_K and s != SRC_K or (SRC_S <= s < SRC_K and (s & 0x3FFF) in (cy, cy + 1)) for s in b.s[:2]):
-            continue
-        code[i]["op"] = ops["v_add64"]
-
-
-def _modinfo(m) -> np.void:
-    rec = np.zeros(1, dtype=dtype("ModInfo"))[0]
-    rec["sel"] = [6, 6, 6]
-    rec["dpp_src"] = -1
-    for key, val in m.items():
-        if key == "dpp_src":
-            rec[key] = np.asarray(val, dtype=np.int8)
-        else:
-            rec[key] = val
-    return rec

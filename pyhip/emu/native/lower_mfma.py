@@ -1,4 +1,4 @@
-"""Lowering of the matrix instructions: the numpy semantics' own :class:`~pyhip.emu.semantics.mfma.Plan` (shape
+"""Lowering of the matrix instructions and the accumulation-register moves: the numpy semantics' own :class:`~pyhip.emu.semantics.mfma.Plan` (shape
 tables, CBSZ/ABID/BLGP lane patterns, operands) flattened into the program's aux table for the native handler
 (native/engine/ops_mfma.h)."""
 from __future__ import annotations
@@ -9,14 +9,16 @@ from ..semantics import SEMANTICS
 from ..semantics.mfma import Plan
 from .lowerbase import Unsupported, sdesc
 
+ACCVGPR_MOVES = ("v_accvgpr_read_b32", "v_accvgpr_write_b32", "v_accvgpr_read", "v_accvgpr_write",
+                 "v_accvgpr_mov_b32")
 MK = {"f32": 0, "xf32": 1, "f16": 2, "bf16": 3, "i8": 4, "fp8": 5, "bf8": 6, "f64": 7}
 
 
 def lower_mfma(rec, inst, K, aux: list) -> bool:
     name = inst.name
-    if name in ("v_accvgpr_read_b32", "v_accvgpr_write_b32", "v_accvgpr_read", "v_accvgpr_write",
-                "v_accvgpr_mov_b32"):
-        return False                                      # plain moves (lower_valu)
+    if name in ACCVGPR_MOVES:
+        lower_accvgpr(rec, inst, K)
+        return True
     shape = getattr(SEMANTICS.get(name), "shape", None)
     if shape is None:
         return False
@@ -56,3 +58,24 @@ def lower_mfma(rec, inst, K, aux: list) -> bool:
     rec.a0 = sum(len(t) for t in aux)
     aux.append(table)
     return True
+
+
+def lower_accvgpr(rec, inst, K) -> None:
+    """v_accvgpr_read/write/mov (semantics/mfma.py): one row copied under EXEC between the architectural and
+    the accumulation VGPRs (``K.accum_offset`` rows up), native/engine/ops_mfma.h ``v_accvgpr_mov``."""
+    f, acc = inst.fields, K.accum_offset
+    src, dst = f["src0"], f["vdst"]
+    rec.op = "v_accvgpr_mov"
+    if "read" in inst.name:
+        rec.s[0], rec.d = src - 256 + acc, dst
+    elif "write" in inst.name:
+        if src >= 256:
+            rec.s[0] = src - 256
+        else:
+            rec.src(0, *sdesc(src, inst.literal))
+        rec.d = dst + acc
+    else:
+        rec.s[0], rec.d = src - 256 + acc, dst + acc
+    if rec.s[0] < 0x4000:
+        rec.touch(rec.s[0] + 1)
+    rec.touch(rec.d + 1)

@@ -34,7 +34,7 @@ def sdesc(code: int, lit, kind: str = "b32", wide: bool = False):
 class Rec:
     """One lowered instruction: the NInst fields, an optional modifier record, what it touches."""
 
-    __slots__ = ("op", "flags", "d", "sd", "s", "k", "khi", "x", "imm", "a0", "mods", "vmax", "target",
+    __slots__ = ("op", "flags", "d", "sd", "s", "k", "khi", "x", "imm", "a0", "vmax", "target",
                  "indirect", "ends")
 
     def __init__(self):
@@ -47,7 +47,6 @@ class Rec:
         self.x = 0
         self.imm = 0
         self.a0 = 0
-        self.mods = None
         self.vmax = 0             # VGPR rows used (the highest touched + 1)
         self.target = None        # branch target address
         self.indirect = False     # s_setpc / s_swappc: control goes anywhere

@@ -153,10 +153,9 @@ class NativeEngine:
         ptrs = nprog.pointers
         if ptrs is None:      # the program's arrays as C pointers, once (NativeProgram keeps the arrays alive)
             ptrs = nprog.pointers = (ffi.cast("const NInst*", nprog.code.ctypes.data),
-                                     ffi.cast("const ModInfo*", nprog.mods.ctypes.data),
                                      ffi.cast("const int32_t*", nprog.addr_index.ctypes.data),
                                      ffi.cast("const int32_t*", nprog.aux.ctypes.data))
-        c.code, c.mods, c.addr_index, c.aux = ptrs
+        c.code, c.addr_index, c.aux = ptrs
         c.code_base = nprog.base
         c.code_size = nprog.size
         c.ncode = len(nprog.code)
@@ -354,15 +353,11 @@ _tables_done = False
 
 
 def _init_tables(lib, ffi) -> None:
-    """Constants the C side takes from the numpy semantics (one source): the bits of 2/pi for
-    V_TRIG_PREOP_F64, the values of the 8-bit float formats."""
+    """Constants the C side takes from the numpy semantics (one source): the values of the 8-bit float formats
+    (the MFMA handler's fp8/bf8 inputs)."""
     global _tables_done
     if _tables_done:
         return
-    from ..semantics.valu16 import _TWO_OVER_PI
-    nbits = _TWO_OVER_PI.bit_length()
-    words = np.array([(_TWO_OVER_PI >> (32 * i)) & 0xFFFFFFFF for i in range((nbits + 31) // 32)], dtype=np.uint32)
-    lib.pyhip_engine_set_two_over_pi(ffi.cast("const uint32_t*", words.ctypes.data), nbits)
     from ..semantics.mfma import BF8_VALUES, FP8_VALUES
     fp8, bf8 = np.ascontiguousarray(FP8_VALUES, np.float64), np.ascontiguousarray(BF8_VALUES, np.float64)
     lib.pyhip_engine_set_fp8(ffi.cast("const double*", fp8.ctypes.data), ffi.cast("const double*", bf8.ctypes.data))

@@ -1,24 +1,20 @@
 """RDNA (GFX10.3, GFX11) semantics: the RDNA names of GFX9 operations (one implementation per operation,
-registered under every name it has), wave32 EXEC forms of the SALU, cache and scheduling hints, and the
-VALU operations RDNA added (xor3, the DX9-zero FMA family, 16-bit logic, max-min, mixed-sign dot products,
-packed conversions).  Lane-crossing RDNA operations (permlane, movrel, VOPD) live in ``rdna_lanes``, WMMA
-in ``wmma``."""
+registered under every name it has), the scalar and memory instructions RDNA added, cache and scheduling
+hints.  RDNA's ALU instructions (wave32 EXEC forms of the SALU, xor3, the DX9-zero FMA family, 16-bit logic,
+max-min, mixed-sign dot products, packed conversions) have no numpy code here: both engines generate them
+from their descriptions (pyhip/emu/spec/rdna.py).  Lane-crossing RDNA operations without a description
+(movrel, swaprel) live in ``rdna_lanes``, WMMA in ``wmma``."""
 from __future__ import annotations
 
 import time
 
 import numpy as np
 
-from .. import fp
 from ..memory import GPUFault
-from ..operands import sreader, sreader64, write_s, write_s64
-from ..state import EXEC
+from ..operands import write_s, write_s64
 from . import SEMANTICS, op, register
-from .common import F32, F64, I32, I64, U32, U64, readers, store32
-from .packed import _dot_factory, _fdot2
-from .valu import make, reg
 
-U16, I16, F16 = np.uint16, np.int16, np.float16
+U32, U64 = np.uint32, np.uint64
 M32 = U64(0xFFFFFFFF)
 
 
@@ -101,61 +97,6 @@ def register_aliases() -> None:
             SEMANTICS[new] = SEMANTICS[old]
 
 
-# ---- wave32 EXEC forms of the SALU -------------------------------------------------------------------------------
-_EXEC_FNS = {"and": lambda a, e: a & e, "or": lambda a, e: a | e, "xor": lambda a, e: a ^ e,
-             "andn2": lambda a, e: a & ~e, "orn2": lambda a, e: a | ~e, "nand": lambda a, e: ~(a & e),
-             "nor": lambda a, e: ~(a | e), "xnor": lambda a, e: ~(a ^ e), "andn1": lambda a, e: ~a & e,
-             "orn1": lambda a, e: ~a | e}
-_GFX11_EXEC = {"andn2": "and_not1", "orn2": "or_not1", "andn1": "and_not0", "orn1": "or_not0"}
-
-
-def _saveexec32(fn):
-    """s_*_saveexec_b32: D = EXEC_LO; EXEC_LO = fn(S0, EXEC_LO); SCC = EXEC_LO != 0."""
-    def factory(inst, K):
-        f = inst.fields
-        a_r = sreader(f["ssrc0"], inst.literal)
-
-        def run(st, w):
-            ex = st.sgpr[w, EXEC].copy()
-            new = fn(a_r(st, w), ex)
-            write_s(st, w, f["sdst"], ex)
-            st.sgpr[w, EXEC] = new
-            st.scc[w] = (new != 0).astype(U32)
-        return run
-    return factory
-
-
-def _wrexec32(fn):
-    """s_*_wrexec_b32: EXEC_LO = fn(S0, EXEC_LO); D = the new EXEC_LO; SCC = EXEC_LO != 0."""
-    def factory(inst, K):
-        f = inst.fields
-        a_r = sreader(f["ssrc0"], inst.literal)
-
-        def run(st, w):
-            new = fn(a_r(st, w), st.sgpr[w, EXEC])
-            st.sgpr[w, EXEC] = new
-            write_s(st, w, f["sdst"], new)
-            st.scc[w] = (new != 0).astype(U32)
-        return run
-    return factory
-
-
-for _n, _f in _EXEC_FNS.items():
-    register(f"s_{_n}_saveexec_b32", _saveexec32(_f))
-    if _n in _GFX11_EXEC:
-        register(f"s_{_GFX11_EXEC[_n]}_saveexec_b32", _saveexec32(_f))
-for _n in ("andn1", "andn2"):
-    register(f"s_{_n}_wrexec_b32", _wrexec32(_EXEC_FNS[_n]))
-    register(f"s_{_GFX11_EXEC[_n]}_wrexec_b32", _wrexec32(_EXEC_FNS[_n]))
-
-
-@op("s_pack_hl_b32_b16")
-def _pack_hl(inst, K):
-    f = inst.fields
-    a_r, b_r = sreader(f["ssrc0"], inst.literal), sreader(f["ssrc1"], inst.literal)
-    return lambda st, w: write_s(st, w, f["sdst"], (a_r(st, w) >> U32(16)) | (b_r(st, w) << U32(16)))
-
-
 @op("s_movrelsd_2_b32")
 def _movrelsd2(inst, K):
     """SGPR[D + M0[25:16]] = SGPR[S0 + M0[9:0]]."""
@@ -168,16 +109,6 @@ def _movrelsd2(inst, K):
         block = st.sgpr[w]
         block[rows, np.clip(d + (m0 >> 16 & 0x3FF), 0, 127)] = block[rows, np.clip(s + (m0 & 0x3FF), 0, 127)]
         st.sgpr[w] = block
-    return run
-
-
-@op("s_round_mode", "s_denorm_mode")
-def _mode_bits(inst, K):
-    """MODE[3:0] (rounding) or MODE[7:4] (denormals) = SIMM16[3:0]."""
-    v, shift = inst.fields["simm16"] & 0xF, 0 if inst.name == "s_round_mode" else 4
-
-    def run(st, w):
-        st.mode = (st.mode & ~(0xF << shift)) | v << shift
     return run
 
 
@@ -210,200 +141,6 @@ def _illegal(inst, K):
     return run
 
 
-# ---- VALU additions ----------------------------------------------------------------------------------------------
-def _dx9_mul(a, b):
-    """DX9 rule: 0 times anything (Inf and NaN too) is +0."""
-    return np.where((a == 0) | (b == 0), F32(0), a * b)
-
-
-def _dx9_fma(a, b, c):
-    return np.where((a == 0) | (b == 0), c + F32(0), fp.fma32(a, b, c))
-
-
-reg("v_xor3_b32", ("u32", "u32", "u32"), "u32", lambda a, b, c: a ^ b ^ c)
-reg("v_fma_legacy_f32 v_fma_dx9_zero_f32", ("f32", "f32", "f32"), "f32", _dx9_fma)
-reg("v_maxmin_f32", ("f32", "f32", "f32"), "f32", lambda a, b, c: fp.fmin(fp.fmax(a, b), c))
-reg("v_minmax_f32", ("f32", "f32", "f32"), "f32", lambda a, b, c: fp.fmax(fp.fmin(a, b), c))
-reg("v_maxmin_f16", ("f16", "f16", "f16"), "f16", lambda a, b, c: fp.fmin(fp.fmax(a, b), c))
-reg("v_minmax_f16", ("f16", "f16", "f16"), "f16", lambda a, b, c: fp.fmax(fp.fmin(a, b), c))
-reg("v_maxmin_i32", ("i32", "i32", "i32"), "i32", lambda a, b, c: np.minimum(np.maximum(a, b), c))
-reg("v_minmax_i32", ("i32", "i32", "i32"), "i32", lambda a, b, c: np.maximum(np.minimum(a, b), c))
-reg("v_maxmin_u32", ("u32", "u32", "u32"), "u32", lambda a, b, c: np.minimum(np.maximum(a, b), c))
-reg("v_minmax_u32", ("u32", "u32", "u32"), "u32", lambda a, b, c: np.maximum(np.minimum(a, b), c))
-reg("v_and_b16", ("u16", "u16"), "u16", lambda a, b: a & b)
-reg("v_or_b16", ("u16", "u16"), "u16", lambda a, b: a | b)
-reg("v_xor_b16", ("u16", "u16"), "u16", lambda a, b: a ^ b)
-reg("v_not_b16", ("u16",), "u16", lambda a: ~a)
-reg("v_mov_b16", ("u16",), "u16", lambda a: a)
-reg("v_cvt_i32_i16", ("i16",), "i32", lambda a: a.astype(I32))
-reg("v_cvt_u32_u16", ("u16",), "u32", lambda a: a.astype(U32))
-reg("v_cvt_pk_i16_f32", ("f32", "f32"), "u32",
-    lambda a, b: _sat16(a, -32768, 32767) | (_sat16(b, -32768, 32767) << U32(16)))
-reg("v_cvt_pk_u16_f32", ("f32", "f32"), "u32", lambda a, b: _sat16(a, 0, 65535) | (_sat16(b, 0, 65535) << U32(16)))
-
-
-def _sat16(x, lo, hi):
-    """f32 → 16-bit integer, truncated toward zero and saturated (NaN → 0), as the low 16 bits of a uint32."""
-    v = np.clip(np.nan_to_num(np.trunc(x.astype(F64)), nan=0), lo, hi).astype(np.int64)
-    return (v & 0xFFFF).astype(U32)
-
-
-@op("v_fmac_legacy_f32", "v_fmac_dx9_zero_f32")
-def _fmac_dx9(inst, K):
-    """D = S0 * S1 + D with the DX9 zero rule."""
-    rds = readers(inst, 2, is_float=True)
-    d = inst.fields["vdst"]
-
-    def run(st, w):
-        m = st.exec_mask(w)
-        with np.errstate(all="ignore"):
-            r = _dx9_fma(rds[0](st, w).view(F32), rds[1](st, w).view(F32), st.vgpr[d, w].view(F32))
-        store32(inst, st, w, r.astype(F32).view(U32), m)
-    return run
-
-
-@op("v_cndmask_b16")
-def _cndmask16(inst, K):
-    """VOP3: D.half = S2 lane bit ? S1.half : S0.half (OP_SEL picks source and destination halves)."""
-    rds = readers(inst, 2, kinds=("u16", "u16"))
-    f = inst.fields
-    sel_reg = f["src2"]
-    hi = f["opsel"] >> 3 & 1
-    d = f["vdst"]
-
-    def run(st, w):
-        m = st.exec_mask(w)
-        v = np.where(st.sgpr_mask(w, sel_reg), rds[1](st, w), rds[0](st, w)) & U32(0xFFFF)
-        old = st.vgpr[d, w]
-        v = (old & U32(0xFFFF)) | (v << U32(16)) if hi else (old & U32(0xFFFF0000)) | v
-        store32(inst, st, w, v, m)
-    return run
-
-
-# ---- fp16 accumulate forms -----------------------------------------------------------------------------------------
-def _h(x):
-    return (x & U32(0xFFFF)).astype(U16).view(F16)
-
-
-def _half_result(inst, st, w, d, r16, m, hi=0):
-    bits = r16.astype(F16).view(U16).astype(U32)
-    old = st.vgpr[d, w]
-    v = (old & U32(0xFFFF)) | (bits << U32(16)) if hi else (old & U32(0xFFFF0000)) | bits
-    store32(inst, st, w, v, m)
-
-
-@op("v_fmac_f16")
-def _fmac16(inst, K):
-    """D.f16 = fma(S0, S1, D) (the high half of D kept on GFX10+; VOP3 OP_SEL[3] the half of D)."""
-    rds = readers(inst, 2, is_float=True, kinds=("f16", "f16"))
-    d = inst.fields["vdst"]
-    hi = inst.fields.get("opsel", 0) >> 3 & 1              # VOP3 OP_SEL[3] or a GFX11 true16 .h destination
-
-    def run(st, w):
-        m = st.exec_mask(w)
-        acc = st.vgpr[d, w] >> U32(16) if hi else st.vgpr[d, w]
-        with np.errstate(all="ignore"):
-            r = _h(rds[0](st, w)).astype(F64) * _h(rds[1](st, w)).astype(F64) + _h(acc).astype(F64)
-        _half_result(inst, st, w, d, r, m, hi)
-    return run
-
-
-@op("v_fmamk_f16", "v_fmaak_f16")
-def _fmak16(inst, K):
-    rds = readers(inst, 2, is_float=True, kinds=("f16", "f16"))
-    k = F64(np.array([inst.literal & 0xFFFF], U16).view(F16)[0])
-    mk = "mk" in inst.name
-    d = inst.fields["vdst"]
-
-    def run(st, w):
-        m = st.exec_mask(w)
-        a, b = _h(rds[0](st, w)).astype(F64), _h(rds[1](st, w)).astype(F64)
-        with np.errstate(all="ignore"):
-            r = a * k + b if mk else a * b + k
-        _half_result(inst, st, w, d, r, m)
-    return run
-
-
-# ---- dot products RDNA added ------------------------------------------------------------------------------------------
-def _bf16(x):
-    return (x.astype(U32) << U32(16)).view(F32).astype(F64)
-
-
-def _fdot2_bf16(a, b, c):
-    """bf16 pairs: exact products summed with the f32 accumulator, one rounding to f32."""
-    ah = [_bf16((a >> U32(s)) & U32(0xFFFF)) for s in (0, 16)]
-    bh = [_bf16((b >> U32(s)) & U32(0xFFFF)) for s in (0, 16)]
-    return (ah[0] * bh[0] + ah[1] * bh[1] + c.view(F32).astype(F64)).astype(F32).view(U32)
-
-
-register("v_dot2_f32_bf16", _dot_factory(_fdot2_bf16, False, True))
-
-
-def _to_bf16_bits(x):
-    """float64 → bf16 bits (through f32, nearest even)."""
-    u = x.astype(F32).view(U32).astype(U64)
-    r = ((u + U64(0x7FFF) + ((u >> U64(16)) & U64(1))) >> U64(16)).astype(U32)
-    return np.where(np.isnan(x), U32(0x7FC0), r & U32(0xFFFF))
-
-
-def _dot2_16(bf16):
-    """v_dot2_f16_f16 / v_dot2_bf16_bf16 (GFX11 VOP3): D.16 = S0.lo*S1.lo + S0.hi*S1.hi + S2.16, rounded once;
-    the other half of D kept (OP_SEL[3] picks the half, OP_SEL[2] the half of S2)."""
-    def factory(inst, K):
-        rds = readers(inst, 3)
-        f = inst.fields
-        d, hi, c_hi = f["vdst"], f["opsel"] >> 3 & 1, f["opsel"] >> 2 & 1
-        conv = _bf16 if bf16 else (lambda x: _h(x).astype(F64))
-
-        def run(st, w):
-            m = st.exec_mask(w)
-            a, b, c = rds[0](st, w), rds[1](st, w), rds[2](st, w)
-            with np.errstate(all="ignore"):
-                r = sum(conv((a >> U32(s)) & U32(0xFFFF)) * conv((b >> U32(s)) & U32(0xFFFF)) for s in (0, 16))
-                r = r + conv(((c >> U32(16)) if c_hi else c) & U32(0xFFFF))
-            bits = _to_bf16_bits(r) if bf16 else r.astype(F16).view(U16).astype(U32)
-            old = st.vgpr[d, w]
-            v = (old & U32(0xFFFF)) | (bits << U32(16)) if hi else (old & U32(0xFFFF0000)) | bits
-            store32(inst, st, w, v, m)
-        return run
-    return factory
-
-
-register("v_dot2_f16_f16", _dot2_16(False))
-register("v_dot2_bf16_bf16", _dot2_16(True))
-
-
-def _idot_iu(bits):
-    """v_dot4_i32_iu8 / v_dot8_i32_iu4: NEG_LO[0] / NEG_LO[1] say whether S0 / S1 elements are signed."""
-    def factory(inst, K):
-        rds = readers(inst, 3)
-        sa, sb = inst.fields["neg"] & 1, inst.fields["neg"] >> 1 & 1
-        n = 32 // bits
-
-        def elems(x, signed):
-            out = []
-            for i in range(n):
-                v = ((x >> U32(bits * i)) & U32((1 << bits) - 1)).astype(I64)
-                out.append(np.where(v >= 1 << (bits - 1), v - (1 << bits), v) if signed else v)
-            return out
-
-        def run(st, w):
-            m = st.exec_mask(w)
-            a, b, c = rds[0](st, w), rds[1](st, w), rds[2](st, w)
-            acc = c.view(I32).astype(I64)
-            for x, y in zip(elems(a, sa), elems(b, sb)):
-                acc = acc + x * y
-            if inst.fields["clamp"]:
-                acc = np.clip(acc, -2 ** 31, 2 ** 31 - 1)
-            store32(inst, st, w, (acc & 0xFFFFFFFF).astype(U32), m)
-        return run
-    return factory
-
-
-register("v_dot4_i32_iu8", _idot_iu(8))
-register("v_dot8_i32_iu4", _idot_iu(4))
-
-
 # ---- memory additions --------------------------------------------------------------------------------------------
 def _vmem():
     from . import vmem
@@ -432,4 +169,3 @@ def _ds_cmpstore():
 
 _ds_cmpstore()
 register_aliases()
-_ = (make, sreader64, write_s64, _fdot2)

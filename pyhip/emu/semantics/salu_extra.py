@@ -1,159 +1,19 @@
-"""Scalar ALU beyond the everyday set: bit-field/bit-count variants, quad masks, relative SGPR moves
-(s_movrels/s_movreld by M0), s_call_b64, EXEC-writing and-not forms, program-control messages and hints,
-and VGPR index mode (s_set_gpr_idx_*: the VALU instructions between _on and _off address VGPRs relative
-to M0[7:0])."""
+"""Scalar instructions beyond the everyday control set: relative SGPR moves (s_movrels/s_movreld by M0),
+s_call_b64, program-control messages and hints, and VGPR index mode (s_set_gpr_idx_*: the VALU
+instructions between _on and _off address VGPRs relative to M0[7:0]).  The scalar ALU has no numpy code
+here: both engines generate it from its description (pyhip/emu/spec/salu.py)."""
 from __future__ import annotations
 
 import copy
 
 import numpy as np
 
-from ..operands import sreader, sreader64, write_s, write_s64
-from ..state import EXEC, M0
+from ..operands import sreader, sreader64, write_s64
+from ..state import M0
 from . import op, register
-from .salu import _branch_target, _s1, _s2, _simm
+from .salu import _branch_target, _simm
 
-U32, U64, I32, I64 = np.uint32, np.uint64, np.int32, np.int64
-
-
-def _bits(a, width):
-    return [(a >> a.dtype.type(i)) & a.dtype.type(1) for i in range(width)]
-
-
-def _bfe(width, signed):
-    def fn(a, b):
-        b = b.astype(U64)
-        off = (b & U64(width - 1)).astype(U64)
-        n = ((b >> U64(16)) & U64(0x7F)).astype(np.int64)
-        n = np.minimum(n, width)
-        v = (a.astype(U64) >> off)
-        mask = np.where(n >= 64, U64(0xFFFFFFFFFFFFFFFF), (U64(1) << n.astype(U64)) - U64(1))
-        v = v & mask
-        if signed:
-            sign = np.where(n > 0, (v >> np.maximum(n - 1, 0).astype(U64)) & U64(1), U64(0))
-            v = np.where(sign.astype(bool) & (n < 64), v | ~mask, v)
-        v = np.where(n == 0, U64(0), v)
-        return v.astype(U32) if width == 32 else v
-    return fn
-
-
-register("s_bfe_i32", _s2(_bfe(32, True), scc=lambda a, b, r: r != 0))
-register("s_bfe_u64", _s2(lambda a, b: _bfe(64, False)(a, b & U64(0xFFFFFFFF)), 64, scc=lambda a, b, r: r != 0))
-register("s_bfe_i64", _s2(lambda a, b: _bfe(64, True)(a, b & U64(0xFFFFFFFF)), 64, scc=lambda a, b, r: r != 0))
-register("s_bfm_b64", _s2(lambda a, b: ((U64(1) << (a & U64(63))) - U64(1)) << (b & U64(63)), 64))
-
-
-def _popc(a, width):
-    return sum(x.astype(U32) for x in _bits(a, width)).astype(U32)
-
-
-register("s_bcnt0_i32_b32", _s1(lambda a: U32(32) - _popc(a, 32), scc=lambda a, r: r != 0))
-register("s_bcnt0_i32_b64", _s1(lambda a: U32(64) - _popc(a, 64), 64, scc=lambda a, r: r != 0, out_width=32))
-
-
-def _ff0(a, width):
-    out = np.full(a.shape, 0xFFFFFFFF, dtype=U32)
-    for i in range(width - 1, -1, -1):
-        out = np.where((a >> a.dtype.type(i)) & a.dtype.type(1) == 0, U32(i), out)
-    return out
-
-
-register("s_ff0_i32_b32", _s1(lambda a: _ff0(a, 32)))
-register("s_ff0_i32_b64", _s1(lambda a: _ff0(a, 64), 64, out_width=32))
-
-
-def _flbit_signed(a, width):
-    """Bits from the MSB before the first one that differs from the sign bit; -1 when all are equal."""
-    ut = U64 if width == 64 else U32
-    sign = (a >> ut(width - 1)) & ut(1)
-    x = np.where(sign.astype(bool), ~a, a).astype(ut)
-    out = np.full(a.shape, 0xFFFFFFFF, dtype=U32)
-    for i in range(width):
-        out = np.where((x >> ut(i)) & ut(1) != 0, U32(width - 1 - i), out)
-    return out
-
-
-register("s_flbit_i32", _s1(lambda a: _flbit_signed(a, 32)))
-register("s_flbit_i32_i64", _s1(lambda a: _flbit_signed(a, 64), 64, out_width=32))
-
-
-def _brev64(a):
-    out = np.zeros(a.shape, U64)
-    for i, b in enumerate(_bits(a, 64)):
-        out |= b << U64(63 - i)
-    return out
-
-
-register("s_brev_b64", _s1(_brev64, 64))
-
-
-def _quad(a, width, wqm):
-    ut = a.dtype.type
-    out = np.zeros(a.shape, a.dtype)
-    for q in range(width // 4):
-        anyq = ((a >> ut(4 * q)) & ut(0xF)) != 0
-        out |= np.where(anyq, ut(0xF << 4 * q) if wqm else ut(1 << q), ut(0))
-    return out
-
-
-register("s_quadmask_b32", _s1(lambda a: _quad(a, 32, False), scc=lambda a, r: r != 0))
-register("s_quadmask_b64", _s1(lambda a: _quad(a, 64, False), 64, scc=lambda a, r: r != 0))
-register("s_wqm_b32", _s1(lambda a: _quad(a, 32, True), scc=lambda a, r: r != 0))
-register("s_wqm_b64", _s1(lambda a: _quad(a, 64, True), 64, scc=lambda a, r: r != 0))
-
-
-def _bitreplicate(a):
-    out = np.zeros(a.shape, U64)
-    for i, b in enumerate(_bits(a.astype(U32), 32)):
-        out |= (b.astype(U64) * U64(3)) << U64(2 * i)
-    return out
-
-
-register("s_bitreplicate_b64_b32", _s1(_bitreplicate, 32, out_width=64))
-
-
-def _bitset(width, value):
-    """s_bitset0/1: set bit S0[4:0] (S0[5:0] for 64-bit) of D to 0/1, the rest of D unchanged."""
-    def factory(inst, K):
-        f = inst.fields
-        rd = sreader(f["ssrc0"], inst.literal)
-        d = f["sdst"]
-
-        def run(st, w):
-            bit = (rd(st, w) & U32(width - 1)).astype(U64)
-            cur = st.sgpr[w, d].astype(U64)
-            if width == 64:
-                cur = cur | (st.sgpr[w, d + 1].astype(U64) << U64(32))
-            m = U64(1) << bit
-            new = (cur | m) if value else (cur & ~m)
-            (write_s64 if width == 64 else write_s)(st, w, d, new if width == 64 else new.astype(U32))
-        return run
-    return factory
-
-
-for _w in (32, 64):
-    register(f"s_bitset0_b{_w}", _bitset(_w, 0))
-    register(f"s_bitset1_b{_w}", _bitset(_w, 1))
-
-
-def _wrexec(fn):
-    """s_andn{1,2}_wrexec_b64: EXEC = fn(S0, EXEC); D = the new EXEC; SCC = EXEC != 0."""
-    def factory(inst, K):
-        f = inst.fields
-        rd = sreader64(f["ssrc0"], inst.literal)
-
-        def run(st, w):
-            ex = st.sgpr[w, EXEC].astype(U64) | (st.sgpr[w, EXEC + 1].astype(U64) << U64(32))
-            new = fn(rd(st, w), ex)
-            write_s64(st, w, EXEC, new)
-            write_s64(st, w, f["sdst"], new)
-            st.scc[w] = (new != 0).astype(U32)
-        return run
-    return factory
-
-
-register("s_andn1_wrexec_b64", _wrexec(lambda a, e: ~a & e))
-register("s_andn2_wrexec_b64", _wrexec(lambda a, e: a & ~e))
+U32, U64 = np.uint32, np.uint64
 
 
 def _movrel(width, source_relative):

@@ -20,8 +20,8 @@ import numpy as np
 
 from ..operands import constant
 from . import register
-from .common import F32, F64, I64, U32, U64
 
+F32, F64, I64, U32, U64 = np.float32, np.float64, np.int64, np.uint32, np.uint64
 F16, U16 = np.float16, np.uint16
 # mnemonic → (input kind, output kind)
 WMMA = {"v_wmma_f32_16x16x16_f16": ("f16", "f32"), "v_wmma_f32_16x16x16_bf16": ("bf16", "f32"),

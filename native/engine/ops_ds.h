@@ -234,6 +234,7 @@ H(ds_append) {
     return ST_CONT;
 }
 H(ds_swizzle_b32) {
+    /* lanes swap within groups of 32 (bitmask mode) or 4 (quad mode): the same in wave32 and wave64 */
     uint64_t m = exec_of(w);
     const uint32_t* v = vreg(w, in->s[0]);
     uint32_t pat = (uint32_t)in->imm, R[LANES];
@@ -254,15 +255,16 @@ H(ds_bpermute_b32) {
     const uint32_t* a = vreg(w, in->s[0]);
     const uint32_t* data = vreg(w, in->s[1]);
     uint32_t R[LANES];
+    int sel = wave_lanes(w) - 1;         /* the lane from byte address bits [7:2] (wave64) or [6:2] (wave32) */
     if (in->op == OP_ds_bpermute_b32) {
         for (int l = 0; l < LANES; l++) {
-            int idx = (int)((((int64_t)a[l] + in->imm) >> 2) & 63);
+            int idx = (int)((((int64_t)a[l] + in->imm) >> 2) & sel);
             R[l] = (m >> idx & 1) ? data[idx] : 0;
         }
     } else {
         memset(R, 0, sizeof R);
         for (int l = 0; l < LANES; l++)
-            if (m >> l & 1) R[(((int64_t)a[l] + in->imm) >> 2) & 63] = data[l];
+            if (m >> l & 1) R[(((int64_t)a[l] + in->imm) >> 2) & sel] = data[l];
     }
     wv(w, in->d, R, m);
     return ST_CONT;

@@ -29,13 +29,14 @@ ALIGN = 256
 MAP_NORESERVE = getattr(mmap, "MAP_NORESERVE", 0x4000)     # Linux's value (Python < 3.12 does not name it)
 
 
-def reserve(size: int) -> np.ndarray | None:
-    """``size`` zero bytes of address space as a uint8 array, or None when the system refuses the mapping."""
+def reserve(size: int) -> tuple[np.ndarray, mmap.mmap] | None:
+    """``size`` zero bytes of address space as a uint8 array (and its mapping), or None when the system
+    refuses the mapping."""
     try:
         m = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | MAP_NORESERVE)
     except (OSError, ValueError, OverflowError):
         return None
-    return np.frombuffer(m, dtype=np.uint8)
+    return np.frombuffer(m, dtype=np.uint8), m
 
 
 
@@ -106,8 +107,11 @@ class DeviceMemory:
         self.base = base                        # each device gets its own range (unified addressing)
         if arena is not None and (arena.dtype != np.uint8 or arena.ndim != 1 or len(arena) < capacity):
             raise ValueError("a given arena must be a flat uint8 array of at least `capacity` bytes")
+        self._mapping = None                    # the reserved arena's mapping (pages given back on free)
         if arena is None:
-            arena = reserve(capacity)
+            got = reserve(capacity)
+            if got is not None:
+                arena, self._mapping = got
         self._fixed_arena = arena is not None
         self.arena = np.zeros(initial, dtype=np.uint8) if arena is None else arena
         self._pins = 0                          # native dispatches holding raw pointers into the arena
@@ -155,7 +159,7 @@ class DeviceMemory:
             if self.used + rounded > self.capacity:
                 raise HipError(hipError_t.hipErrorOutOfMemory,
                                f"out of device memory: {size} bytes requested, {self.capacity - self.used} free")
-            off, fresh = None, False
+            off = None
             for i, (o, s) in enumerate(self._free):
                 aligned = (o + align - 1) // align * align
                 if aligned + rounded <= o + s:
@@ -172,7 +176,6 @@ class DeviceMemory:
                 if off + rounded > len(self.arena) and self._fixed_arena:
                     raise HipError(hipError_t.hipErrorOutOfMemory,
                                    f"out of device memory: no {size}-byte range left in the arena")
-                fresh = True                    # never used: still zero
                 self._top = off + rounded
                 if self._top > len(self.arena):
                     with self._unpinned:            # no dispatch may hold pointers into the old arena
@@ -183,8 +186,6 @@ class DeviceMemory:
                     for m in list(self.peer_views):     # peers see the grown arena
                         m.unmap_host(self.base)
                         m.map_host(self.base, new, kind="peer")
-            if not fresh:
-                self.arena[off:off + rounded] = 0
             addr = self.base + off
             bisect.insort(self.starts, addr)
             self.table[addr] = (addr + size, rounded, kind, None)
@@ -202,10 +203,24 @@ class DeviceMemory:
             del self.table[addr]
             self.serials.pop(addr, None)
             self.starts.remove(addr)
+            self._clear(addr - self.base, entry[1])
             self._free.append((addr - self.base, entry[1]))
             self._free.sort()
             self.used -= entry[1]
             self._reindex()
+
+    def _clear(self, off: int, n: int) -> None:
+        """A freed block back to zeros (every free block is zero, as never-used space is: allocations write
+        nothing).  In the reserved arena the whole pages of a large block go back to the system (they read
+        zero again when touched), so freed memory costs none."""
+        page = mmap.PAGESIZE
+        lo, hi = -(-off // page) * page, (off + n) // page * page
+        if self._mapping is not None and hi - lo >= 16 * page:
+            self._mapping.madvise(mmap.MADV_DONTNEED, lo, hi - lo)
+            self.arena[off:lo] = 0
+            self.arena[hi:off + n] = 0
+        else:
+            self.arena[off:off + n] = 0
 
     def map_host(self, addr: int, array: np.ndarray, kind: str = "host") -> None:
         """Make ``array`` addressable at ``addr`` (pinned host memory; kind 'peer': another device's arena)."""

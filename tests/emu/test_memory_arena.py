@@ -32,13 +32,27 @@ def test_the_arena_is_reserved_whole_and_never_moves():
     assert mem.read(small, 1000) == data[:1000].tobytes()
 
 
+def test_freed_pages_go_back_to_the_system():
+    mem = DeviceMemory(16 << 30)
+    rss = _resident_bytes()
+    a = mem.alloc(512 << 20)
+    mem.write(a, b"\x11" * (512 << 20))               # touched: resident
+    assert _resident_bytes() - rss > 400 << 20
+    mem.free(a)
+    assert _resident_bytes() - rss < 64 << 20
+    b = mem.alloc((512 << 20) - 100)                   # the same block again, zero
+    assert b == a and not np.frombuffer(mem.read(b, (512 << 20) - 100), np.uint8).any()
+
+
 def test_a_reused_block_reads_zero():
     mem = DeviceMemory(1 << 30)
-    a = mem.alloc(1 << 20)
-    mem.write(a, b"\xAB" * (1 << 20))
-    mem.free(a)
-    b = mem.alloc(1 << 20)
-    assert b == a and mem.read(b, 1 << 20) == bytes(1 << 20)
+    for size in (1 << 20, 1000, 70000):              # pages given back, and blocks cleared in place
+        a = mem.alloc(size)
+        mem.write(a, b"\xAB" * size)
+        mem.free(a)
+        b = mem.alloc(size)
+        assert b == a and mem.read(b, size) == bytes(size)
+        mem.free(b)
 
 
 def test_a_growable_arena_waits_for_pinned_dispatches(monkeypatch):
@@ -87,6 +101,10 @@ def test_allocating_past_the_first_4_gib_while_a_kernel_runs():
     dc = pyhip.to_device(np.full(n, np.nan, np.float32))
     k((n + 255) // 256, 256, da, db, dc, n)
     big = pyhip.empty(5 << 30, np.uint8)            # while the kernel may still run
-    pyhip.synchronize()
-    assert np.array_equal(dc.get(), a + b)
-    del big
+    try:
+        pyhip.synchronize()
+        assert np.array_equal(dc.get(), a + b)
+    finally:
+        big.free()                                 # (device arrays live until freed: later tests share the device)
+        for x in (da, db, dc):
+            x.free()

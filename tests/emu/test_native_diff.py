@@ -61,6 +61,9 @@ def test_isa_tests_identical(module, tmp_path):
 
 
 # ---- the comparison itself can fail -------------------------------------------------------------------------
+_OUT: list[int] = []          # the device address of _vadd_on's output
+
+
 def _vadd_on(gpu_engine, sabotage):
     import pyhip
     from pyhip.emu.native import diff, run
@@ -82,6 +85,7 @@ def _vadd_on(gpu_engine, sabotage):
         n = 300
         a = np.arange(n, dtype=np.float32)
         c = pyhip.empty(n, np.float32)
+        _OUT[:] = [int(c.ptr)]
         m.kernel("vadd")((n + 255) // 256, 256, pyhip.to_device(a), pyhip.to_device(a), c, n)
         pyhip.synchronize()
     finally:
@@ -102,9 +106,7 @@ def test_a_memory_difference_is_reported():
     from pyhip.errors import HipError
 
     def poke(engine, res):
-        mem = engine.gpu.memory
-        user = sorted(mem.user_allocations())[-1]           # the output of vadd
-        mem.write(user + 8, b"\x01\x02\x03\x04")
+        engine.gpu.memory.write(_OUT[0] + 8, b"\x01\x02\x03\x04")    # vadd's output
     with pytest.raises(HipError, match=r"EngineMismatch: .*device memory at 0x"):
         _vadd_on("diff", poke)
 

@@ -34,7 +34,7 @@ from ..program import LoadedProgram
 from .layout import dtype, op_ids
 
 EMU = Path(__file__).resolve().parents[1]           # pyhip/emu: decoder tables, semantics, lowering
-FORMAT = 2                                          # 2: described ALU records, no ModInfo table
+FORMAT = 3                                          # 2: described ALU records, no ModInfo table; 3: wave32 lane permutes
 MAX_ENTRIES = 512
 stats = collections.Counter()                       # "hit", "miss", "store", "bad"
 

@@ -20,33 +20,42 @@ class EngineMismatch(AssertionError):
 
 
 def _snapshot(mem):
+    """Every allocation's bytes (arena allocations and host-mapped ranges), by start address: what a dispatch
+    can write (it faults anywhere else).  Not the arena up to its high-water mark: after a large allocation
+    was freed that would copy gigabytes of zeros."""
     with mem.lock:
-        arena = mem.arena[:mem._top].copy()
-        ext = [(s, mem.table[s][3].copy()) for s in mem.starts if mem.table[s][3] is not None]
-    return arena, ext
+        out = []
+        for s in mem.starts:
+            end, size, _, ext = mem.table[s]
+            if ext is not None:
+                out.append((s, ext, ext.copy()))
+            else:
+                off = s - mem.base
+                out.append((s, None, mem.arena[off:off + size].copy()))
+    return out
 
 
 def _restore(mem, snap):
-    arena, ext = snap
-    mem.arena[:len(arena)] = arena
-    for s, data in ext:
-        mem.table[s][3][:] = data
+    for s, ext, data in snap:
+        if ext is not None:
+            ext[:] = data
+        else:
+            off = s - mem.base
+            mem.arena[off:off + len(data)] = data
 
 
 def _first_difference(mem, a, b) -> str:
-    arena_a, ext_a = a
-    arena_b, ext_b = b
-    if len(arena_a) != len(arena_b) or not np.array_equal(arena_a, arena_b):
-        n = min(len(arena_a), len(arena_b))
-        i = int(np.argmax(arena_a[:n] != arena_b[:n]))
-        addr = mem.base + i
-        hit = mem.find(addr)
-        where = f"allocation 0x{hit[0]:x}+0x{addr - hit[0]:x}" if hit else "outside allocations"
-        return f"device memory at 0x{addr:x} ({where}): numpy 0x{arena_a[i]:02x} native 0x{arena_b[i]:02x}"
-    for (s, x), (_, y) in zip(ext_a, ext_b):
+    for (sa, ext, x), (sb, _, y) in zip(a, b):
+        if sa != sb or len(x) != len(y):
+            return f"the allocations changed during the dispatch (0x{sa:x} vs 0x{sb:x})"
         if not np.array_equal(x, y):
             i = int(np.argmax(x != y))
-            return f"host-mapped memory at 0x{s + i:x}: numpy 0x{x[i]:02x} native 0x{y[i]:02x}"
+            if ext is not None:
+                return f"host-mapped memory at 0x{sa + i:x}: numpy 0x{x[i]:02x} native 0x{y[i]:02x}"
+            return (f"device memory at 0x{sa + i:x} (allocation 0x{sa:x}+0x{i:x}): numpy 0x{x[i]:02x} "
+                    f"native 0x{y[i]:02x}")
+    if len(a) != len(b):
+        return "the allocations changed during the dispatch"
     return ""
 
 

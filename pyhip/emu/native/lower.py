@@ -129,8 +129,6 @@ def lower_instruction(inst, K, aux: list) -> Rec:
     if old is not None:                   # a GFX10/GFX11 name of a GFX9 operation: lowered as that one
         inst = dataclasses.replace(inst, name=old)
     # forms the native handlers do not implement yet (the numpy engine runs those kernels)
-    if K.lanes == 32 and inst.name in ("ds_swizzle_b32", "ds_bpermute_b32", "ds_permute_b32"):
-        raise Unsupported(f"{inst.name}: wave32 lane permutation has no native handler")
     if inst.encoding == "SCRATCH" and K.family >= 11:
         raise Unsupported(f"{inst.name}: GFX11 scratch addressing has no native handler")
     try:

@@ -98,6 +98,96 @@ class Compiled:
                 pass
 
 
+# A module that takes LLVM through what kernels use (vector integer and float arithmetic of several widths,
+# masks, shuffles, conversions, the intrinsics, loops, switches, an MCJIT load).  LLVM registers the
+# destructors of its function-local statics when it first uses them, during a compile; a process that exits
+# while a compile runs calls the ones registered since the last section first, under the compiling thread
+# (an assertion in SelectionDAG in a C ABI program exiting with work queued).  Running this once, in a section
+# of its own before the first real compile, registers them before the exit handler is registered again.
+_WARMUP = """
+declare <8 x float> @llvm.fma.v8f32(<8 x float>, <8 x float>, <8 x float>)
+declare <64 x float> @llvm.minnum.v64f32(<64 x float>, <64 x float>)
+declare <8 x double> @llvm.rint.v8f64(<8 x double>)
+declare i1 @llvm.vector.reduce.or.v8i1(<8 x i1>)
+declare i64 @llvm.cttz.i64(i64, i1)
+declare <8 x i32> @llvm.ctpop.v8i32(<8 x i32>)
+define i32 @warm(ptr noalias %p, i32 %n, i64 %m) {
+entry:
+  switch i32 %n, label %loop [ i32 1, label %wide  i32 2, label %done ]
+loop:
+  %k = phi i32 [0, %entry], [%k2, %loop]
+  %off = zext i32 %k to i64
+  %q = getelementptr inbounds i32, ptr %p, i64 %off
+  %v = load <8 x i32>, ptr %q, align 4
+  %f = bitcast <8 x i32> %v to <8 x float>
+  %g = call <8 x float> @llvm.fma.v8f32(<8 x float> %f, <8 x float> %f, <8 x float> splat (float 1.0))
+  %d = fpext <8 x float> %g to <8 x double>
+  %r = call <8 x double> @llvm.rint.v8f64(<8 x double> %d)
+  %t = fptrunc <8 x double> %r to <8 x float>
+  %u = fcmp uno <8 x float> %t, %t
+  %any = call i1 @llvm.vector.reduce.or.v8i1(<8 x i1> %u)
+  %bits = trunc i64 %m to i32
+  %ins = insertelement <8 x i32> poison, i32 %bits, i64 0
+  %spl = shufflevector <8 x i32> %ins, <8 x i32> poison, <8 x i32> zeroinitializer
+  %and = and <8 x i32> %spl, <i32 1, i32 2, i32 4, i32 8, i32 16, i32 32, i32 64, i32 128>
+  %lanes = icmp ne <8 x i32> %and, zeroinitializer
+  %tb = bitcast <8 x float> %t to <8 x i32>
+  %w64 = zext <8 x i32> %tb to <8 x i64>
+  %sh = shl <8 x i64> %w64, splat (i64 3)
+  %lo = trunc <8 x i64> %sh to <8 x i32>
+  %pc = call <8 x i32> @llvm.ctpop.v8i32(<8 x i32> %lo)
+  %sel = select <8 x i1> %lanes, <8 x i32> %pc, <8 x i32> %v
+  %sel2 = select i1 %any, <8 x i32> %v, <8 x i32> %sel
+  store <8 x i32> %sel2, ptr %q, align 4
+  %mk = bitcast <8 x i1> %u to i8
+  %mz = zext i8 %mk to i32
+  %k2 = add i32 %k, %mz
+  %more = icmp ult i32 %k2, 8
+  br i1 %more, label %loop, label %done
+wide:
+  %a = load <64 x float>, ptr %p, align 4
+  %b = call <64 x float> @llvm.minnum.v64f32(<64 x float> %a, <64 x float> %a)
+  %rev = shufflevector <64 x float> %b, <64 x float> zeroinitializer, <64 x i32> <i32 63, i32 62, i32 61, i32 60, i32 59, i32 58, i32 57, i32 56, i32 55, i32 54, i32 53, i32 52, i32 51, i32 50, i32 49, i32 48, i32 47, i32 46, i32 45, i32 44, i32 43, i32 42, i32 41, i32 40, i32 39, i32 38, i32 37, i32 36, i32 35, i32 34, i32 33, i32 32, i32 31, i32 30, i32 29, i32 28, i32 27, i32 26, i32 25, i32 24, i32 23, i32 22, i32 21, i32 20, i32 19, i32 18, i32 17, i32 16, i32 15, i32 14, i32 13, i32 12, i32 11, i32 10, i32 9, i32 8, i32 7, i32 6, i32 5, i32 4, i32 3, i32 2, i32 1, i32 0>
+  store <64 x float> %rev, ptr %p, align 4
+  %tz = call i64 @llvm.cttz.i64(i64 %m, i1 false)
+  %tz32 = trunc i64 %tz to i32
+  ret i32 %tz32
+done:
+  ret i32 0
+}
+"""
+
+
+def _warm_up() -> None:
+    """Compile and load _WARMUP once per process, in its own llvm_section (see above)."""
+    if _state.get("warm"):
+        return
+    with llvm_section():
+        if _state.get("warm"):
+            return
+        _state["warm"] = True
+        b = llvm()
+        tm = target_machine()
+        ctx = b.create_context()
+        try:
+            mod = b.parse_assembly(_WARMUP, context=ctx)
+            try:
+                pto = b.create_pipeline_tuning_options(speed_level=int(os.environ.get("PYHIP_JIT_OPT", "1")) or 1)
+                pb = b.create_pass_builder(tm, pto)
+                mpm = pb.getModulePassManager()
+                mpm.run(mod, pb)
+                for x in (mpm, pb, pto):
+                    x.close()
+                obj = tm.emit_object(mod)
+            finally:
+                mod.close()
+        finally:
+            ctx.close()
+        comp = _from_object(obj, "warm")
+        ee, comp.engine = comp.engine, None
+        ee.close()
+
+
 def compile_ir(ir: str, name: str, opt: int | None = None, keep_object: bool = False) -> Compiled:
     """Compile ``ir``; with ``keep_object`` the object file is kept in ``.object`` (for the disk cache).
 
@@ -105,6 +195,7 @@ def compile_ir(ir: str, name: str, opt: int | None = None, keep_object: bool = F
     when Python collects them, which can be on any thread at any time: a module freed while another thread
     compiles corrupts LLVM's state).  The module lives in its own context, freed here."""
     b = llvm()
+    _warm_up()
     t0 = time.perf_counter()
     if opt is None:
         # the IR pipeline's level: O1 gave as fast code as O2 (callgrind, host instructions per launch: Triton

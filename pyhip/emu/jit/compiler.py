@@ -158,6 +158,35 @@ done:
 """
 
 
+def _opt_level() -> int:
+    # the IR pipeline's level: O1 gave as fast code as O2 (callgrind, host instructions per launch: Triton
+    # softmax gfx90a 459 M vs 510 M, gfx1100 351 M vs 355 M, add equal) in less than half the time
+    return int(os.environ.get("PYHIP_JIT_OPT", "1"))
+
+
+def _object(ir: str, opt: int) -> bytes:
+    """IR text → object file (inside an llvm_section; the module lives in its own context, freed here)."""
+    b = llvm()
+    tm = target_machine()
+    ctx = b.create_context()
+    try:
+        mod = b.parse_assembly(ir, context=ctx)
+        try:
+            mod.verify()
+            if opt:
+                pto = b.create_pipeline_tuning_options(speed_level=opt)
+                pb = b.create_pass_builder(tm, pto)
+                mpm = pb.getModulePassManager()
+                mpm.run(mod, pb)
+                for x in (mpm, pb, pto):
+                    x.close()
+            return tm.emit_object(mod)
+        finally:
+            mod.close()
+    finally:
+        ctx.close()
+
+
 def _warm_up() -> None:
     """Compile and load _WARMUP once per process, in its own llvm_section (see above)."""
     if _state.get("warm"):
@@ -166,24 +195,7 @@ def _warm_up() -> None:
         if _state.get("warm"):
             return
         _state["warm"] = True
-        b = llvm()
-        tm = target_machine()
-        ctx = b.create_context()
-        try:
-            mod = b.parse_assembly(_WARMUP, context=ctx)
-            try:
-                pto = b.create_pipeline_tuning_options(speed_level=int(os.environ.get("PYHIP_JIT_OPT", "1")) or 1)
-                pb = b.create_pass_builder(tm, pto)
-                mpm = pb.getModulePassManager()
-                mpm.run(mod, pb)
-                for x in (mpm, pb, pto):
-                    x.close()
-                obj = tm.emit_object(mod)
-            finally:
-                mod.close()
-        finally:
-            ctx.close()
-        comp = _from_object(obj, "warm")
+        comp = _from_object(_object(_WARMUP, _opt_level() or 1), "warm")
         ee, comp.engine = comp.engine, None
         ee.close()
 
@@ -193,41 +205,21 @@ def compile_ir(ir: str, name: str, opt: int | None = None, keep_object: bool = F
 
     Every LLVM object made here is created and destroyed inside one llvm_section (llvmlite frees its objects
     when Python collects them, which can be on any thread at any time: a module freed while another thread
-    compiles corrupts LLVM's state).  The module lives in its own context, freed here."""
-    b = llvm()
+    compiles corrupts LLVM's state)."""
+    llvm()
     _warm_up()
     t0 = time.perf_counter()
-    if opt is None:
-        # the IR pipeline's level: O1 gave as fast code as O2 (callgrind, host instructions per launch: Triton
-        # softmax gfx90a 459 M vs 510 M, gfx1100 351 M vs 355 M, add equal) in less than half the time
-        opt = int(os.environ.get("PYHIP_JIT_OPT", "1"))
     dump = os.environ.get("PYHIP_JIT_DUMP")
-    if dump:                          # a directory: every module compiled, as LLVM IR text (debugging)
+    if dump:                          # a directory: every module compiled, as LLVM IR text and object (debugging)
         from pathlib import Path
-        Path(dump).mkdir(parents=True, exist_ok=True)
-        (Path(dump) / f"{hashlib.sha1(ir.encode()).hexdigest()[:16]}.ll").write_text(ir)
+        stem = Path(dump) / hashlib.sha1(ir.encode()).hexdigest()[:16]
+        stem.parent.mkdir(parents=True, exist_ok=True)
+        stem.with_suffix(".ll").write_text(ir)
     with llvm_section():
-        tm = target_machine()
-        ctx = b.create_context()
-        try:
-            mod = b.parse_assembly(ir, context=ctx)
-            try:
-                mod.verify()
-                if opt:
-                    pto = b.create_pipeline_tuning_options(speed_level=opt)
-                    pb = b.create_pass_builder(tm, pto)
-                    mpm = pb.getModulePassManager()
-                    mpm.run(mod, pb)
-                    for x in (mpm, pb, pto):
-                        x.close()
-                obj = tm.emit_object(mod)
-            finally:
-                mod.close()
-        finally:
-            ctx.close()
+        obj = _object(ir, _opt_level() if opt is None else opt)
         comp = _from_object(obj, name)
     if dump:
-        (Path(dump) / f"{hashlib.sha1(ir.encode()).hexdigest()[:16]}.o").write_bytes(obj)
+        stem.with_suffix(".o").write_bytes(obj)
     comp.seconds = time.perf_counter() - t0
     comp.ir_chars = len(ir)
     comp.object = obj if keep_object else None

@@ -219,8 +219,14 @@ int pyhip_signal_wait_multi(void* const* sigs, int n, int all, int64_t timeout_n
 
 void pyhip_signal_set_start(void* sig) { __atomic_store_n(AT(sig, SIG_START_TS, uint64_t), (uint64_t)pyhip_now_ns(), __ATOMIC_RELEASE); }
 
-/* Packet completion: end_ts, error code, then the atomic decrement (last write), then wake waiters. */
+/* Packet completion: end_ts, error code, then the atomic decrement (last write), then wake waiters.  A
+ * completion with an error moves the fault epoch on first (the C ABI's native synchronize watches it). */
+static uint64_t g_fault_epoch;     /* completions with an error so far, process-wide */
+
+uint64_t pyhip_fault_epoch(void) { return __atomic_load_n(&g_fault_epoch, __ATOMIC_ACQUIRE); }
+
 int64_t pyhip_signal_complete(void* sig, uint32_t error_code) {
+    if (error_code) __atomic_fetch_add(&g_fault_epoch, 1, __ATOMIC_ACQ_REL);   /* before the decrement */
     __atomic_store_n(AT(sig, SIG_END_TS, uint64_t), (uint64_t)pyhip_now_ns(), __ATOMIC_RELAXED);
     __atomic_store_n(AT(sig, SIG_ERROR, uint32_t), error_code, __ATOMIC_RELAXED);
     return pyhip_signal_add(sig, -1);
@@ -333,54 +339,6 @@ void pyhip_queue_close(void* q) {
 
 /* Wake the consumer without publishing anything (used to make it look at its stop flag). */
 void pyhip_queue_kick(void* q) { pyhip_signal_notify((void*)(uintptr_t)*AT(q, Q_DOORBELL, uint64_t)); }
-
-/* Consumer fast path: retire consecutive published kernel-dispatch packets whose kernel object is one of
- * kobjs[0..nk) — kernels whose code is a lone s_endpgm, so running them changes nothing but the
- * completion signal.  Each gets what any packet gets: start/end timestamps, error 0, the decrement, and
- * its slot retired.  A packet with a geometry the agent would reject (zero sizes, > 1024 work-items per
- * group, > 64 KiB LDS) is left for the full path.  Returns how many packets were retired. */
-int64_t pyhip_queue_drain_trivial(void* q, const uint64_t* kobjs, int nk, int64_t max, int64_t spin_ns) {
-    int64_t done = 0, idle_since = -1;
-    while (done < max) {
-        uint64_t ri = __atomic_load_n(AT(q, Q_READ, uint64_t), __ATOMIC_ACQUIRE);
-        const uint8_t* slot = slot_of(q, ri);
-        uint32_t hs = __atomic_load_n((const uint32_t*)slot, __ATOMIC_ACQUIRE);
-        if ((hs & 0xFF) == PKT_INVALID && done && spin_ns > 0 &&
-            !__atomic_load_n(AT(q, Q_CLOSED, uint32_t), __ATOMIC_ACQUIRE)) {
-            /* a producer launching in a loop publishes the next packet within microseconds: wait for it
-             * here rather than going back to sleep (which would make every publish a futex wake) */
-            int64_t now = pyhip_now_ns();
-            if (idle_since < 0) idle_since = now;
-            if (now - idle_since < spin_ns) {
-                for (int i = 0; i < 32; ++i) cpu_relax();
-                continue;
-            }
-            break;
-        }
-        idle_since = -1;
-        if ((hs & 0xFF) != 2) break;                                   /* kernel dispatch only */
-        uint16_t wg[3];
-        uint32_t grid[3], group_seg;
-        uint64_t kobj, sig;
-        memcpy(wg, slot + 4, 6);
-        memcpy(grid, slot + 12, 12);
-        memcpy(&group_seg, slot + 28, 4);
-        memcpy(&kobj, slot + 32, 8);
-        memcpy(&sig, slot + 56, 8);
-        if (!wg[0] || !wg[1] || !wg[2] || !grid[0] || !grid[1] || !grid[2] ||
-            (uint32_t)wg[0] * wg[1] * wg[2] > 1024u || group_seg > 65536u) break;
-        int hit = 0;
-        for (int i = 0; i < nk; ++i) if (kobjs[i] == kobj) { hit = 1; break; }
-        if (!hit) break;
-        if (sig) {
-            pyhip_signal_set_start((void*)(uintptr_t)sig);
-            pyhip_signal_complete((void*)(uintptr_t)sig, 0);
-        }
-        pyhip_queue_retire(q, ri);
-        ++done;
-    }
-    return done;
-}
 
 /* ---- memory written by producers that bump no futex word (ROCr's queues and signals) -------------------
  * Nothing wakes us when ROCr stores to its own amd_signal_t or rings a hardware doorbell with a plain store,

@@ -1,4 +1,4 @@
-"""cffi (API mode) build of ``pyhip._native_aql`` from native/aql_atomics.c.
+"""cffi (API mode) build of ``pyhip._native_aql`` from native/aql_atomics.c and native/aql_processor.c.
 
 Used by setup.py (``cffi_modules=["native/build_aql.py:ffibuilder"]``, so ``pip install -e .`` builds it)
 and, when the package was not built (a bare source checkout), by pyhip/aql/native.py on first import.
@@ -36,6 +36,7 @@ int pyhip_signal_wait(void* sig, int cond, int64_t cmp, int64_t mask, int64_t ti
 int pyhip_signal_wait_multi(void* const* sigs, int n, int all, int64_t timeout_ns, int64_t spin_ns);
 void pyhip_signal_set_start(void* sig);
 int64_t pyhip_signal_complete(void* sig, uint32_t error_code);
+uint64_t pyhip_fault_epoch(void);
 
 int64_t pyhip_queue_reserve(void* q, int64_t timeout_ns);
 void pyhip_queue_publish(void* q, uint64_t index, const uint8_t* packet64);
@@ -43,7 +44,6 @@ int pyhip_queue_wait_packet(void* q, uint64_t index, uint8_t* out64, int64_t tim
 void pyhip_queue_retire(void* q, uint64_t index);
 void pyhip_queue_close(void* q);
 void pyhip_queue_kick(void* q);
-int64_t pyhip_queue_drain_trivial(void* q, const uint64_t* kobjs, int nk, int64_t max, int64_t spin_ns);
 
 int pyhip_raw_wait_value(const int64_t* value, int cond, int64_t cmp, int64_t mask, int64_t timeout_ns);
 int pyhip_raw_wait_multi(int64_t* const* values, int n, int all, int64_t timeout_ns);
@@ -55,12 +55,19 @@ void pyhip_foreign_set_doorbell(void* fn);
 int64_t pyhip_foreign_reserve(void* q, int64_t timeout_ns);
 void pyhip_foreign_publish(void* q, uint64_t index, const uint8_t* packet64);
 int64_t pyhip_raw_signal_add(void* sig, int64_t delta);
+
+int pyhip_signal_register(void* sig);
+void pyhip_signal_free(void* sig);
+int pyhip_signal_live(uint64_t handle);
+int64_t pyhip_queue_process(void* q, void* agent_fn, void* agent_ctx, int64_t max, int64_t timeout_ns,
+                            int64_t spin_ns, const uint32_t* stop, int32_t* status, uint64_t* counters);
 """
 
 ffibuilder = cffi.FFI()
 ffibuilder.cdef(CDEF)
-ffibuilder.set_source("pyhip._native_aql", (HERE / "aql_atomics.c").read_text(),
-                      extra_compile_args=["-O2", "-std=gnu11"])
+ffibuilder.set_source("pyhip._native_aql", '#include "aql_atomics.c"\n#include "aql_processor.c"\n',
+                      include_dirs=[str(HERE)], depends=[str(HERE / "aql_atomics.c"), str(HERE / "aql_processor.c")],
+                      extra_compile_args=["-O2", "-std=gnu11"], libraries=["pthread"])
 
 if __name__ == "__main__":
     ffibuilder.compile(tmpdir=str(HERE.parent), verbose=True)

@@ -57,6 +57,26 @@ int pyhip_engine_run(Dispatch* d);
 int pyhip_engine_threads(void);
 void pyhip_engine_set_threads(int n);
 void pyhip_engine_set_fp8(const double* fp8, const double* bf8);
+
+typedef struct Agent Agent;
+typedef struct AgentQueue {
+    Agent* agent; uint8_t* mirror_host; uint64_t mirror_dev; const uint8_t* amd_queue; uint64_t fault_kobj;
+    Dispatch fault; ...;
+} AgentQueue;
+Agent* pyhip_agent_new(void);
+void pyhip_agent_free(Agent* a);
+int pyhip_agent_add_kernel(Agent* a, uint64_t kobj, const Dispatch* t, uint32_t kernarg_size, uint32_t private_fixed,
+                           uint32_t private_extra, int trivial, int nslots, const int32_t* kind, const int32_t* first,
+                           const int32_t* count);
+int pyhip_agent_remove_kernel(Agent* a, uint64_t kobj);
+int pyhip_agent_has_kernel(Agent* a, uint64_t kobj);
+void pyhip_agent_clear(Agent* a);
+int pyhip_agent_set_regions(Agent* a, const Region* r, int32_t n);
+void pyhip_agent_set_max_steps(Agent* a, int64_t steps);
+int pyhip_agent_quiescent(Agent* a);
+void pyhip_agent_counts(Agent* a, uint64_t* out3);
+int pyhip_agent_dispatch(void* ctx, const uint8_t* pkt, uint64_t index);
+void* pyhip_agent_dispatch_fn(void);
 """
 
 

@@ -420,3 +420,5 @@ int pyhip_engine_launch(const LaunchEntry* e, const uint8_t* args, uint32_t nbyt
     q_publish(e->queue, (uint64_t)idx, pkt);
     return 1;
 }
+
+#include "agent.h"

@@ -225,3 +225,84 @@ __attribute__((destructor)) static void pyhip_fast_report(void) {
         fprintf(stderr, "pyhip shim: %llu native launches, %llu through Python\n",
                 (unsigned long long)pyhip_fast_hits, (unsigned long long)pyhip_fast_misses);
 }
+
+/* ---- synchronizing without Python ----------------------------------------------------------------------
+ * After a synchronize went through Python and left a device idle with one stream granted native launches
+ * (fastpath.py), Python *arms* the device: from then on, while nothing but native launches reached it, the
+ * device's work is exactly what that stream's counter signal counts.  hipDeviceSynchronize (and
+ * hipStreamSynchronize of that stream) then waits for the counter to reach 0 in C and returns.  Python
+ * disarms the device whenever anything else happens on it (any command through Python, an error recorded,
+ * the grant ending, a reset); a completion with an error anywhere moves the fault epoch, and a wait that
+ * saw the epoch move (or the device disarmed meanwhile) goes to Python, which reports the fault. */
+#define PYHIP_SYNC_DEVICES 64
+typedef struct {
+    void* counter;               /* NULL: not armed */
+    void* stream;                /* the granted stream's handle (NULL: the null stream) */
+    uint64_t epoch;              /* the fault epoch when armed */
+    uint64_t generation;         /* bumped by every arm and disarm */
+} pyhip_sync_state;
+
+typedef int (*pyhip_sigwait_fn)(void*, int, int64_t, int64_t, int64_t, int64_t, int64_t*);
+typedef uint64_t (*pyhip_epoch_fn)(void);
+static pyhip_sync_state pyhip_sync[PYHIP_SYNC_DEVICES];
+static pthread_mutex_t pyhip_sync_lock = PTHREAD_MUTEX_INITIALIZER;
+static pyhip_sigwait_fn pyhip_sig_wait;
+static pyhip_epoch_fn pyhip_fault_epoch_now;
+static uint64_t pyhip_sync_hits;
+
+void pyhip_sync_set_fns(void* sigwait, void* epoch) {
+    pyhip_sig_wait = (pyhip_sigwait_fn)sigwait;
+    pyhip_fault_epoch_now = (pyhip_epoch_fn)epoch;
+}
+
+/* counter NULL: disarm.  `epoch` is the fault epoch Python saw before it checked the device for errors. */
+void pyhip_sync_arm(int device, void* stream, void* counter, uint64_t epoch) {
+    if (device < 0 || device >= PYHIP_SYNC_DEVICES) return;
+    pthread_mutex_lock(&pyhip_sync_lock);
+    pyhip_sync_state* s = &pyhip_sync[device];
+    s->counter = pyhip_sig_wait ? counter : NULL;
+    s->stream = stream;
+    s->epoch = epoch;
+    s->generation++;
+    pthread_mutex_unlock(&pyhip_sync_lock);
+}
+
+uint64_t pyhip_sync_hit_count(void) { return __atomic_load_n(&pyhip_sync_hits, __ATOMIC_RELAXED); }
+
+/* 1 = the device's work is done and nothing failed; 0 = ask Python.  `stream_given`: only that stream's work
+ * is asked for (it must be the granted stream). */
+static int pyhip_sync_native(int device, int stream_given, void* stream) {
+    if (device < 0 || device >= PYHIP_SYNC_DEVICES || !pyhip_sig_wait) return 0;
+    pthread_mutex_lock(&pyhip_sync_lock);
+    pyhip_sync_state s = pyhip_sync[device];
+    pthread_mutex_unlock(&pyhip_sync_lock);
+    if (!s.counter || (stream_given && stream != s.stream)) return 0;
+    int64_t seen = 0;
+    int r;
+    while ((r = pyhip_sig_wait(s.counter, 0 /* EQ */, 0, -1, 100000000LL, 20000LL, &seen)) == 0) {}
+    if (r != 1) return 0;
+    pthread_mutex_lock(&pyhip_sync_lock);
+    int ok = pyhip_sync[device].generation == s.generation;
+    pthread_mutex_unlock(&pyhip_sync_lock);
+    if (!ok || pyhip_fault_epoch_now() != s.epoch) return 0;
+    __atomic_fetch_add(&pyhip_sync_hits, 1, __ATOMIC_RELAXED);
+    return 1;
+}
+
+int hipDeviceSynchronize(void) {
+    if (pyhip_sync_native(pyhip_tls_device, 0, NULL)) return pyhip_tls_last_error = 0;
+    return pyhip_slow_hipDeviceSynchronize();
+}
+
+int hipStreamSynchronize(void* stream) {
+    /* the null stream means the calling thread's current device; any other handle is checked by Python */
+    if (!stream && pyhip_sync_native(pyhip_tls_device, 1, NULL)) return pyhip_tls_last_error = 0;
+    if (stream) {
+        for (int d = 0; d < PYHIP_SYNC_DEVICES; d++) {
+            if (__atomic_load_n(&pyhip_sync[d].stream, __ATOMIC_RELAXED) != stream) continue;
+            if (pyhip_sync_native(d, 1, stream)) return pyhip_tls_last_error = 0;
+            break;
+        }
+    }
+    return pyhip_slow_hipStreamSynchronize(stream);
+}

@@ -2,7 +2,8 @@
 :class:`NativeBlock`, a zeroed 64-byte aligned allocation that rings, queues and signals live in."""
 from __future__ import annotations
 
-_REQUIRED = ("pyhip_queue_reserve", "pyhip_signal_wait_multi", "pyhip_signal_complete", "pyhip_cp_wait_packet", "pyhip_foreign_submit", "pyhip_raw_signal_add")
+_REQUIRED = ("pyhip_queue_reserve", "pyhip_signal_wait_multi", "pyhip_signal_complete", "pyhip_cp_wait_packet", "pyhip_foreign_submit", "pyhip_raw_signal_add",
+             "pyhip_queue_process", "pyhip_signal_register")
 
 
 def _build_in_place():
@@ -43,11 +44,11 @@ class NativeBlock:
 
     __slots__ = ("ptr", "size", "address", "__weakref__")
 
-    def __init__(self, size: int):
+    def __init__(self, size: int, destructor=None):
         p = lib.pyhip_alloc64(size)
         if p == ffi.NULL:
             raise MemoryError(f"cannot allocate {size} bytes of native memory")
-        self.ptr = ffi.gc(p, lib.pyhip_free, size)
+        self.ptr = ffi.gc(p, destructor or lib.pyhip_free, size)
         self.size = size
         self.address = int(ffi.cast("uintptr_t", self.ptr))
 

@@ -38,18 +38,24 @@ import os
 import sys
 import struct
 import threading
+import time
 import traceback
 from dataclasses import dataclass, field
 
 from . import packets as P
-from .native import ffi, lib, now_ns
+from .native import NativeBlock, ffi, lib, now_ns
 from .queue import Queue
 from .signal import (ERROR_ABORTED, ERROR_EXCEPTION, ERROR_INVALID_PACKET, ERROR_INVALID_SIGNAL, Signal,
                      error_code_of, wait_multi)
 
 _LOG_FAULTS = os.environ.get("PYHIP_LOG_FAULTS", "") not in ("", "0")
 _POLL_S = 0.05          # how often blocking waits look at the abort flag
-DRAIN_SPIN_NS = 200_000  # after retiring trivial packets natively, keep watching for the next one this long
+DRAIN_SPIN_NS = 200_000  # after a packet, the native loop keeps watching for the next one this long
+NATIVE_LOOP = os.environ.get("PYHIP_NATIVE_AQL", "1") != "0"
+# pyhip_queue_process's status and counters (native/aql_processor.c)
+PROC_IDLE, PROC_PYTHON, PROC_FAULT, PROC_CLOSED, PROC_MAX = range(5)
+_COUNTER_NAMES = ("KernelDispatchPacket", "BarrierPacket", "BarrierPacket", "AgentDispatchPacket", "barrier_bit")
+_N_COUNTERS = 16 + len(_COUNTER_NAMES)
 
 
 class PacketError(RuntimeError):
@@ -77,6 +83,12 @@ class Fault:
     traceback: str = field(default="", repr=False)
 
 
+class _NoAgent:
+    """An agent without a native dispatch function: kernels go to Python, the rest may stay native."""
+    fn = ffi.NULL
+    ctx = ffi.NULL
+
+
 class PacketProcessor:
     def __init__(self, queue: Queue, agent, name: str = "", *, lazy: bool = True, on_fault=None):
         self.queue = queue
@@ -85,16 +97,17 @@ class PacketProcessor:
         self.on_fault = on_fault                  # optional fn(Fault), called on the processor thread
         self.faults: list[Fault] = []
         self.cancelled: list[int] = []            # indices of packets cancelled by stop(drain=False)
-        self.processed = 0
-        self.fences: collections.Counter = collections.Counter()   # (acquire, release) scope pairs
-        self.stats: collections.Counter = collections.Counter()    # per packet type name, "barrier_bit"
+        self._processed = 0
+        self._fences: collections.Counter = collections.Counter()   # (acquire, release) scope pairs
+        self._stats: collections.Counter = collections.Counter()    # per packet type name, "barrier_bit"
+        self._counters = None                     # the native loop's counts (read live: see the properties)
         self._acquire_hook = getattr(agent, "acquire_fence", None)
         self._release_hook = getattr(agent, "release_fence", None)
         self._callbacks: dict[int, tuple[object, bool]] = {}
         self._cb_ids = itertools.count(1)
         self._cb_lock = threading.Lock()
         self._inflight = 0
-        self._trivial = None                      # (agent's tuple, native array) for _drain_trivial
+        self._stop_word = None                    # set to 1 to make the native loop return (abort)
         self._stopping = False
         self._abort = False
         self._thread: threading.Thread | None = None
@@ -125,7 +138,7 @@ class PacketProcessor:
         self.queue.close()
         self._stopping = True
         if not drain:
-            self._abort = True
+            self._set_abort()
         if self._thread is None:
             if self.queue.write_index == self.queue.read_index:
                 return True
@@ -133,10 +146,42 @@ class PacketProcessor:
         self.queue.kick()
         self._thread.join(timeout)
         if self._thread.is_alive():
-            self._abort = True
+            self._set_abort()
             self.queue.kick()
             self._thread.join(min(2.0, max(timeout, 0.2)))
         return not self._thread.is_alive()
+
+    # -- statistics: the Python path's counts plus the native loop's (written before each completion) --------
+    @property
+    def processed(self) -> int:
+        c = self._counters
+        return self._processed + (sum(c[16:16 + 4]) if c is not None else 0)
+
+    @property
+    def fences(self) -> collections.Counter:
+        out = collections.Counter(self._fences)
+        c = self._counters
+        if c is not None:
+            for i in range(16):
+                if c[i]:
+                    out[(i >> 2, i & 3)] += c[i]
+        return out
+
+    @property
+    def stats(self) -> collections.Counter:
+        out = collections.Counter(self._stats)
+        c = self._counters
+        if c is not None:
+            for i, name in enumerate(_COUNTER_NAMES):
+                if c[16 + i]:
+                    out[name] += c[16 + i]
+        return out
+
+    def _set_abort(self) -> None:
+        self._abort = True
+        word = self._stop_word
+        if word is not None:
+            lib.pyhip_store_release_u32(word.u32(0), 1)
 
     def register_callback(self, fn, once: bool = True) -> int:
         """An id for an AGENT_CALLBACK packet (arg0); ``fn()`` runs on the processor thread in stream
@@ -150,38 +195,58 @@ class PacketProcessor:
     def _run(self) -> None:
         q = self.queue
         index = q.read_index
+        native = self._native_loop()
         while not self._abort:
+            failure = None
+            if native is not None:
+                status = self._drain_native(native)
+                index = q.read_index
+                if status in (PROC_IDLE, PROC_CLOSED, PROC_MAX):
+                    if status == PROC_CLOSED and q.write_index <= index:
+                        if self._stopping:
+                            return
+                        time.sleep(_POLL_S)            # closed by someone else: nothing can come any more
+                    continue
+                if status == PROC_FAULT:
+                    failure = native.failure(q.peek(index))
             raw = q.wait_packet(index, _POLL_S)
             if raw is None:
                 if self._stopping and q.write_index <= index:
                     return
                 continue
-            if raw[0] == P.TYPE_KERNEL_DISPATCH and self._drain_trivial():
-                index = q.read_index
-                continue
             try:
-                self._process(raw, index)
+                self._process(raw, index, failure)
             except BaseException as exc:          # a bug in the processor itself: record, go on
                 self._record(index, raw, exc, 0, 0, ERROR_EXCEPTION)
             q.retire(index)
-            self.processed += 1
+            self._processed += 1
             index += 1
         self._cancel_from(index)
 
-    def _drain_trivial(self) -> int:
-        """Kernels the agent reports as doing nothing (``agent.trivial_kernels``) are retired in native code,
-        as many consecutive ones as are published, without the GIL; their signals complete as usual."""
-        kobjs = getattr(self.agent, "trivial_kernels", ())
-        if not kobjs:
-            return 0
-        if self._trivial is None or self._trivial[0] is not kobjs:
-            self._trivial = (kobjs, ffi.new("uint64_t[]", list(kobjs)))
-        n = lib.pyhip_queue_drain_trivial(self.queue._q, self._trivial[1], len(kobjs), 1 << 30, DRAIN_SPIN_NS)
-        if n:
-            self.processed += n
-            self.stats["KernelDispatchPacket"] += n
-            self.stats["trivial"] += n
-        return n
+    def _native_loop(self):
+        """The agent's native hook for this queue (``agent.native_queue(queue)``: an object with ``fn``, the
+        agent's dispatch function as ``void*``, ``ctx``, and ``failure(raw)``: the exception of a packet that
+        faulted), or a hook without an agent function (barriers and no-ops are still retired natively).  None
+        when PYHIP_NATIVE_AQL=0 or the agent has fence hooks: every packet goes through :meth:`_process`."""
+        if not NATIVE_LOOP or self._acquire_hook is not None or self._release_hook is not None:
+            return None                          # fence hooks are Python: every packet must reach them
+        hook = getattr(self.agent, "native_queue", None)
+        native = hook(self.queue) if hook is not None else None
+        if native is None:
+            native = _NoAgent()
+        self._stop_word = NativeBlock(8)
+        if self._abort:
+            lib.pyhip_store_release_u32(self._stop_word.u32(0), 1)
+        self._status = ffi.new("int32_t[1]")
+        self._counters = ffi.new(f"uint64_t[{_N_COUNTERS}]")
+        return native
+
+    def _drain_native(self, native) -> int:
+        """Retire in native code every packet the loop can finish (see native/aql_processor.c); returns why
+        it stopped.  Its counts show in :attr:`stats`, :attr:`fences` and :attr:`processed`."""
+        lib.pyhip_queue_process(self.queue._q, native.fn, native.ctx, 1 << 62, int(_POLL_S * 1e9), DRAIN_SPIN_NS,
+                                self._stop_word.u32(0), self._status, self._counters)
+        return self._status[0]
 
     def _cancel_from(self, index: int) -> None:
         """Abort: complete every packet still in the (closed) queue with ERROR_ABORTED."""
@@ -212,16 +277,16 @@ class PacketProcessor:
             except BaseException:  # noqa: BLE001 - a bad hook must not kill the processor
                 pass
 
-    def _process(self, raw: bytes, index: int) -> None:
+    def _process(self, raw: bytes, index: int, failure: BaseException | None = None) -> None:
         ptype, barrier, acquire, release = P.header_fields(raw[0] | raw[1] << 8)
-        self.fences[(acquire, release)] += 1
+        self._fences[(acquire, release)] += 1
         handle = struct.unpack_from("<Q", raw, 56)[0]   # completion_signal: +56 in every packet format
         sig = Signal.from_handle(handle) if handle else None
         if handle and sig is None:
             self._record(index, raw, PacketError(f"unknown completion signal 0x{handle:x}", ERROR_INVALID_SIGNAL),
                          ptype, handle, ERROR_INVALID_SIGNAL)
         if barrier:
-            self.stats["barrier_bit"] += 1
+            self._stats["barrier_bit"] += 1
             self._wait_idle()
         if acquire and self._acquire_hook is not None:
             self._acquire_hook(acquire)
@@ -234,7 +299,9 @@ class PacketProcessor:
                 pkt = P.decode(raw)
             except ValueError as exc:
                 raise PacketError(str(exc)) from exc
-            self.stats[type(pkt).__name__] += 1
+            self._stats[type(pkt).__name__] += 1
+            if failure is not None:               # the native loop ran it and it faulted
+                raise failure
             self._execute(ptype, pkt, index)
         except Aborted as exc:
             error, code = exc, ERROR_ABORTED

@@ -56,7 +56,7 @@ class Signal:
     __slots__ = ("_mem", "_p", "handle", "error", "sticky", "__weakref__")
 
     def __init__(self, initial: int = 0):
-        self._mem = NativeBlock(SIGNAL_SIZE)
+        self._mem = NativeBlock(SIGNAL_SIZE, lib.pyhip_signal_free)    # unregisters the live signal, then frees
         self._p = ffi.cast("void*", self._mem.ptr)
         self.handle: int = self._mem.address
         self.error: BaseException | None = None          # exception recorded by the packet processor
@@ -65,6 +65,8 @@ class Signal:
         lib.pyhip_signal_store(self._p, initial)
         with _registry_lock:
             _registry[self.handle] = self
+        if not lib.pyhip_signal_register(self._p):      # native readers (the packet processor's loop) ask it
+            raise MemoryError("cannot register a signal")
 
     def __repr__(self) -> str:
         return f"<Signal 0x{self.handle:x} value={self.load()}{' error' if self.error else ''}>"

@@ -81,8 +81,12 @@ def install(c) -> None:
         d[0] = rt.current_index()
 
     @c.export
-    def hipDeviceSynchronize():
-        rt.device().synchronize()
+    def pyhip_slow_hipDeviceSynchronize():
+        # hipDeviceSynchronize (fastlaunch.c) when the device is not armed for a native synchronize
+        epoch = c.fast.fault_epoch()
+        dev = rt.device()
+        dev.synchronize()
+        c.fast.arm_sync(dev, epoch)
 
     # hipGetLastError / hipPeekAtLastError are C (fastlaunch.c): the thread's last error lives there
 

@@ -11,6 +11,8 @@ LDS, offsets), on a stream the runtime grants native launches to (:meth:`Stream.
 """
 from __future__ import annotations
 
+import weakref
+
 from ..aql import KernelDispatchPacket
 from ..aql.native import ffi as aql_ffi, lib as aql_lib
 
@@ -28,6 +30,34 @@ class FastPath:
         fns = [aql_ffi.cast("uintptr_t", aql_ffi.addressof(aql_lib, n)) for n in names]
         lib.pyhip_fast_set_fns(*(ffi.cast("void*", int(f)) for f in fns))
         self.enabled = True
+        self._handles: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()   # stream -> its C handle
+        self.sync_enabled = getattr(runtime, "backend_kind", "emu") != "hsa"     # counters are pyhip signals
+        if self.sync_enabled:
+            waits = [aql_ffi.cast("uintptr_t", aql_ffi.addressof(aql_lib, n))
+                     for n in ("pyhip_signal_wait", "pyhip_fault_epoch")]
+            lib.pyhip_sync_set_fns(*(ffi.cast("void*", int(f)) for f in waits))
+
+    # -- synchronizing in C (fastlaunch.c): armed after a synchronize left the device idle -------------------
+    @staticmethod
+    def fault_epoch() -> int:
+        return aql_lib.pyhip_fault_epoch()
+
+    def arm_sync(self, dev, epoch: int) -> None:
+        """After a synchronize through Python succeeded: when the device is idle and one stream holds the native
+        launch grant, later synchronizes wait for that stream's counter in C (until :meth:`disarm_sync`)."""
+        st = dev.fast_stream
+        fs = st._fast if st is not None else None
+        handle = self._handles.get(st) if st is not None and not st.is_null else 0
+        if not (self.enabled and self.sync_enabled) or fs is None or st.destroyed or handle is None:
+            return
+        from ..runtime.pools import has_cached
+        if dev._errors or st._errors or has_cached(dev) or not dev.idle():
+            return
+        self.lib.pyhip_sync_arm(dev.index, self.ffi.cast("void*", handle), self.ffi.cast("void*", fs.signal.handle),
+                                epoch)
+
+    def disarm_sync(self, dev) -> None:
+        self.lib.pyhip_sync_arm(dev.index, self.ffi.NULL, self.ffi.NULL, 0)
 
     def invalidate(self, stream=None) -> None:
         """Drop every native entry (streams, modules and devices changing make any of them suspect)."""
@@ -36,6 +66,8 @@ class FastPath:
     def hook_device(self, dev) -> None:
         if dev.fast_invalidate is None:
             dev.fast_invalidate = self.invalidate
+        if dev.fast_sync_disarm is None:
+            dev.fast_sync_disarm = self.disarm_sync
 
     def register(self, c_handle, c_stream, grid, block, shared: int, function, stream) -> bool:
         if not self.enabled:
@@ -76,6 +108,7 @@ class FastPath:
         e.counter = self.ffi.cast("void*", fs.signal.handle)
         e.launches = self.ffi.cast("uint64_t*", fs.launches.address)
         e.device = stream.device.index       # the null stream (0) is the calling thread's current device
+        self._handles[stream] = int(self.ffi.cast("uintptr_t", c_stream))
         return bool(self.lib.pyhip_fast_register(e))
 
     def hits(self) -> int:

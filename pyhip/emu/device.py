@@ -41,7 +41,8 @@ class EmulatedGPU:
         self.target = target
         self.processor = proc
         self.memory = memory or DeviceMemory(memory_size, base=DEVICE_BASE + index * DEVICE_STRIDE)
-        self.watchdog_steps = watchdog_steps
+        self._watchdog_steps = watchdog_steps
+        self._agent = None                 # the native agent (pyhip/emu/native/agent.py), with the first queue
         self.programs: list[LoadedProgram] = []
         self._contexts = {}
         self._compiled = {}
@@ -79,13 +80,24 @@ class EmulatedGPU:
                     self._native = NativeEngine(self)
         return self._native
 
+    @property
+    def watchdog_steps(self) -> int:
+        return self._watchdog_steps
+
+    @watchdog_steps.setter
+    def watchdog_steps(self, steps: int) -> None:
+        self._watchdog_steps = steps
+        if self._agent is not None:
+            self._agent.sync_watchdog()
+
     def engine_stats(self) -> dict:
         """Dispatches run natively / on the numpy engine, and why each fallback happened."""
         n = self._native
         if n is None:
             return {"native": 0, "fallback": 0, "reasons": {}, "tier0": 0}
-        return {"native": n.stats["native"], "fallback": n.stats["fallback"], "reasons": dict(n.fallbacks),
-                "tier0": n.stats["tier0"]}
+        agent = self._agent.counts() if self._agent is not None else {"dispatched": 0, "faults": 0}
+        return {"native": n.stats["native"] + agent["dispatched"], "fallback": n.stats["fallback"],
+                "reasons": dict(n.fallbacks), "tier0": n.stats["tier0"], "agent": agent}
 
     # -- programs -----------------------------------------------------------------------------------------
     def load_program(self, co) -> LoadedProgram:
@@ -97,6 +109,9 @@ class EmulatedGPU:
             self.programs.append(p)
             if trivial:
                 self.trivial_kernels = self.trivial_kernels + tuple(trivial)
+        if self._agent is not None:
+            for k in trivial:
+                self._agent.add_trivial(k)
         return p
 
     def _is_trivial(self, p, kernel_object: int) -> bool:
@@ -126,6 +141,8 @@ class EmulatedGPU:
                 del self._contexts[key]
             if self._foreign_programs.get(p.base) is p:
                 del self._foreign_programs[p.base]
+            if self._agent is not None:
+                self._agent.forget(p)
             if self._native is not None:
                 self._native.forget(p)
             p.unloaded = True
@@ -183,9 +200,11 @@ class EmulatedGPU:
         return p, p.kernels.get(kernel_object) or ForeignKernel(f"kernel@0x{kernel_object:x}")
 
     # -- dispatch -----------------------------------------------------------------------------------------------
-    def run_dispatch(self, *, kernel_object: int, kernarg_address: int, grid_size, workgroup_size,
-                     group_segment_size: int, private_segment_size: int, dispatch_ptr: int = 0,
-                     queue_ptr: int = 0, dispatch_id: int = 0, max_steps: int | None = None) -> Dispatch:
+    def dispatch_record(self, *, kernel_object: int, kernarg_address: int, grid_size, workgroup_size,
+                        group_segment_size: int, private_segment_size: int, dispatch_ptr: int = 0,
+                        queue_ptr: int = 0, dispatch_id: int = 0, max_steps: int | None = None) -> Dispatch:
+        """The numpy engine's record of a dispatch (geometry, descriptor, initial state), not run yet; raises
+        the GPUFault of a dispatch that cannot start."""
         program, kernel = self._find(kernel_object)
         if program is None:
             raise GPUFault("invalid kernel_object: not inside any loaded code object",
@@ -206,6 +225,15 @@ class EmulatedGPU:
                      grid_size=grid_size, workgroup_size=workgroup_size, group_segment_size=group_segment_size,
                      private_segment_size=private_segment_size, dispatch_ptr=dispatch_ptr, queue_ptr=queue_ptr,
                      dispatch_id=dispatch_id, max_steps=max_steps)
+        return d
+
+    def run_dispatch(self, *, kernel_object: int, kernarg_address: int, grid_size, workgroup_size,
+                     group_segment_size: int, private_segment_size: int, dispatch_ptr: int = 0,
+                     queue_ptr: int = 0, dispatch_id: int = 0, max_steps: int | None = None) -> Dispatch:
+        d = self.dispatch_record(kernel_object=kernel_object, kernarg_address=kernarg_address, grid_size=grid_size,
+                                 workgroup_size=workgroup_size, group_segment_size=group_segment_size,
+                                 private_segment_size=private_segment_size, dispatch_ptr=dispatch_ptr,
+                                 queue_ptr=queue_ptr, dispatch_id=dispatch_id, max_steps=max_steps)
         if self.engine != "numpy":
             nat = self.native_engine()
             if nat is not None:
@@ -215,7 +243,7 @@ class EmulatedGPU:
                         from .native.diff import differential
                         res = differential(self, d, nat, nprog)
                     else:
-                        res = nat.run(d, nprog)
+                        res = nat.run(d, nprog, register=self._agent if max_steps is None else None)
                     self.last_dispatch = res
                     return res
                 if reason != "tier0":                  # (tier 0: the kernel is compiling meanwhile)
@@ -256,6 +284,21 @@ class EmulatedGPU:
         except GPUFault as exc:
             self.faults.append(exc)
             raise
+
+    def native_queue(self, queue):
+        """The packet processor's native hook for ``queue`` (pyhip/emu/native/agent.py): kernel dispatches of
+        kernels that ran natively before run with no Python.  None when the agent cannot be used (numpy or
+        differential engine, no native engine, an arena that may move)."""
+        if self.engine != "native" or not self.memory._fixed_arena:
+            return None
+        nat = self.native_engine()
+        if nat is None:
+            return None
+        with self._lock:
+            if self._agent is None:
+                from .native.agent import NativeAgent
+                self._agent = NativeAgent(self, nat)
+        return self._agent.queue(queue, self._mirror_buffer(queue))
 
     def _mirror_buffer(self, queue) -> int:
         """Per-queue device copy of the current packet and amd_queue_t: queues run concurrently."""

@@ -126,6 +126,7 @@ class DeviceMemory:
         self.peer_views: list["DeviceMemory"] = []   # memories that map this arena (peer access)
         self.serials: dict[int, int] = {}       # start -> a number no other allocation/mapping ever had
         self._serial = 0
+        self.on_reindex: list = []              # fn(index), called (lock held) whenever the table changed
 
     @contextlib.contextmanager
     def pinned(self):
@@ -150,6 +151,8 @@ class DeviceMemory:
                        np.array([self.table[s][0] for s in self.starts], dtype=np.uint64),
                        np.array([self.table[s][3] is not None for s in self.starts], dtype=bool),
                        [self.table[s][3] for s in self.starts])
+        for fn in self.on_reindex:
+            fn(self._index)
 
     def alloc(self, size: int, kind: str = "user", align: int = ALIGN) -> int:
         if size <= 0:
@@ -285,6 +288,11 @@ class DeviceMemory:
         if ext is not None:
             return ext, addr - hit[0]
         return self.arena, addr - self.base
+
+    def host_address(self, addr: int, size: int = 1) -> int:
+        """The host address of device address ``addr`` (``size`` bytes must lie in one allocation)."""
+        buf, off = self._span(addr, size)
+        return buf.ctypes.data + off
 
     def read(self, addr: int, size: int) -> bytes:
         buf, off = self._span(addr, size)

@@ -24,6 +24,7 @@ class Device:
         self.null_stream = Stream(self, null=True)
         self.fast_stream: Stream | None = None      # the stream allowed native launches (C ABI fast path)
         self.fast_invalidate = None                 # fn(stream): drop its native launch entries (set by the C ABI)
+        self.fast_sync_disarm = None                # fn(device): the C ABI's native synchronize must ask Python
         self.launch_generation = 0                  # moves on whenever Python's repeat-launch entries go stale
         self._errors: list[HipError] = []
         self._kernarg_free: dict[int, list[int]] = {}
@@ -66,7 +67,18 @@ class Device:
             raise first
 
     # -- errors ------------------------------------------------------------------------------------
+    def disarm_sync(self) -> None:
+        """Anything but a native launch happens on this device: a synchronize must go through Python again."""
+        hook = self.fast_sync_disarm
+        if hook is not None:
+            hook(self)
+
+    def idle(self) -> bool:
+        """No stream of this device has unfinished work (native launches included)."""
+        return all(s.query_own() for s in [self.null_stream] + self.streams_snapshot())
+
     def record_error(self, err: HipError) -> None:
+        self.disarm_sync()
         with self._lock:
             self._errors.append(err)
 
@@ -143,6 +155,7 @@ class Device:
 
     def reset(self) -> None:
         """hipDeviceReset: wait for work, destroy streams, free everything allocated by the user."""
+        self.disarm_sync()
         try:
             self.synchronize()
         except HipError:

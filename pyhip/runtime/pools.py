@@ -36,6 +36,11 @@ def after_synchronize(device) -> None:
             p._release(p.attrs[RELEASE_THRESHOLD])
 
 
+def has_cached(device) -> bool:
+    """Some pool of ``device`` holds freed blocks (a synchronize may give memory back)."""
+    return any(p.device is device and p.cached for p in list(_LIVE))
+
+
 def invalid(msg: str) -> HipError:
     return HipError(hipError_t.hipErrorInvalidValue, msg)
 

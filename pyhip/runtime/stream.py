@@ -88,6 +88,7 @@ class Stream(Handle):
 
     def _submit(self, make, keep=None, what: str = "", deps=(), pin: bool = False) -> Command:
         self._check()
+        self.device.disarm_sync()               # the C ABI's native synchronize only knows native launches
         owner = self.device.fast_stream
         if owner is not None and owner is not self:
             owner.disable_fast()                # its native launches must become visible to our ordering
@@ -239,6 +240,7 @@ class Stream(Handle):
     def disable_fast(self) -> None:
         """No more native launches on this stream (until fast_state() is granted again)."""
         dev = self.device
+        dev.disarm_sync()
         dev.launch_generation += 1              # Python's repeat-launch entries (runtime/fastlaunch.py)
         hook = dev.fast_invalidate
         if hook is not None:

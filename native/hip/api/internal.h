@@ -3,3 +3,5 @@ hipError_t pyhip_slow_hipLaunchKernel(const void* function_address, dim3 numBloc
                                       size_t sharedMemBytes, void* stream);
 hipError_t pyhip_launch_config(uintptr_t function_address, const dim3* numBlocks, const dim3* dimBlocks,
                                uint32_t sharedMemBytes, void* stream, void** config);
+hipError_t pyhip_slow_hipDeviceSynchronize(void);
+hipError_t pyhip_slow_hipStreamSynchronize(void* stream);

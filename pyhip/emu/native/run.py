@@ -147,7 +147,9 @@ class NativeEngine:
         return reg, ptr
 
     # -- one dispatch -----------------------------------------------------------------------------------------------
-    def run(self, d, nprog: NativeProgram, *, lockstep=False, capture=False, nthreads=0) -> Result:
+    def run(self, d, nprog: NativeProgram, *, lockstep=False, capture=False, nthreads=0, register=None) -> Result:
+        """Run ``d`` natively.  ``register``: the device's native agent, which then learns the kernel (later
+        dispatches of it from a queue run without Python)."""
         ffi, lib = self.ffi, self.lib
         c = ffi.new("Dispatch*")
         ptrs = nprog.pointers
@@ -202,6 +204,8 @@ class NativeEngine:
             exc = self.fault(c, d, nprog)
             exc.capture = cap
             raise exc
+        if register is not None and not lockstep and not capture and not nthreads:
+            register.add(d, nprog, c)
         return Result(c, cap, rows, wpg)
 
     def fault(self, c, d, nprog) -> GPUFault:

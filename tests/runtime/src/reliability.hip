@@ -31,3 +31,14 @@ extern "C" __global__ void busy(int* out, int iters) {
 extern "C" __global__ void atomic_at(int* p, int v) {
   if (threadIdx.x == 0) atomicAdd(p, v);
 }
+
+// sixteen arguments of every scalar kind and pointers (tests/runtime/test_native_dispatch.py): reads
+// src[threadIdx + shift], so a large shift runs off the allocation
+extern "C" __global__ void tiny16(int a0, double a1, long a2, const float* src, int shift, double a5, long a6,
+                                  const float* p7, int a8, double a9, long a10, const float* p11, int a12,
+                                  double a13, long a14, float* out) {
+  int i = threadIdx.x + blockIdx.x * blockDim.x;
+  if (i < a12)
+    out[i] = src[i + shift] + (float)(a0 + a8) + (float)(a1 + a5 + a9 + a13) + (float)(a2 + a6 + a10 + a14) +
+             p7[i] * 0.5f + p11[i] * 0.25f;
+}

@@ -1,0 +1,157 @@
+"""Kernel dispatches in native code (pyhip/emu/native/agent.py, native/engine/agent.h, native/aql_processor.c):
+after a kernel ran once through the full path, its later dispatches from a queue run with no Python.  Each
+test compares every result with numpy, and checks the native path actually took the dispatches (the
+agent's counts) — and that what the full path guarantees still holds there: faults reported once with the
+kernel named and the device usable after, the watchdog (changed after the kernel registered), unloading."""
+import threading
+
+import numpy as np
+import pytest
+
+import pyhip
+from pyhip.aql import processor
+from pyhip.errors import HipError
+from pyhip.hip import hipError_t as E
+from pyhip.runtime.context import runtime
+
+import relkit
+
+RNG = np.random.default_rng(24)
+pytestmark = pytest.mark.skipif(not processor.NATIVE_LOOP, reason="PYHIP_NATIVE_AQL=0")
+
+
+@pytest.fixture(scope="module")
+def rel(tmp_path_factory):
+    return relkit.load(tmp_path_factory)
+
+
+def gpu():
+    return runtime().device(0).backend.emulated_gpu
+
+
+def agent_counts():
+    return gpu().engine_stats().get("agent", {"dispatched": 0, "faults": 0})
+
+
+def want(args, src, n):
+    a0, a1, a2, _, shift, a5, a6, p7, a8, a9, a10, p11, a12, a13, a14 = args
+    i = np.arange(n)
+    return (src[i + shift] + np.float32(a0 + a8) + np.float32(a1 + a5 + a9 + a13) + np.float32(a2 + a6 + a10 + a14)
+            + p7[i] * np.float32(0.5) + p11[i] * np.float32(0.25)).astype(np.float32)
+
+
+def launch(rel, n, shift, dev, host, out_d, rng, stream=None):
+    """tiny16 with random scalars over the device arrays ``dev``; returns its arguments over ``host``."""
+    args = [int(rng.integers(-99, 99)), float(rng.normal()), int(rng.integers(-9, 9)), None, shift,
+            float(rng.normal()), int(rng.integers(-9, 9)), None, int(rng.integers(-99, 99)), float(rng.normal()),
+            int(rng.integers(-9, 9)), None, n, float(rng.normal()), int(rng.integers(-9, 9))]
+    args[3], args[7], args[11] = dev
+    kw = {} if stream is None else {"stream": stream}
+    rel.kernel("tiny16")(-(-n // 64), 64, *args, out_d, **kw)
+    args[3], args[7], args[11] = host
+    return tuple(args)
+
+
+def test_repeat_dispatches_run_natively_and_match_numpy(rel):
+    n = 1000                                            # not a multiple of the block size
+    src, p7, p11 = (RNG.normal(size=n + 64).astype(np.float32) for _ in range(3))
+    src_d, p7_d, p11_d = pyhip.to_device(src), pyhip.to_device(p7), pyhip.to_device(p11)
+    before = agent_counts()["dispatched"]
+    for k in range(40):
+        out_d = pyhip.to_device(np.full(n + 8, np.nan, np.float32))      # poisoned, tail included
+        shift = int(RNG.integers(0, 64))
+        args = launch(rel, n, shift, (src_d, p7_d, p11_d), (src, p7, p11), out_d, RNG)
+        got = out_d.get()
+        np.testing.assert_allclose(got[:n], want(args, src, n), rtol=1e-5, atol=1e-5)
+        assert np.isnan(got[n:]).all(), f"launch {k} wrote past n"
+    assert agent_counts()["dispatched"] - before >= 30, agent_counts()
+
+
+def test_a_fault_on_the_native_path_is_reported_once_and_the_device_recovers(rel):
+    n = 64
+    src = RNG.normal(size=2 * n).astype(np.float32)
+    src_d = pyhip.to_device(src)
+    out_d = pyhip.to_device(np.zeros(n, np.float32))
+    for _ in range(3):                                  # registered, then taken natively
+        launch(rel, n, 1, (src_d,) * 3, (src,) * 3, out_d, RNG)
+    pyhip.synchronize()
+    faults = agent_counts()["faults"]
+    launch(rel, n, 1 << 28, (src_d,) * 3, (src,) * 3, out_d, RNG)          # 1 GiB past the source
+    with pytest.raises(HipError) as ei:
+        pyhip.synchronize()
+    assert ei.value.code == E.hipErrorIllegalAddress
+    assert "tiny16" in str(ei.value)
+    assert agent_counts()["faults"] == faults + 1
+    pyhip.synchronize()                                 # reported once
+    args = launch(rel, n, 3, (src_d,) * 3, (src,) * 3, out_d, RNG)
+    np.testing.assert_allclose(out_d.get(), want(args, src, n), rtol=1e-5, atol=1e-5)
+
+
+def test_the_watchdog_set_after_the_kernel_registered_still_fires(rel):
+    out = pyhip.empty(64, np.int32)
+    busy = rel.kernel("busy")
+    for _ in range(3):
+        busy(1, 64, out, 10)
+    pyhip.synchronize()
+    acc = np.arange(64, dtype=np.int64)
+    for k in range(10):
+        acc = (acc * 1664525 + 1013904223 + k) & 0xFFFFFFFF
+    assert (out.get().astype(np.int64) & 0xFFFFFFFF == acc).all()
+    g = gpu()
+    old, g.watchdog_steps = g.watchdog_steps, 1000
+    try:
+        busy(1, 64, out, 1 << 30)
+        with pytest.raises(HipError) as ei:
+            pyhip.synchronize()
+        assert ei.value.code == E.hipErrorLaunchTimeOut
+    finally:
+        g.watchdog_steps = old
+    busy(1, 64, out, 10)
+    pyhip.synchronize()
+    assert (out.get().astype(np.int64) & 0xFFFFFFFF == acc).all()
+
+
+def test_unloading_a_module_takes_its_kernels_out_of_the_native_table(tmp_path):
+    mod = pyhip.load(relkit.build(tmp_path))
+    out = pyhip.empty(64, np.int32)
+    k = mod.kernel("busy")
+    for _ in range(3):
+        k(1, 64, out, 5)
+    pyhip.synchronize()
+    kobj = k.function.kernel_object
+    agent = gpu()._agent
+    assert agent.registered(kobj)
+    mod.unload()
+    assert not agent.registered(kobj)
+
+
+def test_streams_from_threads_every_result_checked(rel):
+    """4 threads, each on its own stream, 300 launches each, every output checked."""
+    n, per = 200, 300
+    src = RNG.normal(size=n + 64).astype(np.float32)
+    src_d = pyhip.to_device(src)
+    errors = []
+
+    def worker(t):
+        try:
+            rng = np.random.default_rng(100 + t)
+            s = pyhip.Stream()
+            outs = [pyhip.to_device(np.full(n, np.nan, np.float32)) for _ in range(8)]
+            for k in range(per):
+                out_d = outs[k % 8]
+                args = launch(rel, n, k % 64, (src_d,) * 3, (src,) * 3, out_d, rng, stream=s)
+                s.synchronize()
+                got = out_d.get()
+                w = want(args, src, n)
+                if not np.allclose(got, w, rtol=1e-5, atol=1e-5):
+                    errors.append((t, k))
+                    return
+        except Exception as exc:  # noqa: BLE001
+            errors.append((t, repr(exc)))
+
+    threads = [threading.Thread(target=worker, args=(t,)) for t in range(4)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert not errors, errors[:5]

@@ -289,8 +289,9 @@ class EmulatedGPU:
         """The packet processor's native hook for ``queue`` (pyhip/emu/native/agent.py): kernel dispatches of
         kernels that ran natively before run with no Python.  None when the agent cannot be used (numpy or
         differential engine, no native engine, an arena that may move)."""
-        if self.engine != "native" or not self.memory._fixed_arena:
-            return None
+        from . import native
+        if self.engine != "native" or not self.memory._fixed_arena or not native.available():
+            return None                        # (the first dispatch warns about a missing engine, not this)
         nat = self.native_engine()
         if nat is None:
             return None

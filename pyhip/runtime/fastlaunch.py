@@ -95,16 +95,17 @@ def plan(packer, args):
 
 
 class Entry:
-    __slots__ = ("generation", "device", "types", "convs", "pack", "nbytes", "cdata", "call", "lib", "keep",
-                 "hits")
+    __slots__ = ("generation", "device", "types", "convs", "pack", "nbytes", "whole", "cdata", "call", "lib",
+                 "keep", "hits")
 
-    def __init__(self, generation, device, types, convs, fmt, nbytes, cdata, lib, keep):
+    def __init__(self, generation, device, types, convs, fmt, nbytes, whole, cdata, lib, keep):
         self.generation = generation
         self.device = device
         self.types = types                      # None: an entry for prepacked argument buffers only
         self.convs = convs
         self.pack = struct.Struct(fmt).pack if fmt is not None else None
         self.nbytes = nbytes                    # the explicit bytes each launch brings
+        self.whole = whole                      # they are the whole segment: a longer buffer is cut (as HIP does)
         self.cdata = cdata
         self.lib = lib
         self.call = lib.pyhip_engine_launch
@@ -131,7 +132,12 @@ class Entry:
     def launch_raw(self, blob: bytes) -> bool:
         """Publish a repeat whose explicit arguments come packed (``extra``, a ``void**`` kernelParams): copied
         as they are over the template; False (the full path) for a buffer of another size."""
-        if len(blob) != self.nbytes or not self.call(self.cdata, blob, len(blob)):
+        n = len(blob)
+        if n != self.nbytes:
+            if not (self.whole and n > self.nbytes):
+                return False
+            blob = blob[:self.nbytes]
+        if not self.call(self.cdata, blob, self.nbytes):
             return False
         self.hits += 1
         return True
@@ -152,7 +158,7 @@ def prepare(function, stream, grid, block, shared: int, args, raw=None):
         return None
     if raw is not None:
         explicit_end = max((a.offset + a.size for a in packer.explicit), default=0)
-        pos = len(raw)
+        pos = min(len(raw), packer.size)    # the runtime copies at most the segment
         if not explicit_end <= pos <= packer.hidden_start:   # a longer buffer brings its own hidden arguments
             return None
         fmt, convs, types = None, (), None
@@ -193,4 +199,4 @@ def prepare(function, stream, grid, block, shared: int, args, raw=None):
     e.queue_mask = fs.queue.size - 1
     e.counter = ffi.cast("void*", fs.signal.handle)
     e.launches = ffi.cast("uint64_t*", fs.launches.address)
-    return Entry(generation, dev.index, types, convs, fmt, pos, e, m.lib, (fs, stream))
+    return Entry(generation, dev.index, types, convs, fmt, pos, pos == packer.size, e, m.lib, (fs, stream))

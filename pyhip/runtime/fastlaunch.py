@@ -143,6 +143,16 @@ class Entry:
         return True
 
 
+    def covers(self, args, raw, generation) -> bool:
+        """Whether this entry would take a repeat of a launch with ``args`` (or the prepacked ``raw``): the
+        runtime then keeps it instead of preparing the same entry again (a value ``struct`` refuses)."""
+        if generation != self.generation:
+            return False
+        if raw is not None:
+            return len(raw) == self.nbytes or (self.whole and len(raw) > self.nbytes)
+        return tuple(map(type, args)) == self.types
+
+
 def hits(function) -> int:
     """Launches of ``function`` published by its current entries."""
     return sum(e.hits for e in function.fast.values())

@@ -376,6 +376,55 @@ def test_values_struct_refuses_fall_back_and_are_written_as_c_converts_them(kind
     assert hip.hipModuleLaunchKernel(f, 1, 1, 1, N, 1, 1, 0, None, args, None)[0] == hip.hipError_t.hipSuccess
     hip.hipDeviceSynchronize()
     np.testing.assert_array_equal(_read(out), _expected(p_h, q_h, {**v, "i": -1, "u": 2 ** 32 - 1, "ul": 2 ** 64 - 2}))
+    assert fastlaunch.hits(f) == 1
+    entry = next(iter(f.fast.values()))
+    args = _typed(v, out, p, q, "python")              # the entry was kept for the next repeat
+    assert hip.hipModuleLaunchKernel(f, 1, 1, 1, N, 1, 1, 0, None, args, None)[0] == hip.hipError_t.hipSuccess
+    assert fastlaunch.hits(f) == 2 and next(iter(f.fast.values())) is entry
+    hip.hipDeviceSynchronize()
+    np.testing.assert_array_equal(_read(out), _expected(p_h, q_h, v))
     for x in (out, p, q):
         hip.hipFree(x)
     hip.hipModuleUnload(mod)
+
+
+UNTYPED_SRC = r"""
+#include <hip/hip_runtime.h>
+extern "C" __global__ void ukinds(double* o, int a, float s, double t, _Float16 h, short w, unsigned char c) {
+  int i = threadIdx.x;
+  o[i] = (double)a * i + (double)s + t + (double)h + (double)w + (double)c;
+}
+"""
+
+
+@pytest.mark.parametrize("style", ("python", "numpy", "ctypes"))
+def test_untyped_arguments_of_each_kind_repeat_natively(tmp_path, style):
+    """extern "C" kernels name no argument types: numpy scalars and ctypes values go in as their own bytes, ints
+    and floats by the argument's size (a half needs a numpy or ctypes value)."""
+    (tmp_path / "u.hip").write_text(UNTYPED_SRC)
+    co = tmp_path / "u.hsaco"
+    subprocess.run(["hipcc", "--offload-arch=gfx90a", "-O2", "--genco", str(tmp_path / "u.hip"), "-o", str(co)],
+                   check=True, env={**os.environ, "HIP_PLATFORM": "amd"}, capture_output=True)
+    pyhip.set_device(0)
+    k = pyhip.load(co).kernel("ukinds")
+    assert all(pk.kind == "other" for pk in k.function.packer.kinds[1:])
+    o = pyhip.empty(N, np.float64)
+    rng = np.random.default_rng(23)
+    for _ in range(4):
+        # a Python int for the 1-byte slot is written signed (as the full path does): 128..255 would take it
+        a, w = int(rng.integers(-1000, 1000)), int(rng.integers(-2 ** 15, 2 ** 15))
+        c = int(rng.integers(0, 128 if style == "python" else 256))
+        s, t, h = np.float32(rng.standard_normal()), rng.standard_normal(), np.float16(rng.standard_normal())
+        if style == "python":
+            args = (a, float(s), float(t), h, w, c)
+        elif style == "numpy":
+            args = (np.int32(a), s, np.float64(t), h, np.int16(w), np.uint8(c))
+        else:
+            args = (ctypes.c_int(a), ctypes.c_float(s), ctypes.c_double(t), ctypes.c_uint16(int(h.view(np.uint16))),
+                    ctypes.c_short(w), ctypes.c_ubyte(c))
+        k(1, N, o, *args)
+        pyhip.synchronize()
+        i = np.arange(N, dtype=np.float64)
+        want = np.float64(a) * i + np.float64(s) + t + np.float64(h) + np.float64(w) + np.float64(c)
+        np.testing.assert_array_equal(o.get(), want)
+    assert fastlaunch.hits(k.function) == 3

@@ -1,24 +1,34 @@
 """Repeat launches from Python with near-zero interpreter work (hipModuleLaunchKernel, ``Kernel.__call__``).
 
 After a launch went through :meth:`Function.launch` (every check, the kernarg layout from the metadata), the
-runtime prepares an :class:`Entry` for that (function, stream, grid, block, shared memory) and the *types* of
-the arguments it was given: the kernarg segment with the hidden arguments filled, a ``struct`` format for the
-explicit ones (padding included), which arguments are pointer objects to convert, and a native launch record
-(the AQL packet with the stream's counter signal, the queue, the stream's kernarg ring).  A repeat with
-arguments of the same types packs them with that ``struct`` and makes one native call
-(``pyhip_engine_launch``: reserve, copy, publish).  Anything else — other types, a value ``struct`` refuses,
-a closed queue — takes the full path, which checks and reports exactly as before.
+runtime prepares an :class:`Entry` for that (function, stream, grid, block, shared memory): the kernarg segment
+with the hidden arguments filled and a native launch record (the AQL packet with the stream's counter signal,
+the queue, the stream's kernarg ring).  A repeat is one native call (``pyhip_engine_launch``: reserve, copy,
+publish) given the explicit argument bytes, which come
+
+* from argument values (a kernelParams list/tuple, the Kernel call's arguments) of the *types* the entry was
+  prepared with: one ``struct`` format packs them.  How each value is read is kernargs.read_arg's rule, the
+  one the full path uses: Python ints/floats/bools, numpy scalars, pointer objects (``__hip_pointer__``),
+  int or numpy addresses, ctypes values — every type whose reading does not depend on the value — get a
+  ``struct`` code, plus the reader's conversion where ``struct`` cannot read the object itself;
+* or prepacked (``extra``: hip-python's tuple, the C config array; a ``void**`` kernelParams): copied as they
+  are when they have the entry's size (:meth:`Entry.launch_raw`).
+
+Anything else — other types, a value ``struct`` refuses (out of the format's range: the full path's ranges
+are wider, and it reports the values it refuses), a reader failing, a closed queue — takes the full path,
+which checks and reports exactly as before.  ``Entry.hits`` / :func:`hits` count the published repeats.
 
 Entries ride on the stream's native launch state (:meth:`Stream.fast_state`, the protocol of the C ABI's fast
 path): granted to one stream per device while no other stream has unfinished work; when another stream
-submits, the grant ends and ``Device.launch_generation`` moves on, which retires every entry at once.
+submits, the grant ends and ``Device.launch_generation`` moves on, which retires every entry at once.  On the
+HSA backend (HsaFastLaunchState: ROCr's queues) no entry is prepared: repeats from Python take the full path.
 """
 from __future__ import annotations
 
 import struct
 
 from ..aql import KernelDispatchPacket
-from .kernargs import half_bytes, plain, read_arg
+from .argreaders import half_bytes, plain, read_arg
 
 MAX_KERNARG = 2048
 

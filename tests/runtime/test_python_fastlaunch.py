@@ -183,7 +183,7 @@ class _Launcher:
                                             hip.HIP_LAUNCH_PARAM_END)
 
     def __call__(self, v):
-        f, out, p, q, style = self.f, self.out, self.p, self.q, self.style
+        out, p, q, style = self.out, self.p, self.q, self.style
         params, extra = None, None
         if style in ("python", "int addresses", "numpy", "ctypes"):
             params = _typed(v, out, p, q, style)

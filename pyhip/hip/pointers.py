@@ -34,6 +34,9 @@ def _is_buffer(obj) -> bool:
     return True
 
 
+_CTYPES_DATA = (ctypes.Array, ctypes.Structure, ctypes.Union, ctypes._SimpleCData)
+
+
 def address_of(pyobj) -> int:
     """hip-python's ``Pointer.init_from_pyobj`` order: None, ctypes.c_void_p, buffer, CUDA array interface,
     Pointer, int, ``as_c_void_p()``; pyhip pointers (``__hip_pointer__``) before the buffer check."""
@@ -45,6 +48,8 @@ def address_of(pyobj) -> int:
         return int(pyobj.__hip_pointer__())
     if isinstance(pyobj, (int, np.integer)) and not isinstance(pyobj, bool):
         return int(pyobj)
+    if isinstance(pyobj, _CTYPES_DATA):       # a buffer: its own memory (what buffer_address finds, faster)
+        return ctypes.addressof(pyobj) if ctypes.sizeof(pyobj) else NULL
     if _is_buffer(pyobj):
         return buffer_address(pyobj)
     cai = getattr(pyobj, "__cuda_array_interface__", None)

@@ -12,7 +12,8 @@ from ..runtime import ops
 from ..runtime.context import runtime
 from ..runtime.module import Function, Module
 from ._api import _tls as _api_tls, hip_api
-from .pointers import HipModuleLaunchKernel_extra, Pointer, address_of, as_name, pack_extra_tuple, read_extra_config
+from .extra import parse_extra
+from .pointers import Pointer, address_of, as_name
 from .structs import classes as _structs
 
 HIP_LAUNCH_PARAM_BUFFER_POINTER = 0x01
@@ -84,21 +85,6 @@ def hipModuleGetGlobal(hmod, name):
     return Pointer(addr), size
 
 
-def parse_extra(extra) -> bytes:
-    """hip-python's ``extra``: a list/tuple of ctypes values (by value) and pointer-likes (8-byte addresses),
-    packed with hip-python's alignment; or a pointer to the C config array {HIP_LAUNCH_PARAM_BUFFER_POINTER,
-    buf, HIP_LAUNCH_PARAM_BUFFER_SIZE, &size, HIP_LAUNCH_PARAM_END} (a HipModuleLaunchKernel_extra, a ctypes
-    array, an address)."""
-    if isinstance(extra, (list, tuple)):
-        return pack_extra_tuple(extra)
-    if isinstance(extra, HipModuleLaunchKernel_extra):
-        return extra.packed()
-    try:
-        return read_extra_config(address_of(extra))
-    except (TypeError, ValueError) as exc:
-        raise HipError(hipError_t.hipErrorInvalidValue, f"extra: {exc}") from None
-
-
 def read_kernel_params(func: Function, params) -> bytes:
     """``kernelParams`` as C passes it: the address of a ``void*[n]`` array, one pointer per argument."""
     addr = address_of(params)
@@ -114,29 +100,30 @@ def read_kernel_params(func: Function, params) -> bytes:
 
 def _hipModuleLaunchKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,
                           sharedMemBytes, stream, kernelParams, extra):
-    """``extra`` as in hip-python (see parse_extra); ``kernelParams`` a ``void**`` (address, ctypes array) or,
+    """``extra`` as in hip-python (see hip/extra.py); ``kernelParams`` a ``void**`` (address, ctypes array) or,
     as a pyhip extension, a Python list of argument values converted by the kernel's signature."""
+    global _rt_tls
     func = _function(f)
     if kernelParams is not None and extra is not None:
         raise HipError(hipError_t.hipErrorInvalidValue, "pass either kernelParams or extra, not both")
-    st = runtime().resolve_stream(stream)
+    rt = runtime()
+    _rt_tls = rt._tls
+    st = rt.resolve_stream(stream)
     grid, block = (gridDimX, gridDimY, gridDimZ), (blockDimX, blockDimY, blockDimZ)
+    key = (gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, stream)
+    try:
+        hash(key)
+    except TypeError:
+        key = None
     if extra is not None:
-        func.launch(st, grid, block, int(sharedMemBytes), raw=parse_extra(extra))
+        func.launch(st, grid, block, int(sharedMemBytes), raw=parse_extra(extra), cache_key=key)
     elif kernelParams is not None and not isinstance(kernelParams, (list, tuple)):
-        func.launch(st, grid, block, int(sharedMemBytes), raw=read_kernel_params(func, kernelParams))
+        func.launch(st, grid, block, int(sharedMemBytes), raw=read_kernel_params(func, kernelParams), cache_key=key)
     else:
         params = list(kernelParams) if kernelParams is not None else []
         if func.packer.explicit and kernelParams is None:
             raise HipError(hipError_t.hipErrorInvalidValue, "kernel has parameters but neither kernelParams nor extra was given")
-        key = (gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, stream)
-        try:
-            hash(key)
-        except TypeError:
-            key = None
         func.launch(st, grid, block, int(sharedMemBytes), args=params, cache_key=key)
-        global _rt_tls
-        _rt_tls = runtime()._tls
 
 
 _hipModuleLaunchKernel.__name__ = _hipModuleLaunchKernel.__qualname__ = "hipModuleLaunchKernel"
@@ -147,17 +134,37 @@ _SUCCESS = (hipError_t.hipSuccess,)
 _rt_tls = None
 
 
+def _packed(func, kernelParams, extra):
+    """The prepacked explicit arguments of a repeat (``extra``, a ``void**`` kernelParams) as the full path
+    reads them, or None when reading them fails (the full path then reports it)."""
+    try:
+        return parse_extra(extra) if extra is not None else read_kernel_params(func, kernelParams)
+    except Exception:
+        return None
+
+
 def hipModuleLaunchKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes,
                           stream, kernelParams, extra):
-    """A repeat of a launch that went through the runtime with the same function, geometry, shared memory,
-    stream and argument types is published natively (pyhip/runtime/fastlaunch.py); everything else, errors
-    included, takes the full path."""
-    if type(f) is Function and extra is None and (kernelParams is None or type(kernelParams) is list):
+    """A repeat of a launch that went through the runtime with the same function, geometry, shared memory and
+    stream — and the same argument types, or a prepacked argument buffer of the same size — is published
+    natively (pyhip/runtime/fastlaunch.py); everything else, errors included, takes the full path."""
+    if type(f) is Function:
         e = f.fast.get((gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, stream))
         if e is not None and e.generation == f.device.launch_generation and \
-                (stream is not None or _rt_tls.__dict__.get("device", 0) == e.device) and e.launch(kernelParams or ()):
-            _api_tls.last = hipError_t.hipSuccess
-            return _SUCCESS
+                (stream is not None or _rt_tls.__dict__.get("device", 0) == e.device):
+            t = type(kernelParams)
+            if extra is None and (t is list or t is tuple):
+                ok = e.launch(kernelParams)
+            elif extra is None and kernelParams is None:
+                ok = e.launch(())
+            elif extra is None or kernelParams is None:
+                blob = _packed(f, kernelParams, extra)
+                ok = blob is not None and e.launch_raw(blob)
+            else:
+                ok = False
+            if ok:
+                _api_tls.last = hipError_t.hipSuccess
+                return _SUCCESS
     return _hipModuleLaunchKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes,
                                   stream, kernelParams, extra)
 

@@ -34,6 +34,9 @@ def _is_buffer(obj) -> bool:
     return True
 
 
+_CTYPES_DATA = (ctypes.Array, ctypes.Structure, ctypes.Union, ctypes._SimpleCData)
+
+
 def address_of(pyobj) -> int:
     """hip-python's ``Pointer.init_from_pyobj`` order: None, ctypes.c_void_p, buffer, CUDA array interface,
     Pointer, int, ``as_c_void_p()``; pyhip pointers (``__hip_pointer__``) before the buffer check."""
@@ -45,6 +48,8 @@ def address_of(pyobj) -> int:
         return int(pyobj.__hip_pointer__())
     if isinstance(pyobj, (int, np.integer)) and not isinstance(pyobj, bool):
         return int(pyobj)
+    if isinstance(pyobj, _CTYPES_DATA):       # a buffer: its own memory (what buffer_address finds, faster)
+        return ctypes.addressof(pyobj) if ctypes.sizeof(pyobj) else NULL
     if _is_buffer(pyobj):
         return buffer_address(pyobj)
     cai = getattr(pyobj, "__cuda_array_interface__", None)
@@ -448,64 +453,3 @@ class DeviceArray(NDBuffer):
         NDBuffer.__init__(p, int(ptr))
         p.device = None
         return p
-
-
-# -- hipModuleLaunchKernel(extra=...) -------------------------------------------------------------------------
-CTYPES_SCALARS = (ctypes.c_bool, ctypes.c_char, ctypes.c_wchar, ctypes.c_byte, ctypes.c_ubyte, ctypes.c_short,
-                  ctypes.c_ushort, ctypes.c_int, ctypes.c_uint, ctypes.c_long, ctypes.c_ulong, ctypes.c_longlong,
-                  ctypes.c_ulonglong, ctypes.c_size_t, ctypes.c_ssize_t, ctypes.c_float, ctypes.c_double,
-                  ctypes.c_longdouble, ctypes.c_char_p, ctypes.c_wchar_p, ctypes.c_void_p, ctypes.Structure,
-                  ctypes.Union)
-HIP_LAUNCH_PARAM_BUFFER_POINTER, HIP_LAUNCH_PARAM_BUFFER_SIZE, HIP_LAUNCH_PARAM_END = 1, 2, 3
-
-
-def pack_extra_tuple(entries) -> bytes:
-    """hip-python's ``HipModuleLaunchKernel_extra`` packing of a list/tuple: ctypes values by value, anything
-    else as an 8-byte pointer; each entry aligned to min(its size, 8)."""
-    buf = bytearray()
-    for entry in entries:
-        if isinstance(entry, CTYPES_SCALARS):
-            data = bytes(memoryview(entry).cast("B")) if not isinstance(entry, ctypes.c_void_p) else \
-                (entry.value or 0).to_bytes(8, "little")
-        else:
-            data = address_of(entry).to_bytes(8, "little")
-        align = min(len(data), 8) or 1
-        buf += bytes(-len(buf) % align)
-        buf += data
-    return bytes(buf)
-
-
-def read_extra_config(addr: int) -> bytes:
-    """A C ``void* extra[]`` = {BUFFER_POINTER, buf, BUFFER_SIZE, &size, END} in host memory."""
-    cfg = (ctypes.c_void_p * 5).from_address(addr)
-    if (cfg[0] or 0) != HIP_LAUNCH_PARAM_BUFFER_POINTER or (cfg[2] or 0) != HIP_LAUNCH_PARAM_BUFFER_SIZE or \
-            (cfg[4] or 0) != HIP_LAUNCH_PARAM_END:
-        raise ValueError("extra must point to {HIP_LAUNCH_PARAM_BUFFER_POINTER, buf, HIP_LAUNCH_PARAM_BUFFER_SIZE, "
-                         "&size, HIP_LAUNCH_PARAM_END}")
-    size = ctypes.c_size_t.from_address(cfg[3]).value
-    return ctypes.string_at(cfg[1], size) if size else b""
-
-
-class HipModuleLaunchKernel_extra(Pointer):
-    """``hip._hip_helpers.HipModuleLaunchKernel_extra``: a list/tuple of ctypes values and pointer-likes packed
-    into an argument buffer, exposed as the C ``extra`` config array; other objects as Pointer."""
-
-    def __init__(self, pyobj=None):
-        if isinstance(pyobj, HipModuleLaunchKernel_extra):
-            super().__init__(pyobj._ptr)
-            self._keep = pyobj
-            return
-        if isinstance(pyobj, (list, tuple)):
-            data = pack_extra_tuple(pyobj)
-            self.args = ctypes.create_string_buffer(data, max(len(data), 1))
-            self.args_size = ctypes.c_size_t(len(data))
-            self.config = (ctypes.c_void_p * 5)(HIP_LAUNCH_PARAM_BUFFER_POINTER, ctypes.addressof(self.args),
-                                                HIP_LAUNCH_PARAM_BUFFER_SIZE, ctypes.addressof(self.args_size),
-                                                HIP_LAUNCH_PARAM_END)
-            super().__init__(ctypes.addressof(self.config))
-            self._keep = pyobj
-            return
-        super().__init__(pyobj)
-
-    def packed(self) -> bytes:
-        return read_extra_config(self._ptr)

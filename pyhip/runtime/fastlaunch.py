@@ -1,23 +1,34 @@
 """Repeat launches from Python with near-zero interpreter work (hipModuleLaunchKernel, ``Kernel.__call__``).
 
 After a launch went through :meth:`Function.launch` (every check, the kernarg layout from the metadata), the
-runtime prepares an :class:`Entry` for that (function, stream, grid, block, shared memory) and the *types* of
-the arguments it was given: the kernarg segment with the hidden arguments filled, a ``struct`` format for the
-explicit ones (padding included), which arguments are pointer objects to convert, and a native launch record
-(the AQL packet with the stream's counter signal, the queue, the stream's kernarg ring).  A repeat with
-arguments of the same types packs them with that ``struct`` and makes one native call
-(``pyhip_engine_launch``: reserve, copy, publish).  Anything else — other types, a value ``struct`` refuses,
-a closed queue — takes the full path, which checks and reports exactly as before.
+runtime prepares an :class:`Entry` for that (function, stream, grid, block, shared memory): the kernarg segment
+with the hidden arguments filled and a native launch record (the AQL packet with the stream's counter signal,
+the queue, the stream's kernarg ring).  A repeat is one native call (``pyhip_engine_launch``: reserve, copy,
+publish) given the explicit argument bytes, which come
+
+* from argument values (a kernelParams list/tuple, the Kernel call's arguments) of the *types* the entry was
+  prepared with: one ``struct`` format packs them.  How each value is read is kernargs.read_arg's rule, the
+  one the full path uses: Python ints/floats/bools, numpy scalars, pointer objects (``__hip_pointer__``),
+  int or numpy addresses, ctypes values — every type whose reading does not depend on the value — get a
+  ``struct`` code, plus the reader's conversion where ``struct`` cannot read the object itself;
+* or prepacked (``extra``: hip-python's tuple, the C config array; a ``void**`` kernelParams): copied as they
+  are when they have the entry's size (:meth:`Entry.launch_raw`).
+
+Anything else — other types, a value ``struct`` refuses (out of the format's range: the full path's ranges
+are wider, and it reports the values it refuses), a reader failing, a closed queue — takes the full path,
+which checks and reports exactly as before.  ``Entry.hits`` / :func:`hits` count the published repeats.
 
 Entries ride on the stream's native launch state (:meth:`Stream.fast_state`, the protocol of the C ABI's fast
 path): granted to one stream per device while no other stream has unfinished work; when another stream
-submits, the grant ends and ``Device.launch_generation`` moves on, which retires every entry at once.
+submits, the grant ends and ``Device.launch_generation`` moves on, which retires every entry at once.  On the
+HSA backend (HsaFastLaunchState: ROCr's queues) no entry is prepared: repeats from Python take the full path.
 """
 from __future__ import annotations
 
 import struct
 
 from ..aql import KernelDispatchPacket
+from .argreaders import half_bytes, plain, read_arg
 
 MAX_KERNARG = 2048
 
@@ -43,83 +54,140 @@ def _engine(names=EMU_FUNCTIONS):
     return m if _ready == names else None
 
 
-def _pointer_conv(t):
-    """How the runtime turns an object of type ``t`` into a device address (kernargs._as_pointer)."""
-    if t is int:
-        return None
-    if hasattr(t, "__hip_pointer__"):
-        hp = t.__hip_pointer__
-        return lambda v: int(hp(v))
-    if hasattr(t, "ptr"):
-        return lambda v: int(v.ptr)
-    return False
+_INT_CODES = {1: "b", 2: "h", 4: "i", 8: "q"}
 
 
-class Entry:
-    __slots__ = ("generation", "device", "types", "convs", "pack", "cdata", "call", "lib", "keep")
-
-    def __init__(self, generation, device, types, convs, fmt, cdata, lib, keep):
-        self.generation = generation
-        self.device = device
-        self.types = types
-        self.convs = convs
-        self.pack = struct.Struct(fmt).pack
-        self.cdata = cdata
-        self.lib = lib
-        self.call = lib.pyhip_engine_launch
-        self.keep = keep
-
-    def launch(self, args) -> bool:
-        """Publish a repeat; False when it must take the runtime's full path instead."""
-        if tuple(map(type, args)) != self.types:
-            return False
-        if self.convs:
-            args = list(args)
-            for i, conv in self.convs:
-                args[i] = conv(args[i])
-        try:
-            blob = self.pack(*args)
-        except (struct.error, OverflowError):
-            return False
-        return bool(self.call(self.cdata, blob, len(blob)))
+def _code(pk, size: int, conv, value, t):
+    """The ``struct`` code of one explicit argument read by ``conv`` (kernargs.read_arg) from a ``t``, and the
+    conversion to apply before ``struct`` packs it (None: ``struct`` reads ``t`` as the runtime does).  Within
+    the ranges ``struct`` accepts, its bytes are encode_arg's; outside them it refuses and the full path runs.
+    None when the slot has no such code."""
+    direct = conv in (int, float) and plain(t)
+    if pk.kind == "pointer":
+        return ("Q", None if direct else conv) if size == 8 else None
+    if pk.kind in ("int", "float"):
+        if not pk.fmt or struct.calcsize(pk.fmt) != size:
+            return None
+        if pk.fmt == "<e":                  # numpy's float16 rounding, as the runtime encodes it
+            return f"{size}s", (lambda v, c=conv: half_bytes(c(v)))
+        return pk.fmt[1:], None if direct else conv
+    if type(value) is int and size in _INT_CODES:
+        return _INT_CODES[size], None if direct else conv
+    if type(value) is float and size in (4, 8):
+        return ("f" if size == 4 else "d"), None if direct else conv
+    if type(value) is bytes and len(value) == size:     # by_type: every value of t has this size
+        return f"{size}s", conv
+    return None
 
 
-def prepare(function, stream, grid, block, shared: int, args):
-    """An Entry for repeats of a launch that just went through the runtime, or None when this launch cannot
-    be repeated natively (arguments of a kind the struct packer does not cover, a stream without the native
-    launch grant, no native engine)."""
-    packer = function.packer
-    if packer.size > MAX_KERNARG or len(args) != len(packer.explicit):
+def plan(packer, args):
+    """``(struct format, conversions, explicit bytes)`` packing arguments of the types of ``args`` (which the
+    runtime just accepted) the way kernargs.encode_arg does, or None when a type is read per value."""
+    if len(args) != len(packer.explicit):
         return None
     fmt, pos, convs = ["<"], 0, []
     for i, (a, pk, v) in enumerate(zip(packer.explicit, packer.kinds, args)):
         if a.offset < pos:
             return None
-        fmt.append(f"{a.offset - pos}x" if a.offset > pos else "")
-        if pk.kind == "pointer":
-            if a.size != 8:
-                return None
-            conv = _pointer_conv(type(v))
-            if conv is False:
-                return None
-            if conv is not None:
-                convs.append((i, conv))
-            fmt.append("Q")
-        elif pk.kind in ("int", "float") and pk.fmt and struct.calcsize(pk.fmt) == a.size:
-            if pk.kind == "float" and type(v) not in (float, int):
-                return None                     # numpy scalars etc.: the full path checks their width
-            if pk.kind == "int" and type(v) not in (int, bool):
-                return None
-            fmt.append(pk.fmt[1:])
-        elif pk.kind == "other" and type(v) is int and a.size in (1, 2, 4, 8):
-            # untyped by-value argument (extern "C" kernels' metadata names no type): a Python int as the
-            # full path writes it; out of the signed range, struct refuses and the full path takes over
-            fmt.append({1: "b", 2: "h", 4: "i", 8: "q"}[a.size])
-        elif pk.kind == "other" and type(v) is float and a.size in (4, 8):
-            fmt.append("f" if a.size == 4 else "d")
-        else:
+        if a.offset > pos:
+            fmt.append(f"{a.offset - pos}x")
+        conv, by_type = read_arg(pk, v, f"argument {i}")
+        if not by_type:
             return None
+        code = _code(pk, a.size, conv, conv(v), type(v))
+        if code is None:
+            return None
+        fmt.append(code[0])
+        if code[1] is not None:
+            convs.append((i, code[1]))
         pos = a.offset + a.size
+    return "".join(fmt), tuple(convs), pos
+
+
+class Entry:
+    __slots__ = ("generation", "device", "types", "convs", "pack", "nbytes", "whole", "cdata", "call", "lib",
+                 "keep", "hits")
+
+    def __init__(self, generation, device, types, convs, fmt, nbytes, whole, cdata, lib, keep):
+        self.generation = generation
+        self.device = device
+        self.types = types                      # None: an entry for prepacked argument buffers only
+        self.convs = convs
+        self.pack = struct.Struct(fmt).pack if fmt is not None else None
+        self.nbytes = nbytes                    # the explicit bytes each launch brings
+        self.whole = whole                      # they are the whole segment: a longer buffer is cut (as HIP does)
+        self.cdata = cdata
+        self.lib = lib
+        self.call = lib.pyhip_engine_launch
+        self.keep = keep
+        self.hits = 0                           # launches published here (tests, benchmarks)
+
+    def launch(self, args) -> bool:
+        """Publish a repeat; False when it must take the runtime's full path instead."""
+        if tuple(map(type, args)) != self.types:
+            return False
+        try:
+            if self.convs:
+                args = list(args)
+                for i, conv in self.convs:
+                    args[i] = conv(args[i])
+            blob = self.pack(*args)
+        except Exception:                       # a value struct (or a reader) refuses: the full path reports it
+            return False
+        if self.call(self.cdata, blob, len(blob)):
+            self.hits += 1
+            return True
+        return False
+
+    def launch_raw(self, blob: bytes) -> bool:
+        """Publish a repeat whose explicit arguments come packed (``extra``, a ``void**`` kernelParams): copied
+        as they are over the template; False (the full path) for a buffer of another size."""
+        n = len(blob)
+        if n != self.nbytes:
+            if not (self.whole and n > self.nbytes):
+                return False
+            blob = blob[:self.nbytes]
+        if not self.call(self.cdata, blob, self.nbytes):
+            return False
+        self.hits += 1
+        return True
+
+
+    def covers(self, args, raw, generation) -> bool:
+        """Whether this entry would take a repeat of a launch with ``args`` (or the prepacked ``raw``): the
+        runtime then keeps it instead of preparing the same entry again (a value ``struct`` refuses)."""
+        if generation != self.generation:
+            return False
+        if raw is not None:
+            return len(raw) == self.nbytes or (self.whole and len(raw) > self.nbytes)
+        return tuple(map(type, args)) == self.types
+
+
+def hits(function) -> int:
+    """Launches of ``function`` published by its current entries."""
+    return sum(e.hits for e in function.fast.values())
+
+
+def prepare(function, stream, grid, block, shared: int, args, raw=None):
+    """An Entry for repeats of a launch that just went through the runtime, or None when this launch cannot
+    be repeated natively (arguments of a kind read per value, a stream without the native launch grant, no
+    native engine).  ``raw``: the launch's prepacked explicit arguments (an entry for buffers of that size);
+    otherwise ``args``, whose types the entry then packs."""
+    packer = function.packer
+    if packer.size > MAX_KERNARG:
+        return None
+    if raw is not None:
+        explicit_end = max((a.offset + a.size for a in packer.explicit), default=0)
+        pos = min(len(raw), packer.size)    # the runtime copies at most the segment
+        if not explicit_end <= pos <= packer.hidden_start:   # a longer buffer brings its own hidden arguments
+            return None
+        fmt, convs, types = None, (), None
+    else:
+        p = plan(packer, args)
+        if p is None:
+            return None
+        fmt, convs, pos = p
+        types = tuple(type(v) for v in args)
     dev = stream.device
     generation = dev.launch_generation
     fs = stream.fast_state()
@@ -151,5 +219,4 @@ def prepare(function, stream, grid, block, shared: int, args):
     e.queue_mask = fs.queue.size - 1
     e.counter = ffi.cast("void*", fs.signal.handle)
     e.launches = ffi.cast("uint64_t*", fs.launches.address)
-    return Entry(generation, dev.index, tuple(type(v) for v in args), tuple(convs), "".join(fmt), e, m.lib,
-                 (fs, stream))
+    return Entry(generation, dev.index, types, convs, fmt, pos, pos == packer.size, e, m.lib, (fs, stream))

@@ -9,15 +9,12 @@ before anything is queued.
 """
 from __future__ import annotations
 
-import numbers
 import re
 import struct
 from dataclasses import dataclass
 
-import numpy as np
-
-from ..errors import HipError, hipError_t
 from ..loader.names import _split, demangle
+from .argreaders import _bad, checked_pointer, half_bytes, pointer_reader, read_arg
 
 _FLOAT_TYPES = {"float": ("f", 4), "double": ("d", 8), "_Float16": ("e", 2), "__half": ("e", 2),
                 "half": ("e", 2)}
@@ -30,10 +27,6 @@ _INT_TYPES = {
     "uint64_t": (8, False), "size_t": (8, False), "char16_t": (2, False), "char32_t": (4, False),
     "wchar_t": (4, True),
 }
-
-
-def _bad(msg: str) -> HipError:
-    return HipError(hipError_t.hipErrorInvalidValue, msg)
 
 
 def split_params(params: str) -> list[str]:
@@ -94,67 +87,36 @@ def classify(ctype: str | None, size: int, value_kind: str) -> ParamKind:
 
 
 def _as_pointer(value, where: str) -> int:
-    if value is None:
-        return 0
-    if isinstance(value, (bool, np.bool_)) or isinstance(value, (float, np.floating)):
-        raise _bad(f"{where}: expected a device pointer, got {type(value).__name__}")
-    if isinstance(value, (int, np.integer)):
-        v = int(value)
-    elif hasattr(value, "__hip_pointer__"):
-        v = int(value.__hip_pointer__())
-    elif hasattr(value, "ptr"):              # DeviceArray and friends
-        v = int(value.ptr)
-    elif hasattr(value, "__int__") and not isinstance(value, (str, bytes)):
-        v = int(value)
-    else:
-        raise _bad(f"{where}: expected a device pointer, got {type(value).__name__}")
-    if not 0 <= v < 1 << 64:
-        raise _bad(f"{where}: pointer value out of range")
-    return v
+    return checked_pointer(pointer_reader(value, where)[0](value), where)
 
 
 def encode_arg(pk: ParamKind, value, where: str) -> bytes:
+    v = read_arg(pk, value, where)[0](value)
     if pk.kind == "pointer":
-        return struct.pack("<Q", _as_pointer(value, where))[:pk.size].ljust(pk.size, b"\0")
+        return struct.pack("<Q", checked_pointer(v, where))[:pk.size].ljust(pk.size, b"\0")
     if pk.kind == "float":
-        if isinstance(value, np.floating) and value.dtype.itemsize != pk.size:
-            raise _bad(f"{where}: {pk.ctype} parameter given a {value.dtype} ({value.dtype.itemsize} bytes)")
-        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-            raise _bad(f"{where}: {pk.ctype} parameter given {type(value).__name__}")
         if pk.fmt == "<e":
-            return np.float16(value).tobytes()
-        return struct.pack(pk.fmt, float(value))
+            return half_bytes(v)
+        return struct.pack(pk.fmt, v)
     if pk.kind == "int":
-        if isinstance(value, (float, np.floating)) or not isinstance(value, (numbers.Integral, np.integer)):
-            raise _bad(f"{where}: {pk.ctype or 'integer'} parameter given {type(value).__name__}")
-        v = int(value)
+        v = int(v)
         bits = pk.size * 8
         if not -(1 << (bits - 1)) <= v < 1 << bits:   # C's conversions: -1 is a valid unsigned
             raise _bad(f"{where}: {v} does not fit {pk.ctype or f'{pk.size}-byte integer'}")
         return (v & ((1 << bits) - 1)).to_bytes(pk.size, "little")
-    # unknown type (extern "C" by-value, structs): bytes-like of the exact size, or a scalar that fits
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        b = bytes(value)
-    elif isinstance(value, np.ndarray) or isinstance(value, np.generic):
-        b = np.asarray(value).tobytes()
-    elif hasattr(value, "_type_") or hasattr(value, "_fields_"):   # ctypes objects
-        b = bytes(memoryview(value).cast("B"))
-    elif isinstance(value, (bool, np.bool_)):
-        b = int(value).to_bytes(pk.size, "little")
-    elif isinstance(value, numbers.Integral):
-        v = int(value)
+    if type(v) is int:
         if not -(1 << (pk.size * 8 - 1)) <= v < 1 << (pk.size * 8):
             raise _bad(f"{where}: {v} does not fit {pk.size} bytes")
         b = (v & ((1 << (pk.size * 8)) - 1)).to_bytes(pk.size, "little")
-    elif isinstance(value, numbers.Real):
+    elif type(v) is float:
         if pk.size == 4:
-            b = struct.pack("<f", float(value))
+            b = struct.pack("<f", v)
         elif pk.size == 8:
-            b = struct.pack("<d", float(value))
+            b = struct.pack("<d", v)
         else:
             raise _bad(f"{where}: a float does not fit a {pk.size}-byte argument")
     else:
-        b = _as_pointer(value, where).to_bytes(8, "little") if pk.size == 8 else b""
+        b = v
     if len(b) != pk.size:
         raise _bad(f"{where}: argument is {len(b)} bytes, the kernel expects {pk.size}")
     return b

@@ -106,9 +106,13 @@ class Function(Handle):
         cmd = stream.launch(self.kernel_object, bytes(kernarg), items, block,
                             self.kernel.group_segment_fixed_size + shared,
                             self.kernel.private_segment_fixed_size, what=self.kernel.demangled)
-        if cache_key is not None and raw is None and not extra and not cooperative:
+        if cache_key is not None and not extra and not cooperative:
             from .fastlaunch import prepare
-            entry = prepare(self, stream, grid, block, shared, list(args or ()))
+            args = list(args or ())
+            old = self.fast.get(cache_key)
+            if old is not None and old.covers(args, raw, self.device.launch_generation):
+                return cmd
+            entry = prepare(self, stream, grid, block, shared, args, raw)
             if entry is not None:
                 if len(self.fast) > 64:
                     self.fast.clear()

@@ -87,3 +87,344 @@ def test_untyped_by_value_arguments_repeat_natively(tmp_path):
         want = (np.float32(a) * i + np.float32(b % 1000) + np.float32(s) * i + np.float32(t)).astype(np.float32)
         np.testing.assert_allclose(o.get(), want, rtol=1e-6)
     assert k.function.fast, "no native launch entry for the untyped arguments"
+
+
+# -- every argument kind -----------------------------------------------------------------------------------------
+# One kernel with a slot of each common type (padding between them), launched several times with new random
+# values for each way of passing arguments; each output is compared with numpy (a stale or misplaced kernarg
+# byte shows), and the repeats must have been published by the native path (fastlaunch.hits).
+import ctypes  # noqa: E402
+import os  # noqa: E402
+import subprocess  # noqa: E402
+
+import pytest  # noqa: E402
+
+from pyhip.hip._api import last_exception  # noqa: E402
+from pyhip.hip.extra import HipModuleLaunchKernel_extra  # noqa: E402
+from pyhip.runtime import fastlaunch  # noqa: E402
+
+KINDS_SRC = r"""
+#include <hip/hip_runtime.h>
+__global__ void kinds(double* out, const float* p, int i, unsigned u, long l, unsigned long ul, short s,
+                      unsigned char c, float f, double d, bool b, const double* q) {
+  int t = threadIdx.x;
+  out[t] = (double)p[t] + q[t] + (double)i + (double)u + (double)l + (double)ul + (double)s + (double)c
+           + (double)f + d + (double)b;
+}
+"""
+N = 64
+
+
+class KindArgs(ctypes.Structure):
+    _fields_ = [("out", ctypes.c_void_p), ("p", ctypes.c_void_p), ("i", ctypes.c_int), ("u", ctypes.c_uint),
+                ("l", ctypes.c_long), ("ul", ctypes.c_ulong), ("s", ctypes.c_short), ("c", ctypes.c_ubyte),
+                ("f", ctypes.c_float), ("d", ctypes.c_double), ("b", ctypes.c_bool),
+                ("q", ctypes.c_void_p)]
+
+
+@pytest.fixture(scope="module")
+def kinds_co(tmp_path_factory):
+    d = tmp_path_factory.mktemp("kinds")
+    (d / "k.hip").write_text(KINDS_SRC)
+    subprocess.run(["hipcc", "--offload-arch=gfx90a", "-O2", "--genco", str(d / "k.hip"), "-o", str(d / "k.hsaco")],
+                   check=True, env={**os.environ, "HIP_PLATFORM": "amd"}, capture_output=True)
+    return d / "k.hsaco"
+
+
+def _values(rng):
+    return dict(i=int(rng.integers(-2 ** 31, 2 ** 31)), u=int(rng.integers(0, 2 ** 32)),
+                l=int(rng.integers(-2 ** 40, 2 ** 40)), ul=int(rng.integers(0, 2 ** 53)),
+                s=int(rng.integers(-2 ** 15, 2 ** 15)), c=int(rng.integers(0, 256)),
+                f=float(np.float32(rng.standard_normal())), d=float(rng.standard_normal() * 1e3),
+                b=bool(rng.integers(0, 2)))
+
+
+def _expected(p, q, v):
+    acc = p.astype(np.float64) + q
+    for x in (v["i"], v["u"], v["l"], v["ul"], v["s"], v["c"], v["f"], v["d"], float(v["b"])):
+        acc = acc + np.float64(x)
+    return acc
+
+
+def _typed(v, out, p, q, kind):
+    """kernelParams / Kernel-call arguments of one kind."""
+    if kind == "python":
+        return [out, p, v["i"], v["u"], v["l"], v["ul"], v["s"], v["c"], v["f"], v["d"], v["b"], q]
+    if kind == "int addresses":
+        return [int(out), int(p), v["i"], v["u"], v["l"], v["ul"], v["s"], v["c"], v["f"], v["d"], v["b"],
+                int(q)]
+    if kind == "numpy":
+        return [np.uint64(int(out)), np.uint64(int(p)), np.int32(v["i"]), np.uint32(v["u"]), np.int64(v["l"]),
+                np.uint64(v["ul"]), np.int16(v["s"]), np.uint8(v["c"]), np.float32(v["f"]), np.float64(v["d"]),
+                np.uint8(v["b"]), np.int64(int(q))]
+    if kind == "ctypes":
+        return [ctypes.c_void_p(int(out)), ctypes.c_void_p(int(p)), ctypes.c_int(v["i"]), ctypes.c_uint(v["u"]),
+                ctypes.c_long(v["l"]), ctypes.c_ulong(v["ul"]), ctypes.c_short(v["s"]), ctypes.c_ubyte(v["c"]),
+                ctypes.c_float(v["f"]), ctypes.c_double(v["d"]), ctypes.c_bool(v["b"]),
+                ctypes.c_void_p(int(q))]
+    raise AssertionError(kind)
+
+
+def _extra_tuple(v, out, p, q):
+    return (out, p, ctypes.c_int(v["i"]), ctypes.c_uint(v["u"]), ctypes.c_long(v["l"]), ctypes.c_ulong(v["ul"]),
+            ctypes.c_short(v["s"]), ctypes.c_ubyte(v["c"]), ctypes.c_float(v["f"]), ctypes.c_double(v["d"]),
+            ctypes.c_bool(v["b"]), q)
+
+
+class _Launcher:
+    """hipModuleLaunchKernel with the arguments of one style; keeps what a C caller would keep alive."""
+
+    def __init__(self, f, out, p, q, style):
+        self.f, self.out, self.p, self.q, self.style = f, out, p, q, style
+        self.cargs = KindArgs()
+        self.size = ctypes.c_size_t(ctypes.sizeof(KindArgs))
+        self.config = (ctypes.c_void_p * 5)(hip.HIP_LAUNCH_PARAM_BUFFER_POINTER, ctypes.addressof(self.cargs),
+                                            hip.HIP_LAUNCH_PARAM_BUFFER_SIZE, ctypes.addressof(self.size),
+                                            hip.HIP_LAUNCH_PARAM_END)
+
+    def __call__(self, v):
+        out, p, q, style = self.out, self.p, self.q, self.style
+        params, extra = None, None
+        if style in ("python", "int addresses", "numpy", "ctypes"):
+            params = _typed(v, out, p, q, style)
+        elif style == "tuple kernelParams":
+            params = tuple(_typed(v, out, p, q, "python"))
+        elif style == "extra tuple":
+            extra = _extra_tuple(v, out, p, q)
+        elif style == "extra object":
+            extra = HipModuleLaunchKernel_extra(_extra_tuple(v, out, p, q))
+        elif style in ("extra config array", "void** kernelParams"):
+            for name, x in zip([fl[0] for fl in KindArgs._fields_],
+                               (int(out), int(p), v["i"], v["u"], v["l"], v["ul"], v["s"], v["c"], v["f"], v["d"],
+                                v["b"], int(q))):
+                setattr(self.cargs, name, x)
+            if style == "extra config array":
+                extra = self.config
+            else:                           # one pointer per argument, into the same C struct
+                base = ctypes.addressof(self.cargs)
+                self.ptrs = (ctypes.c_void_p * 12)(*(base + getattr(KindArgs, fl[0]).offset
+                                                     for fl in KindArgs._fields_))
+                params = self.ptrs
+        else:
+            raise AssertionError(style)
+        return hip.hipModuleLaunchKernel(self.f, 1, 1, 1, N, 1, 1, 0, None, params, extra)[0]
+
+
+def _device_buffers(rng):
+    p_h, q_h = rng.standard_normal(N).astype(np.float32), rng.standard_normal(N)
+    out, p, q = (hip.hipMalloc(8 * N)[1] for _ in range(3))
+    hip.hipMemcpy(p, p_h, 4 * N, hip.hipMemcpyKind.hipMemcpyHostToDevice)
+    hip.hipMemcpy(q, q_h, 8 * N, hip.hipMemcpyKind.hipMemcpyHostToDevice)
+    return p_h, q_h, out, p, q
+
+
+def _read(out):
+    got = np.empty(N)
+    hip.hipMemcpy(got, out, 8 * N, hip.hipMemcpyKind.hipMemcpyDeviceToHost)
+    return got
+
+
+STYLES = ("python", "int addresses", "numpy", "ctypes", "tuple kernelParams", "extra tuple", "extra object",
+          "extra config array", "void** kernelParams")
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_each_argument_kind_repeats_natively_with_new_values(kinds_co, style):
+    hip.hipSetDevice(0)
+    rng = np.random.default_rng(abs(hash(style)) % 2 ** 32)
+    err, mod = hip.hipModuleLoad(str(kinds_co).encode())
+    assert err == hip.hipError_t.hipSuccess
+    f = hip.hipModuleGetFunction(mod, b"_Z5kindsPdPKfijlmshfdbPKd")[1]
+    assert f is not None
+    p_h, q_h, out, p, q = _device_buffers(rng)
+    launch = _Launcher(f, out, p, q, style)
+    launches = 5
+    for _ in range(launches):
+        v = _values(rng)
+        hip.hipMemset(out, 0xFF, 8 * N)
+        err = launch(v)
+        assert err == hip.hipError_t.hipSuccess, last_exception()
+        assert hip.hipDeviceSynchronize()[0] == hip.hipError_t.hipSuccess
+        np.testing.assert_array_equal(_read(out), _expected(p_h, q_h, v), err_msg=f"{style}: {v}")
+    assert fastlaunch.hits(f) == launches - 1, f"{style}: repeats not published natively"
+    for x in (out, p, q):
+        hip.hipFree(x)
+    hip.hipModuleUnload(mod)
+
+
+@pytest.mark.parametrize("style", ("python", "numpy", "ctypes"))
+def test_kernel_call_of_each_kind_repeats_natively(kinds_co, style):
+    pyhip.set_device(0)
+    rng = np.random.default_rng(7)
+    k = pyhip.load(kinds_co).kernel("kinds")
+    p_h, q_h = rng.standard_normal(N).astype(np.float32), rng.standard_normal(N)
+    out, p, q = pyhip.empty(N, np.float64), pyhip.to_device(p_h), pyhip.to_device(q_h)
+    for _ in range(4):
+        v = _values(rng)
+        k(1, N, *_typed(v, out, p, q, style))
+        pyhip.synchronize()
+        np.testing.assert_array_equal(out.get(), _expected(p_h, q_h, v))
+    assert fastlaunch.hits(k.function) == 3
+
+
+def _outcome(call):
+    """(error code, message) of a hipModuleLaunchKernel call."""
+    err = call()[0]
+    exc = last_exception() if err != hip.hipError_t.hipSuccess else None
+    return err, (type(exc).__name__, str(exc)) if exc is not None else None
+
+
+BAD = {
+    # after a launch with these good arguments, the bad ones
+    "one argument short": (lambda v, o, p, q: _typed(v, o, p, q, "python"),
+                           lambda v, o, p, q: _typed(v, o, p, q, "python")[:-1]),
+    "int32 out of range": (lambda v, o, p, q: _typed(v, o, p, q, "python"),
+                           lambda v, o, p, q: _typed({**v, "i": 2 ** 32}, o, p, q, "python")),
+    "np.int64 out of range for int": (
+        lambda v, o, p, q: [np.int64(x) if j == 2 else x for j, x in enumerate(_typed(v, o, p, q, "numpy"))],
+        lambda v, o, p, q: [np.int64(2 ** 40) if j == 2 else x for j, x in enumerate(_typed(v, o, p, q, "numpy"))]),
+    "c_long out of range for int": (
+        lambda v, o, p, q: [ctypes.c_long(v["i"]) if j == 2 else x for j, x in enumerate(_typed(v, o, p, q, "ctypes"))],
+        lambda v, o, p, q: [ctypes.c_long(-2 ** 40) if j == 2 else x
+                            for j, x in enumerate(_typed(v, o, p, q, "ctypes"))]),
+    "negative address": (lambda v, o, p, q: _typed(v, o, p, q, "int addresses"),
+                         lambda v, o, p, q: [-8] + _typed(v, o, p, q, "int addresses")[1:]),
+    "float for a pointer": (lambda v, o, p, q: _typed(v, o, p, q, "python"),
+                            lambda v, o, p, q: [1.5] + _typed(v, o, p, q, "python")[1:]),
+    "np.float64 for a pointer": (lambda v, o, p, q: _typed(v, o, p, q, "numpy"),
+                                 lambda v, o, p, q: [np.float64(1.5)] + _typed(v, o, p, q, "numpy")[1:]),
+    "c_double for a pointer": (lambda v, o, p, q: _typed(v, o, p, q, "ctypes"),
+                               lambda v, o, p, q: [ctypes.c_double(1.5)] + _typed(v, o, p, q, "ctypes")[1:]),
+    "float64 for a float": (lambda v, o, p, q: _typed(v, o, p, q, "numpy"),
+                            lambda v, o, p, q: [np.float64(x) if j == 8 else x
+                                                for j, x in enumerate(_typed(v, o, p, q, "numpy"))]),
+    "c_float for a double": (lambda v, o, p, q: _typed(v, o, p, q, "ctypes"),
+                             lambda v, o, p, q: [ctypes.c_float(1.0) if j == 9 else x
+                                                 for j, x in enumerate(_typed(v, o, p, q, "ctypes"))]),
+    "extra buffer too short": (lambda v, o, p, q: ("extra", _extra_tuple(v, o, p, q)),
+                               lambda v, o, p, q: ("extra", _extra_tuple(v, o, p, q)[:-1])),
+    "extra and kernelParams": (lambda v, o, p, q: ("extra", _extra_tuple(v, o, p, q)),
+                               lambda v, o, p, q: ("both", _extra_tuple(v, o, p, q))),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+def test_a_bad_argument_after_a_native_entry_is_reported_as_by_the_full_path(kinds_co, case):
+    hip.hipSetDevice(0)
+    rng = np.random.default_rng(3)
+    mod = hip.hipModuleLoad(str(kinds_co).encode())[1]
+    f = hip.hipModuleGetFunction(mod, b"kinds")[1]
+    _, _, out, p, q = _device_buffers(rng)
+    good, bad = BAD[case]
+
+    def call(args):
+        if isinstance(args, tuple) and args[0] in ("extra", "both"):
+            params = list(args[1]) if args[0] == "both" else None
+            return lambda: hip.hipModuleLaunchKernel(f, 1, 1, 1, N, 1, 1, 0, None, params, args[1])
+        return lambda: hip.hipModuleLaunchKernel(f, 1, 1, 1, N, 1, 1, 0, None, args, None)
+
+    v = _values(rng)
+    for _ in range(2):
+        assert call(good(v, out, p, q))()[0] == hip.hipError_t.hipSuccess
+    assert fastlaunch.hits(f) == 1 and f.fast, "no native entry to test against"
+    with_entry = _outcome(call(bad(v, out, p, q)))
+    assert fastlaunch.hits(f) == 1, "the bad launch was published natively"
+    f.fast.clear()
+    full_path = _outcome(call(bad(v, out, p, q)))
+    assert with_entry[0] != hip.hipError_t.hipSuccess
+    assert with_entry == full_path
+    hip.hipDeviceSynchronize()
+    for x in (out, p, q):
+        hip.hipFree(x)
+    hip.hipModuleUnload(mod)
+
+
+def test_kernel_call_bad_argument_after_a_native_entry_raises_as_the_full_path(kinds_co):
+    pyhip.set_device(0)
+    k = pyhip.load(kinds_co).kernel("kinds")
+    rng = np.random.default_rng(11)
+    out, p, q = pyhip.empty(N, np.float64), pyhip.to_device(np.zeros(N, np.float32)), pyhip.to_device(np.zeros(N))
+    v = _values(rng)
+    for _ in range(2):
+        k(1, N, *_typed(v, out, p, q, "python"))
+    assert fastlaunch.hits(k.function) == 1
+    outcomes = []
+    for _ in range(2):
+        with pytest.raises(pyhip.HipError) as info:
+            k(1, N, *_typed({**v, "i": 2 ** 40}, out, p, q, "python"))
+        outcomes.append((info.value.code, str(info.value)))
+        k.function.fast.clear()
+    assert outcomes[0] == outcomes[1]
+    assert fastlaunch.hits(k.function) == 0
+    pyhip.synchronize()
+
+
+def test_values_struct_refuses_fall_back_and_are_written_as_c_converts_them(kinds_co):
+    """Values the full path accepts but the entry's format does not (2^32-1 for an int, -1 for an unsigned, an
+    address ≥ 2^63 as np.int64 cannot be): the full path runs and writes C's conversion."""
+    hip.hipSetDevice(0)
+    rng = np.random.default_rng(17)
+    mod = hip.hipModuleLoad(str(kinds_co).encode())[1]
+    f = hip.hipModuleGetFunction(mod, b"kinds")[1]
+    p_h, q_h, out, p, q = _device_buffers(rng)
+    v = _values(rng)
+    for args in (_typed(v, out, p, q, "python"), _typed(v, out, p, q, "python")):
+        assert hip.hipModuleLaunchKernel(f, 1, 1, 1, N, 1, 1, 0, None, args, None)[0] == hip.hipError_t.hipSuccess
+    assert fastlaunch.hits(f) == 1
+    edge = {**v, "i": 2 ** 32 - 1, "u": -1, "ul": -2}
+    args = _typed(edge, out, p, q, "python")
+    assert hip.hipModuleLaunchKernel(f, 1, 1, 1, N, 1, 1, 0, None, args, None)[0] == hip.hipError_t.hipSuccess
+    hip.hipDeviceSynchronize()
+    np.testing.assert_array_equal(_read(out), _expected(p_h, q_h, {**v, "i": -1, "u": 2 ** 32 - 1, "ul": 2 ** 64 - 2}))
+    assert fastlaunch.hits(f) == 1
+    entry = next(iter(f.fast.values()))
+    args = _typed(v, out, p, q, "python")              # the entry was kept for the next repeat
+    assert hip.hipModuleLaunchKernel(f, 1, 1, 1, N, 1, 1, 0, None, args, None)[0] == hip.hipError_t.hipSuccess
+    assert fastlaunch.hits(f) == 2 and next(iter(f.fast.values())) is entry
+    hip.hipDeviceSynchronize()
+    np.testing.assert_array_equal(_read(out), _expected(p_h, q_h, v))
+    for x in (out, p, q):
+        hip.hipFree(x)
+    hip.hipModuleUnload(mod)
+
+
+UNTYPED_SRC = r"""
+#include <hip/hip_runtime.h>
+extern "C" __global__ void ukinds(double* o, int a, float s, double t, _Float16 h, short w, unsigned char c) {
+  int i = threadIdx.x;
+  o[i] = (double)a * i + (double)s + t + (double)h + (double)w + (double)c;
+}
+"""
+
+
+@pytest.mark.parametrize("style", ("python", "numpy", "ctypes"))
+def test_untyped_arguments_of_each_kind_repeat_natively(tmp_path, style):
+    """extern "C" kernels name no argument types: numpy scalars and ctypes values go in as their own bytes, ints
+    and floats by the argument's size (a half needs a numpy or ctypes value)."""
+    (tmp_path / "u.hip").write_text(UNTYPED_SRC)
+    co = tmp_path / "u.hsaco"
+    subprocess.run(["hipcc", "--offload-arch=gfx90a", "-O2", "--genco", str(tmp_path / "u.hip"), "-o", str(co)],
+                   check=True, env={**os.environ, "HIP_PLATFORM": "amd"}, capture_output=True)
+    pyhip.set_device(0)
+    k = pyhip.load(co).kernel("ukinds")
+    assert all(pk.kind == "other" for pk in k.function.packer.kinds[1:])
+    o = pyhip.empty(N, np.float64)
+    rng = np.random.default_rng(23)
+    for _ in range(4):
+        # a Python int for the 1-byte slot is written signed (as the full path does): 128..255 would take it
+        a, w = int(rng.integers(-1000, 1000)), int(rng.integers(-2 ** 15, 2 ** 15))
+        c = int(rng.integers(0, 128 if style == "python" else 256))
+        s, t, h = np.float32(rng.standard_normal()), rng.standard_normal(), np.float16(rng.standard_normal())
+        if style == "python":
+            args = (a, float(s), float(t), h, w, c)
+        elif style == "numpy":
+            args = (np.int32(a), s, np.float64(t), h, np.int16(w), np.uint8(c))
+        else:
+            args = (ctypes.c_int(a), ctypes.c_float(s), ctypes.c_double(t), ctypes.c_uint16(int(h.view(np.uint16))),
+                    ctypes.c_short(w), ctypes.c_ubyte(c))
+        k(1, N, o, *args)
+        pyhip.synchronize()
+        i = np.arange(N, dtype=np.float64)
+        want = np.float64(a) * i + np.float64(s) + t + np.float64(h) + np.float64(w) + np.float64(c)
+        np.testing.assert_array_equal(o.get(), want)
+    assert fastlaunch.hits(k.function) == 3

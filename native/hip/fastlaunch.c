@@ -64,6 +64,7 @@ static pyhip_sigadd_fn pyhip_sig_add;
 static __thread int pyhip_tls_last_error;
 static __thread int pyhip_tls_device;          /* mirrors the runtime's per-thread current device */
 static uint64_t pyhip_fast_hits, pyhip_fast_misses;
+static uint64_t pyhip_sync_hits;              /* synchronizes that waited in C (see the end of this file) */
 
 void pyhip_set_last_error(int code) { pyhip_tls_last_error = code; }
 void pyhip_set_current_device(int device) { pyhip_tls_device = device; }
@@ -222,8 +223,9 @@ int pyhip_call_config_pop(uint32_t* grid, uint32_t* block, size_t* shared, void*
 __attribute__((destructor)) static void pyhip_fast_report(void) {
     const char* v = getenv("PYHIP_SHIM_STATS");
     if (v && *v && *v != '0')
-        fprintf(stderr, "pyhip shim: %llu native launches, %llu through Python\n",
-                (unsigned long long)pyhip_fast_hits, (unsigned long long)pyhip_fast_misses);
+        fprintf(stderr, "pyhip shim: %llu native launches, %llu through Python, %llu native synchronizes\n",
+                (unsigned long long)pyhip_fast_hits, (unsigned long long)pyhip_fast_misses,
+                (unsigned long long)pyhip_sync_hits);
 }
 
 /* ---- synchronizing without Python ----------------------------------------------------------------------
@@ -248,7 +250,6 @@ static pyhip_sync_state pyhip_sync[PYHIP_SYNC_DEVICES];
 static pthread_mutex_t pyhip_sync_lock = PTHREAD_MUTEX_INITIALIZER;
 static pyhip_sigwait_fn pyhip_sig_wait;
 static pyhip_epoch_fn pyhip_fault_epoch_now;
-static uint64_t pyhip_sync_hits;
 
 void pyhip_sync_set_fns(void* sigwait, void* epoch) {
     pyhip_sig_wait = (pyhip_sigwait_fn)sigwait;

@@ -83,10 +83,7 @@ def install(c) -> None:
     @c.export
     def pyhip_slow_hipDeviceSynchronize():
         # hipDeviceSynchronize (fastlaunch.c) when the device is not armed for a native synchronize
-        epoch = c.fast.fault_epoch()
-        dev = rt.device()
-        dev.synchronize()
-        c.fast.arm_sync(dev, epoch)
+        rt.device().synchronize()
 
     # hipGetLastError / hipPeekAtLastError are C (fastlaunch.c): the thread's last error lives there
 

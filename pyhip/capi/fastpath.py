@@ -37,27 +37,18 @@ class FastPath:
                      for n in ("pyhip_signal_wait", "pyhip_fault_epoch")]
             lib.pyhip_sync_set_fns(*(ffi.cast("void*", int(f)) for f in waits))
 
-    # -- synchronizing in C (fastlaunch.c): armed after a synchronize left the device idle -------------------
-    @staticmethod
-    def fault_epoch() -> int:
-        return aql_lib.pyhip_fault_epoch()
-
-    def arm_sync(self, dev, epoch: int) -> None:
-        """After a synchronize through Python succeeded: when the device is idle and one stream holds the native
-        launch grant, later synchronizes wait for that stream's counter in C (until :meth:`disarm_sync`)."""
-        st = dev.fast_stream
-        fs = st._fast if st is not None else None
-        handle = self._handles.get(st) if st is not None and not st.is_null else 0
-        if not (self.enabled and self.sync_enabled) or fs is None or st.destroyed or handle is None:
-            return
-        from ..runtime.pools import has_cached
-        if dev._errors or st._errors or has_cached(dev) or not dev.idle():
-            return
-        self.lib.pyhip_sync_arm(dev.index, self.ffi.cast("void*", handle), self.ffi.cast("void*", fs.signal.handle),
-                                epoch)
-
-    def disarm_sync(self, dev) -> None:
-        self.lib.pyhip_sync_arm(dev.index, self.ffi.NULL, self.ffi.NULL, 0)
+    # -- synchronizing in C (fastlaunch.c): the runtime's armed state (Device.arm_sync) mirrored ------------
+    def mirror_armed(self, dev, stream, counter, epoch: int) -> None:
+        """Device.fast_sync_arm: arm (stream given) or disarm (None) hipDeviceSynchronize / hipStreamSynchronize
+        in C.  A stream whose C handle is unknown (never launched through the C ABI) is not armed in C."""
+        handle = None
+        if stream is not None and self.enabled and self.sync_enabled:
+            handle = 0 if stream.is_null else self._handles.get(stream)
+        if handle is None:
+            self.lib.pyhip_sync_arm(dev.index, self.ffi.NULL, self.ffi.NULL, 0)
+        else:
+            self.lib.pyhip_sync_arm(dev.index, self.ffi.cast("void*", handle), self.ffi.cast("void*", counter.handle),
+                                    epoch)
 
     def invalidate(self, stream=None) -> None:
         """Drop every native entry (streams, modules and devices changing make any of them suspect)."""
@@ -66,8 +57,8 @@ class FastPath:
     def hook_device(self, dev) -> None:
         if dev.fast_invalidate is None:
             dev.fast_invalidate = self.invalidate
-        if dev.fast_sync_disarm is None:
-            dev.fast_sync_disarm = self.disarm_sync
+        if dev.fast_sync_arm is None:
+            dev.fast_sync_arm = self.mirror_armed
 
     def register(self, c_handle, c_stream, grid, block, shared: int, function, stream) -> bool:
         if not self.enabled:

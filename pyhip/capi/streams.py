@@ -40,11 +40,9 @@ def install(c) -> None:
     @c.export
     def pyhip_slow_hipStreamSynchronize(stream):
         # hipStreamSynchronize (fastlaunch.c) when the stream's device is not armed for a native synchronize
-        epoch = c.fast.fault_epoch()
         st = c.stream(stream)
         st.check_not_capturing()
         st.synchronize()
-        c.fast.arm_sync(st.device, epoch)
 
     @c.export
     def hipStreamQuery(stream):

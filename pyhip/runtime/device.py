@@ -4,6 +4,7 @@ from __future__ import annotations
 import threading
 import weakref
 
+from ..aql.native import lib as _aql
 from ..errors import HipError, hipError_t
 from ..loader.targetid import DeviceISA
 from .backend import DeviceBackend
@@ -11,6 +12,11 @@ from .properties import make_properties
 from .stream import Stream
 
 KERNARG_CHUNK = 4096
+
+
+def fault_epoch() -> int:
+    """Completions with an error so far, process-wide (native/aql_atomics.c)."""
+    return _aql.pyhip_fault_epoch()
 
 
 class Device:
@@ -24,7 +30,8 @@ class Device:
         self.null_stream = Stream(self, null=True)
         self.fast_stream: Stream | None = None      # the stream allowed native launches (C ABI fast path)
         self.fast_invalidate = None                 # fn(stream): drop its native launch entries (set by the C ABI)
-        self.fast_sync_disarm = None                # fn(device): the C ABI's native synchronize must ask Python
+        self.fast_sync_arm = None                   # fn(device, stream, counter signal, epoch) / fn(device, None, ..)
+        self._armed = None                          # (stream, its native launch state, fault epoch): see arm_sync
         self.launch_generation = 0                  # moves on whenever Python's repeat-launch entries go stale
         self._errors: list[HipError] = []
         self._kernarg_free: dict[int, list[int]] = {}
@@ -54,6 +61,10 @@ class Device:
     def synchronize(self) -> None:
         """hipDeviceSynchronize: the null stream (which waits for blocking streams) and every stream; the
         first fault found (or recorded earlier) is raised once the device is idle."""
+        armed = self._armed
+        if armed is not None and self.wait_armed(armed):
+            return
+        epoch = fault_epoch()
         first = None
         for s in [self.null_stream] + self.streams_snapshot():
             try:
@@ -65,18 +76,46 @@ class Device:
         first = first or self.take_error()
         if first is not None:
             raise first
+        self.arm_sync(epoch)
 
-    # -- errors ------------------------------------------------------------------------------------
+    # -- synchronizing on native launches only ---------------------------------------------------------------
+    def arm_sync(self, epoch: int) -> None:
+        """After a synchronize that found no fault (``epoch``: the fault epoch read before it began): when the
+        device is idle and one stream holds the native launch grant, its work is from now on exactly what that
+        stream's counter signal counts, so a synchronize may just wait for the counter (:meth:`wait_armed`),
+        here and in the C ABI (``fast_sync_arm``), until anything else happens (:meth:`disarm_sync`)."""
+        st = self.fast_stream
+        fs = st._fast if st is not None else None
+        if fs is None or st.destroyed or getattr(self.backend, "kind", "") != "emu":
+            return
+        from .pools import has_cached
+        if self._errors or st._errors or has_cached(self) or not self.idle():
+            return
+        self._armed = (st, fs, epoch)
+        hook = self.fast_sync_arm
+        if hook is not None:
+            hook(self, st, fs.signal, epoch)
+
+    def wait_armed(self, armed) -> bool:
+        """Wait for the armed stream's counter; True if nothing else happened meanwhile (no fault anywhere,
+        still armed), else the caller takes the full path."""
+        st, fs, epoch = armed
+        fs.signal.wait_value(0, 0)                      # COND_EQ 0, no timeout
+        return self._armed is armed and fault_epoch() == epoch
+
     def disarm_sync(self) -> None:
         """Anything but a native launch happens on this device: a synchronize must go through Python again."""
-        hook = self.fast_sync_disarm
-        if hook is not None:
-            hook(self)
+        if self._armed is not None:
+            self._armed = None
+            hook = self.fast_sync_arm
+            if hook is not None:
+                hook(self, None, None, 0)
 
     def idle(self) -> bool:
         """No stream of this device has unfinished work (native launches included)."""
         return all(s.query_own() for s in [self.null_stream] + self.streams_snapshot())
 
+    # -- errors ------------------------------------------------------------------------------------
     def record_error(self, err: HipError) -> None:
         self.disarm_sync()
         with self._lock:

@@ -272,6 +272,12 @@ class Stream(Handle):
 
     def synchronize(self, timeout: float | None = None) -> None:
         self._check()
+        dev = self.device
+        armed = dev._armed
+        if armed is not None and armed[0] is self and timeout is None and dev.wait_armed(armed):
+            return                              # only native launches since an idle point: wait for them
+        from .device import fault_epoch
+        epoch = fault_epoch()
         if self.is_null:
             # the legacy null stream is ordered after every blocking stream of its device (hipStreamPerThread
             # included): synchronising it waits for their work too, as ROCclr does
@@ -288,6 +294,8 @@ class Stream(Handle):
         after_synchronize(self.device)
         with self._lock:
             self._reap(raise_errors=True)
+        if dev.fast_stream is self:
+            dev.arm_sync(epoch)
 
     def wait_quietly(self, timeout: float | None = None) -> None:
         """Wait for this stream's work without reporting its faults (they stay for its own sync)."""

@@ -155,3 +155,25 @@ def test_streams_from_threads_every_result_checked(rel):
     for th in threads:
         th.join()
     assert not errors, errors[:5]
+
+
+@pytest.mark.parametrize("other_stream", [False, True])
+def test_a_synchronize_after_native_launches_waits_for_work_through_python(rel, tmp_path, other_stream):
+    """Armed (only native launches since an idle point), then a long kernel launched through Python — on the
+    same stream (a kernel of a module loaded just now: its first launch) or on another stream: the device
+    synchronize must wait for it too (the result is read without a synchronizing copy)."""
+    out = pyhip.empty(64, np.int32)
+    out2 = pyhip.to_device(np.full(64, -1, np.int32))
+    busy = rel.kernel("busy")
+    for _ in range(3):
+        busy(1, 64, out, 3)
+        pyhip.synchronize()
+    assert runtime().device(0)._armed is not None
+    fresh = pyhip.load(relkit.build(tmp_path)).kernel("busy")
+    fresh(1, 64, out2, 100_000, **({"stream": pyhip.Stream()} if other_stream else {}))
+    pyhip.synchronize()
+    got = np.frombuffer(gpu().memory.read(out2.__hip_pointer__(), 256), np.int32)   # no synchronizing copy
+    a = np.arange(64, dtype=np.uint64)
+    for k in range(100_000):
+        a = (a * 1664525 + 1013904223 + k) & 0xFFFFFFFF
+    assert (got.astype(np.int64) & 0xFFFFFFFF == a.astype(np.int64)).all()

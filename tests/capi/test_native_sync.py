@@ -1,0 +1,23 @@
+"""hipDeviceSynchronize / hipStreamSynchronize waiting in C (tests/capi/native_sync.hip, built here with hipcc):
+results read right after each synchronize, a fault in a natively launched kernel reported once, work another
+stream got through Python waited for.  PYHIP_SHIM_STATS proves most synchronizes did not enter Python."""
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import require_tool
+
+HERE = Path(__file__).resolve().parent
+
+
+def test_native_synchronize(tmp_path):
+    exe = tmp_path / "native_sync"
+    subprocess.run([require_tool("hipcc"), "--offload-arch=gfx90a", "-O2", str(HERE / "native_sync.hip"), "-o", str(exe)],
+                   check=True, capture_output=True, env={**os.environ, "HIP_PLATFORM": "amd"})
+    r = subprocess.run([sys.executable, "-m", "pyhip", "exec", str(exe)], capture_output=True, text=True, timeout=600,
+                       env={**os.environ, "PYHIP_SHIM_STATS": "1"})
+    assert r.returncode == 0 and r.stdout.strip().endswith("PASS"), r.stdout + r.stderr
+    native = int(re.search(r"(\d+) native synchronizes", r.stderr).group(1))
+    assert native >= 400, r.stderr        # of ~510 synchronizes; those after a Python command take Python

@@ -32,10 +32,11 @@ class CommandSignal:
         return self.sig.handle
 
     def is_complete(self) -> bool:
-        return self.sig.load() == 0
+        # released: it was complete, and the pooled signal may already serve another packet
+        return self._released or self.sig.load() == 0
 
     def wait(self, timeout: float | None = None) -> bool:
-        return self.sig.wait(COND_EQ, 0, timeout)
+        return self._released or self.sig.wait(COND_EQ, 0, timeout)
 
     def error(self) -> HipError | None:
         e = self.sig.error

@@ -225,3 +225,25 @@ def test_registration_handles_and_lazy_loading():
         rt.launch_by_handle(0x7000, (1, 1, 1), (64, 1, 1), [x, np.float32(1), 1])
     assert ei.value.code == E.hipErrorNoBinaryForGpu
     pyhip.set_device(0)
+
+
+def test_an_idle_stream_does_not_wait_on_its_last_signal_once_recycled(mods):
+    """A synchronized stream's last command gave its signal back to the pool; the next packet (a kernel spinning
+    on another stream) may get the same signal: synchronizing the idle stream again must not wait for it."""
+    math_mod, basic = mods
+    x = pyhip.to_device(np.arange(64, dtype=np.int32))
+    idle = [pyhip.Stream() for _ in range(4)]
+    for s in idle:
+        basic.kernel("scale<int>")(1, 64, x, 1, 64, stream=s)
+        s.synchronize()                                   # its last command's signal goes back to the pool
+    nb = pyhip.Stream(non_blocking=True)
+    flag = _spinner(math_mod, nb)
+    try:
+        t0 = time.perf_counter()
+        for s in idle:
+            s._stream.synchronize(timeout=20)
+            runtime().device().null_stream.synchronize(timeout=20)   # waits for the blocking (idle) streams
+        assert time.perf_counter() - t0 < 5 and not nb.query()
+    finally:
+        _release(flag)
+        nb.synchronize()

@@ -61,7 +61,9 @@ void pyhip_engine_set_fp8(const double* fp8, const double* bf8);
 typedef struct Agent Agent;
 typedef struct AgentQueue {
     Agent* agent; uint8_t* mirror_host; uint64_t mirror_dev; const uint8_t* amd_queue; uint64_t fault_kobj;
-    Dispatch fault; ...;
+    Dispatch fault; int32_t foreign; uint32_t lds_bytes; uint8_t* ring; uint64_t ring_slots;
+    const uint64_t* doorbell; uint64_t* read_ptr; const uint32_t* stop; const uint32_t* paused; uint64_t processed;
+    ...;
 } AgentQueue;
 Agent* pyhip_agent_new(void);
 void pyhip_agent_free(Agent* a);
@@ -77,6 +79,8 @@ int pyhip_agent_quiescent(Agent* a);
 void pyhip_agent_counts(Agent* a, uint64_t* out3);
 int pyhip_agent_dispatch(void* ctx, const uint8_t* pkt, uint64_t index);
 void* pyhip_agent_dispatch_fn(void);
+void pyhip_agent_set_kfd_fns(void* interrupt, void* clock);
+int64_t pyhip_agent_cp_process(AgentQueue* q, int64_t timeout_ns, int32_t* status);
 """
 
 

@@ -20,6 +20,8 @@
  * a removed kernel referred to until pyhip_agent_quiescent() says no dispatch that could use them runs.
  */
 
+#include <stdio.h>
+
 enum { SLOT_DISPATCH_PTR = 0, SLOT_QUEUE_PTR, SLOT_KERNARG, SLOT_DISPATCH_ID, SLOT_PRIVATE };
 #define AGENT_MAX_SLOTS 8
 
@@ -58,6 +60,17 @@ typedef struct AgentQueue {
     const uint8_t* amd_queue;    /* the queue's amd_queue_t (256 bytes) */
     uint64_t fault_kobj;         /* the packet that faulted (return 2) */
     Dispatch fault;              /* ... and its Dispatch, results included */
+    /* a KFD queue (ring owned by ROCr; pyhip_agent_cp_process): dispatch_ptr is the packet's own slot,
+     * queue_ptr ROCr's amd_queue_t, dispatch_id the packet index; no mirror */
+    int32_t foreign;
+    uint32_t lds_bytes;          /* the node's LDS size (larger group segments are the CP's error) */
+    uint8_t* ring;
+    uint64_t ring_slots;
+    const uint64_t* doorbell;    /* the last submitted index (ROCr stores it plainly) */
+    uint64_t* read_ptr;          /* amd_queue_t.read_dispatch_id */
+    const uint32_t* stop;        /* the CP is being stopped */
+    const uint32_t* paused;      /* the queue is suspended (percentage 0) */
+    uint64_t processed;
 } AgentQueue;
 
 #define AGENT_TOMB ((FastKernel*)(uintptr_t)1)
@@ -266,7 +279,6 @@ static void agent_release(Agent* a, int ran, int failed) {
 /* The processor's agent function: 0 = ran (the caller completes the signal), 1 = not handled, nothing done,
  * 2 = faulted (q->fault holds the Dispatch; the packet is left to Python). */
 int pyhip_agent_dispatch(void* ctx, const uint8_t* pkt, uint64_t index) {
-    (void)index;
     AgentQueue* q = ctx;
     Agent* a = q->agent;
     uint16_t wg[3];
@@ -325,13 +337,20 @@ int pyhip_agent_dispatch(void* ctx, const uint8_t* pkt, uint64_t index) {
     priv += extra;
     d.private_size = (priv + 15) / 16 * 16;
     uint64_t vals[5] = {q->mirror_dev, q->mirror_dev + 256, kernarg, 0, d.private_size};
+    if (q->foreign) {
+        vals[0] = (uint64_t)(uintptr_t)(q->ring + (index % q->ring_slots) * 64);
+        vals[1] = (uint64_t)(uintptr_t)q->amd_queue;
+        vals[3] = index;
+    }
     for (int i = 0; i < nslots; i++) {
         uint64_t v = vals[skind[i]];
         d.sgpr_init[sfirst[i]] = (uint32_t)v;
         if (scount[i] > 1) d.sgpr_init[sfirst[i] + 1] = (uint32_t)(v >> 32);
     }
-    memcpy(q->mirror_host, pkt, 64);
-    memcpy(q->mirror_host + 256, q->amd_queue, 256);
+    if (!q->foreign) {
+        memcpy(q->mirror_host, pkt, 64);
+        memcpy(q->mirror_host + 256, q->amd_queue, 256);
+    }
     d.regions = regs;
     d.nregions = nregs;
     d.lockstep = 0;
@@ -353,6 +372,164 @@ decline_unlocked:
     a->declined++;
     pthread_mutex_unlock(&a->mu);
     return 1;
+}
+
+/* ---- the command processor of a KFD queue (pyhip/thunk/cp.py): ROCr's rings without Python ----------------
+ * What pyhip/thunk/cp.py does per packet, for the packets it can finish here: a kernel dispatch of a kernel
+ * in the agent's table (dispatch_ptr = the packet's slot, queue_ptr = ROCr's amd_queue_t, dispatch_id = the
+ * index), a barrier-AND/OR whose dependencies are already satisfied.  Completion: the signal's value
+ * decremented, and when it has an event mailbox the event id stored there and the KFD interrupt raised.
+ * With profiling on (queue_properties bit 3, as HIP's queues have it) start/end timestamps are written in the
+ * GPU clock.  Anything else — a packet the CP must check and may reject (bad geometry, LDS over the node's
+ * size, no kernel object), scratch to negotiate, barriers that must wait, PM4 and vendor packets, a
+ * signal outside GPU-mapped memory, a kernel the agent declines — returns with the packet in place for
+ * Python; a fault returns with its Dispatch record (AgentQueue.fault).  ROCr rings the doorbell with a plain
+ * store: an idle ring is polled with sleeps that grow from 10 µs to 1 ms. */
+typedef int (*kfd_interrupt_fn)(uint32_t);
+typedef uint64_t (*kfd_clock_fn)(void);
+static kfd_interrupt_fn g_kfd_interrupt;
+static kfd_clock_fn g_kfd_clock;
+
+/* the thunk's C functions: raise a KFD interrupt for an event id; the GPU clock (profiling timestamps) */
+void pyhip_agent_set_kfd_fns(void* interrupt, void* clock) {
+    g_kfd_interrupt = (kfd_interrupt_fn)interrupt;
+    g_kfd_clock = (kfd_clock_fn)clock;
+}
+
+static int agent_accessible(Agent* a, uint64_t addr, uint64_t size) {
+    pthread_mutex_lock(&a->mu);
+    int ok = 0;
+    if (a->regions) {
+        const Region* r = a->regions->r;
+        int32_t lo = 0, hi = a->regions->n;
+        while (lo < hi) {
+            int32_t mid = (lo + hi) / 2;
+            if (r[mid].start <= addr) lo = mid + 1; else hi = mid;
+        }
+        ok = lo > 0 && addr + size <= r[lo - 1].end;
+    }
+    pthread_mutex_unlock(&a->mu);
+    return ok;
+}
+
+static inline void cpu_pause(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
+static inline int64_t cp_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* the packet at index is submitted: header not INVALID and the doorbell reached it */
+static int cp_ready(const AgentQueue* q, uint64_t index) {
+    const uint16_t* h = (const uint16_t*)(q->ring + (index % q->ring_slots) * 64);
+    return (__atomic_load_n(h, __ATOMIC_ACQUIRE) & 0xFF) != 1 &&
+           __atomic_load_n(q->doorbell, __ATOMIC_ACQUIRE) + 1 > index;
+}
+
+static void cp_complete(uint64_t sig, int profiling) {
+    if (!sig) return;
+    if (profiling) *(uint64_t*)(uintptr_t)(sig + 40) = g_kfd_clock();
+    __atomic_add_fetch((int64_t*)(uintptr_t)(sig + 8), -1, __ATOMIC_ACQ_REL);
+    uint64_t mailbox = __atomic_load_n((uint64_t*)(uintptr_t)(sig + 16), __ATOMIC_ACQUIRE);
+    if (mailbox) {
+        uint32_t event_id = *(uint32_t*)(uintptr_t)(sig + 24);
+        __atomic_store_n((uint64_t*)(uintptr_t)mailbox, (uint64_t)event_id, __ATOMIC_RELEASE);
+        if (g_kfd_interrupt) g_kfd_interrupt(event_id);
+    }
+}
+
+enum { CP_IDLE = 0, CP_PYTHON = 1, CP_FAULT = 2, CP_STOPPED = 3 };
+
+/* PYHIP_CP_STATS=1: how many packets the KFD queues' command processors finished here, printed at exit */
+static uint64_t g_cp_native_packets;
+
+__attribute__((destructor)) static void cp_report(void) {
+    const char* v = getenv("PYHIP_CP_STATS");
+    if (v && *v && *v != '0' && g_cp_native_packets)
+        fprintf(stderr, "pyhip: KFD command processors: %llu packets in native code\n",
+                (unsigned long long)g_cp_native_packets);
+}
+
+int64_t pyhip_agent_cp_process(AgentQueue* q, int64_t timeout_ns, int32_t* status) {
+    Agent* a = q->agent;
+    int64_t done = 0, start = cp_now(), nap = 10000;
+    *status = CP_IDLE;
+    for (;;) {
+        if (__atomic_load_n(q->stop, __ATOMIC_ACQUIRE) || __atomic_load_n(q->paused, __ATOMIC_ACQUIRE)) {
+            *status = CP_STOPPED;
+            return done;
+        }
+        uint64_t index = __atomic_load_n(q->read_ptr, __ATOMIC_ACQUIRE);
+        if (!cp_ready(q, index)) {
+            int64_t now = cp_now();
+            if (timeout_ns >= 0 && now - start >= timeout_ns) return done;
+            if (now - start < 200000) { for (int i = 0; i < 32; ++i) cpu_pause(); continue; }
+            struct timespec ts = {0, (long)nap};
+            nanosleep(&ts, NULL);
+            nap = nap * 2 > 1000000 ? 1000000 : nap * 2;
+            continue;
+        }
+        uint8_t* slot = q->ring + (index % q->ring_slots) * 64;
+        uint8_t pkt[64];
+        memcpy(pkt, slot, 64);
+        int type = pkt[0];
+        uint64_t sig;
+        memcpy(&sig, pkt + 56, 8);
+        uint32_t props = *(const uint32_t*)(q->amd_queue + 180);
+        int profiling = (props & (1u << 3)) && g_kfd_clock;           /* start/end timestamps, GPU clock */
+        if ((props & (1u << 3)) && !g_kfd_clock) { *status = CP_PYTHON; return done; }
+        if (sig && !agent_accessible(a, sig, 64)) { *status = CP_PYTHON; return done; }
+        if (type == 2) {
+            uint16_t setup, wg[3];
+            uint32_t grid[3], priv, group;
+            uint64_t kobj;
+            memcpy(&setup, pkt + 2, 2);
+            memcpy(wg, pkt + 4, 6);
+            memcpy(grid, pkt + 12, 12);
+            memcpy(&priv, pkt + 24, 4);
+            memcpy(&group, pkt + 28, 4);
+            memcpy(&kobj, pkt + 32, 8);
+            int dims = setup & 3;
+            if (dims < 1 || !wg[0] || !wg[1] || !wg[2] || !grid[0] || !grid[1] || !grid[2] ||
+                (uint32_t)wg[0] * wg[1] * wg[2] > 1024u || group > q->lds_bytes || !kobj || priv) {
+                *status = CP_PYTHON;
+                return done;
+            }
+            if (sig && profiling) *(uint64_t*)(uintptr_t)(sig + 32) = g_kfd_clock();
+            int r = pyhip_agent_dispatch(q, pkt, index);
+            if (r == 1) { *status = CP_PYTHON; return done; }
+            if (r == 2) { *status = CP_FAULT; return done; }
+        } else if (type == 3 || type == 5) {
+            uint64_t deps[5];
+            memcpy(deps, pkt + 8, sizeof deps);
+            int n = 0, zero = 0;
+            for (int i = 0; i < 5; i++) {
+                if (!deps[i]) continue;
+                if (!agent_accessible(a, deps[i], 64)) { *status = CP_PYTHON; return done; }
+                n++;
+                if (__atomic_load_n((int64_t*)(uintptr_t)(deps[i] + 8), __ATOMIC_ACQUIRE) == 0) zero++;
+            }
+            int ok = type == 3 ? zero == n : (n == 0 || zero > 0);
+            if (!ok) { *status = CP_PYTHON; return done; }
+            if (sig && profiling) *(uint64_t*)(uintptr_t)(sig + 32) = g_kfd_clock();
+        } else {
+            *status = CP_PYTHON;
+            return done;
+        }
+        cp_complete(sig, profiling);
+        __atomic_store_n((uint16_t*)slot, (uint16_t)1, __ATOMIC_RELEASE);
+        __atomic_store_n(q->read_ptr, index + 1, __ATOMIC_RELEASE);
+        __atomic_fetch_add(&q->processed, 1, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&g_cp_native_packets, 1, __ATOMIC_RELAXED);
+        ++done;
+        start = cp_now();
+        nap = 10000;
+    }
 }
 
 /* The agent function's address, for the packet processor (a function of another extension module). */

@@ -285,10 +285,7 @@ class EmulatedGPU:
             self.faults.append(exc)
             raise
 
-    def native_queue(self, queue):
-        """The packet processor's native hook for ``queue`` (pyhip/emu/native/agent.py): kernel dispatches of
-        kernels that ran natively before run with no Python.  None when the agent cannot be used (numpy or
-        differential engine, no native engine, an arena that may move)."""
+    def _native_agent(self):
         from . import native
         if self.engine != "native" or not self.memory._fixed_arena or not native.available():
             return None                        # (the first dispatch warns about a missing engine, not this)
@@ -299,7 +296,19 @@ class EmulatedGPU:
             if self._agent is None:
                 from .native.agent import NativeAgent
                 self._agent = NativeAgent(self, nat)
-        return self._agent.queue(queue, self._mirror_buffer(queue))
+        return self._agent
+
+    def native_kfd_queue(self, kq, stop, paused, lds_bytes: int, interrupt: int, clock: int):
+        """The native half of a KFD queue's command processor (pyhip/thunk/cp.py), or None."""
+        agent = self._native_agent()
+        return agent.kfd_queue(kq, stop, paused, lds_bytes, interrupt, clock) if agent is not None else None
+
+    def native_queue(self, queue):
+        """The packet processor's native hook for ``queue`` (pyhip/emu/native/agent.py): kernel dispatches of
+        kernels that ran natively before run with no Python.  None when the agent cannot be used (numpy or
+        differential engine, no native engine, an arena that may move)."""
+        agent = self._native_agent()
+        return agent.queue(queue, self._mirror_buffer(queue)) if agent is not None else None
 
     def _mirror_buffer(self, queue) -> int:
         """Per-queue device copy of the current packet and amd_queue_t: queues run concurrently."""

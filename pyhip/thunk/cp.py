@@ -18,6 +18,13 @@ Per packet at the read index (``*Queue_read_ptr_aql``, i.e. ``amd_queue_t.read_d
    id is written there and the interrupt raised (KFD sets the event);
 5. the slot's header is set INVALID and the read index advanced.
 
+Native code first: while the ring's packets are ones it can finish — kernel dispatches of kernels the emulated
+GPU's native agent knows (they ran natively once, through this path), barriers already satisfied — the
+emulated GPU's native loop (``pyhip_agent_cp_process``, native/engine/agent.h) consumes them with no Python,
+profiling timestamps and event interrupts included, and returns for anything else (checks that may stop the
+queue, scratch, waits, PM4, a fault: its report is built here from the native Dispatch record).
+``PYHIP_NATIVE_AQL=0`` keeps every packet in Python; ``PYHIP_CP_STATS=1`` prints the native count at exit.
+
 Faults: a memory fault is reported by pyhip (kernel, workgroup, wave, lane, PC, instruction, address) and
 then as KFD reports it — every memory event of the process is set with the faulting address (ROCr prints
 "Memory access fault by GPU node-N" and aborts); the queue stops.  An illegal or unimplemented instruction
@@ -51,6 +58,7 @@ FAULT_NOT_PRESENT = abi.pack_bits(abi.FAULT, NotPresent=1)
 FAULT_HANG = abi.pack_bits(abi.FAULT, ErrorType=3)
 POLL_NS = 50_000_000
 _LOG = os.environ.get("PYHIP_LOG_FAULTS", "") not in ("", "0")
+_STATS = os.environ.get("PYHIP_CP_STATS", "") not in ("", "0")    # per queue at its destruction: packets per path
 
 
 def _u64(addr: int):
@@ -70,31 +78,77 @@ class CommandProcessor:
         self.kfd, self.q = kfd, queue
         self.gpu = kfd.gpus[queue.node]
         self.stop_flag = ffi.new("uint32_t*", 0)
+        self.paused = ffi.new("uint32_t*", 0)     # the native loop's view of ``active`` (UpdateQueue)
         self.active = threading.Event()
         if queue.percentage:
             self.active.set()
+        else:
+            self.paused[0] = 1
         self.error = 0                          # the code this CP stopped the queue with (0: running)
-        self.processed = 0
+        self._processed = 0
+        self._native = None
         self.thread = threading.Thread(target=self._run, name=f"pyhip-kfd-cp-{queue.queue_id}", daemon=True)
 
     def start(self) -> None:
         self.thread.start()
+
+    @property
+    def processed(self) -> int:
+        native = self._native
+        return self._processed + (native.processed if native is not None else 0)
+
+    def suspend(self) -> None:
+        """UpdateQueue with percentage 0: the CP stops taking packets (the one running completes)."""
+        lib.pyhip_store_release_u32(self.paused, 1)
+        self.active.clear()
+
+    def resume(self) -> None:
+        lib.pyhip_store_release_u32(self.paused, 0)
+        self.active.set()
+
+    def _native_half(self):
+        """The emulated GPU's native loop for this ring (pyhip/emu/native/agent.py KfdAgentQueue), or None
+        (PYHIP_NATIVE_AQL=0, no native engine)."""
+        if os.environ.get("PYHIP_NATIVE_AQL", "1") == "0":
+            return None
+        hook = getattr(self.gpu, "native_kfd_queue", None)
+        address = getattr(self.kfd.native, "function_address", None)
+        interrupt = address("pyhip_kfd_interrupt") if address is not None else 0
+        clock = address("pyhip_kfd_gpu_clock") if address is not None else 0
+        if hook is None or not interrupt or not clock:
+            return None
+        return hook(self.q, ffi.cast("uintptr_t", self.stop_flag), ffi.cast("uintptr_t", self.paused),
+                    self.kfd.topology.gpu(self.q.node).lds_bytes, interrupt, clock)
 
     def stop(self, timeout: float = 5.0) -> None:
         self.stop_flag[0] = 1
         self.active.set()
         if self.thread.is_alive() and threading.current_thread() is not self.thread:
             self.thread.join(timeout)
+        if _STATS:
+            native = self._native.processed if self._native is not None else 0
+            print(f"pyhip: KFD queue {self.q.queue_id}: {native} packets in native code, {self._processed} through "
+                  "Python", file=sys.stderr, flush=True)
 
     # -- the loop ----------------------------------------------------------------------------------
     def _run(self) -> None:
         q = self.q
         index = ffi.cast("uint64_t*", q.read_ptr)[0]
+        native = self._native = self._native_half()
         try:
             while not self.stop_flag[0]:
                 if not self.active.is_set():
                     self.active.wait(0.05)
                     continue
+                if native is not None:
+                    status = native.process(POLL_NS)
+                    index = ffi.cast("uint64_t*", q.read_ptr)[0]
+                    if status in (native.IDLE, native.STOPPED):
+                        continue
+                    if status == native.FAULT:
+                        slot = q.ring + (index % q.slots) * 64
+                        self._log(f"queue {q.queue_id}: packet {index} faulted in native code")
+                        self._fault(native.failure(bytes(ffi.buffer(ffi.cast("uint8_t*", slot), 64)), index))
                 slot = q.ring + (index % q.slots) * 64
                 if not lib.pyhip_cp_wait_packet(ffi.cast("uint16_t*", slot), _u64(q.doorbell), index,
                                                 self.stop_flag, POLL_NS):
@@ -106,7 +160,7 @@ class CommandProcessor:
                 lib.pyhip_store_release_u16(ffi.cast("uint16_t*", slot), P.TYPE_INVALID)
                 index += 1
                 lib.pyhip_store_release_u64(_u64(q.read_ptr), index)
-                self.processed += 1
+                self._processed += 1
         except QueueStopped:
             pass
         except BaseException as exc:          # a bug of ours: report, stop the queue

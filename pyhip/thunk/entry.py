@@ -18,8 +18,14 @@ _LOG = os.environ.get("PYHIP_LOG_FAULTS", "") not in ("", "0")
 class Native:
     """The C side of the thunk as the KFD sees it."""
 
-    def __init__(self, lib):
-        self.lib = lib
+    def __init__(self, lib, ffi=None):
+        self.lib, self.ffi = lib, ffi
+
+    def function_address(self, name: str) -> int:
+        """The address of a C function of the thunk (for native code that calls it), 0 if unknown."""
+        if self.ffi is None:
+            return 0
+        return int(self.ffi.cast("uintptr_t", self.ffi.addressof(self.lib, name)))
 
     def interrupt(self, event_id: int) -> None:
         self.lib.pyhip_kfd_interrupt(event_id)
@@ -97,7 +103,7 @@ def install() -> None:
     def OpenKFD():
         with State.lock:
             if State.kfd is None:
-                State.kfd = Kfd(Native(lib))
+                State.kfd = Kfd(Native(lib, ffi))
             State.opens += 1
             lib.pyhip_kfd_set_open(State.opens)
         return abi.SUCCESS if State.opens == 1 else abi.KERNEL_ALREADY_OPENED

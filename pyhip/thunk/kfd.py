@@ -209,9 +209,9 @@ class Kfd:
         if ring and (ring, max(ring_size, MIN_RING)) != (q.ring, q.ring_size):
             raise abi.KfdError(abi.ERROR, "moving a live queue's ring is not supported")
         if percentage:
-            q.cp.active.set()
+            q.cp.resume()
         else:
-            q.cp.active.clear()
+            q.cp.suspend()
 
     def destroy_queue(self, qid: int) -> None:
         with self.lock:

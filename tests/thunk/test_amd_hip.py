@@ -41,10 +41,13 @@ def test_fixture_programs_on_amds_runtime(program):
     assert r.returncode == 0 and r.stdout.strip().endswith("PASS"), r.stdout + r.stderr
 
 
-def test_memory_fault_is_reported_not_hung(built):
-    ours = pyhip_exec(built["amd_fault"], runtime="pyhip", timeout=120)
+@pytest.mark.parametrize("warm", [0, 3])
+def test_memory_fault_is_reported_not_hung(built, warm):
+    """warm = 3: the kernel ran fine three times first, so the faulting dispatch runs in native code (the
+    agent and, on AMD's stack, the command processor's native loop) — reported exactly the same way."""
+    ours = pyhip_exec(built["amd_fault"], warm, runtime="pyhip", timeout=120)
     assert ours.returncode == 0 and "sync: hipErrorIllegalAddress" in ours.stdout and "after: hipSuccess" in ours.stdout
-    amd = pyhip_exec(built["amd_fault"], runtime="amd", timeout=120)
+    amd = pyhip_exec(built["amd_fault"], warm, runtime="amd", timeout=120, PYHIP_LOG_FAULTS="1")
     assert amd.returncode == 128 + signal.SIGABRT, amd.stdout + amd.stderr
     buffer = int(re.search(r"buffer (0x[0-9a-f]+)", amd.stdout).group(1), 16)
     want = buffer + (1 << 32)                  # p[1 << 30] of int
@@ -53,3 +56,15 @@ def test_memory_fault_is_reported_not_hung(built):
     assert report and int(report.group(1), 16) == want, amd.stderr
     assert f"Memory access fault by GPU node-1 (Agent handle: " in amd.stderr
     assert f"on address {hex(want)}. Reason: Page not present or supervisor privilege." in amd.stderr
+    assert (re.search(r"pyhip: KFD: queue \d+: packet \d+ faulted in native code", amd.stderr) is not None) == bool(warm)
+
+
+def test_many_launches_on_amds_runtime_run_in_native_code(tmp_path):
+    """tests/capi/stress.hip (8 threads x 1,000 launches on private and shared streams, cross-stream events;
+    checks sequence numbers itself) on AMD's HIP + ROCr over pyhip's thunk: the KFD queues' command processors
+    finish most packets in native code (PYHIP_CP_STATS)."""
+    exe = hipcc(tmp_path, HERE.parent / "capi" / "stress.hip")
+    r = pyhip_exec(exe, 1000, runtime="amd", timeout=600, PYHIP_CP_STATS="1", **ONE_MI210)
+    assert r.returncode == 0 and r.stdout.strip().endswith("PASS"), r.stdout + r.stderr
+    native = int(re.search(r"KFD command processors: (\d+) packets in native code", r.stderr).group(1))
+    assert native >= 6000, r.stderr

@@ -152,6 +152,9 @@ class NativeAgent:
     def queue(self, queue, mirror: int) -> "AgentQueue":
         return AgentQueue(self, queue, mirror)
 
+    def kfd_queue(self, kq, stop, paused, lds_bytes: int, interrupt: int, clock: int) -> "KfdAgentQueue":
+        return KfdAgentQueue(self, kq, stop, paused, lds_bytes, interrupt, clock)
+
 
 class AgentQueue:
     """The packet processor's hook for one queue: ``fn`` and ``ctx`` for pyhip_queue_process, ``failure``."""
@@ -179,6 +182,57 @@ class AgentQueue:
                                 group_segment_size=pkt.group_segment_size,
                                 private_segment_size=pkt.private_segment_size, dispatch_ptr=self.mirror,
                                 queue_ptr=self.mirror + 256)
+        nat = self.agent.nat
+        exc = nat.fault(self.agent.ffi.addressof(self.c[0], "fault"), d, nat.program(d.program, d.K))
+        gpu.faults.append(exc)
+        return exc
+
+
+class KfdAgentQueue:
+    """The native half of a KFD queue's command processor (pyhip/thunk/cp.py): ROCr's ring consumed by
+    ``pyhip_agent_cp_process`` (native/engine/agent.h) while its packets are ones it can finish."""
+
+    IDLE, PYTHON, FAULT, STOPPED = range(4)
+
+    def __init__(self, agent: NativeAgent, kq, stop, paused, lds_bytes: int, interrupt: int, clock: int):
+        ffi, lib = agent.ffi, agent.lib
+        self.agent, self.kq = agent, kq
+        lib.pyhip_agent_set_kfd_fns(ffi.cast("void*", interrupt), ffi.cast("void*", clock))
+        c = self.c = ffi.new("AgentQueue*")
+        c.agent = agent.ptr
+        c.foreign = 1
+        c.lds_bytes = lds_bytes
+        c.amd_queue = ffi.cast("const uint8_t*", kq.amd_queue)
+        c.ring = ffi.cast("uint8_t*", kq.ring)
+        c.ring_slots = kq.slots
+        c.doorbell = ffi.cast("const uint64_t*", kq.doorbell)
+        c.read_ptr = ffi.cast("uint64_t*", kq.read_ptr)
+        c.stop = ffi.cast("const uint32_t*", stop)
+        c.paused = ffi.cast("const uint32_t*", paused)
+        self._status = ffi.new("int32_t*")
+        self._keep = (stop, paused)
+
+    def process(self, timeout_ns: int) -> int:
+        """Packets until one needs Python (PYTHON, FAULT: the packet at the read index), the queue stops or
+        pauses (STOPPED) or ``timeout_ns`` pass idle (IDLE)."""
+        self.agent.lib.pyhip_agent_cp_process(self.c, timeout_ns, self._status)
+        return self._status[0]
+
+    @property
+    def processed(self) -> int:
+        return int(self.c.processed)
+
+    def failure(self, raw: bytes, index: int) -> BaseException:
+        """The GPUFault of the packet at ``index`` that faulted in native code."""
+        from ...aql.packets import KernelDispatchPacket
+        gpu = self.agent.gpu
+        pkt = KernelDispatchPacket.unpack(raw)
+        slot = self.kq.ring + (index % self.kq.slots) * 64
+        d = gpu.dispatch_record(kernel_object=pkt.kernel_object, kernarg_address=pkt.kernarg_address,
+                                grid_size=pkt.grid_size, workgroup_size=pkt.workgroup_size,
+                                group_segment_size=pkt.group_segment_size,
+                                private_segment_size=pkt.private_segment_size, dispatch_ptr=slot,
+                                queue_ptr=self.kq.amd_queue, dispatch_id=index)
         nat = self.agent.nat
         exc = nat.fault(self.agent.ffi.addressof(self.c[0], "fault"), d, nat.program(d.program, d.K))
         gpu.faults.append(exc)

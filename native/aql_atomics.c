@@ -48,6 +48,7 @@
 #define Q_CLOSED 208
 
 #define PKT_INVALID 1u
+#define RESERVE_SPIN_NS 50000LL /* a producer finding the queue full spins this long before sleeping */
 #define PYHIP_MAX_SLEEP_NS 20000000LL /* 20 ms */
 
 #define AT(p, off, T) ((T*)((char*)(p) + (off)))
@@ -248,7 +249,7 @@ int64_t pyhip_queue_reserve(void* q, int64_t timeout_ns) {
     uint32_t* seq = AT(q, Q_RETIRE_SEQ, uint32_t);
     uint32_t* waiters = AT(q, Q_SPACE_WAITERS, uint32_t);
     uint32_t* closed = AT(q, Q_CLOSED, uint32_t);
-    int64_t deadline = -1, res;
+    int64_t deadline = -1, res, spin_until = 0;
     int registered = 0;
     for (;;) {
         if (__atomic_load_n(closed, __ATOMIC_ACQUIRE)) { res = -2; break; }
@@ -262,8 +263,17 @@ int64_t pyhip_queue_reserve(void* q, int64_t timeout_ns) {
             }
             continue;
         }
-        if (!registered) { /* register, then re-check before sleeping */
-            __atomic_fetch_add(waiters, 1, __ATOMIC_SEQ_CST);
+        if (!registered) {
+            /* full: the consumer retires a packet every few microseconds; spin a little before sleeping, or
+             * every retire becomes a futex wake and a context switch (a launch loop's ping-pong) */
+            int64_t now = pyhip_now_ns();
+            if (spin_until == 0)
+                spin_until = now + (timeout_ns >= 0 && timeout_ns < RESERVE_SPIN_NS ? timeout_ns : RESERVE_SPIN_NS);
+            if (now < spin_until) {
+                for (int i = 0; i < 32; ++i) cpu_relax();
+                continue;
+            }
+            __atomic_fetch_add(waiters, 1, __ATOMIC_SEQ_CST);    /* register, then re-check before sleeping */
             registered = 1;
             continue;
         }

@@ -10,6 +10,7 @@ streams/events as context managers.
 from __future__ import annotations
 
 import ctypes
+import operator
 
 import numpy as np
 
@@ -186,6 +187,8 @@ class DeviceArray:
 
     def __hip_pointer__(self) -> int:
         return int(self.ptr)
+
+    __hip_address__ = operator.attrgetter("ptr.value")  # the same, read in C (runtime/argreaders.py)
 
     def __repr__(self) -> str:
         return f"<DeviceArray {self.shape} {self.dtype} at 0x{int(self.ptr):x}>"

@@ -155,12 +155,16 @@ static uint64_t wave_ids(const Dispatch* d, int k, uint32_t px, uint32_t py, uin
                          uint32_t* v2) {
     uint64_t active = (uint64_t)px * py * pz, ex = 0;
     int lanes = d->lanes == 32 ? 32 : LANES;
+    uint64_t t0 = (uint64_t)k * lanes;            /* the first lane's (x, y, z); then counted up, no division */
+    uint32_t cx = (uint32_t)(t0 % px), cy = (uint32_t)((t0 / px) % py), cz = (uint32_t)(t0 / ((uint64_t)px * py));
     for (int l = 0; l < LANES; l++) {
-        uint64_t t = (uint64_t)k * lanes + l;
+        uint64_t t = t0 + l;
         int on = l < lanes && t < active;
-        uint32_t x = on ? (uint32_t)(t % px) : 0;
-        uint32_t y = on ? (uint32_t)((t / px) % py) : 0;
-        uint32_t z = on ? (uint32_t)(t / ((uint64_t)px * py)) : 0;
+        uint32_t x = on ? cx : 0, y = on ? cy : 0, z = on ? cz : 0;
+        if (++cx == px) {
+            cx = 0;
+            if (++cy == py) { cy = 0; cz++; }
+        }
         if (on) ex |= 1ULL << l;
         if (d->vgpr_ids) {
             uint32_t val = x;

@@ -71,7 +71,10 @@ def pointer_reader(value, where: str):
     if isinstance(value, (int, np.integer)):
         return int, plain(type(value))
     if hasattr(value, "__hip_pointer__"):
-        return _hip_pointer, hasattr(type(value), "__hip_pointer__")
+        # a type may name a C-level getter giving what its __hip_pointer__ gives (``__hip_address__``, an
+        # operator.attrgetter): a repeat launch then reads the address without a Python frame
+        fast = getattr(type(value), "__hip_address__", None)
+        return fast or _hip_pointer, hasattr(type(value), "__hip_pointer__")
     if isinstance(value, ctypes.c_void_p):
         return _void_p, True
     if hasattr(value, "ptr"):              # DeviceArray and friends

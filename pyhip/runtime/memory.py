@@ -3,6 +3,7 @@ copies in every direction (numpy arrays or any buffer on the host side) and fill
 from __future__ import annotations
 
 import ctypes
+import operator
 
 import numpy as np
 
@@ -25,6 +26,8 @@ class DevicePointer:
 
     def __hip_pointer__(self) -> int:
         return self.value
+
+    __hip_address__ = operator.attrgetter("value")     # the same, read in C (runtime/argreaders.py)
 
     def __add__(self, off: int) -> "DevicePointer":
         return DevicePointer(self.value + int(off), self.device)

@@ -5,7 +5,8 @@
  *   - kernel dispatch: handed to the agent's native function (an emulated device: native/engine/agent.h),
  *     which runs it or declines before doing anything;
  *   - barrier-AND / barrier-OR whose dependencies are live signals already satisfied;
- *   - the vendor-specific agent-dispatch no-op.
+ *   - the vendor-specific agent-dispatch no-op, and copies and fills the agent does natively (it declines
+ *     what it would reject).
  * Each gets what the Python path gives a packet: its fences counted, start and end timestamps, error 0 and
  * the decrement on its completion signal, its slot retired.  Any other packet (a copy, a host callback, a
  * barrier that must wait, a completion signal that is not a live signal, a kernel the agent declines or
@@ -101,6 +102,8 @@ enum { CNT_KERNEL = 16, CNT_BARRIER_AND, CNT_BARRIER_OR, CNT_AGENT_NOP, CNT_BARR
 #define PKT_AGENT 4
 #define PKT_BARRIER_OR 5
 #define AGENT_NOP_TYPE 0x8000
+#define AGENT_COPY_TYPE 0x8001
+#define AGENT_FILL_TYPE 0x8002
 
 /* Wait for the packet at `index` (spin until spin_end, then futex sleeps until deadline).  1 = published,
  * 0 = deadline passed, -1 = the queue was closed with nothing there. */
@@ -200,6 +203,11 @@ int64_t pyhip_queue_process(void* q, void* agent_fn, void* agent_ctx, int64_t ma
             counter = type == PKT_BARRIER_AND ? CNT_BARRIER_AND : CNT_BARRIER_OR;
         } else if (type == PKT_AGENT && (pkt[2] | pkt[3] << 8) == AGENT_NOP_TYPE) {
             if (sig) pyhip_signal_set_start((void*)(uintptr_t)sig);
+            counter = CNT_AGENT_NOP;
+        } else if (type == PKT_AGENT && fn && ((pkt[2] | pkt[3] << 8) == AGENT_COPY_TYPE ||
+                                               (pkt[2] | pkt[3] << 8) == AGENT_FILL_TYPE)) {
+            if (sig) pyhip_signal_set_start((void*)(uintptr_t)sig);
+            if (fn(agent_ctx, pkt, ri) != 0) { *status = PROC_PYTHON; return done; }
             counter = CNT_AGENT_NOP;
         } else {
             *status = PROC_PYTHON;

@@ -276,11 +276,67 @@ static void agent_release(Agent* a, int ran, int failed) {
     pthread_mutex_unlock(&a->mu);
 }
 
+/* The host address of [addr, addr + size) when it lies in one region, else NULL. */
+static uint8_t* regions_host(const Region* r, int32_t n, uint64_t addr, uint64_t size) {
+    int32_t lo = 0, hi = n;
+    while (lo < hi) {
+        int32_t mid = (lo + hi) / 2;
+        if (r[mid].start <= addr) lo = mid + 1; else hi = mid;
+    }
+    if (lo == 0 || addr + size < addr || addr + size > r[lo - 1].end) return NULL;
+    return r[lo - 1].host + (addr - r[lo - 1].start);
+}
+
+/* The agent-dispatch copy (0x8001: dst, src, bytes) and fill (0x8002: dst, value, count, width) packets of
+ * pyhip/aql/packets.py, as EmulatedGPU.copy / fill do them.  Anything those would reject (a range outside one
+ * allocation, a value wider than the element, an empty range) is left to them (1). */
+static int agent_copy_fill(AgentQueue* q, const uint8_t* pkt) {
+    Agent* a = q->agent;
+    uint16_t type;
+    uint64_t arg[4];
+    memcpy(&type, pkt + 2, 2);
+    memcpy(arg, pkt + 16, sizeof arg);
+    uint64_t width = type == 0x8002 ? arg[3] : 1, bytes = type == 0x8002 ? arg[2] * width : arg[2];
+    if ((type != 0x8001 && type != 0x8002) || !bytes)
+        return 1;
+    if (type == 0x8002 && ((width != 1 && width != 2 && width != 4 && width != 8) || arg[2] > (UINT64_MAX >> 3) ||
+                           (width < 8 && arg[1] >> (8 * width))))
+        return 1;
+    pthread_mutex_lock(&a->mu);
+    if (!a->regions) {
+        pthread_mutex_unlock(&a->mu);
+        return 1;
+    }
+    const Region* regs = a->regions->r;
+    int32_t nregs = a->regions->n;
+    a->inflight++;
+    pthread_mutex_unlock(&a->mu);
+    uint8_t* dst = regions_host(regs, nregs, arg[0], bytes);
+    uint8_t* src = type == 0x8001 ? regions_host(regs, nregs, arg[1], bytes) : NULL;
+    int r = 1;
+    if (dst && (type == 0x8002 || src)) {
+        if (type == 0x8001) {
+            memmove(dst, src, bytes);
+        } else if (width == 1) {
+            memset(dst, (int)arg[1], bytes);
+        } else {
+            for (uint64_t i = 0; i < arg[2]; i++) memcpy(dst + i * width, &arg[1], width);   /* little endian */
+        }
+        r = 0;
+    }
+    pthread_mutex_lock(&a->mu);
+    if (--a->inflight == 0 && a->retired) agent_free_retired(a);
+    pthread_mutex_unlock(&a->mu);
+    return r;
+}
+
 /* The processor's agent function: 0 = ran (the caller completes the signal), 1 = not handled, nothing done,
- * 2 = faulted (q->fault holds the Dispatch; the packet is left to Python). */
+ * 2 = faulted (q->fault holds the Dispatch; the packet is left to Python).  Kernel dispatches, and the
+ * copy / fill agent-dispatch packets. */
 int pyhip_agent_dispatch(void* ctx, const uint8_t* pkt, uint64_t index) {
     AgentQueue* q = ctx;
     Agent* a = q->agent;
+    if (pkt[0] == 4) return q->foreign ? 1 : agent_copy_fill(q, pkt);
     uint16_t wg[3];
     uint32_t grid[3], priv_seg, group_seg;
     uint64_t kobj, kernarg;

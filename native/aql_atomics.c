@@ -297,39 +297,44 @@ void pyhip_queue_publish(void* q, uint64_t index, const uint8_t* packet64) {
     pyhip_signal_store_max(doorbell, (int64_t)index);
 }
 
-/* Consumer: wait until the packet at `index` is published, copy it to out64.  1 = got it, 0 = timeout. */
-int pyhip_queue_wait_packet(void* q, uint64_t index, uint8_t* out64, int64_t timeout_ns, int64_t spin_ns) {
+/* Wait for the packet at `index` (spin until spin_end, then futex sleeps until deadline).  1 = published,
+ * 0 = deadline passed, -1 = the queue was closed with nothing there. */
+static int await_slot(void* q, uint64_t index, int64_t spin_end, int64_t deadline) {
     const uint32_t* slot = (const uint32_t*)slot_of(q, index);
+    if ((__atomic_load_n(slot, __ATOMIC_ACQUIRE) & 0xFF) != PKT_INVALID) return 1;
     void* doorbell = (void*)(uintptr_t)*AT(q, Q_DOORBELL, uint64_t);
     uint32_t* seq = AT(doorbell, SIG_SEQ, uint32_t);
     uint32_t* waiters = AT(doorbell, SIG_WAITERS, uint32_t);
-    uint32_t hs = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
-    int r = 0;
-    if ((hs & 0xFF) != PKT_INVALID) goto got;
-    int64_t start = pyhip_now_ns(), now = start;
-    int64_t deadline = timeout_ns < 0 ? INT64_MAX : start + timeout_ns;
-    int64_t spin_end = start + spin_ns < deadline ? start + spin_ns : deadline;
-    while (now < spin_end) {
+    int64_t now = pyhip_now_ns();
+    while (now < spin_end && now < deadline) {
         for (int i = 0; i < 32; ++i) cpu_relax();
-        hs = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
-        if ((hs & 0xFF) != PKT_INVALID) goto got;
+        if ((__atomic_load_n(slot, __ATOMIC_ACQUIRE) & 0xFF) != PKT_INVALID) return 1;
         now = pyhip_now_ns();
     }
+    int r = 0;
     __atomic_fetch_add(waiters, 1, __ATOMIC_SEQ_CST);
     for (;;) {
         uint32_t s = __atomic_load_n(seq, __ATOMIC_SEQ_CST);
-        hs = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
-        if ((hs & 0xFF) != PKT_INVALID) { r = 1; break; }
-        if (__atomic_load_n(AT(q, Q_CLOSED, uint32_t), __ATOMIC_ACQUIRE)) break;   /* closed: stop waiting */
+        if ((__atomic_load_n(slot, __ATOMIC_ACQUIRE) & 0xFF) != PKT_INVALID) { r = 1; break; }
+        if (__atomic_load_n(AT(q, Q_CLOSED, uint32_t), __ATOMIC_ACQUIRE)) { r = -1; break; }
         now = pyhip_now_ns();
         if (now >= deadline) break;
         futex_sleep(seq, s, deadline - now);
     }
     __atomic_fetch_sub(waiters, 1, __ATOMIC_SEQ_CST);
-    if (!r) return 0;
-got:
+    return r;
+}
+
+/* Consumer: wait until the packet at `index` is published, copy it to out64.  1 = got it, 0 = timeout (or the
+ * queue was closed with nothing there). */
+int pyhip_queue_wait_packet(void* q, uint64_t index, uint8_t* out64, int64_t timeout_ns, int64_t spin_ns) {
+    int64_t start = pyhip_now_ns();
+    int64_t deadline = timeout_ns < 0 ? INT64_MAX : start + timeout_ns;
+    if (await_slot(q, index, start + spin_ns, deadline) <= 0) return 0;
+    const uint8_t* slot = slot_of(q, index);
+    uint32_t hs = __atomic_load_n((const uint32_t*)slot, __ATOMIC_ACQUIRE);
     memcpy(out64, &hs, 4);
-    memcpy(out64 + 4, (const uint8_t*)slot + 4, 60);
+    memcpy(out64 + 4, slot + 4, 60);
     return 1;
 }
 

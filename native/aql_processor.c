@@ -105,34 +105,6 @@ enum { CNT_KERNEL = 16, CNT_BARRIER_AND, CNT_BARRIER_OR, CNT_AGENT_NOP, CNT_BARR
 #define AGENT_COPY_TYPE 0x8001
 #define AGENT_FILL_TYPE 0x8002
 
-/* Wait for the packet at `index` (spin until spin_end, then futex sleeps until deadline).  1 = published,
- * 0 = deadline passed, -1 = the queue was closed with nothing there. */
-static int await_slot(void* q, uint64_t index, int64_t spin_end, int64_t deadline) {
-    const uint32_t* slot = (const uint32_t*)slot_of(q, index);
-    if ((__atomic_load_n(slot, __ATOMIC_ACQUIRE) & 0xFF) != PKT_INVALID) return 1;
-    void* doorbell = (void*)(uintptr_t)*AT(q, Q_DOORBELL, uint64_t);
-    uint32_t* seq = AT(doorbell, SIG_SEQ, uint32_t);
-    uint32_t* waiters = AT(doorbell, SIG_WAITERS, uint32_t);
-    int64_t now = pyhip_now_ns();
-    while (now < spin_end && now < deadline) {
-        for (int i = 0; i < 32; ++i) cpu_relax();
-        if ((__atomic_load_n(slot, __ATOMIC_ACQUIRE) & 0xFF) != PKT_INVALID) return 1;
-        now = pyhip_now_ns();
-    }
-    int r = 0;
-    __atomic_fetch_add(waiters, 1, __ATOMIC_SEQ_CST);
-    for (;;) {
-        uint32_t s = __atomic_load_n(seq, __ATOMIC_SEQ_CST);
-        if ((__atomic_load_n(slot, __ATOMIC_ACQUIRE) & 0xFF) != PKT_INVALID) { r = 1; break; }
-        if (__atomic_load_n(AT(q, Q_CLOSED, uint32_t), __ATOMIC_ACQUIRE)) { r = -1; break; }
-        now = pyhip_now_ns();
-        if (now >= deadline) break;
-        futex_sleep(seq, s, deadline - now);
-    }
-    __atomic_fetch_sub(waiters, 1, __ATOMIC_SEQ_CST);
-    return r;
-}
-
 /* A completion: under the registry's lock, so a signal being freed is never written.  0 = not a live signal. */
 static int complete_live(uint64_t handle, uint32_t code) {
     if (!handle) return 1;

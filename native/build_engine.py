@@ -60,7 +60,7 @@ void pyhip_engine_set_fp8(const double* fp8, const double* bf8);
 
 typedef struct Agent Agent;
 typedef struct AgentQueue {
-    Agent* agent; uint8_t* mirror_host; uint64_t mirror_dev; const uint8_t* amd_queue; uint64_t fault_kobj;
+    Agent* agent; uint8_t* mirror_host; uint64_t mirror_dev; const uint8_t* amd_queue;
     Dispatch fault; int32_t foreign; uint32_t lds_bytes; uint8_t* ring; uint64_t ring_slots;
     const uint64_t* doorbell; uint64_t* read_ptr; const uint32_t* stop; const uint32_t* paused; uint64_t processed;
     ...;

@@ -58,8 +58,7 @@ typedef struct AgentQueue {
     uint8_t* mirror_host;        /* 512 bytes of device memory: the packet @0, the amd_queue_t @256 */
     uint64_t mirror_dev;
     const uint8_t* amd_queue;    /* the queue's amd_queue_t (256 bytes) */
-    uint64_t fault_kobj;         /* the packet that faulted (return 2) */
-    Dispatch fault;              /* ... and its Dispatch, results included */
+    Dispatch fault;              /* the Dispatch of the packet that faulted (return 2), results included */
     /* a KFD queue (ring owned by ROCr; pyhip_agent_cp_process): dispatch_ptr is the packet's own slot,
      * queue_ptr ROCr's amd_queue_t, dispatch_id the packet index; no mirror */
     int32_t foreign;
@@ -259,32 +258,21 @@ void pyhip_agent_counts(Agent* a, uint64_t* out3) {
     pthread_mutex_unlock(&a->mu);
 }
 
-static int regions_hold(const Region* r, int32_t n, uint64_t addr) {
-    int32_t lo = 0, hi = n;                        /* the last region starting at or below addr */
-    while (lo < hi) {
-        int32_t mid = (lo + hi) / 2;
-        if (r[mid].start <= addr) lo = mid + 1; else hi = mid;
-    }
-    return lo > 0 && addr < r[lo - 1].end;
-}
-
-static void agent_release(Agent* a, int ran, int failed) {
+/* a dispatch (or copy) that took the regions is over; what it did is counted */
+static void agent_release(Agent* a, int ran, int failed, int declined) {
     pthread_mutex_lock(&a->mu);
     if (ran) a->dispatched++;
     if (failed) a->faults++;
+    if (declined) a->declined++;
     if (--a->inflight == 0 && a->retired) agent_free_retired(a);
     pthread_mutex_unlock(&a->mu);
 }
 
 /* The host address of [addr, addr + size) when it lies in one region, else NULL. */
 static uint8_t* regions_host(const Region* r, int32_t n, uint64_t addr, uint64_t size) {
-    int32_t lo = 0, hi = n;
-    while (lo < hi) {
-        int32_t mid = (lo + hi) / 2;
-        if (r[mid].start <= addr) lo = mid + 1; else hi = mid;
-    }
-    if (lo == 0 || addr + size < addr || addr + size > r[lo - 1].end) return NULL;
-    return r[lo - 1].host + (addr - r[lo - 1].start);
+    const Region* g = region_at(r, n, addr);
+    if (!g || addr + size < addr || addr + size > g->end) return NULL;
+    return g->host + (addr - g->start);
 }
 
 /* The agent-dispatch copy (0x8001: dst, src, bytes) and fill (0x8002: dst, value, count, width) packets of
@@ -324,9 +312,7 @@ static int agent_copy_fill(AgentQueue* q, const uint8_t* pkt) {
         }
         r = 0;
     }
-    pthread_mutex_lock(&a->mu);
-    if (--a->inflight == 0 && a->retired) agent_free_retired(a);
-    pthread_mutex_unlock(&a->mu);
+    agent_release(a, 0, 0, 0);
     return r;
 }
 
@@ -370,15 +356,12 @@ int pyhip_agent_dispatch(void* ctx, const uint8_t* pkt, uint64_t index) {
     a->inflight++;
     pthread_mutex_unlock(&a->mu);
 
-    if (kernarg_size && !regions_hold(regs, nregs, kernarg)) {
-        pthread_mutex_lock(&a->mu);
-        a->declined++;
-        if (--a->inflight == 0 && a->retired) agent_free_retired(a);
-        pthread_mutex_unlock(&a->mu);
+    if (kernarg_size && !regions_host(regs, nregs, kernarg, 1)) {
+        agent_release(a, 0, 0, 1);
         return 1;
     }
     if (trivial) {
-        agent_release(a, 1, 0);
+        agent_release(a, 1, 0, 0);
         return 0;
     }
     for (int i = 0; i < 3; i++) {
@@ -416,11 +399,8 @@ int pyhip_agent_dispatch(void* ctx, const uint8_t* pkt, uint64_t index) {
     d.batch_groups = 0;
     d.max_steps = max_steps;
     int failed = pyhip_engine_run(&d);
-    if (failed) {
-        q->fault_kobj = kobj;
-        q->fault = d;
-    }
-    agent_release(a, 1, failed);
+    if (failed) q->fault = d;
+    agent_release(a, 1, failed, 0);
     return failed ? 2 : 0;
 
 decline_unlocked:
@@ -454,16 +434,7 @@ void pyhip_agent_set_kfd_fns(void* interrupt, void* clock) {
 
 static int agent_accessible(Agent* a, uint64_t addr, uint64_t size) {
     pthread_mutex_lock(&a->mu);
-    int ok = 0;
-    if (a->regions) {
-        const Region* r = a->regions->r;
-        int32_t lo = 0, hi = a->regions->n;
-        while (lo < hi) {
-            int32_t mid = (lo + hi) / 2;
-            if (r[mid].start <= addr) lo = mid + 1; else hi = mid;
-        }
-        ok = lo > 0 && addr + size <= r[lo - 1].end;
-    }
+    int ok = a->regions && regions_host(a->regions->r, a->regions->n, addr, size) != NULL;
     pthread_mutex_unlock(&a->mu);
     return ok;
 }

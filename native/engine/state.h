@@ -99,15 +99,18 @@ static int raise_fault(Ctx* c, const Wave* w, int kind, int lane, uint64_t addre
 }
 
 /* ---- global memory ---------------------------------------------------------------------------------------- */
-static const Region* find_region(const Dispatch* d, uint64_t a) {
-    int lo = 0, hi = d->nregions - 1, r = -1;
+/* the last region starting at or below a (sorted regions), or NULL */
+static const Region* region_at(const Region* regions, int n, uint64_t a) {
+    int lo = 0, hi = n - 1, r = -1;
     while (lo <= hi) {
         int mid = (lo + hi) >> 1;
-        if (d->regions[mid].start <= a) { r = mid; lo = mid + 1; }
+        if (regions[mid].start <= a) { r = mid; lo = mid + 1; }
         else hi = mid - 1;
     }
-    return r >= 0 ? &d->regions[r] : NULL;
+    return r >= 0 ? &regions[r] : NULL;
 }
+
+static const Region* find_region(const Dispatch* d, uint64_t a) { return region_at(d->regions, d->nregions, a); }
 
 /* host address of [a, a + size) inside one allocation, or NULL */
 /* the region cache slot of the instruction being executed: each memory instruction usually stays in one

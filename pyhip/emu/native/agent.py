@@ -172,20 +172,9 @@ class AgentQueue:
         self.fn = agent.fn
         self.ctx = aql_ffi.cast("void*", int(ffi.cast("uintptr_t", self.c)))
 
-    def failure(self, raw: bytes | None) -> BaseException:
+    def failure(self, raw: bytes) -> BaseException:
         """The GPUFault of the packet that faulted in native code (its Dispatch is in the record)."""
-        from ...aql.packets import KernelDispatchPacket
-        gpu = self.agent.gpu
-        pkt = KernelDispatchPacket.unpack(raw)
-        d = gpu.dispatch_record(kernel_object=pkt.kernel_object, kernarg_address=pkt.kernarg_address,
-                                grid_size=pkt.grid_size, workgroup_size=pkt.workgroup_size,
-                                group_segment_size=pkt.group_segment_size,
-                                private_segment_size=pkt.private_segment_size, dispatch_ptr=self.mirror,
-                                queue_ptr=self.mirror + 256)
-        nat = self.agent.nat
-        exc = nat.fault(self.agent.ffi.addressof(self.c[0], "fault"), d, nat.program(d.program, d.K))
-        gpu.faults.append(exc)
-        return exc
+        return _failure(self.agent, self.c, raw, self.mirror, self.mirror + 256, 0)
 
 
 class KfdAgentQueue:
@@ -224,16 +213,19 @@ class KfdAgentQueue:
 
     def failure(self, raw: bytes, index: int) -> BaseException:
         """The GPUFault of the packet at ``index`` that faulted in native code."""
-        from ...aql.packets import KernelDispatchPacket
-        gpu = self.agent.gpu
-        pkt = KernelDispatchPacket.unpack(raw)
-        slot = self.kq.ring + (index % self.kq.slots) * 64
-        d = gpu.dispatch_record(kernel_object=pkt.kernel_object, kernarg_address=pkt.kernarg_address,
-                                grid_size=pkt.grid_size, workgroup_size=pkt.workgroup_size,
-                                group_segment_size=pkt.group_segment_size,
-                                private_segment_size=pkt.private_segment_size, dispatch_ptr=slot,
-                                queue_ptr=self.kq.amd_queue, dispatch_id=index)
-        nat = self.agent.nat
-        exc = nat.fault(self.agent.ffi.addressof(self.c[0], "fault"), d, nat.program(d.program, d.K))
-        gpu.faults.append(exc)
-        return exc
+        return _failure(self.agent, self.c, raw, self.kq.ring + (index % self.kq.slots) * 64, self.kq.amd_queue, index)
+
+
+def _failure(agent: NativeAgent, c, raw: bytes, dispatch_ptr: int, queue_ptr: int, dispatch_id: int) -> BaseException:
+    """The GPUFault of a kernel dispatch packet that faulted in native code: the full path's record of the
+    dispatch (kernel, geometry) with the failed native Dispatch (``c.fault``), recorded on the device."""
+    from ...aql.packets import KernelDispatchPacket
+    gpu, nat = agent.gpu, agent.nat
+    pkt = KernelDispatchPacket.unpack(raw)
+    d = gpu.dispatch_record(kernel_object=pkt.kernel_object, kernarg_address=pkt.kernarg_address,
+                            grid_size=pkt.grid_size, workgroup_size=pkt.workgroup_size,
+                            group_segment_size=pkt.group_segment_size, private_segment_size=pkt.private_segment_size,
+                            dispatch_ptr=dispatch_ptr, queue_ptr=queue_ptr, dispatch_id=dispatch_id)
+    exc = nat.fault(agent.ffi.addressof(c[0], "fault"), d, nat.program(d.program, d.K))
+    gpu.faults.append(exc)
+    return exc

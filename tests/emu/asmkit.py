@@ -12,6 +12,7 @@ s[20:21], s[22:23], s[24:25]; the body writes s[26:27] and s[28:29] (SCC can be 
 from __future__ import annotations
 
 import functools
+import os
 import shutil
 import struct
 import subprocess
@@ -200,3 +201,23 @@ def lo(x):
 
 def hi(x):
     return (np.asarray(x) >> np.uint64(32)).astype(np.uint32)
+
+
+@pytest.fixture(params=["numpy", "compiled"])
+def engine(request, monkeypatch):
+    """Which engine runs the kernel (a test module imports this fixture): a program's first small dispatch
+    runs on the numpy engine (tier 0), with PYHIP_JIT_TIERING=0 the native engine compiles it first (and the
+    memory instructions run through the native handlers).  Yields a check, called before the run (counts)
+    and after it (checks), that the dispatches since ran on that engine."""
+    if request.param == "compiled":
+        monkeypatch.setenv("PYHIP_JIT_TIERING", "0")
+    seen = {}
+
+    def check(target):
+        st = gpu(target).engine_stats()
+        if target not in seen:
+            seen[target] = st["native"]
+            return
+        if "PYHIP_ENGINE" not in os.environ:
+            assert (st["native"] > seen.pop(target)) == (request.param == "compiled"), (request.param, st)
+    yield check

@@ -2,12 +2,11 @@
 32-bit halves, whole-wave dword loads/stores through one allocation, wave-uniform scalar loads.  Each case
 is checked against numpy, and the cases that must leave the fast path (partial EXEC, misalignment,
 non-uniform high halves, an access running off the allocation) are exercised too."""
-import os
 
 import numpy as np
 import pytest
 
-from asmkit import POISON, gpu, run
+from asmkit import POISON, engine, run  # noqa: F401 (engine: a fixture)
 from pyhip.emu.memory import GPUFault
 
 RNG = np.random.default_rng(77)
@@ -187,26 +186,6 @@ def test_fused_64bit_add_with_a_scalar_base(target, lanes):
         assert [int(v) for v in r0[:lanes]] == want0, second_reads_first
         assert [int(v) & mask for v in r1[:lanes]] == want1, second_reads_first
         assert (r0[lanes:] == U64(POISON)).all()
-
-
-@pytest.fixture(params=["numpy", "compiled"])
-def engine(request, monkeypatch):
-    """Which engine runs the kernel: a program's first small dispatch runs on the numpy engine (tier 0), with
-    PYHIP_JIT_TIERING=0 the native engine compiles it first (and the memory instructions run through the
-    native handlers).  Yields a check that the dispatches since ran on that engine."""
-    if request.param == "compiled":
-        monkeypatch.setenv("PYHIP_JIT_TIERING", "0")
-    seen = {}
-
-    def check(target):
-        """Called before the run (counts) and after it (checks)."""
-        st = gpu(target).engine_stats()
-        if target not in seen:
-            seen[target] = st["native"]
-            return
-        if "PYHIP_ENGINE" not in os.environ:
-            assert (st["native"] > seen.pop(target)) == (request.param == "compiled"), (request.param, st)
-    yield check
 
 
 def _dwords(raw: np.ndarray, offsets) -> np.ndarray:

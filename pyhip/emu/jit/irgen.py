@@ -35,6 +35,7 @@ class Emitter:
         self.values: dict[int, tuple[str, bool]] = {}     # id(node) -> (name, vector)
         self._splats: dict[tuple, str] = {}
         self.read_hook = None              # fn(node) -> IR value name (scalar or vector per node.uniform)
+        self.word_hook = None              # fn(read node of lanes) -> the lane-mask word it reads, or None
         self.entry_allocas: list[str] = []
         self.block = "entry"               # the label of the block being filled
 
@@ -222,7 +223,12 @@ class Emitter:
         if op == "lane_gather":
             return self._lane_gather(n)
         if op == "mask_word":
-            c = self.value(n.args[0], True)
+            a = n.args[0]
+            if a.op == "read" and self.word_hook is not None and self.chunk is None:
+                word = self.word_hook(a)       # lanes read from a mask word: that word (no round trip)
+                if word is not None:
+                    return word
+            c = self.value(a, True)
             return self.emit(f"bitcast <{self.W} x i1> {c} to i{self.W}")
         if op == "word_lanes":
             x = self.value(n.args[0], False)

@@ -59,6 +59,7 @@ class KernelIR:
         self.C = min(8, self.W)                 # lanes per chunk in lane regions (one AVX2 register of i32)
         self.e = Emitter(self.W)
         self.e.read_hook = self._read
+        self.e.word_hook = self._mask_word_of
         self.stats = {"described": 0, "bridged": 0, "control": 0}
 
     # -- analysis ------------------------------------------------------------------------------------------------
@@ -135,6 +136,15 @@ class KernelIR:
         if k == "mode":
             return e.emit(f"load i32, ptr {self._ptr('%w', self.layout['mode'])}, align 4, !tbaa !4", "mode")
         raise Unsupported(f"compiled engine: no machine state {loc}")
+
+    def _mask_word_of(self, n):
+        """The lane-mask word (i``W``) a read of lanes comes from: EXEC or an SGPR (pair); None otherwise."""
+        k = n.attr[0]
+        if k == "exec_lanes":
+            return self._exec_word()
+        if k == "mask":
+            return self._word64(n.attr[1]) if self.W == 64 else self._sload(n.attr[1])
+        return None
 
     def _sload(self, r: int) -> str:
         return self.e.emit(f"load i32, ptr {self._ptr('%w', self.layout['s'] + 4 * r)}, align 4, !tbaa !4", "s")
@@ -268,12 +278,10 @@ class KernelIR:
         nodes = walk(roots)
         reads = {n.attr for n in nodes if n.op == "read"}
         written = {w.loc for w in writes}
-        uniform_reads = {r for r in reads if r[0] in ("s", "scc", "mode")}
-        for r in reads:                       # a lane mask read reads its SGPR(s) (for the hoisting checks)
-            if r[0] == "mask":
-                uniform_reads |= self._mask_sgprs(r[1])
-            elif r[0] == "exec_lanes":
-                uniform_reads |= self._mask_sgprs(126)
+        # uniform reads, and lanes read from a mask SGPR (pair) as ("mask", r): _region_add resolves those
+        uniform_reads = {r for r in reads if r[0] in ("s", "scc", "mode", "mask")}
+        if ("exec_lanes",) in reads:
+            uniform_reads |= self._mask_sgprs(126)
         if all(w.loc[0] in ("s", "scc", "mode") for w in writes) and all(n.uniform for n in nodes):
             return "uniform", uniform_reads, written
         if all(w.loc[0] == "v" or (w.loc[0] == "mask" and w.loc[1] not in (126, 127)) for w in writes) and \
@@ -288,12 +296,24 @@ class KernelIR:
         """Add an item to the open region if the reordering it implies (uniform items run before the chunk
         loop, mask words are stored after it) keeps program order's results; False: close the region first."""
         if kind == "lane":
-            if ureads & region["mask_sgprs"]:
+            plain = set()
+            for loc in ureads:
+                if loc[0] != "mask":
+                    plain.add(loc)
+                    continue
+                # lanes of a mask the region writes are the chunk's own bits (in registers, program order
+                # kept within the chunk); any other overlap with a mask written here needs its word
+                sg = self._mask_sgprs(loc[1])
+                if sg & region["mask_sgprs"] and loc[1] not in region["mask_regs"]:
+                    return False
+                plain |= sg
+            if {loc for loc in ureads if loc[0] != "mask"} & region["mask_sgprs"]:
                 return False
-            region["lane_ureads"] |= ureads
+            region["lane_ureads"] |= plain
             for loc in written:
                 if loc[0] == "mask":
                     region["mask_sgprs"] |= self._mask_sgprs(loc[1])
+                    region["mask_regs"].add(loc[1])
             region["items"].append((ip, kind, writes))
             region["lanes"] += 1
             return True
@@ -306,7 +326,7 @@ class KernelIR:
         return True
 
     def _new_region(self):
-        return {"items": [], "lane_ureads": set(), "mask_sgprs": set(), "lanes": 0}
+        return {"items": [], "lane_ureads": set(), "mask_sgprs": set(), "mask_regs": set(), "lanes": 0}
 
     def _flush_region(self, region) -> None:
         items = region["items"]
@@ -332,6 +352,8 @@ class KernelIR:
             hit = rs["rows"].get(loc[1])
             return hit if hit is not None else self._load_row_chunk(loc[1])
         if k == "exec_lanes":
+            if rs["full"]:
+                return "<" + ", ".join(["i1 true"] * self.C) + ">"
             return e.chunk_bits(rs["exec_word"], self.W)
         if k == "mask":
             hit = rs["masks"].get(loc[1])
@@ -374,8 +396,12 @@ class KernelIR:
     def _emit_lane_region(self, lane_writes) -> None:
         """A run of lane-wise instructions as a loop over chunks of C lanes: per chunk, every instruction in
         order with the chunk's values in registers, the VGPR rows written stored once at the end of the chunk,
-        the lane-mask words assembled across chunks and stored after the loop.  Float results are computed
-        without the NaN rule first; a chunk where some NaN appeared is recomputed with it."""
+        the lane-mask words assembled across chunks and stored after the loop.
+
+        Two loops: under a full EXEC (the common case) one without any masking, else one that merges every
+        result under the chunk's EXEC bits.  Float results are computed without the NaN rule first; a chunk
+        where some NaN appeared is recomputed with it (the full loop hands that chunk, and the rest, to the
+        masked loop, whose recomputation is exact for any EXEC)."""
         from ..spec.lang import walk
         e = self.e
         W, C = self.W, self.C
@@ -390,12 +416,8 @@ class KernelIR:
                 if w.loc[0] == "mask" and w.loc[1] not in mask_regs:
                     mask_regs.append(w.loc[1])
         pre = e.lines
-        self._rstate = {"rows": {}, "masks": {}, "words": {}, "exec_word": self._exec_word()}
-        # the loop header (lines assembled below)
-        body: list[str] = []
-        e.pre, e.lines, e.W, e.chunk = pre, body, C, f"%{rid}c"
-        e.invalidate()
-        e.line(f"%{rid}c = mul i32 %{rid}k, {C}")
+        exec_word = self._exec_word()
+        self._rstate = {"rows": {}, "masks": {}, "words": {}, "exec_word": exec_word, "full": False}
 
         def run_body(exact: bool):
             self._rstate["rows"], self._rstate["masks"] = {}, {}
@@ -424,8 +446,53 @@ class KernelIR:
                         self._rstate["masks"][wr.loc[1]] = v
             return dict(self._rstate["rows"]), dict(self._rstate["masks"]), list(e.nan_flags)
 
+        def chunk_end(rows, masks, loop, latch, acc_prefix) -> dict:
+            """Store the chunk's rows, fold its mask bits into the words, branch back or out."""
+            for r, v in rows.items():
+                e.line(f"store <{C} x i32> {v}, ptr {self._row_chunk_ptr(r)}, align 4, !tbaa !3")
+            acc_next = {}
+            for r in mask_regs:
+                bits = e.emit(f"bitcast <{C} x i1> {masks[r]} to i{C}")
+                z = e.emit(f"zext i{C} {bits} to i{W}")
+                cz = e.emit(f"zext i32 {e.chunk} to i{W}") if W > 32 else e.chunk
+                sh = e.emit(f"shl i{W} {z}, {cz}")
+                acc_next[r] = e.emit(f"or i{W} %{acc_prefix}{r}, {sh}")
+            e.line(f"%{loop}kn = add i32 %{loop}k, 1")
+            e.line(f"%{loop}more = icmp ult i32 %{loop}kn, {nch}")
+            e.line(f"br i1 %{loop}more, label %{loop}, label %{rid}e")
+            return acc_next
+
+        # the full-EXEC loop
+        full_body: list[str] = []
+        floop = f"{rid}f"
+        e.pre, e.lines, e.W, e.chunk = pre, full_body, C, f"%{floop}c"
+        e.invalidate()
+        self._rstate["full"] = True
+        e.block = floop
+        e.line(f"%{floop}c = mul i32 %{floop}k, {C}")
         rows_f, masks_f, flags = run_body(exact=not nan_ruled)
-        fast_end = e.block = f"{rid}loop"
+        nan_exit = None
+        if nan_ruled and flags:
+            acc = flags[0]
+            for f in flags[1:]:
+                acc = e.emit(f"or <{C} x i1> {acc}, {f}")
+            anyn = e._any(acc, True)
+            e.line(f"br i1 {anyn}, label %{floop}n, label %{floop}l")
+            full_body += [f"{floop}n:", f"  br label %{rid}loop", f"{floop}l:"]
+            nan_exit = f"{floop}n"
+            e.block = f"{floop}l"
+        flatch = e.block
+        facc_next = chunk_end(rows_f, masks_f, floop, flatch, f"{floop}acc")
+        self._rstate["full"] = False
+
+        # the masked loop
+        body: list[str] = []
+        e.lines, e.chunk = body, f"%{rid}c"
+        e.invalidate()
+        e.block = f"{rid}loop"
+        e.line(f"%{rid}c = mul i32 %{rid}loopk, {C}")
+        rows_f, masks_f, flags = run_body(exact=not nan_ruled)
+        fast_end = e.block
         if nan_ruled and flags:
             acc = flags[0]
             for f in flags[1:]:
@@ -435,40 +502,39 @@ class KernelIR:
             body.append(f"{rid}x:")
             e.block = f"{rid}x"
             rows_x, masks_x, _ = run_body(exact=True)
+            exact_end = e.block
             e.line(f"br label %{rid}l")
             body.append(f"{rid}l:")
             rows, masks = {}, {}
             for r, v in rows_f.items():
-                rows[r] = e.emit(f"phi <{C} x i32> [{v}, %{fast_end}], [{rows_x[r]}, %{rid}x]")
+                rows[r] = e.emit(f"phi <{C} x i32> [{v}, %{fast_end}], [{rows_x[r]}, %{exact_end}]")
             for r, v in masks_f.items():
-                masks[r] = e.emit(f"phi <{C} x i1> [{v}, %{fast_end}], [{masks_x[r]}, %{rid}x]")
-            latch = f"{rid}l"
+                masks[r] = e.emit(f"phi <{C} x i1> [{v}, %{fast_end}], [{masks_x[r]}, %{exact_end}]")
+            e.block = f"{rid}l"
         else:
             rows, masks = rows_f, masks_f
-            latch = fast_end
-        for r, v in rows.items():
-            e.line(f"store <{C} x i32> {v}, ptr {self._row_chunk_ptr(r)}, align 4, !tbaa !3")
-        acc_next = {}
+        latch = e.block
+        acc_next = chunk_end(rows, masks, f"{rid}loop", latch, f"{rid}acc")
+
+        pre.append(f"  %{rid}full = icmp eq i{W} {exec_word}, -1")
+        pre.append(f"  br i1 %{rid}full, label %{floop}, label %{rid}loop")
+        fheader = [f"{floop}:", f"  %{floop}k = phi i32 [0, %{pre_block}], [%{floop}kn, %{flatch}]"]
         for r in mask_regs:
-            bits = e.emit(f"bitcast <{C} x i1> {masks[r]} to i{C}")
-            z = e.emit(f"zext i{C} {bits} to i{W}")
-            cz = e.emit(f"zext i32 %{rid}c to i{W}") if W > 32 else f"%{rid}c"
-            sh = e.emit(f"shl i{W} {z}, {cz}")
-            acc_next[r] = e.emit(f"or i{W} %{rid}acc{r}, {sh}")
-        e.line(f"%{rid}kn = add i32 %{rid}k, 1")
-        e.line(f"%{rid}more = icmp ult i32 %{rid}kn, {nch}")
-        e.line(f"br i1 %{rid}more, label %{rid}loop, label %{rid}e")
-        header = [f"  br label %{rid}loop", f"{rid}loop:",
-                  f"  %{rid}k = phi i32 [0, %{pre_block}], [%{rid}kn, %{latch}]"]
+            fheader.append(f"  %{floop}acc{r} = phi i{W} [0, %{pre_block}], [{facc_next[r]}, %{flatch}]")
+        from_full = f", [%{floop}k, %{nan_exit}]" if nan_exit else ""
+        header = [f"{rid}loop:", f"  %{rid}loopk = phi i32 [0, %{pre_block}], [%{rid}loopkn, %{latch}]{from_full}"]
         for r in mask_regs:
-            header.append(f"  %{rid}acc{r} = phi i{W} [0, %{pre_block}], [{acc_next[r]}, %{latch}]")
+            ff = f", [%{floop}acc{r}, %{nan_exit}]" if nan_exit else ""
+            header.append(f"  %{rid}acc{r} = phi i{W} [0, %{pre_block}], [{acc_next[r]}, %{latch}]{ff}")
         # leave chunk mode; the exit block stores the mask words
-        e.lines = pre + header + body + [f"{rid}e:"]
+        tail = [f"{rid}e:"]
+        e.lines = pre + fheader + full_body + header + body + tail
         e.block = f"{rid}e"
         e.W, e.chunk, e.pre, e.exact_nan, e.nan_flags = W, None, None, True, []
         e.invalidate()
-        for r in mask_regs:
-            self._store_mask_word(r, acc_next[r])
+        fins = [e.emit(f"phi i{W} [{acc_next[r]}, %{latch}], [{facc_next[r]}, %{flatch}]") for r in mask_regs]
+        for r, fin in zip(mask_regs, fins):
+            self._store_mask_word(r, fin)
 
     # -- the function --------------------------------------------------------------------------------------------------
     def build(self) -> str:
@@ -647,6 +713,7 @@ def straight_line(insts, K, mode, layout, name="seq", regions: bool = True) -> s
     kir.mode = mode
     kir.e = Emitter(K.lanes)
     kir.e.read_hook = kir._read
+    kir.e.word_hook = kir._mask_word_of
     e = kir.e
     e.lines.append("entry:")
     e.block = "entry"

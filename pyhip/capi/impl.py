@@ -9,6 +9,8 @@ from __future__ import annotations
 AREAS = ("registration", "memory", "memory2d", "streams", "device", "module", "launch_extra", "pointers", "device_extra",
          "streams_extra", "pools", "graph", "graph_params")
 
+current = None       # the CApi of this process once the shim is loaded (in-process clients: pyhip.triton)
+
 
 def install_areas(c) -> None:
     import importlib
@@ -36,6 +38,8 @@ def install() -> None:
     for dev in rt.devices:
         c.fast.hook_device(dev)
     install_areas(c)
+    global current
+    current = c
     from .rtc import install as install_rtc
     install_rtc(ffi, link_api=False)              # HIP 5.2's libamdhip64 exports hiprtc's compile API too
     from ..runtime.module import Module

@@ -22,9 +22,6 @@ def install_areas(c) -> None:
 def install() -> None:
     from _pyhip_hip_shim import ffi, lib  # provided by the embedding
 
-    from ..hip import conventions
-    conventions.C_ABI = True                  # C passes enums as integers
-
     from ..runtime.context import after_fork_hooks, runtime
     from .common import CApi
     from .fastpath import FastPath

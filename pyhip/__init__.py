@@ -20,3 +20,16 @@ __version__ = "0.1.0"
 __all__ = ["DeviceArray", "Event", "HipError", "Kernel", "LoaderError", "Module", "Stream", "device_count",
            "empty", "engine_stats", "get_device", "hipError_t", "load", "loader", "set_device", "synchronize", "to_device",
            "__version__"]
+
+# hip-python's package-level names (``from hip import ROCM_VERSION_TUPLE``): HIP 5.2's versions, read from pyhip.hip on
+# first use (pyhip/hip_package.py lists them)
+_HIP_PACKAGE_NAMES = ("ROCM_VERSION", "ROCM_VERSION_NAME", "ROCM_VERSION_TUPLE", "HIP_VERSION", "HIP_VERSION_NAME",
+                      "HIP_VERSION_TUPLE", "rocm_version_name", "rocm_version_tuple", "hip_version_name",
+                      "hip_version_tuple")
+
+
+def __getattr__(name):
+    if name in _HIP_PACKAGE_NAMES:
+        from . import hip
+        return getattr(hip, name)
+    raise AttributeError(f"module 'pyhip' has no attribute {name!r}")

@@ -190,6 +190,11 @@ class DeviceArray:
 
     __hip_address__ = operator.attrgetter("ptr.value")  # the same, read in C (runtime/argreaders.py)
 
+    def data_ptr(self) -> int:
+        """The device address, as torch names it (Triton takes any object with ``data_ptr()`` and a
+        ``dtype`` as a pointer argument)."""
+        return int(self.ptr)
+
     def __repr__(self) -> str:
         return f"<DeviceArray {self.shape} {self.dtype} at 0x{int(self.ptr):x}>"
 

@@ -1,8 +1,9 @@
-"""``pyhip`` command line: ``info``, ``inspect``, ``disasm``, ``exec``, ``demo``."""
+"""``pyhip`` command line: ``info``, ``inspect``, ``disasm``, ``exec``, ``run``, ``demo``."""
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 from .errors import HipError
@@ -116,6 +117,22 @@ def cmd_exec(args) -> int:
     return 128 - rc if rc < 0 else rc          # killed by a signal: the shell's 128 + signal number
 
 
+def cmd_run(args) -> int:
+    from .hip_package import run
+
+    if not os.path.isfile(args.script):
+        print(f"pyhip run: {args.script}: no such file", file=sys.stderr)
+        return 2
+    try:
+        run(args.script, args.args)
+    except SystemExit as exc:               # the script's sys.exit(): its status, as python would report it
+        if exc.code is None or isinstance(exc.code, int):
+            return exc.code or 0
+        print(exc.code, file=sys.stderr)
+        return 1
+    return 0
+
+
 def cmd_thunk_path(args) -> int:
     from .thunk import thunk_path
 
@@ -154,6 +171,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("program")
     s.add_argument("args", nargs=argparse.REMAINDER)
     s.set_defaults(fn=cmd_exec)
+    s = sub.add_parser("run", help="run an unmodified hip-python script: `import hip` (`from hip import hip, "
+                                   "hiprtc`) resolves to pyhip in that process")
+    s.add_argument("script")
+    s.add_argument("args", nargs=argparse.REMAINDER)
+    s.set_defaults(fn=cmd_run)
     s = sub.add_parser("shim-path", help="print the directory of pyhip's libamdhip64.so.5 (builds it)")
     s.set_defaults(fn=cmd_shim_path)
     s = sub.add_parser("thunk-path", help="print the directory of pyhip's libhsakmt.so.1 (builds it)")

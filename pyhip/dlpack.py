@@ -87,6 +87,14 @@ def capsule_tensor(capsule) -> DLTensor:
     return mt.dl_tensor
 
 
+def tensor_dtype(tensor: DLTensor) -> np.dtype:
+    """The numpy dtype of a DLTensor's (code, bits) (single-lane types only)."""
+    kind = {v: k for k, v in _KIND.items()}.get(tensor.dtype.code)
+    if kind is None or tensor.dtype.lanes != 1:
+        raise TypeError(f"DLPack dtype code {tensor.dtype.code} x{tensor.dtype.lanes} has no numpy equivalent")
+    return np.dtype("?" if kind == "b" else f"{kind}{tensor.dtype.bits // 8}")
+
+
 def release_tensor(tensor: DLTensor) -> None:
     """The consumer's side of the protocol: call the managed tensor's deleter once done with it."""
     mt = DLManagedTensor.from_address(ctypes.addressof(tensor))

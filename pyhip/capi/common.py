@@ -12,6 +12,7 @@ import threading
 
 from ..errors import HipError, hipError_t
 from ..hip._api import last_exception, set_last_error
+from ..hip.conventions import c_caller
 
 
 _LOG = os.environ.get("PYHIP_LOG_FAULTS", "") not in ("", "0")
@@ -39,6 +40,8 @@ class CApi:
         set_c_error = self.lib.pyhip_set_last_error
 
         def wrapper(*args):
+            outer = getattr(c_caller, "active", False)
+            c_caller.active = True               # C passes enums as integers (hip/conventions.py)
             try:
                 r = fn(*args)
                 code = 0 if r is None else int(r)
@@ -49,6 +52,8 @@ class CApi:
                 if _LOG:
                     import traceback
                     print(f"pyhip: {fn.__name__} failed:\n{traceback.format_exc()}", file=sys.stderr, flush=True)
+            finally:
+                c_caller.active = outer
             set_last_error(code)
             set_c_error(code)
             return code
@@ -60,8 +65,16 @@ class CApi:
         """An export that does not return hipError_t (registration calls, strings): the function itself
         must never raise."""
         def deco(fn):
+            def raw(*args):
+                outer = getattr(c_caller, "active", False)
+                c_caller.active = True
+                try:
+                    return fn(*args)
+                finally:
+                    c_caller.active = outer
+            raw.__name__ = fn.__name__
             self.exported.add(name)
-            return self.ffi.def_extern(name=name)(fn)
+            return self.ffi.def_extern(name=name)(raw)
         return deco
 
     def export_as(self, name: str, fn):

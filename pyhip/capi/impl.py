@@ -9,6 +9,8 @@ from __future__ import annotations
 AREAS = ("registration", "memory", "memory2d", "streams", "device", "module", "launch_extra", "pointers", "device_extra",
          "streams_extra", "pools", "graph", "graph_params")
 
+current = None       # the CApi of this process once the shim is loaded (in-process clients: pyhip.triton)
+
 
 def install_areas(c) -> None:
     import importlib
@@ -19,9 +21,6 @@ def install_areas(c) -> None:
 
 def install() -> None:
     from _pyhip_hip_shim import ffi, lib  # provided by the embedding
-
-    from ..hip import conventions
-    conventions.C_ABI = True                  # C passes enums as integers
 
     from ..runtime.context import after_fork_hooks, runtime
     from .common import CApi
@@ -36,6 +35,8 @@ def install() -> None:
     for dev in rt.devices:
         c.fast.hook_device(dev)
     install_areas(c)
+    global current
+    current = c
     from .rtc import install as install_rtc
     install_rtc(ffi, link_api=False)              # HIP 5.2's libamdhip64 exports hiprtc's compile API too
     from ..runtime.module import Module

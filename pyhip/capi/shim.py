@@ -12,51 +12,43 @@ NATIVE = _SOURCE_TREE if (_SOURCE_TREE / "build_shim.py").exists() else _INSTALL
 
 def cache_dir() -> Path:
     base = Path(os.environ.get("PYHIP_CACHE", Path.home() / ".cache" / "pyhip"))
+    return base / f"shim-{_native('build_shim').fingerprint()}"
+
+
+def build_once(target: Path, build) -> Path:
+    """``target``, made by ``build(tmpdir) -> built file`` if it does not exist yet.  Concurrent first uses
+    (several processes) build under an exclusive lock into a private directory and rename the finished
+    library into place, so no program ever loads a half-written file."""
+    if not target.exists():
+        import fcntl
+        import tempfile
+
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with open(target.parent / ".build.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not target.exists():
+                with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
+                    os.replace(build(Path(tmp)), target)
+    return target
+
+
+def _native(name: str):
+    """A build script of native/hip (build_shim, build_hiprtc) as a module."""
     sys.path.insert(0, str(NATIVE))
     try:
-        import build_shim  # type: ignore
+        import importlib
+        return importlib.import_module(name)
     finally:
         sys.path.pop(0)
-    return base / f"shim-{build_shim.fingerprint()}"
 
 
 def shim_path(build: bool = True) -> Path:
-    """Directory holding libamdhip64.so.5 and libhiprtc.so.5 (built on first use).  Concurrent first uses (several processes)
-    build under an exclusive lock into a private directory and rename the finished library into place, so
-    no program ever loads a half-written file."""
+    """Directory holding libamdhip64.so.5 and libhiprtc.so.5 (AMD's separate hiprtc library, next to
+    libamdhip64), built on first use."""
     d = cache_dir()
-    lib = d / "libamdhip64.so.5"
-    if build and not lib.exists():
-        import fcntl
-        import tempfile
-
-        d.mkdir(parents=True, exist_ok=True)
-        with open(d / ".build.lock", "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            if not lib.exists():
-                sys.path.insert(0, str(NATIVE))
-                try:
-                    import build_shim  # type: ignore
-                finally:
-                    sys.path.pop(0)
-                with tempfile.TemporaryDirectory(dir=d) as tmp:
-                    built = build_shim.build(Path(tmp))
-                    os.replace(built, lib)
-    rtc = d / "libhiprtc.so.5"                   # AMD's separate hiprtc library, next to libamdhip64
-    if build and not rtc.exists():
-        import fcntl
-        import tempfile
-
-        with open(d / ".build.lock", "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            if not rtc.exists():
-                sys.path.insert(0, str(NATIVE))
-                try:
-                    import build_hiprtc  # type: ignore
-                finally:
-                    sys.path.pop(0)
-                with tempfile.TemporaryDirectory(dir=d) as tmp:
-                    os.replace(build_hiprtc.build(Path(tmp)), rtc)
+    if build:
+        build_once(d / "libamdhip64.so.5", lambda tmp: _native("build_shim").build(tmp))
+        build_once(d / "libhiprtc.so.5", lambda tmp: _native("build_hiprtc").build(tmp))
     return d
 
 

@@ -67,9 +67,9 @@ ihipEvent_t = hipEvent_t = Event
 ihipModule_t = hipModule_t = Module
 ihipModuleSymbol_t = hipFunction_t = Function
 
-ROCM_VERSION = 50203
-ROCM_VERSION_NAME = rocm_version_name = "5.2.3"
 ROCM_VERSION_TUPLE = rocm_version_tuple = (5, 2, 3)
+ROCM_VERSION = 50200003                 # hip-python's encoding: major * 10**7 + minor * 10**5 + patch (5.4.3: 50400003)
+ROCM_VERSION_NAME = rocm_version_name = "5.2.3"
 HIP_VERSION_NAME = hip_version_name = \
     f"{HIP_VERSION_MAJOR}.{HIP_VERSION_MINOR}.{HIP_VERSION_PATCH}-{HIP_VERSION_GITHASH.decode()}"   # noqa: F405
 HIP_VERSION_TUPLE = hip_version_tuple = (HIP_VERSION_MAJOR, HIP_VERSION_MINOR, HIP_VERSION_PATCH,  # noqa: F405

@@ -10,6 +10,7 @@ the implementation (see ``pointers`` and ``structs``).
 from __future__ import annotations
 
 import inspect
+import threading
 import operator
 
 from .. import _hip_enums
@@ -59,9 +60,10 @@ def _float_converter(v):
     return float(v)
 
 
-# True in a process whose pyhip.hip calls come from the drop-in libamdhip64 (set by pyhip.capi at install):
-# C passes enum arguments as integers, which hip-python's Python-level checks would refuse.
-C_ABI = False
+# ``c_caller.active`` is True in a thread while an export of the drop-in libamdhip64 runs (pyhip.capi's
+# export wrappers set it): C passes enum arguments as integers, which hip-python's Python-level checks refuse
+# — for Python callers, also in a process that loaded the library next to them (pyhip.triton), they still do.
+c_caller = threading.local()
 
 
 def converter(pname: str, ctype: str):
@@ -80,7 +82,7 @@ def converter(pname: str, ctype: str):
 
         def conv(v):
             if not isinstance(v, base):
-                if C_ABI and isinstance(v, int):
+                if isinstance(v, int) and getattr(c_caller, "active", False):
                     return v            # C callers pass enums as plain integers
                 raise TypeError(msg)
             return v

@@ -329,10 +329,11 @@ class LinkState(Handle):
                     f.write_bytes(data)
                     files.append(f.name)
                 log = ""
+                cov = tc.code_object_version(arch)
                 steps = [[tc.llvm_link, *files, "-o", "user.bc"],
                          [tc.llvm_link, "user.bc", "--only-needed", *tc.link_libs(arch), "-o", "full.bc"],
                          [tc.clang, "-target", "amdgcn-amd-amdhsa", f"-mcpu={arch}", "-O3", "-nogpulib", "-x", "ir",
-                          "full.bc", "-o", "out.co"]]
+                          *([f"-mcode-object-version={cov}"] if cov else []), "full.bc", "-o", "out.co"]]
                 for args in steps:
                     ok, out = tc.run(args, tmp)
                     log += out
@@ -350,7 +351,8 @@ class LinkState(Handle):
                             return {"ok": b"1", "out": Path(tmp, "out.co").read_bytes(), "log": log.replace(tmp, ".").encode()}
                 return {"ok": b"0", "out": b"", "log": logs.encode()}
 
-            res = cached([c.fingerprint.encode() for c in chains] + [b"link", arch.encode()] + [d for _, d in inputs],
+            res = cached([c.fingerprint.encode() for c in chains] + [b"link", arch.encode()]
+                         + [f"cov{c.code_object_version(arch)}".encode() for c in chains] + [d for _, d in inputs],
                          produce)
             self.log = res["log"].decode(errors="replace")
             if res["ok"] != b"1":

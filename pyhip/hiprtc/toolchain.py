@@ -131,6 +131,18 @@ class Toolchain:
                 self._libs[arch] = libs
             return libs
 
+    def code_object_version(self, arch: str) -> int | None:
+        """The code object version the device libraries linked for ``arch`` assume (their
+        ``oclc_abi_version_<N>00.bc``), or None if they name none.  The link step generates code with it:
+        a clang newer than the libraries (clang-19 over ROCm 5.2's, COV4) would otherwise default to another
+        version, and the libraries' hard-coded implicit-argument offsets (device printf's hostcall buffer)
+        would read the wrong slots."""
+        for lib in self.link_libs(arch):
+            m = re.search(r"oclc_abi_version_(\d+)00\.bc$", lib)
+            if m:
+                return int(m.group(1))
+        return None
+
     def run(self, args: list[str], cwd: str) -> tuple[bool, str]:
         r = subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=TIMEOUT)
         return r.returncode == 0, r.stderr + r.stdout

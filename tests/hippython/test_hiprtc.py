@@ -165,3 +165,69 @@ def test_pointer_types_round_trip():
     name = ok(hip.hipGetErrorName(hip.hipError_t.hipErrorOutOfMemory))
     assert str(name) == "hipErrorOutOfMemory" and name[0] == "h" and ctypes.string_at(int(name)) == bytes(name)
     ok(hip.hipFree(d))
+
+
+# LLVM IR in a newer LLVM's syntax (memory(...) attributes, as hip-python's hiprtc_linking_llvm_ir.py writes it):
+# clang-15 cannot read it, so the link falls back to a newer clang, whose default code object version (5) is not
+# the one ROCm 5.2's device libraries were linked for (4)
+NEWER_IR = b"""
+target triple = "amdgcn-amd-amdhsa"
+define hidden void @_Z8scale_opPff(ptr nocapture %0, float %1) local_unnamed_addr #0 {
+  %3 = tail call i32 @llvm.amdgcn.workitem.id.x()
+  %4 = zext i32 %3 to i64
+  %5 = getelementptr inbounds float, ptr %0, i64 %4
+  %6 = load float, ptr %5, align 4
+  %7 = fmul contract float %6, %1
+  store float %7, ptr %5, align 4
+  ret void
+}
+declare i32 @llvm.amdgcn.workitem.id.x() #1
+attributes #0 = { mustprogress nofree nosync nounwind willreturn memory(argmem: readwrite) }
+attributes #1 = { nocallback nofree nosync nounwind speculatable willreturn memory(none) }
+"""
+
+
+def test_link_keeps_the_device_libraries_code_object_version(tmp_path, capfd):
+    """Device printf (hostcall) in rdc bitcode linked with newer LLVM IR: the linked code object has the code
+    object version the device libraries assume, so printf finds its hostcall buffer (it read address 0x18 of a
+    V5 kernel's implicit arguments before)."""
+    src = (b'__device__ void scale_op(float arr[], float factor);\n'
+           b'extern "C" __global__ void scale(float arr[], float factor) {\n'
+           b'  scale_op(arr, factor); unsigned i = threadIdx.x; printf("v%u=%f\\n", i, arr[i]); }\n')
+    prog, err = compiled(src, b"-fgpu-rdc")
+    assert err == 0
+    bc = bytearray(ok(hiprtc.hiprtcGetBitcodeSize(prog)))
+    ok(hiprtc.hiprtcGetBitcode(prog, bc))
+    state = ok(hiprtc.hiprtcLinkCreate(0, None, None))
+    for name, data in ((b"k", bytes(bc)), (b"ir", NEWER_IR)):
+        ok(hiprtc.hiprtcLinkAddData(state, IT.HIPRTC_JIT_INPUT_LLVM_BITCODE, data, len(data), name, 0, None, None))
+    code, size = ok(hiprtc.hiprtcLinkComplete(state))
+    co = bytes((ctypes.c_char * size).from_address(int(code)))
+    (tmp_path / "linked.co").write_bytes(co)
+    notes = subprocess.run([require_tool("llvm-readelf-19"), "--notes", str(tmp_path / "linked.co")],
+                           capture_output=True, text=True, check=True).stdout
+    abi = tc_mod.link_toolchains()[0].code_object_version(hip_arch())
+    assert abi and f"amdhsa.version:\n  - 1\n  - {abi - 3}" in notes          # COV4: 1.1, COV5: 1.2
+    mod = ok(hip.hipModuleLoadData(code))
+    ok(hiprtc.hiprtcLinkDestroy(state))
+    f = ok(hip.hipModuleGetFunction(mod, b"scale"))
+    x = np.random.default_rng(7).uniform(1, 2, 40).astype(np.float32)
+    d = ok(hip.hipMalloc(x.nbytes))
+    ok(hip.hipMemcpy(d, x, x.nbytes, hip.hipMemcpyKind.hipMemcpyHostToDevice))
+    capfd.readouterr()
+    ok(hip.hipModuleLaunchKernel(f, 1, 1, 1, 40, 1, 1, 0, None, None, (d, ctypes.c_float(3.0))))
+    ok(hip.hipDeviceSynchronize())
+    y = np.empty_like(x)
+    ok(hip.hipMemcpy(y, d, y.nbytes, hip.hipMemcpyKind.hipMemcpyDeviceToHost))
+    np.testing.assert_array_equal(y, x * np.float32(3.0))
+    printed = dict(line.split("=") for line in capfd.readouterr().out.split())
+    assert {int(k[1:]): float(v) for k, v in printed.items()} == \
+        {i: float(f"{v:f}") for i, v in enumerate(y.astype(np.float64))}
+    ok(hip.hipFree(d))
+    ok(hip.hipModuleUnload(mod))
+
+
+def hip_arch() -> str:
+    props = hip.hipDeviceProp_t()
+    ok(hip.hipGetDeviceProperties(props, 0))
+    return props.gcnArchName.decode().split(":")[0]

@@ -1,0 +1,46 @@
+"""pyhip's libamdhip64.so.5 loaded into a Python process that already runs pyhip (what pyhip.triton does):
+the shim's exports reach this process's runtime, and hip-python's argument checks stay strict for Python
+callers while C callers pass enums as integers."""
+import ctypes
+
+import numpy as np
+import pytest
+
+import pyhip
+from pyhip import hip
+from pyhip.capi.shim import shim_path
+
+hipDeviceAttributeMaxThreadsPerBlock = 56        # HIP 5.2's hipDeviceAttribute_t value
+hipMemcpyDeviceToHost = 2
+
+
+@pytest.fixture(scope="module")
+def lib():
+    lib = ctypes.CDLL(str(shim_path() / "libamdhip64.so.5"))
+    n = ctypes.c_int()
+    assert lib.hipGetDeviceCount(ctypes.byref(n)) == 0 and n.value == pyhip.device_count()
+    return lib
+
+
+def test_exports_reach_this_process_runtime(lib):
+    a = np.random.default_rng(0).standard_normal(333).astype(np.float32)
+    d = pyhip.to_device(a)                                   # allocated by Python ...
+    out = np.zeros_like(a)
+    assert lib.hipMemcpy(out.ctypes.data_as(ctypes.c_void_p), ctypes.c_void_p(d.data_ptr()),
+                         ctypes.c_size_t(a.nbytes), hipMemcpyDeviceToHost) == 0   # ... read by C
+    np.testing.assert_array_equal(out, a)
+    addr = d.data_ptr()
+    d.free()
+    # an allocation Python freed is gone for C too
+    assert lib.hipMemcpy(out.ctypes.data_as(ctypes.c_void_p), ctypes.c_void_p(addr),
+                         ctypes.c_size_t(4), hipMemcpyDeviceToHost) != 0
+
+
+def test_enum_checks_stay_strict_for_python_callers(lib):
+    v = ctypes.c_int()
+    assert lib.hipDeviceGetAttribute(ctypes.byref(v), hipDeviceAttributeMaxThreadsPerBlock, 0) == 0
+    assert v.value == 1024
+    with pytest.raises(TypeError):                           # hip-python refuses an int for an enum
+        hip.hipDeviceGetAttribute(hipDeviceAttributeMaxThreadsPerBlock, 0)
+    err, value = hip.hipDeviceGetAttribute(hip.hipDeviceAttribute_t.hipDeviceAttributeMaxThreadsPerBlock, 0)
+    assert err == 0 and value == 1024

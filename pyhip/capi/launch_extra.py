@@ -20,15 +20,6 @@ def install(c) -> None:
 
     addr = c.addr
 
-    def args_blob(f, args) -> bytes:
-        explicit = f.kernel.explicit_args
-        blob = bytearray(max((a.offset + a.size for a in explicit), default=0))
-        for i, a in enumerate(explicit):
-            if args == ffi.NULL or args[i] == ffi.NULL:
-                raise invalid(f"kernel argument {i} is a null pointer")
-            blob[a.offset:a.offset + a.size] = bytes(ffi.buffer(args[i], a.size))
-        return bytes(blob)
-
     def host_launch(handle, grid, block, args, shared, stream, cooperative=False, multi=None):
         st = c.stream(stream)
         if handle == ffi.NULL:
@@ -38,7 +29,7 @@ def install(c) -> None:
         if any(int(g_) * int(b_) > 0xFFFFFFFF for g_, b_ in zip(g, b)) or b[0] * b[1] * b[2] > \
                 st.device.props.maxThreadsPerBlock:
             raise HipError(hipError_t.hipErrorInvalidConfiguration, f"grid {g} block {b}")
-        f.launch(st, g, b, int(shared), raw=args_blob(f, args), cooperative=cooperative, multi=multi)
+        f.launch(st, g, b, int(shared), raw=f.packer.gather(addr(args)), cooperative=cooperative, multi=multi)
 
     @c.export
     def hipLaunchCooperativeKernel(f, grid, block, args, shared, stream):

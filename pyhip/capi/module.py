@@ -2,8 +2,6 @@
 occupancy."""
 from __future__ import annotations
 
-import struct
-
 from ..errors import HipError, hipError_t
 from .common import invalid
 from .registration import image_bytes as registration_image_bytes
@@ -96,23 +94,7 @@ def install(c) -> None:
 
     def module_args(func, params, extra) -> bytes:
         """Explicit arguments from kernelParams (one pointer per argument) or extra (one packed buffer)."""
-        if params != ffi.NULL and extra != ffi.NULL:
-            raise invalid("both kernelParams and extra")
-        if extra != ffi.NULL:
-            if addr(extra[0]) != 1 or addr(extra[2]) != 2 or addr(extra[4]) != 3:
-                # hipamd 5.2 (ihipLaunchKernel_validate) answers a malformed extra with hipErrorNotInitialized
-                raise HipError(hipError_t.hipErrorNotInitialized,
-                               "extra is not {HIP_LAUNCH_PARAM_BUFFER_POINTER, buf, HIP_LAUNCH_PARAM_BUFFER_SIZE, "
-                               "&size, HIP_LAUNCH_PARAM_END}")
-            size = ffi.cast("size_t*", extra[3])[0]
-            return bytes(ffi.buffer(extra[1], size))
-        explicit = func.kernel.explicit_args
-        if explicit and params == ffi.NULL:
-            raise invalid("kernel has parameters but kernelParams is NULL")
-        blob = bytearray(max((a.offset + a.size for a in explicit), default=0))
-        for i, a in enumerate(explicit):
-            blob[a.offset:a.offset + a.size] = bytes(ffi.buffer(params[i], a.size))
-        return bytes(blob)
+        return func.packer.from_c(addr(params), addr(extra))
 
     c.module_args = module_args
 

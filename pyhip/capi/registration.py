@@ -102,14 +102,8 @@ def install(c) -> None:
         st = c.stream(stream)
         f = rt.function_for_handle(c.addr(handle), st.device)
         f.host_handle = c.addr(handle)
-        explicit = f.kernel.explicit_args
-        blob = bytearray(max((a.offset + a.size for a in explicit), default=0))
-        for i, a in enumerate(explicit):
-            if args == ffi.NULL or args[i] == ffi.NULL:
-                raise HipError(hipError_t.hipErrorInvalidValue, f"kernel argument {i} is a null pointer")
-            blob[a.offset:a.offset + a.size] = bytes(ffi.buffer(args[i], a.size))
         g, b = (grid.x, grid.y, grid.z), (block.x, block.y, block.z)
-        f.launch(st, g, b, int(shared), raw=bytes(blob))
+        f.launch(st, g, b, int(shared), raw=f.packer.gather(c.addr(args)))
         return f, st, g, b
 
     c.launch = launch

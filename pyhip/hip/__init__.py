@@ -24,8 +24,8 @@ from ..runtime.stream import (hipEventBlockingSync, hipEventDefault, hipEventDis
 from . import structs
 from ._api import as_str, get_last_error, hip_api, last_exception
 from .pointers import HostMemory
-from .launch import (HIP_LAUNCH_PARAM_BUFFER_POINTER, HIP_LAUNCH_PARAM_BUFFER_SIZE, HIP_LAUNCH_PARAM_END,
-                     hipFuncGetAttribute, hipFuncGetAttributes, hipModuleGetFunction, hipModuleGetGlobal,
+from ..runtime.kernargs import HIP_LAUNCH_PARAM_BUFFER_POINTER, HIP_LAUNCH_PARAM_BUFFER_SIZE, HIP_LAUNCH_PARAM_END
+from .launch import (hipFuncGetAttribute, hipFuncGetAttributes, hipModuleGetFunction, hipModuleGetGlobal,
                      hipModuleLaunchKernel, hipModuleLoad, hipModuleLoadData, hipModuleLoadDataEx,
                      hipModuleUnload, hipOccupancyMaxActiveBlocksPerMultiprocessor,
                      hipOccupancyMaxPotentialBlockSize)

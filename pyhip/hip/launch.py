@@ -16,10 +16,6 @@ from .extra import parse_extra
 from .pointers import Pointer, address_of, as_name
 from .structs import classes as _structs
 
-HIP_LAUNCH_PARAM_BUFFER_POINTER = 0x01
-HIP_LAUNCH_PARAM_BUFFER_SIZE = 0x02
-HIP_LAUNCH_PARAM_END = 0x03
-
 
 def _module(m) -> Module:
     if not isinstance(m, Module):
@@ -87,15 +83,7 @@ def hipModuleGetGlobal(hmod, name):
 
 def read_kernel_params(func: Function, params) -> bytes:
     """``kernelParams`` as C passes it: the address of a ``void*[n]`` array, one pointer per argument."""
-    addr = address_of(params)
-    n = len(func.packer.explicit)
-    ptrs = (ctypes.c_void_p * n).from_address(addr) if n else []
-    raw = bytearray(max((a.offset + a.size for a in func.packer.explicit), default=0))
-    for a, p in zip(func.packer.explicit, ptrs):
-        if not p:
-            raise HipError(hipError_t.hipErrorInvalidValue, "kernelParams holds a NULL argument pointer")
-        raw[a.offset:a.offset + a.size] = ctypes.string_at(p, a.size)
-    return bytes(raw)
+    return func.packer.gather(address_of(params))
 
 
 def _hipModuleLaunchKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,

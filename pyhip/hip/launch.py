@@ -12,7 +12,7 @@ from ..runtime import ops
 from ..runtime.context import runtime
 from ..runtime.module import Function, Module
 from ._api import _tls as _api_tls, hip_api
-from .extra import parse_extra
+from .packed_args import parse_extra
 from .pointers import Pointer, address_of, as_name
 from .structs import classes as _structs
 
@@ -88,7 +88,7 @@ def read_kernel_params(func: Function, params) -> bytes:
 
 def _hipModuleLaunchKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,
                           sharedMemBytes, stream, kernelParams, extra):
-    """``extra`` as in hip-python (see hip/extra.py); ``kernelParams`` a ``void**`` (address, ctypes array) or,
+    """``extra`` as in hip-python (see hip/packed_args.py); ``kernelParams`` a ``void**`` (address, ctypes array) or,
     as a pyhip extension, a Python list of argument values converted by the kernel's signature."""
     global _rt_tls
     func = _function(f)
@@ -241,3 +241,22 @@ def hipOccupancyMaxPotentialBlockSize(f, dynSharedMemPerBlk, blockSizeLimit):
         best_block = limit
     groups = max(1, _occupancy(func, best_block, int(dynSharedMemPerBlk)))
     return groups * func.device.props.multiProcessorCount, best_block
+
+
+def _dim3(d) -> tuple:
+    if hasattr(d, "x"):
+        return int(d.x), int(getattr(d, "y", 1)), int(getattr(d, "z", 1))
+    t = tuple(int(v) for v in (d if isinstance(d, (tuple, list)) else (d,)))
+    return t + (1,) * (3 - len(t))
+
+
+@hip_api()
+def hipLaunchCooperativeKernel(f, gridDim, blockDimX, kernelParams, sharedMemBytes, stream):
+    """A cooperative launch (every work-group resident at once; grid-wide sync works).  ``f`` is a
+    hipFunction_t (pyhip.hip has no host function pointers); ``kernelParams`` the argument list; the
+    dimensions dim3 objects or tuples."""
+    from ..runtime.module import Function
+    if not isinstance(f, Function):
+        raise HipError(hipError_t.hipErrorInvalidDeviceFunction, "not a hipFunction_t")
+    f.launch(runtime().resolve_stream(stream), _dim3(gridDim), _dim3(blockDimX), int(sharedMemBytes),
+             args=list(kernelParams or ()), cooperative=True)

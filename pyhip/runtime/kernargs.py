@@ -4,7 +4,7 @@ Explicit arguments go at their metadata offsets, checked against the kernel's pa
 from the demangled signature when the name is mangled); hidden arguments are filled from the launch
 geometry: the V4 hidden block (global offsets, hostcall/printf, multigrid) and the V5/V6 256-byte
 implicit block (block counts, group sizes, remainders, grid dims, dynamic LDS size, ...).
-Facts: ``amdgpu-code-object.md`` §3.4, §8.  Every problem raises HipError(hipErrorInvalidValue)
+Facts: docs/code-object.md §4.4 (argument kinds), §9 (hidden arguments).  Every problem raises HipError(hipErrorInvalidValue)
 before anything is queued.
 
 The one place where a launch's explicit arguments become bytes, whatever form they come in: Python values

@@ -24,7 +24,7 @@ def install(c) -> None:
             return o
         if f == ffi.NULL:
             raise HipError(hipError_t.hipErrorInvalidDeviceFunction, "null function")
-        return rt.function_for_handle(addr(f))
+        return rt.registry.kernel(addr(f), rt.device())
 
     c.kernel_of = kernel_of
 
@@ -116,6 +116,6 @@ def install(c) -> None:
     @c.export_raw("hipKernelNameRefByPtr")
     def kernel_name_ref_by_ptr(host_fn, stream):
         try:
-            return c.cstring(rt.function_for_handle(addr(host_fn)).kernel.name)
+            return c.cstring(rt.registry.kernel(addr(host_fn), rt.device()).kernel.name)
         except Exception:  # noqa: BLE001
             return ffi.NULL

@@ -20,7 +20,7 @@ def install(c) -> None:
         st = c.stream(stream)
         if handle == ffi.NULL:
             raise HipError(hipError_t.hipErrorInvalidDeviceFunction, "null function")
-        f = rt.function_for_handle(addr(handle), st.device)
+        f = rt.registry.kernel(addr(handle), st.device)
         g, b = (grid.x, grid.y, grid.z), (block.x, block.y, block.z)
         if any(int(g_) * int(b_) > 0xFFFFFFFF for g_, b_ in zip(g, b)) or b[0] * b[1] * b[2] > \
                 st.device.props.maxThreadsPerBlock:

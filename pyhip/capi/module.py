@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from ..errors import HipError, hipError_t
+from ..loader.extent import image_at
 from .common import invalid
-from .registration import image_bytes as registration_image_bytes
 
 
 def install(c) -> None:
@@ -15,9 +15,6 @@ def install(c) -> None:
 
     addr = c.addr
 
-    def image_bytes(image) -> bytes:
-        return registration_image_bytes(ffi, image)
-
     @c.export
     def hipModuleLoad(module, fname):
         c.need(module, fname)
@@ -26,12 +23,12 @@ def install(c) -> None:
     @c.export
     def hipModuleLoadData(module, image):
         c.need(module, image)
-        c.new_handle(module, c.check(H.hipModuleLoadData(image_bytes(image))))
+        c.new_handle(module, c.check(H.hipModuleLoadData(image_at(addr(image)))))
 
     @c.export
     def hipModuleLoadDataEx(module, image, num_options, options, values):
         c.need(module, image)
-        c.new_handle(module, c.check(H.hipModuleLoadDataEx(image_bytes(image), int(num_options), None, None)))
+        c.new_handle(module, c.check(H.hipModuleLoadDataEx(image_at(addr(image)), int(num_options), None, None)))
 
     @c.export
     def hipModuleUnload(module):

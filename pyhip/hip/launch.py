@@ -7,7 +7,7 @@ import os
 
 from .._hip_enums import hipFunction_attribute as FA
 from ..errors import HipError, hipError_t
-from ..loader.extent import image_extent
+from ..loader.extent import image_at
 from ..runtime import ops
 from ..runtime.context import runtime
 from ..runtime.module import Function, Module
@@ -51,8 +51,7 @@ def image_bytes(image) -> bytes:
             pass
     addr = address_of(image)
     ops.check_host_address(addr)
-    size = image_extent(lambda off, n: ctypes.string_at(addr + off, n))
-    return ctypes.string_at(addr, size)
+    return image_at(addr)
 
 
 @hip_api(1)

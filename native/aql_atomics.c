@@ -3,7 +3,7 @@
  * here, with the ordering HSA asks for.  Built with cffi (API mode) by native/build_aql.py into
  * pyhip._native_aql.
  *
- * Layouts (docs/amdgpu-code-object.md §7):
+ * Layouts (docs/code-object.md §8):
  *   amd_signal_t (64 B): kind i64 @0, value i64 @8, event_mailbox_ptr @16, event_id u32 @24,
  *     start_ts @32, end_ts @40, queue_ptr @48, reserved u32[2] @56.
  *     pyhip uses the reserved words:  @28 wake sequence (futex word), @56 error code (0 = ok),

@@ -8,7 +8,7 @@ exports.txt lines: ``<version node> <name> <return kind>``; return kind is the A
 for a struct returned by value).  prototypes.txt lines: ``<name>\\t<return type>\\t<parameters>\\t<cffi
 declaration>``: the first three as the headers spell them, the last as the shim declares what pyhip
 implements (handles void*, enums int, structs from native/hip/types.h) (the registration entry points, which no header declares, come from the ABI
-document: hip-runtime-abi.md).  The output is committed; never edit it by hand.
+document: ../shared/docs/hip-runtime-abi.md).  The output is committed; never edit it by hand.
 
     python3 tools/gen_hip_exports.py [hip-symbol-versions.txt] [clang]
 """
@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 HEADERS = ("hip/hip_runtime_api.h", "hip/hip_ext.h", "hip/hiprtc.h", "hip/amd_detail/hip_runtime_prof.h",
            "hip/amd_detail/amd_hip_runtime.h")
-# exports no installed header declares (the compiler-generated registration calls; hip-runtime-abi.md §2)
+# exports no installed header declares (the compiler-generated registration calls; ../shared/docs/hip-runtime-abi.md §2)
 UNDECLARED = {
     "__hipRegisterFatBinary": ("void **", "const void * data"),
     "__hipRegisterFunction": ("void", "void ** modules, const void * hostFunction, char * deviceFunction, "

@@ -1,6 +1,6 @@
 """pyhip's own AQL core: byte-exact HSA packets, queues with native atomics, signals, packet processors.
 
-Layouts: docs/amdgpu-code-object.md §7.  Native half: native/aql_atomics.c (module pyhip._native_aql)."""
+Layouts: docs/code-object.md §8.  Native half: native/aql_atomics.c (module pyhip._native_aql)."""
 from .agent import Agent, NullAgent
 from .packets import (AGENT_CALLBACK, AGENT_COPY, AGENT_FILL, AGENT_NOP, FENCE_AGENT, FENCE_NONE, FENCE_SYSTEM,
                       TYPE_AGENT_DISPATCH, TYPE_BARRIER_AND, TYPE_BARRIER_OR, TYPE_INVALID, TYPE_KERNEL_DISPATCH,

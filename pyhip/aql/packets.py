@@ -1,5 +1,5 @@
 """HSA AQL packets (64 bytes each), byte-exact: kernel dispatch, barrier-AND/OR, agent dispatch and
-AMD's barrier-value packet.  Layouts: ``amdgpu-code-object.md`` §7.1-§7.2 (ROCm 5.2 ``hsa.h``)."""
+AMD's barrier-value packet.  Layouts: docs/code-object.md §8.1-§8.3 (ROCm 5.2 ``hsa.h``)."""
 from __future__ import annotations
 
 import struct

@@ -1,6 +1,6 @@
 """HSA signals: a 64-byte ``amd_signal_t`` in native memory; the handle is its address.
 
-Layout (docs/amdgpu-code-object.md §7.3): kind i64 @0 (1 = user signal), value i64 @8, start_ts @32,
+Layout (docs/code-object.md §8.4): kind i64 @0 (1 = user signal), value i64 @8, start_ts @32,
 end_ts @40 (CLOCK_MONOTONIC ns, written by the packet processor).  pyhip's use of the reserved words:
 
     @28  u32  wake sequence: bumped by every update through this API (the futex word waiters sleep on)

@@ -94,6 +94,13 @@ class CApi:
             if p == self.ffi.NULL:
                 raise invalid("null pointer argument")
 
+    def device(self, d):
+        """The runtime device of ordinal ``d``; hipErrorInvalidDevice when there is none."""
+        d = int(d)
+        if not 0 <= d < len(self.rt.devices):
+            raise HipError(hipError_t.hipErrorInvalidDevice, f"device {d}")
+        return self.rt.devices[d]
+
     def stream_of(self, handle):
         """A hipStream_t as the runtime wants it: None (null stream), 2 (hipStreamPerThread) or a Stream."""
         h = self.addr(handle)

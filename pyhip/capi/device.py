@@ -1,11 +1,14 @@
 """The C ABI's devices: count, current device, properties (hipDeviceProp_t of HIP 5.2), attributes,
-versions, error names, reset and synchronisation."""
+versions, error names, reset and synchronisation; hipChooseDevice, names, PCI bus ids, total memory, compute
+capability, UUIDs (clr's hip_device_runtime.cpp / hip_device.cpp)."""
 from __future__ import annotations
 
+import re
 import struct
 
 from ..errors import error_name
 from ..runtime.properties import WALL_CLOCK_RATE_ATTR, device_attribute
+from .common import invalid
 
 PROP_SIZE = 792
 # hipDeviceProp_t (HIP 5.2) scalar fields: (offset, struct format, attribute)
@@ -59,6 +62,10 @@ def unpack_properties(raw: bytes) -> dict:
     out["maxThreadsDim"] = struct.unpack_from("<3i", raw, 284)
     out["maxGridSize"] = struct.unpack_from("<3i", raw, 296)
     return out
+
+CHOOSE_FIELDS = ("major", "minor", "totalGlobalMem", "sharedMemPerBlock", "maxThreadsPerBlock", "totalConstMem",
+                 "multiProcessorCount", "maxThreadsPerMultiProcessor", "memoryClockRate", "memoryBusWidth",
+                 "l2CacheSize", "regsPerBlock", "maxSharedMemoryPerMultiProcessor", "warpSize")
 
 
 def install(c) -> None:
@@ -126,3 +133,77 @@ def install(c) -> None:
     def hipDeviceReset():
         c.fast.invalidate()
         c.check(H.hipDeviceReset())
+
+    # -- choosing and identifying devices ---------------------------------------------------------------------
+    @c.export
+    def hipChooseDevice(out, prop):
+        if out == ffi.NULL or prop == ffi.NULL:
+            raise invalid("null pointer")
+        want = unpack_properties(bytes(ffi.buffer(prop, PROP_SIZE)))
+        best, best_count = 0, 0
+        for d in rt.devices:
+            asked = [f for f in CHOOSE_FIELDS if want[f]]
+            matched = [f for f in asked if getattr(d.props, f) >= want[f]]
+            if len(asked) == len(matched) and len(matched) > best_count:
+                best, best_count = d.index, len(matched)
+        out[0] = best
+
+    @c.export
+    def hipDeviceComputeCapability(major, minor, d):
+        dev = c.device(d)
+        c.need(major, minor)
+        major[0], minor[0] = dev.props.major, dev.props.minor
+
+    @c.export
+    def hipDeviceGet(out, d):
+        c.need(out)
+        out[0] = c.device(d).index
+
+    def bus_id(dev) -> str:
+        p = dev.props
+        return f"{p.pciDomainID:04x}:{p.pciBusID:02x}:{p.pciDeviceID:02x}.0"
+
+    @c.export
+    def hipDeviceGetPCIBusId(buf, length, d):
+        dev = c.device(d)
+        if buf == ffi.NULL or int(length) <= 12:
+            raise invalid("the buffer must hold 13 characters")
+        text = bus_id(dev).encode()[:int(length) - 1] + b"\0"
+        ffi.memmove(buf, text, len(text))
+
+    @c.export
+    def hipDeviceGetByPCIBusId(out, text):
+        if out == ffi.NULL or text == ffi.NULL:
+            raise invalid("null pointer")
+        m = re.match(r"\s*([0-9a-fA-F]+):([0-9a-fA-F]+):([0-9a-fA-F]+)", ffi.string(text).decode(errors="replace"))
+        if m is None:
+            raise invalid("not a PCI bus id")
+        dom, bus, dev_id = (int(x, 16) for x in m.groups())
+        for d in rt.devices:
+            p = d.props
+            if (p.pciDomainID, p.pciBusID, p.pciDeviceID) == (dom, bus, dev_id):
+                out[0] = d.index
+                return
+        raise invalid("no device at that PCI bus id")
+
+    @c.export
+    def hipDeviceGetName(buf, length, d):
+        dev = c.device(d)
+        if buf == ffi.NULL or int(length) <= 0:
+            raise invalid("null buffer")
+        name = dev.props.name.encode()[:int(length) - 1] + b"\0"
+        ffi.memmove(buf, name, len(name))
+
+    @c.export
+    def hipDeviceTotalMem(out, d):
+        dev = c.device(d)
+        c.need(out)
+        out[0] = dev.props.totalGlobalMem
+
+    @c.export
+    def hipDeviceGetUuid(out, d):
+        dev = c.device(d)
+        c.need(out)
+        uuid = f"GPU-pyhip{dev.index:07x}".encode()[:16]
+        ffi.memmove(out, uuid.ljust(16, b"\0"), 16)
+

@@ -72,7 +72,7 @@ class FastPath:
         fs = stream.fast_state()
         if fs is None or size > fs.SLOT:
             return False
-        blob = bytes(max((a.offset + a.size for a in explicit), default=0))
+        blob = bytes(function.packer.explicit_end)
         template = bytes(function.packer.pack_raw(blob, grid, block, dynamic_lds=shared,
                                                   extra_hidden=function.hidden_values(stream, grid, block)))
         items = tuple(g * b for g, b in zip(grid, block))

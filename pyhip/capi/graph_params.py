@@ -12,7 +12,7 @@ def kernel_params(c, p) -> dict:
     c.need(p)
     if p.func == ffi.NULL:
         raise invalid("null kernel function")
-    f = rt.function_for_handle(c.addr(p.func))
+    f = rt.registry.kernel(c.addr(p.func), rt.device())
     g, b = (p.gridDim.x, p.gridDim.y, p.gridDim.z), (p.blockDim.x, p.blockDim.y, p.blockDim.z)
     if 0 in g or 0 in b:
         raise invalid("empty grid or block")
@@ -101,7 +101,7 @@ def install(c) -> None:
         f = p.get("function")
         handle = p.get("handle", getattr(f, "host_handle", 0))
         if f is None:
-            f = rt.function_for_handle(handle)
+            f = rt.registry.kernel(handle, rt.device())
         args = [ffi.new("char[]", p["raw"][a.offset:a.offset + a.size] or b"\0") for a in f.kernel.explicit_args]
         arr = ffi.new("void*[]", [ffi.cast("void*", x) for x in args] or [ffi.NULL])
         c.keep[("kernel node args", id(p))] = (args, arr)

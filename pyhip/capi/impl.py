@@ -6,8 +6,8 @@ escape into C: HipError → its code, anything else → hipErrorUnknown, with th
 HIP 5.2 does."""
 from __future__ import annotations
 
-AREAS = ("registration", "memory", "memory2d", "streams", "device", "module", "launch_extra", "pointers", "device_extra",
-         "streams_extra", "pools", "graph", "graph_params")
+AREAS = ("registration", "memory", "memory2d", "streams", "stream_memops", "device", "device_config", "peers",
+         "contexts", "profiler", "module", "functions", "launch", "pointers", "pools", "graph", "graph_params")
 
 current = None       # the CApi of this process once the shim is loaded (in-process clients: pyhip.triton)
 

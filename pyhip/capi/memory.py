@@ -1,7 +1,6 @@
 """The C ABI's 1-D memory functions: allocation (device, pinned, managed), copies, fills, symbols, info."""
 from __future__ import annotations
 
-from ..errors import HipError, hipError_t
 from .common import invalid
 
 
@@ -98,15 +97,8 @@ def install(c) -> None:
 
     # -- symbols ---------------------------------------------------------------------------------------------
     def symbol_address(symbol, offset: int = 0, size: int = 0) -> int:
-        """The device address of ``symbol`` + offset; [offset, offset + size) must lie inside the variable
-        (hipErrorInvalidValue otherwise, as HIP 5.2's ihipMemcpySymbol_validate)."""
-        info = rt.registry.variable(addr(symbol))
-        fb = rt.registry.fatbins[info.fatbin]
-        base, nbytes = rt.module_for_fatbin(fb, rt.device()).global_var(info.name)[:2]
-        if int(offset) + int(size) > nbytes:
-            raise HipError(hipError_t.hipErrorInvalidValue,
-                           f"{info.name}: bytes [{int(offset)}, {int(offset) + int(size)}) outside its {nbytes} bytes")
-        return base + int(offset)
+        """The device address of ``symbol`` + offset on the current device (registry/fatbin.py's rule)."""
+        return rt.registry.variable_address(addr(symbol), rt.device(), offset, size)
 
     c.symbol_address = symbol_address
 

@@ -1,24 +1,19 @@
-"""The C ABI's module API (hipModuleLoad*, functions, globals, module launches), function attributes and
-occupancy."""
+"""The C ABI's module API: hipModuleLoad*, functions and globals by name, module launches
+(hipModuleLaunchKernel, hipExtModuleLaunchKernel, hipHccModuleLaunchKernel)."""
 from __future__ import annotations
 
-import struct
-
 from ..errors import HipError, hipError_t
+from ..loader.extent import image_at
 from .common import invalid
-from .registration import image_bytes as registration_image_bytes
 
 
 def install(c) -> None:
-    ffi, rt = c.ffi, c.rt
+    ffi = c.ffi
     from .. import hip as H
     from ..runtime.module import Function, Module
     from ..runtime.stream import Event
 
     addr = c.addr
-
-    def image_bytes(image) -> bytes:
-        return registration_image_bytes(ffi, image)
 
     @c.export
     def hipModuleLoad(module, fname):
@@ -28,45 +23,12 @@ def install(c) -> None:
     @c.export
     def hipModuleLoadData(module, image):
         c.need(module, image)
-        c.new_handle(module, c.check(H.hipModuleLoadData(image_bytes(image))))
+        c.new_handle(module, c.check(H.hipModuleLoadData(image_at(addr(image)))))
 
     @c.export
     def hipModuleLoadDataEx(module, image, num_options, options, values):
         c.need(module, image)
-        c.new_handle(module, c.check(H.hipModuleLoadDataEx(image_bytes(image), int(num_options), None, None)))
-
-    def kernel_of(f):
-        """A hipFunction_t handle, or the host function of a <<<>>> kernel (registered handle)."""
-        o = c.objects.get(addr(f))
-        if isinstance(o, Function):
-            return o
-        if f == ffi.NULL:
-            raise HipError(hipError_t.hipErrorInvalidDeviceFunction, "null function")
-        return rt.function_for_handle(addr(f))
-
-    c.kernel_of = kernel_of
-
-    @c.export
-    def hipFuncGetAttributes(attr, func):
-        c.need(attr)
-        c.check(H.hipFuncGetAttributes(int(ffi.cast("uintptr_t", attr)), kernel_of(func)))   # fills the C struct
-
-    @c.export
-    def hipFuncGetAttribute(value, attrib, hfunc):
-        c.need(value)
-        value[0] = int(c.check(H.hipFuncGetAttribute(c.enum_arg(H.hipFunction_attribute, attrib), c.obj(hfunc, Function))))
-
-    @c.export
-    def hipOccupancyMaxPotentialBlockSize(grid_size, block_size, f, dyn_shared, limit):
-        c.need(grid_size, block_size)
-        g, b = c.check(H.hipOccupancyMaxPotentialBlockSize(kernel_of(f), int(dyn_shared), int(limit)))
-        grid_size[0], block_size[0] = int(g), int(b)
-
-    @c.export
-    def hipOccupancyMaxActiveBlocksPerMultiprocessor(num_blocks, f, block_size, dyn_shared):
-        c.need(num_blocks)
-        num_blocks[0] = int(c.check(H.hipOccupancyMaxActiveBlocksPerMultiprocessor(kernel_of(f), int(block_size),
-                                                                                   int(dyn_shared))))
+        c.new_handle(module, c.check(H.hipModuleLoadDataEx(image_at(addr(image)), int(num_options), None, None)))
 
     @c.export
     def hipModuleUnload(module):
@@ -96,23 +58,7 @@ def install(c) -> None:
 
     def module_args(func, params, extra) -> bytes:
         """Explicit arguments from kernelParams (one pointer per argument) or extra (one packed buffer)."""
-        if params != ffi.NULL and extra != ffi.NULL:
-            raise invalid("both kernelParams and extra")
-        if extra != ffi.NULL:
-            if addr(extra[0]) != 1 or addr(extra[2]) != 2 or addr(extra[4]) != 3:
-                # hipamd 5.2 (ihipLaunchKernel_validate) answers a malformed extra with hipErrorNotInitialized
-                raise HipError(hipError_t.hipErrorNotInitialized,
-                               "extra is not {HIP_LAUNCH_PARAM_BUFFER_POINTER, buf, HIP_LAUNCH_PARAM_BUFFER_SIZE, "
-                               "&size, HIP_LAUNCH_PARAM_END}")
-            size = ffi.cast("size_t*", extra[3])[0]
-            return bytes(ffi.buffer(extra[1], size))
-        explicit = func.kernel.explicit_args
-        if explicit and params == ffi.NULL:
-            raise invalid("kernel has parameters but kernelParams is NULL")
-        blob = bytearray(max((a.offset + a.size for a in explicit), default=0))
-        for i, a in enumerate(explicit):
-            blob[a.offset:a.offset + a.size] = bytes(ffi.buffer(params[i], a.size))
-        return bytes(blob)
+        return func.packer.from_c(addr(params), addr(extra))
 
     c.module_args = module_args
 
@@ -122,11 +68,8 @@ def install(c) -> None:
         st = c.stream(stream)
         func.launch(st, (gx, gy, gz), (bx, by, bz), int(shared), raw=module_args(func, params, extra))
 
-    @c.export
-    def _Z24hipExtModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_j(
-            f, gx, gy, gz, lx, ly, lz, shared, stream, params, extra, start, stop, flags):
-        # hipExtModuleLaunchKernel: global work-item sizes (a partial last workgroup is allowed), events
-        # recorded around the launch
+    def ext_module_launch(f, gx, gy, gz, lx, ly, lz, shared, stream, params, extra, start, stop):
+        # global work-item sizes (a partial last workgroup is allowed), events recorded around the launch
         func = c.obj(f, Function)
         st = c.stream(stream)
         raw = module_args(func, params, extra)
@@ -136,3 +79,13 @@ def install(c) -> None:
         func.launch(st, None, (lx, ly, lz), int(shared), raw=raw, items=(gx, gy, gz))
         if events[1] is not None:
             events[1].record(st)
+
+    @c.export
+    def _Z24hipExtModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_j(
+            f, gx, gy, gz, lx, ly, lz, shared, stream, params, extra, start, stop, flags):
+        ext_module_launch(f, gx, gy, gz, lx, ly, lz, shared, stream, params, extra, start, stop)
+
+    @c.export
+    def _Z24hipHccModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_(
+            f, gx, gy, gz, lx, ly, lz, shared, stream, params, extra, start, stop):
+        ext_module_launch(f, gx, gy, gz, lx, ly, lz, shared, stream, params, extra, start, stop)

@@ -3,29 +3,9 @@
 hipConfigureCall / hipSetupArgument / hipLaunchByPtr sequence."""
 from __future__ import annotations
 
-import struct
 import threading
 
 from ..errors import HipError, hipError_t
-
-HIPF_MAGIC = 0x48495046
-
-
-def image_bytes(ffi, image) -> bytes:
-    """A code object or offload bundle (plain or compressed) at a bare address; its extent comes from its
-    headers."""
-    from ..loader.extent import image_extent
-
-    ptr = ffi.cast("char*", image)
-    return bytes(ffi.buffer(ptr, image_extent(lambda off, n: bytes(ffi.buffer(ptr + off, n)))))
-
-
-def read_bundle(ffi, ptr) -> bytes:
-    """The bytes of an offload bundle (plain or compressed) at ``ptr``, sized from its own header."""
-    head = bytes(ffi.buffer(ptr, 24))
-    if head[:4] != b"CCOB" and head != b"__CLANG_OFFLOAD_BUNDLE__":
-        raise HipError(hipError_t.hipErrorInvalidImage, "fat binary is not an offload bundle")
-    return image_bytes(ffi, ptr)
 
 
 def install(c) -> None:
@@ -35,11 +15,7 @@ def install(c) -> None:
     @c.export_raw("__hipRegisterFatBinary")
     def register_fatbin(data):
         try:
-            magic, version, binary = struct.unpack("<IIQ", bytes(ffi.buffer(data, 16)))
-            if magic != HIPF_MAGIC or version != 1:
-                return ffi.NULL
-            blob = ffi.cast("void*", binary)
-            handle = rt.registry.register_fatbin(lambda blob=blob: read_bundle(ffi, blob))
+            handle = rt.registry.register_wrapper(c.addr(data))
             slot = ffi.new("void*[1]")
             with c.lock:
                 c.fatbins[c.addr(slot)] = (slot, handle)
@@ -100,16 +76,10 @@ def install(c) -> None:
 
     def launch(handle, grid, block, args, shared, stream):
         st = c.stream(stream)
-        f = rt.function_for_handle(c.addr(handle), st.device)
+        f = rt.registry.kernel(c.addr(handle), st.device)
         f.host_handle = c.addr(handle)
-        explicit = f.kernel.explicit_args
-        blob = bytearray(max((a.offset + a.size for a in explicit), default=0))
-        for i, a in enumerate(explicit):
-            if args == ffi.NULL or args[i] == ffi.NULL:
-                raise HipError(hipError_t.hipErrorInvalidValue, f"kernel argument {i} is a null pointer")
-            blob[a.offset:a.offset + a.size] = bytes(ffi.buffer(args[i], a.size))
         g, b = (grid.x, grid.y, grid.z), (block.x, block.y, block.z)
-        f.launch(st, g, b, int(shared), raw=bytes(blob))
+        f.launch(st, g, b, int(shared), raw=f.packer.gather(c.addr(args)))
         return f, st, g, b
 
     c.launch = launch
@@ -130,7 +100,7 @@ def install(c) -> None:
         # address that is no kernel reaches it as a null function: hipErrorInvalidImage
         st = c.stream(stream)
         try:
-            f = rt.function_for_handle(c.addr(handle), st.device)
+            f = rt.registry.kernel(c.addr(handle), st.device)
         except HipError as exc:
             if exc.code != hipError_t.hipErrorInvalidDeviceFunction:
                 raise
@@ -176,5 +146,5 @@ def install(c) -> None:
         raw = bytes(getattr(setup, "args", b"") or b"")
         setup.args = None
         st = rt.resolve_stream(stream)
-        f = rt.function_for_handle(c.addr(handle), st.device)
+        f = rt.registry.kernel(c.addr(handle), st.device)
         f.launch(st, grid, block, int(shared), raw=raw)

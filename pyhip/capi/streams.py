@@ -1,8 +1,17 @@
-"""The C ABI's streams, events and host callbacks."""
+"""The C ABI's streams, events and host callbacks: creation, flags and priorities, the _spt forms (the null
+stream standing for the thread's per-thread default stream, symbol copies included), CU masks, IPC event
+handles, a stream's device.  Results and checks follow clr's hip_stream.cpp / hip_event.cpp."""
 from __future__ import annotations
 
+import os
+import struct
+
 from ..errors import HipError, hipError_t
+from ..runtime import ops
 from .common import invalid
+
+PER_THREAD = 2
+IPC_EVENT_MAGIC = b"pyhipEVT"
 
 
 def install(c) -> None:
@@ -103,3 +112,105 @@ def install(c) -> None:
     def hipEventDestroy(event):
         c.obj(event, Event).destroyed = True
         c.objects.pop(c.addr(event), None)
+
+    @c.export_raw("hipGetStreamDeviceId")
+    def get_stream_device_id(stream):
+        try:
+            return c.stream(stream).device.index
+        except Exception:  # noqa: BLE001
+            return -1
+
+    def pt(stream):
+        """The _spt rule: the null stream means this thread's per-thread default stream."""
+        return stream if c.addr(stream) else ffi.cast("void*", PER_THREAD)
+
+    @c.export
+    def hipStreamGetFlags(stream, flags):
+        if flags == ffi.NULL or stream == ffi.NULL:
+            raise invalid("null pointer")
+        flags[0] = c.stream(stream).flags
+
+    @c.export
+    def hipStreamGetFlags_spt(stream, flags):
+        return hipStreamGetFlags(pt(stream), flags)
+
+    @c.export
+    def hipStreamGetPriority(stream, priority):
+        c.need(priority)
+        priority[0] = 0 if stream == ffi.NULL else c.stream(stream).priority
+
+    @c.export
+    def hipStreamGetPriority_spt(stream, priority):
+        return hipStreamGetPriority(pt(stream), priority)
+
+    @c.export
+    def hipStreamQuery_spt(stream):
+        st = c.stream(pt(stream))
+        st.check_not_capturing()
+        if not st.query():
+            return int(hipError_t.hipErrorNotReady)
+
+    @c.export
+    def hipStreamSynchronize_spt(stream):
+        st = c.stream(pt(stream))
+        st.check_not_capturing()
+        st.synchronize()
+
+    @c.export
+    def hipStreamWaitEvent_spt(stream, event, flags):
+        c.check(H.hipStreamWaitEvent(c.stream(pt(stream)), c.obj(event, Event), int(flags)))
+
+    @c.export
+    def hipMemcpyToSymbol_spt(symbol, src, size, offset, kind):
+        ops.memcpy(c.symbol_address(symbol, offset, size), c.addr(src), size, kind, PER_THREAD, sync=True)
+
+    @c.export
+    def hipMemcpyFromSymbol_spt(dst, symbol, size, offset, kind):
+        ops.memcpy(c.addr(dst), c.symbol_address(symbol, offset, size), size, kind, PER_THREAD, sync=True)
+
+    # -- CU masks (recorded; every CU of the emulated device runs every dispatch) ------------------------------
+    @c.export
+    def hipExtStreamCreateWithCUMask(stream, size, mask):
+        if stream == ffi.NULL:
+            raise HipError(hipError_t.hipErrorInvalidHandle, "null stream pointer")
+        if int(size) == 0 or mask == ffi.NULL:
+            raise invalid("empty CU mask")
+        s = rt.device().new_stream()
+        s.cu_mask = [int(mask[i]) for i in range(int(size))]
+        stream[0] = ffi.cast("void*", c.add_stream(s))
+
+    @c.export
+    def hipExtStreamGetCUMask(stream, size, mask):
+        c.need(mask)
+        cus = rt.device().props.multiProcessorCount
+        words = -(-cus // 32)
+        if int(size) < words:
+            raise invalid(f"the mask needs {words} words")
+        full = [0xFFFFFFFF] * (cus // 32) + ([(1 << (cus % 32)) - 1] if cus % 32 else [])
+        st = c.stream(stream)
+        got = getattr(st, "cu_mask", None) or full
+        got = [g & f for g, f in zip(got + [0] * words, full)]
+        if not any(got):
+            got = full
+        for i in range(int(size)):
+            mask[i] = got[i] if i < len(got) else 0
+
+    # -- IPC event handles: the event's process only (see pointers.py for the rule)
+    @c.export
+    def hipIpcGetEventHandle(handle, event):
+        c.need(handle)
+        e = c.obj(event, Event)
+        if not e.flags & 4:                      # hipEventInterprocess
+            raise invalid("the event was not created with hipEventInterprocess")
+        ffi.memmove(handle, (IPC_EVENT_MAGIC + struct.pack("<Qq", id(e), os.getpid())).ljust(64, b"\0"), 64)
+
+    @c.export
+    def hipIpcOpenEventHandle(event, handle):
+        c.need(event)
+        raw = bytes(ffi.buffer(ffi.addressof(handle), 64))
+        if raw[:8] != IPC_EVENT_MAGIC:
+            raise invalid("not an IPC event handle")
+        _, pid = struct.unpack_from("<Qq", raw, 8)
+        if pid == os.getpid():
+            raise HipError(hipError_t.hipErrorInvalidContext, "the handle was made by this process")
+        raise HipError(hipError_t.hipErrorNotSupported, "events are not shared between processes")

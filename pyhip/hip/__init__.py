@@ -24,8 +24,8 @@ from ..runtime.stream import (hipEventBlockingSync, hipEventDefault, hipEventDis
 from . import structs
 from ._api import as_str, get_last_error, hip_api, last_exception
 from .pointers import HostMemory
-from .launch import (HIP_LAUNCH_PARAM_BUFFER_POINTER, HIP_LAUNCH_PARAM_BUFFER_SIZE, HIP_LAUNCH_PARAM_END,
-                     hipFuncGetAttribute, hipFuncGetAttributes, hipModuleGetFunction, hipModuleGetGlobal,
+from ..runtime.kernargs import HIP_LAUNCH_PARAM_BUFFER_POINTER, HIP_LAUNCH_PARAM_BUFFER_SIZE, HIP_LAUNCH_PARAM_END
+from .launch import (hipFuncGetAttribute, hipLaunchCooperativeKernel, hipFuncGetAttributes, hipModuleGetFunction, hipModuleGetGlobal,
                      hipModuleLaunchKernel, hipModuleLoad, hipModuleLoadData, hipModuleLoadDataEx,
                      hipModuleUnload, hipOccupancyMaxActiveBlocksPerMultiprocessor,
                      hipOccupancyMaxPotentialBlockSize)
@@ -53,7 +53,8 @@ from .streams import (hipEventCreate, hipEventCreateWithFlags, hipEventDestroy, 
                       hipEventQuery, hipEventRecord, hipEventSynchronize, hipLaunchHostFunc,
                       hipStreamAddCallback, hipStreamCreate, hipStreamCreateWithFlags,
                       hipStreamCreateWithPriority, hipStreamDestroy, hipStreamQuery, hipStreamSynchronize,
-                      hipStreamWaitEvent)
+                      hipStreamWaitEvent, hipStreamGetFlags, hipStreamGetPriority, hipStreamWaitValue32,
+                      hipStreamWaitValue64, hipStreamWriteValue32, hipStreamWriteValue64)
 
 from ._constants import *  # noqa: F401,F403  (HIP 5.2's #define constants, generated)
 from ._constants import HIP_VERSION
@@ -74,7 +75,13 @@ HIP_VERSION_NAME = hip_version_name = \
     f"{HIP_VERSION_MAJOR}.{HIP_VERSION_MINOR}.{HIP_VERSION_PATCH}-{HIP_VERSION_GITHASH.decode()}"   # noqa: F405
 HIP_VERSION_TUPLE = hip_version_tuple = (HIP_VERSION_MAJOR, HIP_VERSION_MINOR, HIP_VERSION_PATCH,  # noqa: F405
                                          HIP_VERSION_GITHASH.decode())  # noqa: F405
-from .breadth import *  # noqa: E402,F401,F403  (pitched/3-D memory, pointers, devices, peers, graphs...)
+from .memory import *  # noqa: E402,F401,F403  (copies with streams, peers, pointer attributes, host/managed memory)
+from .memory2d import *  # noqa: E402,F401,F403  (pitched and 3-D memory)
+from .devices import *  # noqa: E402,F401,F403  (device identity, peers, limits, cache configuration)
+from .graphs import *  # noqa: E402,F401,F403  (stream capture and graphs)
+from .. import _hip_enums as _enums  # noqa: E402  (hip-python's hip module has every HIP enum)
+
+globals().update({n: v for n, v in vars(_enums).items() if n.startswith("hip") and isinstance(v, type)})
 
 
 # -- initialisation, versions, errors ------------------------------------------------------------

@@ -14,6 +14,10 @@ def set_last_error(code: int) -> None:
     _tls.last = hipError_t(int(code)) if int(code) in hipError_t._value2member_map_ else int(code)
 
 
+def invalid(msg: str) -> HipError:
+    return HipError(hipError_t.hipErrorInvalidValue, msg)
+
+
 def get_last_error(reset: bool):
     err = getattr(_tls, "last", hipError_t.hipSuccess)
     if reset:

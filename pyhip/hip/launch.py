@@ -7,18 +7,14 @@ import os
 
 from .._hip_enums import hipFunction_attribute as FA
 from ..errors import HipError, hipError_t
-from ..loader.extent import image_extent
+from ..loader.extent import image_at
 from ..runtime import ops
 from ..runtime.context import runtime
 from ..runtime.module import Function, Module
 from ._api import _tls as _api_tls, hip_api
-from .extra import parse_extra
+from .packed_args import parse_extra
 from .pointers import Pointer, address_of, as_name
 from .structs import classes as _structs
-
-HIP_LAUNCH_PARAM_BUFFER_POINTER = 0x01
-HIP_LAUNCH_PARAM_BUFFER_SIZE = 0x02
-HIP_LAUNCH_PARAM_END = 0x03
 
 
 def _module(m) -> Module:
@@ -55,8 +51,7 @@ def image_bytes(image) -> bytes:
             pass
     addr = address_of(image)
     ops.check_host_address(addr)
-    size = image_extent(lambda off, n: ctypes.string_at(addr + off, n))
-    return ctypes.string_at(addr, size)
+    return image_at(addr)
 
 
 @hip_api(1)
@@ -87,20 +82,12 @@ def hipModuleGetGlobal(hmod, name):
 
 def read_kernel_params(func: Function, params) -> bytes:
     """``kernelParams`` as C passes it: the address of a ``void*[n]`` array, one pointer per argument."""
-    addr = address_of(params)
-    n = len(func.packer.explicit)
-    ptrs = (ctypes.c_void_p * n).from_address(addr) if n else []
-    raw = bytearray(max((a.offset + a.size for a in func.packer.explicit), default=0))
-    for a, p in zip(func.packer.explicit, ptrs):
-        if not p:
-            raise HipError(hipError_t.hipErrorInvalidValue, "kernelParams holds a NULL argument pointer")
-        raw[a.offset:a.offset + a.size] = ctypes.string_at(p, a.size)
-    return bytes(raw)
+    return func.packer.gather(address_of(params))
 
 
 def _hipModuleLaunchKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,
                           sharedMemBytes, stream, kernelParams, extra):
-    """``extra`` as in hip-python (see hip/extra.py); ``kernelParams`` a ``void**`` (address, ctypes array) or,
+    """``extra`` as in hip-python (see hip/packed_args.py); ``kernelParams`` a ``void**`` (address, ctypes array) or,
     as a pyhip extension, a Python list of argument values converted by the kernel's signature."""
     global _rt_tls
     func = _function(f)
@@ -253,3 +240,22 @@ def hipOccupancyMaxPotentialBlockSize(f, dynSharedMemPerBlk, blockSizeLimit):
         best_block = limit
     groups = max(1, _occupancy(func, best_block, int(dynSharedMemPerBlk)))
     return groups * func.device.props.multiProcessorCount, best_block
+
+
+def _dim3(d) -> tuple:
+    if hasattr(d, "x"):
+        return int(d.x), int(getattr(d, "y", 1)), int(getattr(d, "z", 1))
+    t = tuple(int(v) for v in (d if isinstance(d, (tuple, list)) else (d,)))
+    return t + (1,) * (3 - len(t))
+
+
+@hip_api()
+def hipLaunchCooperativeKernel(f, gridDim, blockDimX, kernelParams, sharedMemBytes, stream):
+    """A cooperative launch (every work-group resident at once; grid-wide sync works).  ``f`` is a
+    hipFunction_t (pyhip.hip has no host function pointers); ``kernelParams`` the argument list; the
+    dimensions dim3 objects or tuples."""
+    from ..runtime.module import Function
+    if not isinstance(f, Function):
+        raise HipError(hipError_t.hipErrorInvalidDeviceFunction, "not a hipFunction_t")
+    f.launch(runtime().resolve_stream(stream), _dim3(gridDim), _dim3(blockDimX), int(sharedMemBytes),
+             args=list(kernelParams or ()), cooperative=True)

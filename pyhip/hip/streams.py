@@ -6,7 +6,9 @@ import ctypes
 from ..errors import HipError, hipError_t
 from ..runtime.context import hipStreamPerThread, runtime
 from ..runtime.stream import Event, Stream
-from ._api import hip_api
+from ..runtime import memops
+from ._api import hip_api, invalid
+from .memory import _addr
 from .pointers import address_of
 
 
@@ -142,3 +144,38 @@ def hipEventElapsedTime(start, stop):
 @hip_api()
 def hipEventDestroy(event):
     _event(event).destroyed = True
+
+
+@hip_api(1)
+def hipStreamGetFlags(stream):
+    if stream is None or (isinstance(stream, int) and stream == 0):
+        raise invalid("null stream")
+    return runtime().resolve_stream(stream).flags
+
+
+@hip_api(1)
+def hipStreamGetPriority(stream):
+    if stream is None or (isinstance(stream, int) and stream == 0):
+        return 0
+    return runtime().resolve_stream(stream).priority
+
+
+# -- stream memory operations -------------------------------------------------------------------------------------
+@hip_api()
+def hipStreamWaitValue32(stream, ptr, value, flags, mask):
+    memops.wait_value(stream, _addr(ptr), value, flags, mask, 4)
+
+
+@hip_api()
+def hipStreamWaitValue64(stream, ptr, value, flags, mask):
+    memops.wait_value(stream, _addr(ptr), value, flags, mask, 8)
+
+
+@hip_api()
+def hipStreamWriteValue32(stream, ptr, value, flags):
+    memops.write_value(stream, _addr(ptr), value, 4)
+
+
+@hip_api()
+def hipStreamWriteValue64(stream, ptr, value, flags):
+    memops.write_value(stream, _addr(ptr), value, 8)

@@ -1,6 +1,6 @@
 """Clang offload bundles: the plain ``__CLANG_OFFLOAD_BUNDLE__`` table and compressed ``CCOB`` v1/v2/v3.
 
-Layouts: ``amdgpu-code-object.md`` §10.  Entry tables are read up front; the code objects themselves
+Layouts: docs/code-object.md §2.  Entry tables are read up front; the code objects themselves
 are sliced out lazily by the caller.
 """
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """AMDGPU code objects (HSACO): an ELF read with pyelftools into kernels, globals and relocations.
 
 Accepted: ET_DYN, EM_AMDGPU, OSABI 64 (HSA), ABI versions 1-4 (code object V3-V6).  Facts:
-``amdgpu-code-object.md`` §1, §3-§5, §9.  Every malformation raises :class:`LoaderError`.
+docs/code-object.md §3-§6.  Every malformation raises :class:`LoaderError`.
 """
 from __future__ import annotations
 

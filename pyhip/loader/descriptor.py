@@ -1,6 +1,6 @@
 """The 64-byte kernel descriptor (``<kernel>.kd``) of code object V3+, every bit field decoded.
 
-Layout and field meanings: ``amdgpu-code-object.md`` §5 (LLVM ``AMDHSAKernelDescriptor.h``).
+Layout and the fields pyhip uses: docs/code-object.md §5 (LLVM ``AMDHSAKernelDescriptor.h``).
 """
 from __future__ import annotations
 
@@ -115,7 +115,7 @@ class KernelDescriptor:
         return out
 
     def vgpr_count(self, processor: str) -> int:
-        """Allocated VGPRs decoded from the granulated field (§5.6)."""
+        """Allocated VGPRs decoded from the granulated field (docs/code-object.md §5.3)."""
         g = self.rsrc1["granulated_workitem_vgpr_count"] + 1
         if processor.startswith(("gfx90a", "gfx94", "gfx95")):
             return g * 8

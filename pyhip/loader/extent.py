@@ -3,6 +3,7 @@ object ends with its section header table; a plain offload bundle with its last 
 bundle records its total size (v2/v3)."""
 from __future__ import annotations
 
+import ctypes
 import struct
 from typing import Callable
 
@@ -39,3 +40,9 @@ def image_extent(read: Callable[[int, int], bytes]) -> int:
     if end > MAX_IMAGE:
         raise LoaderError(f"image claims {end} bytes", hipError_t.hipErrorInvalidImage)
     return end
+
+
+def image_at(address: int) -> bytes:
+    """The bytes of the code object or offload bundle (plain or compressed) at host ``address``, sized from
+    its own headers."""
+    return ctypes.string_at(address, image_extent(lambda off, n: ctypes.string_at(address + off, n)))

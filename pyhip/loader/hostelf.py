@@ -2,7 +2,7 @@
 
 The bundles are found through the ``__hip_fatbin_wrapper`` records in ``.hipFatBinSegment``
 (magic ``HIPF``, version 1, pointer to the bundle; the pointer may be a RELATIVE relocation) and, as a
-fallback, by scanning ``.hip_fatbin`` for bundle magics at 4096-byte boundaries (§10.1).
+fallback, by scanning ``.hip_fatbin`` for bundle magics at 4096-byte boundaries (docs/code-object.md §2.3).
 """
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The ``NT_AMDGPU_METADATA`` MessagePack note (code object V3+): kernels and their arguments.
 
-Keys: ``amdgpu-code-object.md`` §3.1-§3.4.  Every value is type-checked; anything malformed raises
+Keys: docs/code-object.md §4.  Every value is type-checked; anything malformed raises
 :class:`LoaderError` (hipErrorInvalidImage).
 """
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """AMDGPU target IDs (``gfx90a:sramecc+:xnack-``), processor tables, compatibility and selection.
 
-Facts: ``amdgpu-code-object.md`` §1.1-§2 (EF_AMDGPU_MACH values, feature fields, generic families,
+Facts: docs/code-object.md §3 (EF_AMDGPU_MACH values, feature fields, generic families,
 the rules ROCr/HIP apply when matching a code object to a device).
 """
 from __future__ import annotations

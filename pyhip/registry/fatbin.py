@@ -1,19 +1,37 @@
-"""hip-clang's registration scheme: fat binaries → handles, kernel *handle variables* → device kernels.
+"""hip-clang's registration scheme: fat binaries → handles, kernel *handle variables* → device kernels,
+host shadows of device variables → their device addresses.
 
-``__hipRegisterFatBinary`` hands in the ``__hip_fatbin_wrapper`` (or, from Python, the bundle bytes);
-``__hipRegisterFunction`` maps the address of a kernel's host handle variable to its device name;
-``hipLaunchKernel(handle, ...)`` resolves that address, loading the right code object for the current
-device on first use (lazy, per device, cached).  Nothing here aborts: every failure is a HipError.
+``__hipRegisterFatBinary`` hands in the ``__hip_fatbin_wrapper`` (:meth:`Registry.register_wrapper`; from
+Python, the bundle bytes: :meth:`Registry.register_fatbin`); ``__hipRegisterFunction`` maps the address of a
+kernel's host handle variable to its device name; ``__hipRegisterVar`` / ``__hipRegisterManagedVar`` /
+``__hipRegisterTexture`` map a host shadow to a device variable.  ``hipLaunchKernel(handle, ...)`` resolves
+the handle (:meth:`Registry.kernel`), loading the right code object for the launch's device on first use
+(lazy, per device, cached; managed variables bound as it loads); the symbol API resolves a shadow
+(:meth:`Registry.variable_address`).  The runtime supplies how a code object becomes a module on a device
+(``make_module``), so this layer needs nothing above the loader.  Nothing here aborts: every failure is a
+HipError.
 """
 from __future__ import annotations
 
+import ctypes
 import itertools
+import struct
 import threading
 from dataclasses import dataclass, field
 
 from ..errors import HipError, LoaderError, hipError_t
 from ..loader import Binary, load
-from ..loader.targetid import DeviceISA
+from ..loader.bundle import BUNDLE_MAGIC, CCOB_MAGIC
+from ..loader.extent import image_at
+from ..loader.hostelf import HIPF_MAGIC
+
+
+def bundle_at(address: int) -> bytes:
+    """The offload bundle (plain or compressed) at host ``address`` (what a fat binary wrapper points to)."""
+    head = ctypes.string_at(address, 24)
+    if head[:4] != CCOB_MAGIC and head != BUNDLE_MAGIC:
+        raise HipError(hipError_t.hipErrorInvalidImage, "fat binary is not an offload bundle")
+    return image_at(address)
 
 
 @dataclass
@@ -51,9 +69,14 @@ class VarInfo:
 
 
 class Registry:
-    """Thread-safe registry of fat binaries, functions and variables keyed by host addresses."""
+    """Thread-safe registry of fat binaries, functions and variables keyed by host addresses.
 
-    def __init__(self):
+    ``make_module(device, code_object)`` loads a code object on a device (the runtime's Module); a device
+    has ``index``, ``isa`` and ``backend.write(address, bytes)``, a module ``function(name)`` and
+    ``global_var(name) -> (address, size)``."""
+
+    def __init__(self, make_module=None):
+        self.make_module = make_module
         self._lock = threading.RLock()
         self._ids = itertools.count(1)
         self.fatbins: dict[int, FatBinary] = {}
@@ -66,6 +89,15 @@ class Registry:
             h = next(self._ids)
             self.fatbins[h] = FatBinary(h, source)
             return h
+
+    def register_wrapper(self, address: int) -> int:
+        """A ``__hip_fatbin_wrapper`` at host ``address`` (u32 magic, u32 version 1, u64 bundle address): its
+        bundle is read when a kernel of it is first needed.  HipError(hipErrorInvalidImage) when it is not one."""
+        magic, version, bundle = struct.unpack("<IIQ", ctypes.string_at(address, 16))
+        if magic != HIPF_MAGIC or version != 1:
+            raise HipError(hipError_t.hipErrorInvalidImage, f"not a fat binary wrapper (magic 0x{magic:x}, "
+                                                             f"version {version})")
+        return self.register_fatbin(lambda: bundle_at(bundle))
 
     def _fatbin(self, handle: int) -> FatBinary:
         fb = self.fatbins.get(handle)
@@ -126,12 +158,38 @@ class Registry:
         for fb in list(self.fatbins.values()):
             fb.per_device.clear()
 
-    def loaded(self, fb: FatBinary, device_key, isa: DeviceISA, load_fn):
-        """The fat binary's code object for this device, loaded once through ``load_fn(code_object)``."""
+    def module(self, fb: FatBinary, device):
+        """The fat binary's module on ``device``, loaded on first use from the code object for the device's
+        ISA.  Loading binds the managed variables (``__hipRegisterManagedVar``): each device-side pointer
+        variable gets its managed allocation's address."""
         with self._lock:
-            obj = fb.per_device.get(device_key)
-            if obj is None:
-                co = fb.parsed().select(isa)
-                obj = load_fn(co)
-                fb.per_device[device_key] = obj
-            return obj
+            m = fb.per_device.get(device.index)
+            if m is None:
+                m = self.make_module(device, fb.parsed().select(device.isa))
+                for v in list(fb.variables.values()):
+                    if v.managed and v.managed_address:
+                        where, size = m.global_var(v.name)[:2]
+                        if size < 8:
+                            raise HipError(hipError_t.hipErrorInvalidSymbol,
+                                           f"managed variable {v.name} is not a pointer")
+                        device.backend.write(where, struct.pack("<Q", v.managed_address))
+                fb.per_device[device.index] = m
+            return m
+
+    def kernel(self, host_address: int, device):
+        """The kernel registered for a host handle address, on ``device`` (its module loaded lazily)."""
+        fb, name = self.function(int(host_address))
+        return self.module(fb, device).function(name)
+
+    def variable_address(self, host_address: int, device, offset: int = 0, size: int = 0) -> int:
+        """The device address of the variable registered for a host shadow, plus ``offset``, on ``device``;
+        [offset, offset + size) must lie inside the variable (hipErrorInvalidValue otherwise, as HIP 5.2's
+        ihipMemcpySymbol_validate)."""
+        info = self.variable(int(host_address))
+        with self._lock:
+            fb = self.fatbins[info.fatbin]
+        base, nbytes = self.module(fb, device).global_var(info.name)[:2]
+        if int(offset) + int(size) > nbytes:
+            raise HipError(hipError_t.hipErrorInvalidValue,
+                           f"{info.name}: bytes [{int(offset)}, {int(offset) + int(size)}) outside its {nbytes} bytes")
+        return base + int(offset)

@@ -40,7 +40,7 @@ class Runtime:
             self.devices = self._hsa_devices()
         else:
             self.devices = self._emu_devices()
-        self.registry = Registry()
+        self.registry = Registry(make_module=_module_on)
         self._tls = threading.local()
         self._lock = threading.RLock()
         self.host_allocs: dict[int, object] = {}  # pinned/managed/registered host memory (runtime/pointers.py)
@@ -118,35 +118,9 @@ class Runtime:
         return s
 
     # -- hip-clang's registration scheme ---------------------------------------------------------------
-    def function_for_handle(self, handle: int, device=None):
-        """The kernel registered for a host handle address, loaded lazily on ``device`` (default: the
-        current one) from the code object its fat binary holds for that device's ISA."""
-        from .module import Module
-
-        fb, name = self.registry.function(int(handle))
-        return self.module_for_fatbin(fb, device or self.device()).function(name)
-
-    def module_for_fatbin(self, fb, dev):
-        """The registered fat binary's module on ``dev`` (loaded on first use).  Loading binds the managed
-        variables (__hipRegisterManagedVar): each device-side pointer variable gets its managed address."""
-        import struct
-
-        from .module import Module
-
-        def load(co):
-            m = Module(dev, None, code_object=co)
-            for v in list(fb.variables.values()):
-                if v.managed and v.managed_address:
-                    where, size = m.global_var(v.name)
-                    if size < 8:
-                        raise HipError(hipError_t.hipErrorInvalidSymbol, f"managed variable {v.name} is not a pointer")
-                    dev.backend.write(where, struct.pack("<Q", v.managed_address))
-            return m
-        return self.registry.loaded(fb, dev.index, dev.isa, load)
-
     def launch_by_handle(self, handle: int, grid, block, args, shared: int = 0, stream=None):
         st = self.resolve_stream(stream)
-        return self.function_for_handle(handle, st.device).launch(st, grid, block, shared, args=args)
+        return self.registry.kernel(handle, st.device).launch(st, grid, block, shared, args=args)
 
     def per_thread_stream(self):
         dev = self.device()
@@ -157,6 +131,13 @@ class Runtime:
         if s is None or s.destroyed:
             s = table[dev.index] = dev.new_stream(per_thread=True)
         return s
+
+
+def _module_on(device, code_object):
+    """How the registry loads a registered fat binary's code object on a device."""
+    from .module import Module
+
+    return Module(device, None, code_object=code_object)
 
 
 _runtime: Runtime | None = None

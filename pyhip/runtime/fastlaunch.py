@@ -177,9 +177,8 @@ def prepare(function, stream, grid, block, shared: int, args, raw=None):
     if packer.size > MAX_KERNARG:
         return None
     if raw is not None:
-        explicit_end = max((a.offset + a.size for a in packer.explicit), default=0)
         pos = min(len(raw), packer.size)    # the runtime copies at most the segment
-        if not explicit_end <= pos <= packer.hidden_start:   # a longer buffer brings its own hidden arguments
+        if not packer.explicit_end <= pos <= packer.hidden_start:   # a longer buffer brings its own hidden arguments
             return None
         fmt, convs, types = None, (), None
     else:

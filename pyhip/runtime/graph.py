@@ -49,7 +49,7 @@ class Node:
             f = p.get("function")
             if f is None:
                 from .context import runtime
-                f = runtime().function_for_handle(p["handle"], stream.device)
+                f = runtime().registry.kernel(p["handle"], stream.device)
             f.launch(stream, p.get("grid"), p["block"], p.get("shared", 0), raw=p["raw"], items=p.get("items"))
         elif k == "memcpy":
             from .copies import copy3d

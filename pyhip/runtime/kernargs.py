@@ -4,15 +4,22 @@ Explicit arguments go at their metadata offsets, checked against the kernel's pa
 from the demangled signature when the name is mangled); hidden arguments are filled from the launch
 geometry: the V4 hidden block (global offsets, hostcall/printf, multigrid) and the V5/V6 256-byte
 implicit block (block counts, group sizes, remainders, grid dims, dynamic LDS size, ...).
-Facts: ``amdgpu-code-object.md`` §3.4, §8.  Every problem raises HipError(hipErrorInvalidValue)
+Facts: docs/code-object.md §4.4 (argument kinds), §9 (hidden arguments).  Every problem raises HipError(hipErrorInvalidValue)
 before anything is queued.
+
+The one place where a launch's explicit arguments become bytes, whatever form they come in: Python values
+(:meth:`ArgPacker.pack`), a C ``void**`` kernelParams array (:meth:`ArgPacker.gather`), or an already packed
+buffer behind an ``extra`` config array (:func:`read_extra`); every face (pyhip.hip, the C ABI, graphs)
+calls these.
 """
 from __future__ import annotations
 
+import ctypes
 import re
 import struct
 from dataclasses import dataclass
 
+from ..errors import HipError, hipError_t
 from ..loader.names import _split, demangle
 from .argreaders import _bad, checked_pointer, half_bytes, pointer_reader, read_arg
 
@@ -86,6 +93,31 @@ def classify(ctype: str | None, size: int, value_kind: str) -> ParamKind:
     return ParamKind("other", size, "", True, "")
 
 
+# the keys of an ``extra`` config array: {BUFFER_POINTER, buf, BUFFER_SIZE, &size, END}
+HIP_LAUNCH_PARAM_BUFFER_POINTER = 0x01
+HIP_LAUNCH_PARAM_BUFFER_SIZE = 0x02
+HIP_LAUNCH_PARAM_END = 0x03
+
+
+def read_extra(config: int, malformed: hipError_t = hipError_t.hipErrorNotInitialized) -> bytes:
+    """The packed explicit arguments behind a C ``void* extra[]`` at address ``config``:
+    {HIP_LAUNCH_PARAM_BUFFER_POINTER, buf, HIP_LAUNCH_PARAM_BUFFER_SIZE, &size, HIP_LAUNCH_PARAM_END}.
+    A malformed array raises HipError(``malformed``): hipamd 5.2 (ihipLaunchKernel_validate) answers
+    hipErrorNotInitialized; pyhip.hip has always answered hipErrorInvalidValue, as for its other bad
+    arguments."""
+    if not config:
+        raise HipError(malformed, "extra is NULL")
+    cfg = (ctypes.c_void_p * 5).from_address(config)
+    if (cfg[0] or 0) != HIP_LAUNCH_PARAM_BUFFER_POINTER or (cfg[2] or 0) != HIP_LAUNCH_PARAM_BUFFER_SIZE or \
+            (cfg[4] or 0) != HIP_LAUNCH_PARAM_END or not cfg[3]:
+        raise HipError(malformed, "extra is not {HIP_LAUNCH_PARAM_BUFFER_POINTER, buf, HIP_LAUNCH_PARAM_BUFFER_SIZE, "
+                                  "&size, HIP_LAUNCH_PARAM_END}")
+    size = ctypes.c_size_t.from_address(cfg[3]).value
+    if size and not cfg[1]:
+        raise HipError(malformed, f"extra: a {size}-byte argument buffer at NULL")
+    return ctypes.string_at(cfg[1], size) if size else b""
+
+
 def _as_pointer(value, where: str) -> int:
     return checked_pointer(pointer_reader(value, where)[0](value), where)
 
@@ -139,6 +171,8 @@ class ArgPacker:
         self.kinds = [classify(types[i] if types else None, a.size, a.value_kind)
                       for i, a in enumerate(self.explicit)]
         self.hidden_start = min((a.offset for a in self.hidden), default=self.size)
+        self.explicit_end = max((a.offset + a.size for a in self.explicit), default=0)
+        self._slots = tuple((a.offset, a.size) for a in self.explicit)
 
     def pack(self, args, grid_blocks, block, *, dynamic_lds: int = 0, extra_hidden: dict | None = None) -> bytearray:
         if len(args) != len(self.explicit):
@@ -149,12 +183,36 @@ class ArgPacker:
         self.fill_hidden(buf, grid_blocks, block, dynamic_lds, extra_hidden or {})
         return buf
 
+    def gather(self, params: int) -> bytes:
+        """The explicit arguments of a C ``void** kernelParams`` at address ``params``: one pointer per
+        explicit argument, in order; each argument's bytes are copied from where its pointer points to its
+        metadata offset (the padding between them is zero)."""
+        if not self._slots:
+            return b""
+        if not params:
+            raise _bad("kernel has parameters but kernelParams is NULL")
+        ptrs = (ctypes.c_void_p * len(self._slots)).from_address(params)
+        blob = bytearray(self.explicit_end)
+        for i, ((offset, size), p) in enumerate(zip(self._slots, ptrs)):
+            if not p:
+                raise _bad(f"kernel argument {i} is a null pointer")
+            blob[offset:offset + size] = ctypes.string_at(p, size)
+        return bytes(blob)
+
+    def from_c(self, params: int, extra: int, malformed_extra: hipError_t = hipError_t.hipErrorNotInitialized) -> bytes:
+        """The explicit arguments of a module launch given ``kernelParams`` or ``extra`` (addresses, 0 for
+        NULL), never both."""
+        if params and extra:
+            raise _bad("pass either kernelParams or extra, not both")
+        if extra:
+            return read_extra(extra, malformed_extra)
+        return self.gather(params)
+
     def pack_raw(self, blob: bytes, grid_blocks, block, *, dynamic_lds: int = 0, extra_hidden=None) -> bytearray:
         """``extra`` launches: a packed explicit-argument buffer; hidden args are still filled."""
         blob = bytes(blob)
-        explicit_end = max((a.offset + a.size for a in self.explicit), default=0)
-        if len(blob) < explicit_end:
-            raise _bad(f"argument buffer of {len(blob)} bytes is smaller than the {explicit_end} bytes of "
+        if len(blob) < self.explicit_end:
+            raise _bad(f"argument buffer of {len(blob)} bytes is smaller than the {self.explicit_end} bytes of "
                        f"explicit arguments")
         buf = bytearray(self.size)
         blob = blob[:self.size]             # like HIP: each argument is copied from its offset; padding is ignored

@@ -87,8 +87,7 @@ class Function(Handle):
             from .graph import CapturedCommand
             if raw is None:
                 packed = self.packer.pack(list(args or ()), grid, block, dynamic_lds=shared, extra_hidden=extra)
-                end = max((a.offset + a.size for a in self.kernel.explicit_args), default=0)
-                raw = bytes(packed[:end])
+                raw = bytes(packed[:self.packer.explicit_end])
             node = stream.capture.add(stream, "kernel", {
                 "function": self, "grid": None if items is not None else grid, "block": block, "shared": shared,
                 "raw": bytes(raw), "items": items})

@@ -2,7 +2,7 @@
 
 * ROCm's own headers (hsa.h, hsa_ext_amd.h, amd_hsa_queue.h, amd_hsa_signal.h) compiled with gcc: the C
   program fills the real structs from random values and prints their bytes and ``offsetof``s;
-* the §7 tables of docs/amdgpu-code-object.md written out as ``struct`` offsets by hand below.
+* the §8 tables of docs/code-object.md written out as ``struct`` offsets by hand below.
 """
 import random
 import struct
@@ -133,7 +133,7 @@ def test_struct_offsets_match_hsa_headers(hsa_prog):
 
 
 def test_layouts_match_doc_tables():
-    """Second reference: docs/amdgpu-code-object.md §7.2 offsets, spelled out field by field."""
+    """Second reference: docs/code-object.md §8.2 offsets, spelled out field by field."""
     pk = P.KernelDispatchPacket(3, (64, 2, 1), (1000, 20, 3), 16, 4096, 0x1122334455667788, 0xAABBCCDD00, 0x5000,
                                 header=P.header(P.TYPE_KERNEL_DISPATCH, True, P.FENCE_AGENT, P.FENCE_AGENT)).pack()
     doc = bytearray(64)

@@ -151,7 +151,7 @@ def test_descriptor_fields_match_objdump(entry):
     mcpu = co.processor
     kds = _objdump_descriptors(path, mcpu)
     if mcpu.startswith("gfx1") and not kds:
-        # llvm-objdump-19 refuses GFX10+ descriptors whose SGPR field LLVM itself filled (§5.1 quirk)
+        # llvm-objdump-19 refuses GFX10+ descriptors whose SGPR field LLVM itself filled (unused on GFX10+: docs/code-object.md §5.3)
         pytest.skip("llvm-objdump-19 cannot decode this GFX10+ descriptor")
     if mcpu.startswith("gfx1"):
         assert set(kds) <= set(co.kernels)      # objdump decodes only some GFX10+ descriptors

@@ -1,4 +1,4 @@
-"""Target ID parsing/formatting, e_flags decoding and the compatibility rules (amdgpu-code-object §1-§2)."""
+"""Target ID parsing/formatting, e_flags decoding and the compatibility rules (docs/code-object.md §3)."""
 import pytest
 
 from pyhip.errors import LoaderError, hipError_t

@@ -100,7 +100,7 @@ import subprocess  # noqa: E402
 import pytest  # noqa: E402
 
 from pyhip.hip._api import last_exception  # noqa: E402
-from pyhip.hip.extra import HipModuleLaunchKernel_extra  # noqa: E402
+from pyhip.hip.packed_args import HipModuleLaunchKernel_extra  # noqa: E402
 from pyhip.runtime import fastlaunch  # noqa: E402
 
 KINDS_SRC = r"""

@@ -1,5 +1,5 @@
 """Function attributes, occupancy, hipMallocHost, hipMemsetD*Async, hipModuleLoadDataEx through the C ABI
-(tests/capi/api_extra.hip, built here with hipcc); the attributes it prints are also compared with what
+(tests/capi/function_attributes.hip, built here with hipcc); the attributes it prints are also compared with what
 pyhip.hip reports for the same kernel loaded from the program's own fat binary."""
 import os
 import re
@@ -16,8 +16,8 @@ HERE = Path(__file__).resolve().parent
 
 
 def test_attributes_occupancy_memset_and_module_load(tmp_path):
-    exe = tmp_path / "api_extra"
-    subprocess.run([require_tool("hipcc"), "--offload-arch=gfx90a", "-O2", str(HERE / "api_extra.hip"), "-o", str(exe)],
+    exe = tmp_path / "function_attributes"
+    subprocess.run([require_tool("hipcc"), "--offload-arch=gfx90a", "-O2", str(HERE / "function_attributes.hip"), "-o", str(exe)],
                    check=True, capture_output=True, env={**os.environ, "HIP_PLATFORM": "amd"})
     r = subprocess.run([sys.executable, "-m", "pyhip", "exec", str(exe), str(BIN / "hipcc52/basic-gfx90a.hsaco")],
                        capture_output=True, text=True, timeout=300)

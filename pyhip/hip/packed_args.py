@@ -16,6 +16,8 @@ import struct
 import numpy as np
 
 from ..errors import HipError, hipError_t
+from ..runtime.kernargs import HIP_LAUNCH_PARAM_BUFFER_POINTER, HIP_LAUNCH_PARAM_BUFFER_SIZE, HIP_LAUNCH_PARAM_END, \
+    read_extra
 from .pointers import Pointer, address_of
 
 CTYPES_SCALARS = (ctypes.c_bool, ctypes.c_char, ctypes.c_wchar, ctypes.c_byte, ctypes.c_ubyte, ctypes.c_short,
@@ -23,7 +25,6 @@ CTYPES_SCALARS = (ctypes.c_bool, ctypes.c_char, ctypes.c_wchar, ctypes.c_byte, c
                   ctypes.c_ulonglong, ctypes.c_size_t, ctypes.c_ssize_t, ctypes.c_float, ctypes.c_double,
                   ctypes.c_longdouble, ctypes.c_char_p, ctypes.c_wchar_p, ctypes.c_void_p, ctypes.Structure,
                   ctypes.Union)
-HIP_LAUNCH_PARAM_BUFFER_POINTER, HIP_LAUNCH_PARAM_BUFFER_SIZE, HIP_LAUNCH_PARAM_END = 1, 2, 3
 
 
 def _entry(t) -> tuple[int, str, object]:
@@ -80,17 +81,6 @@ def pack_extra_tuple(entries) -> bytes:
     return packer(entries)
 
 
-def read_extra_config(addr: int) -> bytes:
-    """A C ``void* extra[]`` = {BUFFER_POINTER, buf, BUFFER_SIZE, &size, END} in host memory."""
-    cfg = (ctypes.c_void_p * 5).from_address(addr)
-    if (cfg[0] or 0) != HIP_LAUNCH_PARAM_BUFFER_POINTER or (cfg[2] or 0) != HIP_LAUNCH_PARAM_BUFFER_SIZE or \
-            (cfg[4] or 0) != HIP_LAUNCH_PARAM_END:
-        raise ValueError("extra must point to {HIP_LAUNCH_PARAM_BUFFER_POINTER, buf, HIP_LAUNCH_PARAM_BUFFER_SIZE, "
-                         "&size, HIP_LAUNCH_PARAM_END}")
-    size = ctypes.c_size_t.from_address(cfg[3]).value
-    return ctypes.string_at(cfg[1], size) if size else b""
-
-
 class HipModuleLaunchKernel_extra(Pointer):
     """``hip._hip_helpers.HipModuleLaunchKernel_extra``: a list/tuple of ctypes values and pointer-likes packed
     into an argument buffer, exposed as the C ``extra`` config array; other objects as Pointer."""
@@ -113,7 +103,7 @@ class HipModuleLaunchKernel_extra(Pointer):
         super().__init__(pyobj)
 
     def packed(self) -> bytes:
-        return read_extra_config(self._ptr)
+        return read_extra(self._ptr, hipError_t.hipErrorInvalidValue)
 
 
 def parse_extra(extra) -> bytes:
@@ -124,6 +114,7 @@ def parse_extra(extra) -> bytes:
     if isinstance(extra, HipModuleLaunchKernel_extra):
         return extra.packed()
     try:
-        return read_extra_config(address_of(extra))
+        addr = address_of(extra)
     except (TypeError, ValueError) as exc:
         raise HipError(hipError_t.hipErrorInvalidValue, f"extra: {exc}") from None
+    return read_extra(addr, hipError_t.hipErrorInvalidValue)

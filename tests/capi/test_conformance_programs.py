@@ -1,4 +1,5 @@
-"""The HIP API breadth through the C ABI (issue 18): hipcc-built programs under ``pyhip exec`` checking
+"""The C ABI's memory, device/stream/event, printf, cooperative, graph, clock and legacy-launch families
+(issue 18): hipcc-built programs (memory_api.hip, device_api.hip, kernel_api.hip) under ``pyhip exec`` checking
 every behaviour the conformance suite needed, against host references (random data, odd sizes, poisoned
 outputs), the host C library's printf, and HIP 5.2's documented error codes.  Each program prints one line
 per check; a test fails on any line that is not ``ok``."""
@@ -19,7 +20,7 @@ TWO_GFX90A = "gfx90a:sramecc+:xnack-,gfx90a"        # the second device gets the
 
 @pytest.fixture(scope="module")
 def build(tmp_path_factory):
-    out = tmp_path_factory.mktemp("breadth")
+    out = tmp_path_factory.mktemp("programs")
     cache = {}
 
     def get(name: str) -> Path:
@@ -50,20 +51,20 @@ def assert_all_ok(r: subprocess.CompletedProcess, at_least: int) -> None:
 def test_memory_family(build):
     """Pitched/3-D memory, every copy and fill form, pinned ordering, attributes, registration, managed
     memory, pools, hipMemGetInfo across a first launch."""
-    assert_all_ok(run(build("breadth_memory")), 70)
+    assert_all_ok(run(build("memory_api")), 70)
 
 
 def test_devices_peers_streams_events_faults(build):
     """Two emulated gfx90a: same target ID, peer access (a kernel reads the other device's memory; access
     after disabling faults), PCI ids, limits, priorities, per-device events, hipStreamSynchronize(0) and
     hipStreamPerThread, fault semantics (reported once, device usable after)."""
-    assert_all_ok(run(build("breadth_device"), devices=TWO_GFX90A), 55)
+    assert_all_ok(run(build("device_api"), devices=TWO_GFX90A), 55)
 
 
 def test_device_printf_matches_host_printf(build):
     """Device printf through the hostcall buffer: every line equals what the host's C library prints for
     the same format and values, in the program's order (before/after the kernel on the same stdout)."""
-    r = run(build("breadth_kernels"), "printf")
+    r = run(build("kernel_api"), "printf")
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
     lines = r.stdout.splitlines()
     before, after = lines.index("BEFORE"), lines.index("AFTER")
@@ -73,15 +74,15 @@ def test_device_printf_matches_host_printf(build):
 
 
 def test_cooperative_grid_sync(build):
-    assert_all_ok(run(build("breadth_kernels"), "coop"), 4)
+    assert_all_ok(run(build("kernel_api"), "coop"), 4)
 
 
 def test_cooperative_multi_device(build):
-    assert_all_ok(run(build("breadth_kernels"), "multi", devices=TWO_GFX90A), 2)
+    assert_all_ok(run(build("kernel_api"), "multi", devices=TWO_GFX90A), 2)
 
 
 def test_graphs_capture_and_nodes(build):
-    assert_all_ok(run(build("breadth_kernels"), "graph"), 20)
+    assert_all_ok(run(build("kernel_api"), "graph"), 20)
 
 
 @pytest.mark.parametrize("engine", ["native", "numpy"])
@@ -102,4 +103,4 @@ def test_device_clocks(build, engine):
 def test_legacy_launch_api(build):
     """hipConfigureCall / __hipPushCallConfiguration + hipSetupArgument + hipLaunchByPtr (hip-tests'
     launch_api): arguments at their offsets, data checked against the host."""
-    assert_all_ok(run(build("breadth_kernels"), "legacy"), 9)
+    assert_all_ok(run(build("kernel_api"), "legacy"), 9)

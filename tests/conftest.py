@@ -23,6 +23,11 @@ if "PYHIP_CACHE_DIR" not in os.environ:
 if "PYHIP_JIT_CACHE_DIR" not in os.environ:
     os.environ["PYHIP_JIT_CACHE_DIR"] = tempfile.mkdtemp(prefix="pyhip-test-jit-")
     atexit.register(shutil.rmtree, os.environ["PYHIP_JIT_CACHE_DIR"], True)
+# Triton's kernel cache (tests/triton): a fresh directory per session, so every run compiles what it launches
+if "TRITON_CACHE_DIR" not in os.environ:
+    os.environ["TRITON_CACHE_DIR"] = tempfile.mkdtemp(prefix="pyhip-test-triton-")
+    atexit.register(shutil.rmtree, os.environ["TRITON_CACHE_DIR"], True)
+os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
 
 FIXTURES = Path(__file__).parent / "fixtures"
 BIN = FIXTURES / "bin"

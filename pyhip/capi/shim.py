@@ -52,6 +52,29 @@ def shim_path(build: bool = True) -> Path:
     return d
 
 
+def load_in_process():
+    """pyhip's libamdhip64.so.5 loaded into this Python process (ctypes), its embedded interpreter this one:
+    its exports reach the runtime this process already uses.  Its first call runs cffi's embedding start-up,
+    whose spin lock on Python 3.8-3.11 is ``PyCapsule_Type.tp_version_tag`` (0 = free): once the process has
+    looked an attribute up on a capsule (a DLPack exchange does), the type carries a version tag and that
+    first call spins forever.  ``PyType_Modified`` drops the tag (it is only a cache) just before."""
+    import ctypes
+
+    lib = ctypes.CDLL(str(shim_path() / "libamdhip64.so.5"))
+    capsule = type(_a_capsule())
+    ctypes.pythonapi.PyType_Modified(ctypes.py_object(capsule))
+    n = ctypes.c_int()
+    code = lib.hipGetDeviceCount(ctypes.byref(n))                   # the first call: the shim's start-up
+    return lib, code
+
+
+def _a_capsule():
+    import ctypes
+    new = ctypes.pythonapi.PyCapsule_New
+    new.restype, new.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+    return new(ctypes.c_void_p(1), None, None)
+
+
 def site_dirs() -> list[str]:
     """This interpreter's site directories (a venv's site-packages, the user site), for the embedded one."""
     import site

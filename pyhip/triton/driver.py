@@ -26,11 +26,10 @@ def _shim() -> ctypes.CDLL:
     calls Triton makes reach the runtime this process already uses."""
     global _lib
     if _lib is None:
-        from ..capi.shim import shim_path
+        from ..capi.shim import load_in_process
 
-        lib = ctypes.CDLL(str(shim_path() / "libamdhip64.so.5"))
-        n = ctypes.c_int()
-        if lib.hipGetDeviceCount(ctypes.byref(n)) != 0:      # the first call runs the shim's install()
+        lib, code = load_in_process()
+        if code != 0:
             raise HipError(hipError_t.hipErrorNoDevice, "pyhip's libamdhip64 reports no device")
         _lib = lib
     return _lib

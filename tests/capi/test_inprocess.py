@@ -2,13 +2,15 @@
 the shim's exports reach this process's runtime, and hip-python's argument checks stay strict for Python
 callers while C callers pass enums as integers."""
 import ctypes
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 
 import pyhip
 from pyhip import hip
-from pyhip.capi.shim import shim_path
+from pyhip.capi.shim import load_in_process
 
 hipDeviceAttributeMaxThreadsPerBlock = 56        # HIP 5.2's hipDeviceAttribute_t value
 hipMemcpyDeviceToHost = 2
@@ -16,10 +18,26 @@ hipMemcpyDeviceToHost = 2
 
 @pytest.fixture(scope="module")
 def lib():
-    lib = ctypes.CDLL(str(shim_path() / "libamdhip64.so.5"))
+    lib, code = load_in_process()
     n = ctypes.c_int()
-    assert lib.hipGetDeviceCount(ctypes.byref(n)) == 0 and n.value == pyhip.device_count()
+    assert code == 0 and lib.hipGetDeviceCount(ctypes.byref(n)) == 0 and n.value == pyhip.device_count()
     return lib
+
+
+def test_loading_after_a_dlpack_exchange_does_not_hang():
+    """An attribute looked up on a capsule (DLPack) gives the capsule type a version tag, which cffi's
+    embedding start-up on Python <= 3.11 takes for a held spin lock: the first C call used to spin forever."""
+    code = """if True:
+        import ctypes, numpy as np
+        import pyhip
+        cap = np.arange(3).__dlpack__()
+        assert not hasattr(cap, "shape")              # the lookup that tags the capsule type
+        from pyhip.capi.shim import load_in_process
+        lib, code = load_in_process()
+        print("ok", code)
+    """
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0 and p.stdout.split() == ["ok", "0"], p.stderr[-2000:]
 
 
 def test_exports_reach_this_process_runtime(lib):

@@ -34,10 +34,11 @@ typedef struct Dispatch {
 } Dispatch;
 typedef struct Wave {
     uint32_t s[128]; uint32_t* v; uint8_t* priv; uint32_t priv_hw; uint32_t scc; uint32_t mode; uint32_t trap_sts;
-    int32_t ip; int32_t state; int32_t wave; int64_t count; uint64_t lane_mask; ...;
+    int32_t ip; int32_t state; int32_t wave; int64_t count; uint64_t lane_mask; int32_t mm_pending; ...;
 } Wave;
 typedef struct Ctx { Dispatch* d; int64_t jit_limit; int32_t cur_ip; ...; } Ctx;
 int pyhip_jit_step(Ctx* c, Wave* w, int32_t ip);
+uint8_t* pyhip_jit_xlate(Ctx* c, int32_t ip, uint64_t a, uint32_t size);
 int pyhip_jit_fault(Ctx* c, Wave* w, int32_t ip, int32_t kind, uint64_t address, int32_t has_address);
 void pyhip_llvm_enter(void);
 void pyhip_llvm_leave(void);

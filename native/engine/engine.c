@@ -6,7 +6,7 @@
 #include <errno.h>
 #include <time.h>
 
-#define ENGINE_ABI 1
+#define ENGINE_ABI 2
 
 /* ---- per-thread workgroup buffers --------------------------------------------------------------------- */
 typedef struct TL {
@@ -305,6 +305,13 @@ int pyhip_jit_step(Ctx* c, Wave* w, int32_t ip) {
     c->cur_ip = ip;
     w->ip = in->next;
     return HANDLERS[in->op](c, w, in);
+}
+
+/* the host address of [a, a + size) inside one allocation for instruction ``ip`` (its region cache slot), or
+ * NULL: the compiled code's whole-wave global copies (pyhip/emu/jit/kernel.py, _global_copy) */
+uint8_t* pyhip_jit_xlate(Ctx* c, int32_t ip, uint64_t a, uint32_t size) {
+    c->cur_ip = ip;
+    return xlate(c, a, size);
 }
 
 /* a fault the compiled code detected itself (kind: enum FaultKind) at instruction ``ip`` */

@@ -81,6 +81,7 @@ class KernelCache:
             self.layout = {"s": ffi.offsetof("Wave", "s"), "v": ffi.offsetof("Wave", "v"),
                            "scc": ffi.offsetof("Wave", "scc"), "mode": ffi.offsetof("Wave", "mode"),
                            "ip": ffi.offsetof("Wave", "ip"), "count": ffi.offsetof("Wave", "count"),
+                           "mm_pending": ffi.offsetof("Wave", "mm_pending"),
                            "jit_limit": ffi.offsetof("Ctx", "jit_limit"), "triple": triple()}
         return self.layout
 

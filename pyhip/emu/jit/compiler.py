@@ -73,7 +73,7 @@ def bind_runtime(ffi, lib) -> None:
         return
     b = llvm()
     with _lock:
-        for name in ("pyhip_jit_step", "pyhip_jit_fault"):
+        for name in ("pyhip_jit_step", "pyhip_jit_fault", "pyhip_jit_xlate"):
             b.add_symbol(name, int(ffi.cast("uintptr_t", ffi.addressof(lib, name))))
         _state["bound"] = lib
 

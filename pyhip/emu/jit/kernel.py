@@ -235,6 +235,111 @@ class KernelIR:
         self._label(cont)
         self.stats["bridged"] += 1
 
+    def _global_copy(self, ip: int) -> bool:
+        """A GLOBAL load or store of 1, 2 or 4 dwords per lane as generated code when EXEC is full and the lanes'
+        addresses are consecutive inside one allocation (the coalesced access of nearly every kernel): one
+        translation (``pyhip_jit_xlate``: the runtime's region lookup, bounds included) and vector copies
+        between the VGPR rows and memory, as the handler's whole-wave path does (vmem.h: load_contig /
+        store_contig; each aligned dword, or 8-byte value, inside one host access).  Anything else — a partial
+        EXEC, scattered or out-of-bounds addresses (and so every fault report) — runs the handler.  False: the
+        instruction has no such form (the caller bridges it)."""
+        rec = self.nprog.code[ip]
+        op = int(rec["op"])
+        ops = self._vm_ops()
+        if op not in ops or self.lockstep:
+            return False
+        store = ops[op] == "vm_store"
+        size, a0 = int(rec["x"]), int(rec["a0"])
+        kind, d16, saddr = a0 & 0xF, (a0 >> 5) & 3, (a0 >> 10) & 1
+        if kind != 0 or d16 or size not in (4, 8, 16):
+            return False
+        e, W = self.e, self.W
+        nw = size // 4
+        addr_row, sbase, off = int(rec["s"][0]), int(rec["s"][1]), int(rec["imm"])
+        data_row = int(rec["sd"] if store else rec["d"])
+        VT = f"<{W} x i32>"
+        k = f"gc{ip}_{e.n}"
+        full = e.emit(f"icmp eq i{W} {self._exec_word()}, -1")
+        e.line(f"br i1 {full}, label %{k}a, label %{k}slow")
+        self._label(f"{k}a")
+        lo = e.emit(f"load {VT}, ptr {self._ptr('%vbase', addr_row * 256)}, align 4, !tbaa !3", "v")
+        lo0 = e.emit(f"extractelement {VT} {lo}, i64 0")
+        step = ", ".join(f"i32 {size * i}" for i in range(W))
+        want = e.emit(f"add {VT} {e.splat(lo0, 'i32')}, <{step}>")
+        bad = e.emit(f"xor {VT} {lo}, {want}")
+        # every lane's low word lo0 + size * lane without a carry out of 32 bits (then the high words agree)
+        base = e.emit(f"zext i32 {lo0} to i64")
+        last = e.emit(f"add i64 {base}, {size * (W - 1)}")
+        carry = e.emit(f"icmp ugt i64 {last}, 4294967295")
+        if saddr:
+            sb = self._word64(sbase)
+            base = e.emit(f"add i64 {base}, {sb}")
+        else:
+            hi = e.emit(f"load {VT}, ptr {self._ptr('%vbase', (addr_row + 1) * 256)}, align 4, !tbaa !3", "v")
+            hi0 = e.emit(f"extractelement {VT} {hi}, i64 0")
+            hx = e.emit(f"xor {VT} {hi}, {e.splat(hi0, 'i32')}")
+            bad = e.emit(f"or {VT} {bad}, {hx}")
+            h = e.emit(f"zext i32 {hi0} to i64")
+            h = e.emit(f"shl i64 {h}, 32")
+            base = e.emit(f"or i64 {base}, {h}")
+        addr = e.emit(f"add i64 {base}, {off}")
+        e.declare(f"declare i32 @llvm.vector.reduce.or.v{W}i32({VT})")
+        anybad = e.emit(f"call i32 @llvm.vector.reduce.or.v{W}i32({VT} {bad})")
+        scattered = e.emit(f"icmp ne i32 {anybad}, 0")
+        no = e.emit(f"or i1 {scattered}, {carry}")
+        e.line(f"br i1 {no}, label %{k}slow, label %{k}t")
+        self._label(f"{k}t")
+        p = e.emit(f"call ptr @pyhip_jit_xlate(ptr %c, i32 {ip}, i64 {addr}, i32 {size * W})")
+        null = e.emit(f"icmp eq ptr {p}, null")
+        e.line(f"br i1 {null}, label %{k}slow, label %{k}go")
+        self._label(f"{k}go")
+        n = W * nw
+        NT = f"<{n} x i32>"
+        # the lines after the access: the next wave usually reads there (vmem.h: sh_prefetch_ahead)
+        ahead = 1024 if size * W < 512 else 2 * size * W
+        e.declare("declare void @llvm.prefetch.p0(ptr, i32, i32, i32)")
+        for i in range(8):
+            q = e.emit(f"getelementptr inbounds i8, ptr {p}, i64 {ahead + 64 * i}")
+            e.line(f"call void @llvm.prefetch.p0(ptr {q}, i32 {int(store)}, i32 3, i32 1)")
+        rows = [self._ptr('%vbase', (data_row + j) * 256) for j in range(nw)]
+        if store:
+            vals = [e.emit(f"load {VT}, ptr {r}, align 4, !tbaa !3", "v") for r in rows]
+            if nw == 1:
+                mem = vals[0]
+            else:                             # interleaved: lane i's dwords j = 0.. consecutive
+                if nw == 2:
+                    ca, cb, L = vals[0], vals[1], W
+                else:
+                    cat = ", ".join(f"i32 {i}" for i in range(2 * W))
+                    ca = e.emit(f"shufflevector {VT} {vals[0]}, {VT} {vals[1]}, <{2 * W} x i32> <{cat}>")
+                    cb = e.emit(f"shufflevector {VT} {vals[2]}, {VT} {vals[3]}, <{2 * W} x i32> <{cat}>")
+                    L = 2 * W
+                idx = ", ".join(f"i32 {j * W + i}" for i in range(W) for j in range(nw))
+                mem = e.emit(f"shufflevector <{L} x i32> {ca}, <{L} x i32> {cb}, {NT} <{idx}>")
+            e.line(f"store {NT} {mem}, ptr {p}, align 4")
+            e.line(f"store i32 1, ptr {self._ptr('%w', self.layout['mm_pending'])}, align 4, !tbaa !4")
+        else:
+            mem = e.emit(f"load {NT}, ptr {p}, align 4")
+            for j, r in enumerate(rows):
+                if nw == 1:
+                    v = mem
+                else:
+                    idx = ", ".join(f"i32 {nw * i + j}" for i in range(W))
+                    v = e.emit(f"shufflevector {NT} {mem}, {NT} poison, <{W} x i32> <{idx}>")
+                e.line(f"store {VT} {v}, ptr {r}, align 4, !tbaa !3")
+        e.line(f"br label %{k}done")
+        self._label(f"{k}slow")
+        self._bridge(ip)
+        e.line(f"br label %{k}done")
+        self._label(f"{k}done")
+        self.stats["inline_memory"] = self.stats.get("inline_memory", 0) + 1
+        return True
+
+    def _vm_ops(self) -> dict:
+        from ..native.layout import op_ids
+        ids = op_ids()
+        return {ids[n]: n for n in ("vm_load", "vm_store") if n in ids}
+
     def _label(self, name: str) -> None:
         self.e.lines.append(f"{name}:")
         self.e.block = name
@@ -629,6 +734,7 @@ class KernelIR:
 target triple = "{self.layout['triple']}"
 declare i32 @pyhip_jit_step(ptr, ptr, i32)
 declare i32 @pyhip_jit_fault(ptr, ptr, i32, i32, i64, i32)
+declare ptr @pyhip_jit_xlate(ptr, i32, i64, i32)
 {decls}
 
 define i32 @{self.name}(ptr noalias %w, ptr noalias %c) {{
@@ -678,7 +784,8 @@ define i32 @{self.name}(ptr noalias %w, ptr noalias %c) {{
             self._emit_writes(writes)
             self.stats["described"] += 1
             return False
-        self._bridge(ip)
+        if not self._global_copy(ip):
+            self._bridge(ip)
         if name.startswith(BLOCK_END):
             # the handler returned CONT (e.g. s_sleep with nothing to wait for, or a call): go on at wave->ip
             e.line(f"ret i32 {ST_SLICE}" if self.lockstep else "br label %indirect")

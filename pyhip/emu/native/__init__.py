@@ -17,7 +17,7 @@ from pathlib import Path
 _lock = threading.Lock()
 _mod = None
 _error: Exception | None = None
-ABI = 1
+ABI = 2
 ROOT = Path(__file__).resolve().parents[3]
 PKG = ROOT / "pyhip"
 DIGEST = PKG / "_native_engine.digest"

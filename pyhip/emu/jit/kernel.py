@@ -335,10 +335,41 @@ class KernelIR:
         self.stats["inline_memory"] = self.stats.get("inline_memory", 0) + 1
         return True
 
+    def _scalar_load(self, ip: int) -> bool:
+        """An SMEM load of N dwords at SGPR base (+ an immediate offset) as generated code: one translation
+        (``pyhip_jit_xlate``) and a copy into the SGPRs, as the handler does (address & ~3); a translation
+        that fails (and so the fault report) or an SGPR offset runs the handler.  False: not such a load."""
+        rec = self.nprog.code[ip]
+        if self._vm_ops().get(int(rec["op"])) != "s_load" or self.lockstep:
+            return False
+        n, a0, d = int(rec["x"]), int(rec["a0"]), int(rec["d"])
+        if a0 & ~1 or d + n > 106 or n not in (1, 2, 4, 8, 16):
+            return False
+        e = self.e
+        base = self._word64(int(rec["s"][0]))
+        if a0 & 1:                                  # a buffer resource: the low 48 bits are the base
+            base = e.emit(f"and i64 {base}, 281474976710655")
+        addr = e.emit(f"add i64 {base}, {int(rec['imm'])}")
+        addr = e.emit(f"and i64 {addr}, -4")
+        k = f"sl{ip}_{e.n}"
+        p = e.emit(f"call ptr @pyhip_jit_xlate(ptr %c, i32 {ip}, i64 {addr}, i32 {4 * n})")
+        null = e.emit(f"icmp eq ptr {p}, null")
+        e.line(f"br i1 {null}, label %{k}slow, label %{k}go")
+        self._label(f"{k}go")
+        VT = f"<{n} x i32>" if n > 1 else "i32"
+        v = e.emit(f"load {VT}, ptr {p}, align 4")
+        e.line(f"store {VT} {v}, ptr {self._ptr('%w', self.layout['s'] + 4 * d)}, align 4, !tbaa !4")
+        e.line(f"br label %{k}done")
+        self._label(f"{k}slow")
+        self._bridge(ip)
+        e.line(f"br label %{k}done")
+        self._label(f"{k}done")
+        return True
+
     def _vm_ops(self) -> dict:
         from ..native.layout import op_ids
         ids = op_ids()
-        return {ids[n]: n for n in ("vm_load", "vm_store") if n in ids}
+        return {ids[n]: n for n in ("vm_load", "vm_store", "s_load") if n in ids}
 
     def _label(self, name: str) -> None:
         self.e.lines.append(f"{name}:")
@@ -784,7 +815,7 @@ define i32 @{self.name}(ptr noalias %w, ptr noalias %c) {{
             self._emit_writes(writes)
             self.stats["described"] += 1
             return False
-        if not self._global_copy(ip):
+        if not (self._global_copy(ip) or self._scalar_load(ip)):
             self._bridge(ip)
         if name.startswith(BLOCK_END):
             # the handler returned CONT (e.g. s_sleep with nothing to wait for, or a call): go on at wave->ip

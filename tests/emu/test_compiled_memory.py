@@ -1,8 +1,9 @@
-"""Whole-wave global copies in compiled code (pyhip/emu/jit/kernel.py, _global_copy): GLOBAL loads and stores
-of 1, 2 and 4 dwords per lane, with a VGPR-pair address or an SGPR base plus a 32-bit VGPR offset, at
-consecutive addresses under a full EXEC are copied by the generated code; a partial EXEC, misaligned or
-scattered addresses and accesses past the allocation go to the handler (which reports the fault).  Checked
-against numpy models of the memory on both engines, wave64 and wave32."""
+"""Memory accesses the compiled engine generates itself (pyhip/emu/jit/kernel.py: _global_copy, _scalar_load):
+GLOBAL loads and stores of 1, 2 and 4 dwords per lane, with a VGPR-pair address or an SGPR base plus a 32-bit
+VGPR offset, at consecutive addresses under a full EXEC, and SMEM loads at an SGPR base plus an immediate
+offset.  A partial EXEC, misaligned or scattered addresses and accesses past the allocation go to the
+handler (which reports the fault).  Checked against numpy models of the memory on both engines, wave64 and
+wave32."""
 import numpy as np
 import pytest
 
@@ -118,3 +119,47 @@ def test_a_wave_running_past_the_allocation_faults_at_the_first_bad_lane(target,
     f = e.value
     assert f.instruction.startswith(f"global_{'store' if store else 'load'}"), f.instruction
     assert f.address is not None and f.address % ALIGN == 16, hex(f.address)
+
+
+@pytest.mark.parametrize("target,wave", CASES)
+def test_scalar_loads(target, wave, engine):
+    """s_load of 1, 2, 4 and 8 dwords at an SGPR base plus immediate offsets (one not dword-aligned: the
+    address's low bits are ignored), and a buffer-resource load, then every lane gets the values."""
+    a, b, c = (RNG.integers(0, 2 ** 64, 64, dtype=U64) for _ in range(3))
+    rdna = target.startswith("gfx1")
+    ld = {1: "b32", 2: "b64", 4: "b128", 8: "b256"} if rdna else {1: "dword", 2: "dwordx2", 4: "dwordx4",
+                                                                   8: "dwordx8"}
+    body = f"""
+  s_load_{ld[1]} s20, s[4:5], 0x{4 * 3 + 2:x}
+  s_load_{ld[2]} s[22:23], s[4:5], 0x{8 * 17:x}
+  s_load_{ld[4]} s[24:27], s[4:5], 0x{16 * 40:x}
+  s_load_{ld[8]} s[28:35], s[4:5], 0x{32 * 45:x}
+  s_waitcnt lgkmcnt(0)
+  v_mov_b32 v8, s20
+  v_mov_b32 v9, s23
+  v_mov_b32 v10, s26
+  v_mov_b32 v11, s35
+"""
+    engine(target)
+    kw = {"wave": wave} if rdna else {}
+    r0, r1 = run(body, a, b, c, target=target, **kw)
+    engine(target)
+    raw = np.concatenate([a, b, c]).view(np.uint8)
+    d = _dwords(raw, [12, 8 * 17 + 4, 16 * 40 + 8, 32 * 45 + 28])
+    assert (r0 == (d[0] | d[1] << U64(32))).all() and (r1 == (d[2] | d[3] << U64(32))).all()
+
+
+@pytest.mark.parametrize("target,wave", CASES)
+def test_a_scalar_load_past_the_allocation_faults(target, wave, engine):
+    rdna = target.startswith("gfx1")
+    body = f"""
+  s_load_{'b128' if rdna else 'dwordx4'} s[20:23], s[0:1], 0x8
+  s_waitcnt lgkmcnt(0)
+  v_mov_b32 v8, s20
+"""
+    engine(target)
+    kw = {"wave": wave} if rdna else {}
+    with pytest.raises(GPUFault) as e:
+        run(body, np.zeros(64, U64), target=target, **kw)
+    engine(target)
+    assert e.value.instruction.startswith("s_load") and e.value.address % ALIGN == 16, hex(e.value.address)

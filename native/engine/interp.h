@@ -193,6 +193,20 @@ static uint8_t* make_pattern(const Dispatch* d) {
     return pat;
 }
 
+/* a wave's 128 SGPRs from the dispatch's initial values: vector moves (glibc's memcpy takes rep movsq for
+ * 512 bytes, whose start-up cost was half of a small wave's setup) */
+INLINE void copy_sgprs(uint32_t* dst, const uint32_t* src) {
+#if defined(__AVX2__)
+    for (int i = 0; i < NSGPR; i += 8)
+        _mm256_storeu_si256((__m256i*)(dst + i), _mm256_loadu_si256((const __m256i*)(src + i)));
+#elif defined(__SSE2__)
+    for (int i = 0; i < NSGPR; i += 4)
+        _mm_storeu_si128((__m128i*)(dst + i), _mm_loadu_si128((const __m128i*)(src + i)));
+#else
+    memcpy(dst, src, NSGPR * 4);
+#endif
+}
+
 static void init_group(Ctx* c, Group* g, int64_t flat, Wave* waves, uint32_t* vgprs, uint8_t* priv, uint8_t* lds) {
     const Dispatch* d = c->d;
     uint32_t cx = d->counts[0], cy = d->counts[1];
@@ -222,7 +236,7 @@ static void init_group(Ctx* c, Group* g, int64_t flat, Wave* waves, uint32_t* vg
         uint8_t* p = priv ? priv + psize * k : NULL;
         if (p && w->priv == p && w->priv_hw)
             for (int l = 0; l < LANES; l++) memset(p + (size_t)l * d->private_size, 0, w->priv_hw);
-        memcpy(w->s, d->sgpr_init, sizeof w->s);
+        copy_sgprs(w->s, d->sgpr_init);
         w->v = v;
         w->priv = p;
         w->priv_hw = 0;

@@ -61,6 +61,7 @@ class KernelIR:
         self.e.read_hook = self._read
         self.e.word_hook = self._mask_word_of
         self.stats = {"described": 0, "bridged": 0, "control": 0}
+        self._inline_ops = None
 
     # -- analysis ------------------------------------------------------------------------------------------------
     def _inst(self, ip):
@@ -366,10 +367,31 @@ class KernelIR:
         self._label(f"{k}done")
         return True
 
+    def _no_op(self, ip: int, name: str) -> bool:
+        """Waits, hints and cache controls (lowered as s_nop) as generated code: nothing, unless the wave
+        stored since its last fence (the handler then fences: docs/memory-model.md).  False: not one, or one
+        after which the wave may leave (s_sleep, s_sethalt: they keep their handler)."""
+        rec = self.nprog.code[ip]
+        if self._vm_ops().get(int(rec["op"])) != "s_nop" or self.lockstep or name.startswith(BLOCK_END):
+            return False
+        e = self.e
+        k = f"nop{ip}_{e.n}"
+        pend = e.emit(f"load i32, ptr {self._ptr('%w', self.layout['mm_pending'])}, align 4, !tbaa !4")
+        idle = e.emit(f"icmp eq i32 {pend}, 0")
+        e.line(f"br i1 {idle}, label %{k}done, label %{k}slow")
+        self._label(f"{k}slow")
+        self._bridge(ip)
+        e.line(f"br label %{k}done")
+        self._label(f"{k}done")
+        return True
+
     def _vm_ops(self) -> dict:
-        from ..native.layout import op_ids
-        ids = op_ids()
-        return {ids[n]: n for n in ("vm_load", "vm_store", "s_load") if n in ids}
+        """Handler id -> name of the handlers the generated code can stand in for."""
+        if self._inline_ops is None:
+            from ..native.layout import op_ids
+            ids = op_ids()
+            self._inline_ops = {ids[n]: n for n in ("vm_load", "vm_store", "s_load", "s_nop") if n in ids}
+        return self._inline_ops
 
     def _label(self, name: str) -> None:
         self.e.lines.append(f"{name}:")
@@ -815,7 +837,7 @@ define i32 @{self.name}(ptr noalias %w, ptr noalias %c) {{
             self._emit_writes(writes)
             self.stats["described"] += 1
             return False
-        if not (self._global_copy(ip) or self._scalar_load(ip)):
+        if not (self._global_copy(ip) or self._scalar_load(ip) or self._no_op(ip, name)):
             self._bridge(ip)
         if name.startswith(BLOCK_END):
             # the handler returned CONT (e.g. s_sleep with nothing to wait for, or a call): go on at wave->ip

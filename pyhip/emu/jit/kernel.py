@@ -245,11 +245,10 @@ class KernelIR:
         EXEC, scattered or out-of-bounds addresses (and so every fault report) — runs the handler.  False: the
         instruction has no such form (the caller bridges it)."""
         rec = self.nprog.code[ip]
-        op = int(rec["op"])
-        ops = self._vm_ops()
-        if op not in ops or self.lockstep:
+        handler = self._vm_ops().get(int(rec["op"]))
+        if handler not in ("vm_load", "vm_store") or self.lockstep:
             return False
-        store = ops[op] == "vm_store"
+        store = handler == "vm_store"
         size, a0 = int(rec["x"]), int(rec["a0"])
         kind, d16, saddr = a0 & 0xF, (a0 >> 5) & 3, (a0 >> 10) & 1
         if kind != 0 or d16 or size not in (4, 8, 16):

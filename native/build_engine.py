@@ -87,13 +87,14 @@ int64_t pyhip_agent_cp_process(AgentQueue* q, int64_t timeout_ns, int32_t* statu
 
 
 def source_hash() -> str:
-    """A digest of the engine's C sources and this file: a source checkout rebuilds when it changes."""
-    import hashlib
-    h = hashlib.sha256()
-    for p in sorted(SRC.iterdir()) + [Path(__file__)]:
-        h.update(p.name.encode())
-        h.update(p.read_bytes())
-    return h.hexdigest()[:16]
+    """The digest a build records (engine_source.py: computed without cffi)."""
+    import sys
+    sys.path.insert(0, str(HERE))
+    try:
+        from engine_source import source_hash as digest
+    finally:
+        sys.path.pop(0)
+    return digest()
 
 
 # -ffp-contract=off: a*b+c must round twice where the ISA (and the numpy reference) rounds twice

@@ -32,6 +32,16 @@ def _builder():
     return build_engine
 
 
+def _source_hash() -> str:
+    """The engine sources' digest (native/engine_source.py: no cffi import, see there)."""
+    sys.path.insert(0, str(ROOT / "native"))
+    try:
+        from engine_source import source_hash  # type: ignore
+    finally:
+        sys.path.pop(0)
+    return source_hash()
+
+
 def _build_in_place(b, variant: str) -> None:
     """Compile the variant this CPU runs in a temporary directory; only the shared object (and its source
     digest) land in pyhip/."""
@@ -62,10 +72,9 @@ def _cpu_variant() -> str:
 def _load():
     variant = _cpu_variant()
     if (ROOT / "native" / "engine").is_dir():            # a source checkout: keep the build current
-        b = _builder()
         have = DIGEST.read_text().strip() if DIGEST.exists() else ""
-        if have != b.source_hash() or not list(PKG.glob(f"_native_engine{variant}.*so")):
-            _build_in_place(b, variant)
+        if have != _source_hash() or not list(PKG.glob(f"_native_engine{variant}.*so")):
+            _build_in_place(_builder(), variant)
     try:
         m = importlib.import_module(f"pyhip._native_engine{variant}")
     except ImportError:

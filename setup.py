@@ -43,6 +43,16 @@ class BuildExt(build_ext):
         except Exception as exc:  # noqa: BLE001 - any compiler failure
             print(f"warning: {ext.name} was not built ({exc}); pyhip falls back to its numpy engine",
                   file=sys.stderr)
+            return
+        if self.inplace:
+            # an editable install: record the sources this build came from (pyhip/emu/native checks the
+            # digest at import and would otherwise rebuild once, importing cffi where it may not work)
+            sys.path.insert(0, str(Path(__file__).parent / "native"))
+            try:
+                from engine_source import source_hash
+            finally:
+                sys.path.pop(0)
+            (Path(__file__).parent / "pyhip" / "_native_engine.digest").write_text(source_hash())
 
 
 setup(cffi_modules=["native/build_aql.py:ffibuilder", "native/build_engine.py:ffibuilder",

@@ -72,8 +72,13 @@ def _cpu_variant() -> str:
 def _load():
     variant = _cpu_variant()
     if (ROOT / "native" / "engine").is_dir():            # a source checkout: keep the build current
+        built = list(PKG.glob(f"_native_engine{variant}.*so"))
+        if built and not DIGEST.exists():
+            # built by pip (an editable install) from these sources: record them rather than rebuild (a
+            # rebuild imports cffi, which fails in an embedded interpreter whose _cffi_backend is another's)
+            DIGEST.write_text(_source_hash())
         have = DIGEST.read_text().strip() if DIGEST.exists() else ""
-        if have != _source_hash() or not list(PKG.glob(f"_native_engine{variant}.*so")):
+        if have != _source_hash() or not built:
             _build_in_place(_builder(), variant)
     try:
         m = importlib.import_module(f"pyhip._native_engine{variant}")

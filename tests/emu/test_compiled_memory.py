@@ -1,4 +1,4 @@
-"""Memory accesses the compiled engine generates itself (pyhip/emu/jit/kernel.py: _global_copy, _scalar_load):
+"""Memory accesses the compiled engine generates itself (pyhip/emu/jit/memory.py: _global_copy, _scalar_load):
 GLOBAL loads and stores of 1, 2 and 4 dwords per lane, with a VGPR-pair address or an SGPR base plus a 32-bit
 VGPR offset, at consecutive addresses under a full EXEC, and SMEM loads at an SGPR base plus an immediate
 offset.  A partial EXEC, misaligned or scattered addresses and accesses past the allocation go to the

@@ -1,4 +1,4 @@
-"""Lane regions (pyhip/emu/jit/kernel.py): a run of lane-wise VALU instructions compiled as one loop over chunks
+"""Lane regions (pyhip/emu/jit/regions.py): a run of lane-wise VALU instructions compiled as one loop over chunks
 of lanes, with a loop for a full EXEC (no masking) and one for any EXEC.  A NaN seen in a chunk of the
 full loop hands that chunk and the rest to the masked loop, which recomputes it with the NaN rule; the
 lane-mask words (VCC from a compare) are assembled across both loops.  Checked against host float math and

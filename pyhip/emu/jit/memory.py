@@ -1,0 +1,164 @@
+"""The memory accesses the compiled engine generates itself (docs/engine.md): whole-wave GLOBAL loads and
+stores at consecutive addresses under a full EXEC, SMEM loads at an SGPR base plus an immediate, and waits
+that need no fence.  Each has the instruction's handler (pyhip_jit_step) as its other path, which takes
+everything else and reports every fault.  A mixin of KernelIR (kernel.py): it uses its state accessors."""
+from __future__ import annotations
+
+
+class GeneratedMemory:
+    def _global_copy(self, ip: int) -> bool:
+        """A GLOBAL load or store of 1, 2 or 4 dwords per lane as generated code when EXEC is full and the lanes'
+        addresses are consecutive inside one allocation (the coalesced access of nearly every kernel): one
+        translation (``pyhip_jit_xlate``: the runtime's region lookup, bounds included) and vector copies
+        between the VGPR rows and memory, as the handler's whole-wave path does (vmem.h: load_contig /
+        store_contig; each aligned dword, or 8-byte value, inside one host access).  Anything else — a partial
+        EXEC, scattered or out-of-bounds addresses (and so every fault report) — runs the handler.  False: the
+        instruction has no such form (the caller bridges it)."""
+        rec = self.nprog.code[ip]
+        handler = self._vm_ops().get(int(rec["op"]))
+        if handler not in ("vm_load", "vm_store") or self.lockstep:
+            return False
+        store = handler == "vm_store"
+        size, a0 = int(rec["x"]), int(rec["a0"])
+        kind, d16, saddr = a0 & 0xF, (a0 >> 5) & 3, (a0 >> 10) & 1
+        if kind != 0 or d16 or size not in (4, 8, 16):
+            return False
+        e, W = self.e, self.W
+        nw = size // 4
+        addr_row, sbase, off = int(rec["s"][0]), int(rec["s"][1]), int(rec["imm"])
+        data_row = int(rec["sd"] if store else rec["d"])
+        VT = f"<{W} x i32>"
+        k = f"gc{ip}_{e.n}"
+        full = e.emit(f"icmp eq i{W} {self._exec_word()}, -1")
+        e.line(f"br i1 {full}, label %{k}a, label %{k}slow")
+        self._label(f"{k}a")
+        lo = e.emit(f"load {VT}, ptr {self._ptr('%vbase', addr_row * 256)}, align 4, !tbaa !3", "v")
+        lo0 = e.emit(f"extractelement {VT} {lo}, i64 0")
+        step = ", ".join(f"i32 {size * i}" for i in range(W))
+        want = e.emit(f"add {VT} {e.splat(lo0, 'i32')}, <{step}>")
+        bad = e.emit(f"xor {VT} {lo}, {want}")
+        # every lane's low word lo0 + size * lane without a carry out of 32 bits (then the high words agree)
+        base = e.emit(f"zext i32 {lo0} to i64")
+        last = e.emit(f"add i64 {base}, {size * (W - 1)}")
+        carry = e.emit(f"icmp ugt i64 {last}, 4294967295")
+        if saddr:
+            sb = self._word64(sbase)
+            base = e.emit(f"add i64 {base}, {sb}")
+        else:
+            hi = e.emit(f"load {VT}, ptr {self._ptr('%vbase', (addr_row + 1) * 256)}, align 4, !tbaa !3", "v")
+            hi0 = e.emit(f"extractelement {VT} {hi}, i64 0")
+            hx = e.emit(f"xor {VT} {hi}, {e.splat(hi0, 'i32')}")
+            bad = e.emit(f"or {VT} {bad}, {hx}")
+            h = e.emit(f"zext i32 {hi0} to i64")
+            h = e.emit(f"shl i64 {h}, 32")
+            base = e.emit(f"or i64 {base}, {h}")
+        addr = e.emit(f"add i64 {base}, {off}")
+        e.declare(f"declare i32 @llvm.vector.reduce.or.v{W}i32({VT})")
+        anybad = e.emit(f"call i32 @llvm.vector.reduce.or.v{W}i32({VT} {bad})")
+        scattered = e.emit(f"icmp ne i32 {anybad}, 0")
+        no = e.emit(f"or i1 {scattered}, {carry}")
+        e.line(f"br i1 {no}, label %{k}slow, label %{k}t")
+        self._label(f"{k}t")
+        p = e.emit(f"call ptr @pyhip_jit_xlate(ptr %c, i32 {ip}, i64 {addr}, i32 {size * W})")
+        null = e.emit(f"icmp eq ptr {p}, null")
+        e.line(f"br i1 {null}, label %{k}slow, label %{k}go")
+        self._label(f"{k}go")
+        n = W * nw
+        NT = f"<{n} x i32>"
+        # the lines after the access: the next wave usually reads there (vmem.h: sh_prefetch_ahead)
+        ahead = 1024 if size * W < 512 else 2 * size * W
+        e.declare("declare void @llvm.prefetch.p0(ptr, i32, i32, i32)")
+        for i in range(8):
+            q = e.emit(f"getelementptr inbounds i8, ptr {p}, i64 {ahead + 64 * i}")
+            e.line(f"call void @llvm.prefetch.p0(ptr {q}, i32 {int(store)}, i32 3, i32 1)")
+        rows = [self._ptr('%vbase', (data_row + j) * 256) for j in range(nw)]
+        if store:
+            vals = [e.emit(f"load {VT}, ptr {r}, align 4, !tbaa !3", "v") for r in rows]
+            if nw == 1:
+                mem = vals[0]
+            else:                             # interleaved: lane i's dwords j = 0.. consecutive
+                if nw == 2:
+                    ca, cb, L = vals[0], vals[1], W
+                else:
+                    cat = ", ".join(f"i32 {i}" for i in range(2 * W))
+                    ca = e.emit(f"shufflevector {VT} {vals[0]}, {VT} {vals[1]}, <{2 * W} x i32> <{cat}>")
+                    cb = e.emit(f"shufflevector {VT} {vals[2]}, {VT} {vals[3]}, <{2 * W} x i32> <{cat}>")
+                    L = 2 * W
+                idx = ", ".join(f"i32 {j * W + i}" for i in range(W) for j in range(nw))
+                mem = e.emit(f"shufflevector <{L} x i32> {ca}, <{L} x i32> {cb}, {NT} <{idx}>")
+            e.line(f"store {NT} {mem}, ptr {p}, align 4")
+            e.line(f"store i32 1, ptr {self._ptr('%w', self.layout['mm_pending'])}, align 4, !tbaa !4")
+        else:
+            mem = e.emit(f"load {NT}, ptr {p}, align 4")
+            for j, r in enumerate(rows):
+                if nw == 1:
+                    v = mem
+                else:
+                    idx = ", ".join(f"i32 {nw * i + j}" for i in range(W))
+                    v = e.emit(f"shufflevector {NT} {mem}, {NT} poison, <{W} x i32> <{idx}>")
+                e.line(f"store {VT} {v}, ptr {r}, align 4, !tbaa !3")
+        self._or_handler(k, ip)
+        self.stats["inline_memory"] = self.stats.get("inline_memory", 0) + 1
+        return True
+
+    def _scalar_load(self, ip: int) -> bool:
+        """An SMEM load of N dwords at SGPR base (+ an immediate offset) as generated code: one translation
+        (``pyhip_jit_xlate``) and a copy into the SGPRs, as the handler does (address & ~3); a translation
+        that fails (and so the fault report) or an SGPR offset runs the handler.  False: not such a load."""
+        rec = self.nprog.code[ip]
+        if self._vm_ops().get(int(rec["op"])) != "s_load" or self.lockstep:
+            return False
+        n, a0, d = int(rec["x"]), int(rec["a0"]), int(rec["d"])
+        if a0 & ~1 or d + n > 106 or n not in (1, 2, 4, 8, 16):
+            return False
+        e = self.e
+        base = self._word64(int(rec["s"][0]))
+        if a0 & 1:                                  # a buffer resource: the low 48 bits are the base
+            base = e.emit(f"and i64 {base}, 281474976710655")
+        addr = e.emit(f"add i64 {base}, {int(rec['imm'])}")
+        addr = e.emit(f"and i64 {addr}, -4")
+        k = f"sl{ip}_{e.n}"
+        p = e.emit(f"call ptr @pyhip_jit_xlate(ptr %c, i32 {ip}, i64 {addr}, i32 {4 * n})")
+        null = e.emit(f"icmp eq ptr {p}, null")
+        e.line(f"br i1 {null}, label %{k}slow, label %{k}go")
+        self._label(f"{k}go")
+        VT = f"<{n} x i32>" if n > 1 else "i32"
+        v = e.emit(f"load {VT}, ptr {p}, align 4")
+        e.line(f"store {VT} {v}, ptr {self._ptr('%w', self.layout['s'] + 4 * d)}, align 4, !tbaa !4")
+        self._or_handler(k, ip)
+        return True
+
+    def _no_op(self, ip: int) -> bool:
+        """Waits, hints and cache controls (lowered as s_nop) as generated code: nothing, unless the wave
+        stored since its last fence (the handler then fences: docs/memory-model.md).  False: not one (the
+        caller keeps the handler of those after which the wave may leave: s_sleep, s_sethalt)."""
+        rec = self.nprog.code[ip]
+        if self._vm_ops().get(int(rec["op"])) != "s_nop" or self.lockstep:
+            return False
+        e = self.e
+        k = f"nop{ip}_{e.n}"
+        pend = e.emit(f"load i32, ptr {self._ptr('%w', self.layout['mm_pending'])}, align 4, !tbaa !4")
+        idle = e.emit(f"icmp eq i32 {pend}, 0")
+        e.line(f"br i1 {idle}, label %{k}done, label %{k}slow")
+        self._or_handler(k, ip, fast_done=False)
+        return True
+
+    def _vm_ops(self) -> dict:
+        """Handler id -> name of the handlers the generated code can stand in for."""
+        if self._inline_ops is None:
+            from ..native.layout import op_ids
+            ids = op_ids()
+            self._inline_ops = {ids[n]: n for n in ("vm_load", "vm_store", "s_load", "s_nop") if n in ids}
+        return self._inline_ops
+
+    def _or_handler(self, k: str, ip: int, fast_done: bool = True) -> None:
+        """End the generated path (``fast_done``: it falls through here) at ``{k}done``; ``{k}slow`` runs the
+        instruction's handler instead."""
+        e = self.e
+        if fast_done:
+            e.line(f"br label %{k}done")
+        self._label(f"{k}slow")
+        self._bridge(ip)
+        e.line(f"br label %{k}done")
+        self._label(f"{k}done")
+

@@ -11,7 +11,12 @@ are checked against numpy before anything is timed.  Columns: median ms per laun
 host numpy ms, the ratio, and the first launch (for the compiled engine: the compile, or the load from the
 disk cache when it is warm; PYHIP_JIT_CACHE_DIR= turns the cache off).
 
-    python benchmarks/bench_compiled.py [--quick] [--engines compiled,numpy]
+A second table times first launches on small inputs (the run itself well under a millisecond), each in a
+fresh process (Python, pyhip and the device already up), first, second and third launch: kernels compiled
+with an empty disk cache (cold), the same from a warm cache (the process's first compiled kernel, which also
+pays for setting LLVM up, and a second kernel in that process).
+
+    python benchmarks/bench_compiled.py [--quick] [--engines compiled,numpy] [--first-only]
 """
 import json
 import os
@@ -96,9 +101,71 @@ def child(quick: bool, small: bool) -> None:
                           "native": stats["native"], "fallback": stats["fallback"]}), flush=True)
 
 
+FIRST_KERNELS = (("add", "gfx90a"), ("softmax", "gfx90a"))
+
+
+def first_child() -> None:
+    """Runs in a fresh process: the first and a repeated launch of each FIRST_KERNELS kernel, small inputs."""
+    os.environ.setdefault("PYHIP_DEVICES", "gfx90a:sramecc+:xnack-,gfx1100")
+    sys.path.insert(0, str(ROOT))
+    import pyhip
+    x = pyhip.to_device(np.ones(4 * 128, np.float32))
+    o = pyhip.empty(4 * 128, np.float32)
+    pyhip.synchronize()
+    for kind, arch in FIRST_KERNELS:
+        meta = json.loads((BIN / f"{kind}-{arch}.json").read_text())
+        k = pyhip.load(BIN / f"{kind}-{arch}.hsaco").kernel(meta["kernel"])
+        if kind == "add":
+            args = (1, meta["block"], x, x, o, 4 * 128, 0, 0)
+        else:
+            cols = meta["constexprs"]["BLOCK"]
+            args = (4, meta["block"], o, x, cols, cols, cols, 0, 0)
+        times = []
+        for _ in range(3):
+            t0 = time.perf_counter()
+            k(*args, shared=meta["shared"])
+            pyhip.synchronize()
+            times.append(time.perf_counter() - t0)
+        print(json.dumps({"kernel": f"{kind} {arch}", "first_ms": times[0] * 1e3, "second_ms": times[1] * 1e3,
+                          "repeat_ms": times[2] * 1e3}),
+              flush=True)
+
+
+def first_launches(rounds: int) -> None:
+    import tempfile
+    print(f"\n{'first launch (fresh process)':<28} {'kernel':<16} {'first ms':>9} {'second ms':>9} {'repeat ms':>9}")
+    rows: dict = {}
+    for _ in range(rounds):
+        with tempfile.TemporaryDirectory() as d:
+            env = {**os.environ, "PYHIP_CACHE_DIR": d}
+            env.pop("PYHIP_JIT_CACHE_DIR", None)
+            for state in ("cold", "cached"):
+                p = subprocess.run([sys.executable, __file__, "--first-child"], env=env, capture_output=True,
+                                   text=True)
+                if p.returncode:
+                    print(f"first launch: failed\n{p.stderr[-2000:]}")
+                    return
+                for i, ln in enumerate(p.stdout.splitlines()):
+                    r = json.loads(ln)
+                    label = state if state.startswith("cold") else ("cached, first in process" if i == 0
+                                                                    else "cached, later kernel")
+                    rows.setdefault((label, r["kernel"]), []).append((r["first_ms"], r["second_ms"], r["repeat_ms"]))
+    for (label, kernel), v in rows.items():
+        f, s, r = (statistics.median(x[i] for x in v) for i in range(3))
+        print(f"{label:<28} {kernel:<16} {f:>9.1f} {s:>9.1f} {r:>9.2f}")
+    print("(cold: a small loop-free kernel's first dispatch runs on the numpy engine and it compiles at its second;"
+          " first or second minus repeat is the overhead)")
+
+
 def main() -> None:
     if "--child" in sys.argv:
         child("--quick" in sys.argv, "--small" in sys.argv)
+        return
+    if "--first-child" in sys.argv:
+        first_child()
+        return
+    if "--first-only" in sys.argv:
+        first_launches(5)
         return
     quick = "--quick" in sys.argv
     engines = ["compiled", "numpy"]
@@ -119,6 +186,7 @@ def main() -> None:
             note = "" if not r["fallback"] else f"  ({r['fallback']} dispatches on the numpy engine)"
             print(f"{r['case']:<22} {r['arch']:<8} {eng:<12} {r['ms']:>9.2f} {r['numpy_ms']:>9.2f} "
                   f"{r['ms'] / r['numpy_ms']:>6.1f}x {r['first_ms']:>9.1f}{note}")
+    first_launches(3 if quick else 5)
 
 
 if __name__ == "__main__":

@@ -80,7 +80,7 @@ def cmd_info(args) -> int:
               "on the numpy engine; pyhip.engine_stats() counts them, `pyhip disasm --coverage` lists both engines")
         from .emu.native import cache
         where = cache.directory()
-        held = len(list(where.glob("*.npz"))) if where is not None and where.is_dir() else 0
+        held = len(list(where.glob("*" + cache.SUFFIX))) if where is not None and where.is_dir() else 0
         print(f"  lowered programs cached across processes in {where} ({held} entries; PYHIP_CACHE_DIR= turns it off)"
               if where is not None else "  lowered programs are not cached across processes (PYHIP_CACHE_DIR is empty)")
     return 0

@@ -218,3 +218,49 @@ def test_a_fork_while_a_kernel_compiles_leaves_the_child_able_to_compile(tmp_pat
     env = {**os.environ, "PYHIP_JIT_CACHE_DIR": "", "PYHIP_JIT_TIERING": "0"}
     r = subprocess.run([sys.executable, str(script), "0.02"], capture_output=True, text=True, env=env, timeout=240)
     assert r.returncode == 0 and r.stdout.strip().startswith("child 0"), r.stdout + r.stderr[-3000:]
+
+
+
+CACHE_CHILD = textwrap.dedent("""
+    import sys
+    sys.path[:0] = [{here!r}, {root!r}]
+    import numpy as np
+    import test_compiled_engine as t
+    from pyhip.emu.device import EmulatedGPU
+    from pyhip.emu.jit import objcache
+    g = EmulatedGPU("gfx90a", watchdog_steps=200_000)
+    jit = g.native_engine().jit
+    for seed in (21, 22, 23, 21):                  # the last: the first kernel's code loaded a second time
+        src = t._kernel_source(seed)
+        ops = t._operands(seed)
+        r, engine = t._dispatch(g, t._program(g, src), ops)
+        assert engine == "native", engine
+        np.testing.assert_array_equal(r, t._reference(src, ops))
+    codes = {{c.address for _, c in jit._done.values()}}
+    print(jit.stats["compiled"], jit.stats.get("cached", 0), len(jit._done), len(codes), objcache.stats["bad"],
+          flush=True)
+""")
+
+
+def test_compiled_kernels_come_back_from_the_disk_cache_into_one_engine(tmp_path):
+    """A later process loads every kernel from the disk cache (no compile) into the process's one shared
+    execution engine; code loaded twice is there once; an entry holding another kernel's object is refused
+    (counted bad), recompiled and rewritten, and the results stay right."""
+    script = tmp_path / "child.py"
+    script.write_text(CACHE_CHILD.format(here=str(HERE), root=str(HERE.parents[1])))
+    env = {**os.environ, "PYHIP_JIT_CACHE_DIR": str(tmp_path / "jit"), "PYHIP_JIT_TIERING": "0"}
+
+    def child():
+        r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300)
+        assert r.returncode == 0, r.stdout + r.stderr[-3000:]
+        return [int(x) for x in r.stdout.split()]
+
+    # compiled, cached, kernels in use, distinct code, bad entries
+    assert child() == [3, 1, 4, 3, 0]
+    assert child() == [0, 4, 4, 3, 0]
+    objects = sorted((tmp_path / "jit").glob("*.o"))
+    assert len(objects) == 3
+    objects[0].write_bytes(objects[1].read_bytes())       # a valid object, but of another kernel
+    compiled, cached, used, codes, bad = child()
+    assert (compiled, cached, used, codes) == (1, 3, 4, 3) and bad >= 1   # looked up again before compiling
+    assert child() == [0, 4, 4, 3, 0]

@@ -108,7 +108,7 @@ def _child(tmp_path):
 def test_a_later_process_runs_from_the_entry(tmp_path):
     hit, miss, store, bad, native = _child(tmp_path)
     assert (hit, miss, store, bad) == (0, 1, 1, 0) and native >= 1
-    entries = list((tmp_path / "native").glob("*.npz"))
+    entries = list((tmp_path / "native").glob("*" + cache.SUFFIX))
     assert len(entries) == 1
     hit, miss, store, bad, native = _child(tmp_path)
     assert (hit, miss, store, bad) == (1, 0, 0, 0) and native >= 1
@@ -118,18 +118,23 @@ def test_a_later_process_runs_from_the_entry(tmp_path):
     assert (hit, bad, store) == (0, 1, 1) and native >= 1
     hit, miss, store, bad, native = _child(tmp_path)
     assert (hit, bad) == (1, 0)
+    # cut inside the arrays (the header line intact): also refused, not half-read
+    whole = entries[0].read_bytes()
+    entries[0].write_bytes(whole[:whole.index(b"\n") + 9])
+    hit, miss, store, bad, native = _child(tmp_path)
+    assert (hit, bad, store) == (0, 1, 1) and native >= 1
 
 
 def test_the_directory_is_trimmed_least_recently_used_first(tmp_path):
     d = tmp_path / "native"
     d.mkdir()
     for i in range(10):
-        f = d / f"{i:02d}.npz"
+        f = d / f"{i:02d}{cache.SUFFIX}"
         f.write_bytes(b"x")
         os.utime(f, ns=(10**18 + i * 10**9, 10**18 + i * 10**9))
-    os.utime(d / "01.npz", ns=(2 * 10**18, 2 * 10**18))         # used recently
+    os.utime(d / f"01{cache.SUFFIX}", ns=(2 * 10**18, 2 * 10**18))         # used recently
     cache.trim(d, limit=8)
-    left = sorted(p.name for p in d.glob("*.npz"))
-    assert left == ["01.npz", "05.npz", "06.npz", "07.npz", "08.npz", "09.npz"]   # down to 3/4 of 8
+    left = sorted(p.stem for p in d.glob("*" + cache.SUFFIX))
+    assert left == ["01", "05", "06", "07", "08", "09"]   # down to 3/4 of 8
     cache.trim(d, limit=8)                                       # under the limit: nothing removed
-    assert len(list(d.glob("*.npz"))) == 6
+    assert len(list(d.glob("*" + cache.SUFFIX))) == 6

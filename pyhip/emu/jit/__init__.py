@@ -63,6 +63,12 @@ def available() -> bool:
     return True
 
 
+def _code_name(ck: str) -> str:
+    """The compiled function's name for the disk cache key ``ck``: unique to its code, so that kernels share
+    one execution engine (compiler.load_object)."""
+    return f"pyhip_k{ck[:32]}"
+
+
 class KernelCache:
     """Compiled kernels of one device: (program, accum_offset, lanes, entry, mode) → Compiled."""
 
@@ -117,7 +123,7 @@ class KernelCache:
         if data is None:
             return None
         try:
-            comp = load_object(data, "kernel")
+            comp = load_object(data, _code_name(ck), shared=True)
         except Exception:  # noqa: BLE001 - a damaged entry: compiled and rewritten
             objcache.stats["bad"] += 1
             return None
@@ -163,7 +169,8 @@ class KernelCache:
                 return addr
             ck = self._disk_key(nprog, program, K, entry_ip, mode, rows, lockstep)
             try:
-                kir = KernelIR(nprog, program, K, entry_ip, mode, self._layout(), lockstep=lockstep)
+                kir = KernelIR(nprog, program, K, entry_ip, mode, self._layout(), lockstep=lockstep,
+                               name="kernel" if ck is None else _code_name(ck))
                 ir = kir.build()
                 if kir.max_row >= rows:
                     raise Unsupported(f"uses VGPR rows up to {kir.max_row + 1}, more than the {rows} allocated")
@@ -172,7 +179,7 @@ class KernelCache:
                 raise
         # LLVM runs without this lock (one compile at a time, compiler.llvm_section): other kernels of this
         # device are found ready or loaded from the disk cache meanwhile
-        comp = compile_ir(ir, kir.name, keep_object=ck is not None)
+        comp = compile_ir(ir, kir.name, keep_object=ck is not None, shared=ck is not None)
         if ck is not None and comp.object is not None:
             objcache.store(ck, comp.object)
             comp.object = None

@@ -36,10 +36,10 @@ def directory() -> Path | None:
 
 @functools.lru_cache(maxsize=1)
 def _host() -> bytes:
-    from .compiler import llvm
+    from .compiler import host_cpu, llvm
     b = llvm()
     import llvmlite
-    return repr((b.get_host_cpu_name(), b.get_host_cpu_features().flatten(), llvmlite.__version__,
+    return repr((*host_cpu(), llvmlite.__version__,
                  b.llvm_version_info, os.environ.get("PYHIP_JIT_CODEGEN_OPT", "1"),
                  os.environ.get("PYHIP_JIT_OPT", "1"))).encode()
 

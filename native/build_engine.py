@@ -32,9 +32,10 @@ typedef struct Dispatch {
     int32_t nthreads; int64_t max_steps; int64_t batch_groups; uint8_t* capture_buf; int64_t capture_stride;
     int64_t wave_instructions; int64_t steps; int32_t failed; Fault fault; void* jit_fn; int32_t lanes; ...;
 } Dispatch;
+typedef struct Group { uint8_t* lds; ...; } Group;
 typedef struct Wave {
     uint32_t s[128]; uint32_t* v; uint8_t* priv; uint32_t priv_hw; uint32_t scc; uint32_t mode; uint32_t trap_sts;
-    int32_t ip; int32_t state; int32_t wave; int64_t count; uint64_t lane_mask; int32_t mm_pending; ...;
+    int32_t ip; int32_t state; int32_t wave; int64_t count; Group* g; uint64_t lane_mask; int32_t mm_pending; ...;
 } Wave;
 typedef struct Ctx { Dispatch* d; int64_t jit_limit; int32_t cur_ip; ...; } Ctx;
 int pyhip_jit_step(Ctx* c, Wave* w, int32_t ip);

@@ -24,4 +24,5 @@ def pytest_sessionfinish(session):
                 reasons[r] = reasons.get(r, 0) + n
     with open(path, "w") as f:
         json.dump({"compared": diff.STATS["compared"], "faulted_alike": diff.STATS["faulted-alike"],
+                   "threaded": diff.STATS["threaded"], "lockstep_only": diff.STATS["lockstep-only"],
                    "native": native, "fallback": fallback, "reasons": reasons}, f)

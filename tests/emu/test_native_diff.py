@@ -50,6 +50,8 @@ def test_corpus_runs_natively_and_identically(module, tmp_path):
     rep = run_diff(module, tmp_path)
     assert rep["compared"] > 0
     assert rep["fallback"] == 0, rep["reasons"]
+    # every dispatch is compared on the threaded schedule too, except those whose results may depend on it
+    assert rep["threaded"] + rep["lockstep_only"] == rep["compared"] and rep["threaded"] > 0, rep
 
 
 @pytest.mark.parametrize("module", ISA)
@@ -64,7 +66,7 @@ def test_isa_tests_identical(module, tmp_path):
 _OUT: list[int] = []          # the device address of _vadd_on's output
 
 
-def _vadd_on(gpu_engine, sabotage):
+def _vadd_on(gpu_engine, sabotage, threaded_only=False):
     import pyhip
     from pyhip.emu.native import diff, run
     from pyhip.runtime.context import runtime
@@ -76,7 +78,8 @@ def _vadd_on(gpu_engine, sabotage):
 
     def broken(self, d, nprog, **kw):
         res = orig(self, d, nprog, **kw)
-        sabotage(self, res)
+        if not (threaded_only and kw.get("lockstep")):
+            sabotage(self, res)
         return res
     run.NativeEngine.run = broken
     try:
@@ -109,6 +112,21 @@ def test_a_memory_difference_is_reported():
         engine.gpu.memory.write(_OUT[0] + 8, b"\x01\x02\x03\x04")    # vadd's output
     with pytest.raises(HipError, match=r"EngineMismatch: .*device memory at 0x"):
         _vadd_on("diff", poke)
+
+
+@pytest.mark.parametrize("where", ["register", "memory"])
+def test_a_difference_on_the_threaded_schedule_is_reported(where):
+    """The production run (workgroups over the engine's threads) is compared too, not only the lockstep one."""
+    from pyhip.errors import HipError
+
+    def flip(engine, res):
+        if where == "register":
+            res.capture[2, 528 + 5 * 256 + 4 * 7] ^= 1
+        else:
+            engine.gpu.memory.write(_OUT[0] + 1000, b"\x01")
+    what = r"flat workgroup 0 wave 2: v5\[7\]" if where == "register" else r"device memory at 0x"
+    with pytest.raises(HipError, match=r"EngineMismatch: .*\(threaded schedule\): " + what):
+        _vadd_on("diff", flip, threaded_only=True)
 
 
 # ---- what the native engine does not run falls back whole, counted ----------------------------------------------

@@ -88,6 +88,8 @@ class KernelCache:
                            "scc": ffi.offsetof("Wave", "scc"), "mode": ffi.offsetof("Wave", "mode"),
                            "ip": ffi.offsetof("Wave", "ip"), "count": ffi.offsetof("Wave", "count"),
                            "mm_pending": ffi.offsetof("Wave", "mm_pending"),
+                           "g": ffi.offsetof("Wave", "g"), "g_lds": ffi.offsetof("Group", "lds"),
+                           "d": ffi.offsetof("Ctx", "d"), "lds_size": ffi.offsetof("Dispatch", "lds_size"),
                            "jit_limit": ffi.offsetof("Ctx", "jit_limit"), "triple": triple()}
         return self.layout
 

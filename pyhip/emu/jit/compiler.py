@@ -167,10 +167,15 @@ done:
 """
 
 
-def _opt_level() -> int:
-    # the IR pipeline's level: O1 gave as fast code as O2 (callgrind, host instructions per launch: Triton
-    # softmax gfx90a 459 M vs 510 M, gfx1100 351 M vs 355 M, add equal) in less than half the time
-    return int(os.environ.get("PYHIP_JIT_OPT", "1"))
+def _opt_level():
+    # the IR pipeline: O1 gave as fast code as O2 (callgrind, host instructions per launch: Triton softmax
+    # gfx90a 459 M vs 510 M, gfx1100 351 M vs 355 M, add equal) in less than half the time; "fast": the
+    # function passes in FAST_PASSES only
+    v = os.environ.get("PYHIP_JIT_OPT", "1")
+    return v if v == "fast" else int(v)
+
+
+FAST_PASSES = ("sroa", "instruction_combine", "simplify_cfg", "new_gvn", "dead_code_elimination")
 
 
 def _object(ir: str, opt: int) -> bytes:
@@ -182,7 +187,20 @@ def _object(ir: str, opt: int) -> bytes:
         mod = b.parse_assembly(ir, context=ctx)
         try:
             mod.verify()
-            if opt:
+            if opt == "fast":
+                pto = b.create_pipeline_tuning_options(speed_level=1)
+                pb = b.create_pass_builder(tm, pto)
+                fpm = b.create_new_function_pass_manager()
+                for name in FAST_PASSES:
+                    adder = getattr(fpm, f"add_{name}_pass", None)
+                    if adder is not None:
+                        adder()
+                for f in mod.functions:
+                    if not f.is_declaration:
+                        fpm.run(f, pb)
+                for x in (fpm, pb, pto):
+                    x.close()
+            elif opt:
                 pto = b.create_pipeline_tuning_options(speed_level=opt)
                 pb = b.create_pass_builder(tm, pto)
                 mpm = pb.getModulePassManager()
@@ -204,7 +222,7 @@ def _warm_up() -> None:
         if _state.get("warm"):
             return
         _state["warm"] = True
-        comp = _from_object(_object(_WARMUP, _opt_level() or 1), "warm")
+        comp = _from_object(_object(_WARMUP, 1), "warm")
         ee, comp.engine = comp.engine, None
         ee.close()
 

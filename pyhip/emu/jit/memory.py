@@ -1,8 +1,14 @@
 """The memory accesses the compiled engine generates itself (docs/engine.md): whole-wave GLOBAL loads and
-stores at consecutive addresses under a full EXEC, SMEM loads at an SGPR base plus an immediate, and waits
-that need no fence.  Each has the instruction's handler (pyhip_jit_step) as its other path, which takes
+stores at consecutive addresses under a full EXEC, LDS reads and dword writes inside the workgroup's LDS,
+SMEM loads at an SGPR base plus an immediate, and waits that need no fence.  Each has the instruction's handler (pyhip_jit_step) as its other path, which takes
 everything else and reports every fault.  A mixin of KernelIR (kernel.py): it uses its state accessors."""
 from __future__ import annotations
+
+
+def _i32(v: int) -> int:
+    """``v`` mod 2^32 as a signed 32-bit IR constant."""
+    v &= 0xFFFFFFFF
+    return v - (1 << 32) if v >= 1 << 31 else v
 
 
 class GeneratedMemory:
@@ -101,6 +107,76 @@ class GeneratedMemory:
         self.stats["inline_memory"] = self.stats.get("inline_memory", 0) + 1
         return True
 
+    def _lds_access(self, ip: int) -> bool:
+        """An LDS read of 1, 2 or 4 dwords per lane (one or two addresses: ds_read, ds_read2) or a dword write
+        (ds_write_b32, ds_write2_b32) as generated code, under any EXEC, when every active lane's bytes lie
+        inside the workgroup's LDS: each lane's address (ADDR VGPR + offset) mod 2^32 as the handler computes
+        it (ops_ds.h: lds_addr), a masked gather into the rows (inactive lanes keep theirs), or a masked
+        scatter, whose lanes store in lane order as the handler does (a later lane wins an address).  A lane
+        outside the LDS runs the handler, which decides what that means.  False: no such form (sub-dword or
+        16-bit halves, wider writes whose lane-major byte order a scatter per dword would not keep)."""
+        rec = self.nprog.code[ip]
+        handler = self._vm_ops().get(int(rec["op"]))
+        if handler not in ("ds_read", "ds_write") or self.lockstep:
+            return False
+        store = handler == "ds_write"
+        size, a0, imm = int(rec["x"]), int(rec["a0"]), int(rec["imm"])
+        two = (a0 >> 3) & 1
+        if (a0 >> 1) & 3 or size not in ((4,) if store else (4, 8, 16)):
+            return False
+        if two:
+            mult = a0 >> 8
+            offs = [(imm & 0xFF) * size * mult, ((imm >> 16) & 0xFF) * size * mult]
+        else:
+            offs = [imm]
+        e, W, L = self.e, self.W, self.layout
+        VT, IV = f"<{W} x i32>", f"<{W} x i1>"
+        k = f"ds{ip}_{e.n}"
+        lanes = e.word_to_lanes(self._exec_word())
+        base = e.emit(f"load {VT}, ptr {self._ptr('%vbase', int(rec['s'][0]) * 256)}, align 4, !tbaa !3", "v")
+        g = e.emit(f"load ptr, ptr {self._ptr('%w', L['g'])}, align 8")
+        lds = e.emit(f"load ptr, ptr {self._ptr(g, L['g_lds'])}, align 8")
+        d = e.emit(f"load ptr, ptr {self._ptr('%c', L['d'])}, align 8")
+        lsz = e.emit(f"load i32, ptr {self._ptr(d, L['lds_size'])}, align 4")
+        small = e.emit(f"icmp ult i32 {lsz}, {size}")
+        lim = e.splat(e.emit(f"sub i32 {lsz}, {size}"), "i32")
+        addrs, bad = [], None
+        for off in offs:
+            a = e.emit(f"add {VT} {base}, {e.splat(str(_i32(off)), 'i32')}")
+            out = e.emit(f"icmp ugt {VT} {a}, {lim}")
+            out = e.emit(f"and {IV} {out}, {lanes}")
+            bad = out if bad is None else e.emit(f"or {IV} {bad}, {out}")
+            addrs.append(a)
+        e.declare(f"declare i1 @llvm.vector.reduce.or.v{W}i1({IV})")
+        anybad = e.emit(f"call i1 @llvm.vector.reduce.or.v{W}i1({IV} {bad})")
+        no = e.emit(f"or i1 {small}, {anybad}")
+        e.line(f"br i1 {no}, label %{k}slow, label %{k}go")
+        self._label(f"{k}go")
+        PV = f"<{W} x ptr>"
+        reg = int(rec["d"])
+        for n, a in enumerate(addrs):
+            for j in range(size // 4):
+                aj = a if j == 0 else e.emit(f"add {VT} {a}, {e.splat(str(4 * j), 'i32')}")
+                wide = e.emit(f"zext {VT} {aj} to <{W} x i64>")
+                ptrs = e.emit(f"getelementptr i8, ptr {lds}, <{W} x i64> {wide}")
+                if store:
+                    row = int(rec["s"][2] if n else rec["s"][1])
+                    val = e.emit(f"load {VT}, ptr {self._ptr('%vbase', row * 256)}, align 4, !tbaa !3", "v")
+                    e.declare(f"declare void @llvm.masked.scatter.v{W}i32.v{W}p0({VT}, {PV}, i32, {IV})")
+                    e.line(f"call void @llvm.masked.scatter.v{W}i32.v{W}p0({VT} {val}, {PV} {ptrs}, i32 1, "
+                           f"{IV} {lanes})")
+                else:
+                    rp = self._ptr('%vbase', reg * 256)
+                    old = e.emit(f"load {VT}, ptr {rp}, align 4, !tbaa !3", "v")
+                    e.declare(f"declare {VT} @llvm.masked.gather.v{W}i32.v{W}p0({PV}, i32, {IV}, {VT})")
+                    val = e.emit(f"call {VT} @llvm.masked.gather.v{W}i32.v{W}p0({PV} {ptrs}, i32 1, {IV} {lanes}, "
+                                 f"{VT} {old})")
+                    e.line(f"store {VT} {val}, ptr {rp}, align 4, !tbaa !3")
+                    reg += 1
+        self._or_handler(k, ip)
+        self.stats["inline_memory"] = self.stats.get("inline_memory", 0) + 1
+        return True
+
     def _scalar_load(self, ip: int) -> bool:
         """An SMEM load of N dwords at SGPR base (+ an immediate offset) as generated code: one translation
         (``pyhip_jit_xlate``) and a copy into the SGPRs, as the handler does (address & ~3); a translation
@@ -148,7 +224,8 @@ class GeneratedMemory:
         if self._inline_ops is None:
             from ..native.layout import op_ids
             ids = op_ids()
-            self._inline_ops = {ids[n]: n for n in ("vm_load", "vm_store", "s_load", "s_nop") if n in ids}
+            self._inline_ops = {ids[n]: n for n in ("vm_load", "vm_store", "s_load", "s_nop", "ds_read", "ds_write")
+                                if n in ids}
         return self._inline_ops
 
     def _or_handler(self, k: str, ip: int, fast_done: bool = True) -> None:

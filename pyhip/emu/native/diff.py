@@ -1,8 +1,17 @@
-"""The differential mode (``PYHIP_ENGINE=diff``): every dispatch the native engine supports runs twice, on the
-numpy reference engine and on the native engine in lockstep (the numpy engine's exact schedule, so atomics
-and stores from different waves interleave identically), from the same memory; every byte of device memory
-and every wave's final registers (SGPRs, SCC, MODE, PC, all VGPR lanes) must be equal, or both must fault
-alike.  A difference raises :class:`EngineMismatch` naming the first differing byte or register."""
+"""The differential mode (``PYHIP_ENGINE=diff``): every dispatch the native engine supports runs on the numpy
+reference engine and on the native engine in lockstep (the numpy engine's exact schedule, so atomics and
+stores from different waves interleave identically), from the same memory; every byte of device memory and
+every wave's final registers (SGPRs, SCC, MODE, PC, all VGPR lanes) must be equal, or both must fault alike.
+
+Then, from the same memory again, the native engine runs the dispatch as in production: the kernel's
+non-lockstep compiled form, workgroups spread over the engine's threads, waves switching where they block.
+Its memory and registers must equal the numpy engine's too — for every dispatch whose results cannot depend
+on the schedule: those whose reachable code has no atomic (global, flat, buffer or LDS, returning or not: a
+float atomic's rounding depends on the order too) and reads no clock or wave placement (``s_memtime``,
+``s_memrealtime``, ``s_getreg`` of HW_ID or the cycle counter).  Those are compared in lockstep only and
+counted (``STATS["lockstep-only"]``).  Plain stores racing between waves are a bug of the program that a
+difference then shows.  A difference raises :class:`EngineMismatch` naming the first differing byte or
+register, and the schedule."""
 from __future__ import annotations
 
 import collections
@@ -12,7 +21,26 @@ import numpy as np
 from ..memory import GPUFault
 from .run import CAPTURE_HEAD
 
-STATS = collections.Counter()          # "compared", "faulted-alike"
+STATS = collections.Counter()          # "compared", "faulted-alike", "threaded", "lockstep-only"
+# LDS instructions that are not atomic (all other ds_ instructions read-modify-write or count)
+_DS_PLAIN = ("ds_read", "ds_write", "ds_load", "ds_store", "ds_swizzle", "ds_permute", "ds_bpermute", "ds_nop")
+_PLACEMENT_HWREGS = {4, 23, 24, 29}    # HW_ID (GFX9), HW_ID1/HW_ID2 (GFX10+), SHADER_CYCLES
+
+
+def schedule_dependent(program, nprog, entry_ip: int) -> str | None:
+    """The first instruction reachable from ``entry_ip`` whose effect may depend on the schedule, or None."""
+    insts = program.instructions
+    for i in sorted(nprog.reachable(entry_ip)):
+        pc = nprog.base + int(nprog.code[i]["pc"])
+        inst = insts.get(pc)
+        if inst is None:
+            continue
+        name = inst.name
+        if "_atomic" in name or name.startswith(("s_memtime", "s_memrealtime", "ds_gws", "s_sendmsg_rtn")) or \
+                (name.startswith("ds_") and not name.startswith(_DS_PLAIN)) or \
+                (name.startswith("s_getreg") and inst.fields.get("simm16", 0) & 0x3F in _PLACEMENT_HWREGS):
+            return name
+    return None
 
 
 class EngineMismatch(AssertionError):
@@ -116,6 +144,20 @@ def differential(gpu, d, nat, nprog):
     if d.wave_instructions != res.wave_instructions:
         raise EngineMismatch(f"{name}: wave-instructions numpy {d.wave_instructions} native {res.wave_instructions}")
     STATS["compared"] += 1
+    if schedule_dependent(d.program, nprog, nprog.index[d.entry]) is not None:
+        STATS["lockstep-only"] += 1
+        return res
+    _restore(mem, before)
+    try:
+        res = nat.run(d, nprog, capture=True)
+    except GPUFault as exc:
+        raise EngineMismatch(f"{name}: the numpy engine ran, the native engine's threaded schedule raised "
+                             f"{str(exc)!r}") from None
+    msg = _first_difference(mem, after_np, _snapshot(mem)) or _register_difference(d.capture, res.capture,
+                                                                                  d.waves_per_group)
+    if msg:
+        raise EngineMismatch(f"{name} (threaded schedule): {msg}")
+    STATS["threaded"] += 1
     return res
 
 

@@ -29,8 +29,9 @@ def _lds_io(st, w, m, offs, size, data=None):
     o = lds_address(offs)
     bad = m & (o + size > st.lds_size)
     if bad.any():
-        raise GPUFault(f"LDS access out of range (allocated {st.lds_size} bytes)", address=int(o[bad][0]),
-                       access=f"{size} bytes")
+        wi, li = (int(x) for x in np.argwhere(bad)[0])      # the first wave of the batch with a lane out of range
+        raise GPUFault(f"LDS access out of range (allocated {st.lds_size} bytes)", address=int(o[wi, li]),
+                       access=f"{size} bytes", batch_wave=wi)
     row = st.lds.shape[1]
     flat = st.group[w][:, None] * row + o
     buf = st.lds.reshape(-1)

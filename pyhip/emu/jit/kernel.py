@@ -121,8 +121,7 @@ class KernelIR(LaneRegions, GeneratedMemory):
             word = self._word64(loc[1]) if self.W == 64 else self._sload(loc[1])
             return e.word_to_lanes(word)
         if k == "v":
-            p = self._ptr("%vbase", loc[1] * 256)
-            return e.emit(f"load <{self.W} x i32>, ptr {p}, align 4, !tbaa !3", "v")
+            return self._load_row(loc[1])
         if k == "s":
             return self._sload(loc[1])
         if k == "scc":

@@ -38,7 +38,7 @@ class GeneratedMemory:
         full = e.emit(f"icmp eq i{W} {self._exec_word()}, -1")
         e.line(f"br i1 {full}, label %{k}a, label %{k}slow")
         self._label(f"{k}a")
-        lo = e.emit(f"load {VT}, ptr {self._ptr('%vbase', addr_row * 256)}, align 4, !tbaa !3", "v")
+        lo = self._load_row(addr_row)
         lo0 = e.emit(f"extractelement {VT} {lo}, i64 0")
         step = ", ".join(f"i32 {size * i}" for i in range(W))
         want = e.emit(f"add {VT} {e.splat(lo0, 'i32')}, <{step}>")
@@ -51,7 +51,7 @@ class GeneratedMemory:
             sb = self._word64(sbase)
             base = e.emit(f"add i64 {base}, {sb}")
         else:
-            hi = e.emit(f"load {VT}, ptr {self._ptr('%vbase', (addr_row + 1) * 256)}, align 4, !tbaa !3", "v")
+            hi = self._load_row(addr_row + 1)
             hi0 = e.emit(f"extractelement {VT} {hi}, i64 0")
             hx = e.emit(f"xor {VT} {hi}, {e.splat(hi0, 'i32')}")
             bad = e.emit(f"or {VT} {bad}, {hx}")
@@ -133,7 +133,7 @@ class GeneratedMemory:
         VT, IV = f"<{W} x i32>", f"<{W} x i1>"
         k = f"ds{ip}_{e.n}"
         lanes = e.word_to_lanes(self._exec_word())
-        base = e.emit(f"load {VT}, ptr {self._ptr('%vbase', int(rec['s'][0]) * 256)}, align 4, !tbaa !3", "v")
+        base = self._load_row(int(rec["s"][0]))
         g = e.emit(f"load ptr, ptr {self._ptr('%w', L['g'])}, align 8")
         lds = e.emit(f"load ptr, ptr {self._ptr(g, L['g_lds'])}, align 8")
         d = e.emit(f"load ptr, ptr {self._ptr('%c', L['d'])}, align 8")
@@ -161,13 +161,13 @@ class GeneratedMemory:
                 ptrs = e.emit(f"getelementptr i8, ptr {lds}, <{W} x i64> {wide}")
                 if store:
                     row = int(rec["s"][2] if n else rec["s"][1])
-                    val = e.emit(f"load {VT}, ptr {self._ptr('%vbase', row * 256)}, align 4, !tbaa !3", "v")
+                    val = self._load_row(row)
                     e.declare(f"declare void @llvm.masked.scatter.v{W}i32.v{W}p0({VT}, {PV}, i32, {IV})")
                     e.line(f"call void @llvm.masked.scatter.v{W}i32.v{W}p0({VT} {val}, {PV} {ptrs}, i32 1, "
                            f"{IV} {lanes})")
                 else:
                     rp = self._ptr('%vbase', reg * 256)
-                    old = e.emit(f"load {VT}, ptr {rp}, align 4, !tbaa !3", "v")
+                    old = self._load_row(reg)
                     e.declare(f"declare {VT} @llvm.masked.gather.v{W}i32.v{W}p0({PV}, i32, {IV}, {VT})")
                     val = e.emit(f"call {VT} @llvm.masked.gather.v{W}i32.v{W}p0({PV} {ptrs}, i32 1, {IV} {lanes}, "
                                  f"{VT} {old})")
@@ -218,6 +218,10 @@ class GeneratedMemory:
         e.line(f"br i1 {idle}, label %{k}done, label %{k}slow")
         self._or_handler(k, ip, fast_done=False)
         return True
+
+    def _load_row(self, r: int) -> str:
+        """VGPR row ``r`` of the wave (all its lanes)."""
+        return self.e.emit(f"load <{self.W} x i32>, ptr {self._ptr('%vbase', r * 256)}, align 4, !tbaa !3", "v")
 
     def _vm_ops(self) -> dict:
         """Handler id -> name of the handlers the generated code can stand in for."""

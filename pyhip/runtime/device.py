@@ -43,6 +43,8 @@ class Device:
         gpu = self.backend.emulated_gpu
         if gpu is not None:                         # device printf's hostcall buffers are served on s_sleep
             gpu.sleep_hook = self._serve_hostcalls
+        if hasattr(self.backend, "on_queue_lost"):    # a backend whose queues a fault stops (HSA)
+            self.backend.on_queue_lost = self.drop_native_launches
 
     def __repr__(self) -> str:
         return f"<Device {self.index} {self.isa}>"
@@ -102,6 +104,15 @@ class Device:
         st, fs, epoch = armed
         fs.signal.wait_value(0, 0)                      # COND_EQ 0, no timeout
         return self._armed is armed and fault_epoch() == epoch
+
+    def drop_native_launches(self) -> None:
+        """A queue of this device stopped for good (a fault): no native launch may be published into it any
+        more — the next launch goes through Python, which moves its stream to a new queue."""
+        self.disarm_sync()
+        self.launch_generation += 1
+        hook = self.fast_invalidate
+        if hook is not None:
+            hook(None)
 
     def disarm_sync(self) -> None:
         """Anything but a native launch happens on this device: a synchronize must go through Python again."""

@@ -2,6 +2,7 @@
 is here is the emulated one, so this is how the backend that drives real GPUs is tested: the same runtime
 tests, C ABI programs and kernels run with PYHIP_BACKEND=hsa and must agree with the emulator backend."""
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -117,3 +118,29 @@ def test_corpus_and_triton_kernels_on_the_hsa_backend():
                         *map(str, files)],
                        capture_output=True, text=True, timeout=1500, cwd=ROOT, env=env())
     assert r.returncode == 0 and " passed" in r.stdout and "failed" not in r.stdout, r.stdout[-4000:] + r.stderr[-2000:]
+
+
+@pytest.fixture(scope="module")
+def native_fault(tmp_path_factory):
+    src = HERE / "src" / "native_fault.hip"
+    exe = tmp_path_factory.mktemp("native_fault") / "native_fault"
+    subprocess.run([require_tool("hipcc"), "--offload-arch=gfx90a", "-O2", str(src), "-o", str(exe)], check=True,
+                   capture_output=True, env={**os.environ, "HIP_PLATFORM": "amd"})
+    return exe
+
+
+@pytest.mark.parametrize("backend", ["hsa", "emu"])
+def test_fault_after_native_launches_is_reported_not_hung(native_fault, backend):
+    """Hundreds of repeat launches (the C ABI's native path, completing through the stream's counter signal),
+    then a launch that faults while repeats are in flight: hipDeviceSynchronize returns hipErrorIllegalAddress
+    within the timeout (on ROCr the counter used to be created without its queue: the wait never saw the queue
+    die), and the native path does not keep publishing into the dead queue — the kernel refills the buffer
+    and the bytes are right."""
+    one = {"PYHIP_DEVICES": "gfx90a:sramecc+:xnack-", "PYHIP_SHIM_STATS": "1"}
+    e = env(**one) if backend == "hsa" else {**os.environ, **one, "PYHIP_BACKEND": "emu"}
+    r = subprocess.run([sys.executable, "-m", "pyhip", "exec", str(native_fault), "200"], capture_output=True,
+                       text=True, timeout=120, env=e)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.splitlines()[-3:] == ["sync: hipErrorIllegalAddress", "after: hipSuccess", "values ok"], r.stdout
+    native = int(re.search(r"pyhip shim: (\d+) native launches", r.stderr).group(1))
+    assert native >= 500, r.stderr

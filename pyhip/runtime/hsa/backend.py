@@ -249,7 +249,8 @@ class HsaQueueBackend:
         backend.queues.add(self)
 
     def _queue_error(self, status, queue, data) -> None:
-        self.dead = HipError(api.hip_error(status), f"queue error: {self.hsa.status_string(status)}")
+        self.backend.lose_queues([self], HipError(api.hip_error(status),
+                                                  f"queue error: {self.hsa.status_string(status)}"))
 
     def _submit(self, packet: bytes) -> None:
         if self.dead is not None:
@@ -371,7 +372,7 @@ class HsaFastLaunchState:
         self.queue = qb.queue
         self.queue.address = qb.queue._base
         self.ring_address = qb.backend.alloc(qb.queue.size * self.SLOT, kind="kernarg")
-        self.signal = qb.pool.acquire(None, 0)
+        self.signal = qb.pool.acquire(qb, 0)           # with its queue: a wait sees the queue die (a fault)
         self.signal.pinned = True                      # never back to the pool: the C path counts on it
         self.counter = HsaCounter(self.signal)
         self.launches = NativeBlock(8)
@@ -456,6 +457,7 @@ class HsaDeviceBackend:
         self._lock = threading.Lock()
         self._slab = (0, 0)                      # kernarg slab: next free address, end
         self.used = 0
+        self.on_queue_lost = None                # set by the runtime's Device: drops its native launch entries
         system.backends[agent.handle] = self
 
     def describe(self) -> str:
@@ -479,8 +481,20 @@ class HsaDeviceBackend:
     def memory_fault(self, address: int, reason: int, fault=None) -> None:
         err = fault or _emulator_report(address) or HipError(
             hipError_t.hipErrorIllegalAddress, f"GPU memory fault at 0x{address:x} (reason mask 0x{reason:x})")
-        for q in list(self.queues):
-            q.dead = err                   # the queue is gone (KFD evicted it); the stream makes a new one
+        self.lose_queues(list(self.queues), err)
+
+    def lose_queues(self, queues, err: HipError) -> None:
+        """``queues`` stopped for good: native launches stop publishing into them first (the runtime's hook),
+        then waiters on their unfinished commands return with ``err``; each stream moves to a new queue."""
+        hook = self.on_queue_lost
+        if hook is not None:
+            try:
+                hook()
+            except Exception:  # noqa: BLE001 - called from ROCr's threads: never unwind into them
+                pass
+        for q in queues:
+            if q.dead is None:
+                q.dead = err
 
     # -- memory --------------------------------------------------------------------------------------
     KERNARG_SLAB = 1 << 20

@@ -9,6 +9,10 @@ Every GPU virtual address is the host address (a dGPU in libhsakmt's SVM layout)
   mapping; registered user memory and SVM ranges are the caller's own pages.  Those enter a GPU's bounds
   table when they are mapped to it (``MapMemoryToGPU(Nodes)``, SVM access attributes) and leave it when
   unmapped or freed — a kernel touching memory its GPU has not mapped faults like on hardware;
+* registered user memory (userptr objects) may overlap, as in libhsakmt (objects keyed by address and size)
+  and amdkfd (each its own BO over the same pages): AMD's HIP registers page-rounded ranges, so neighbouring
+  slices of one host buffer overlap.  The emulator's bounds table holds disjoint entries, so a GPU's table
+  holds the union of the overlapping objects mapped to it (:class:`GpuHostMaps`);
 * the scratch aperture (``MemFlags.Scratch``) is reserved address space; the emulator keeps each lane's
   private memory itself, so mapping scratch only records which ranges the queues may use.
 """
@@ -96,33 +100,98 @@ class Vram:
         self.memory = DeviceMemory(size, base=self.base, arena=host_array(self.base, size))
 
 
+class GpuHostMaps:
+    """Memory objects outside a GPU's VRAM mapped into its bounds table.  They may overlap (userptrs); the
+    table's entries may not, so each entry is the union of a cluster of overlapping objects, rebuilt whenever
+    an object of the cluster is mapped or unmapped."""
+
+    def __init__(self, memory):
+        self.memory = memory                   # the GPU's DeviceMemory
+        self.objects: list[MemObject] = []
+        self.spans: dict[int, int] = {}        # table entries made here: start -> end
+
+    def add(self, o: MemObject) -> None:
+        self.objects.append(o)
+        self._rebuild(o.addr, o.end)
+
+    def remove(self, o: MemObject) -> None:
+        self.objects.remove(o)
+        self._rebuild(o.addr, o.end)
+
+    def _rebuild(self, lo: int, hi: int) -> None:
+        for start, end in list(self.spans.items()):
+            if start < hi and lo < end:
+                lo, hi = min(lo, start), max(hi, end)
+                self.memory.unmap_host(start)
+                del self.spans[start]
+        merged: list[list[int]] = []
+        for a, b in sorted((x.addr, x.end) for x in self.objects if x.addr < hi and lo < x.end):
+            if merged and a < merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], b)
+            else:
+                merged.append([a, b])
+        for a, b in merged:
+            self.memory.map_host(a, host_array(a, b - a))
+            self.spans[a] = b
+
+
 class ProcessMemory:
-    """The memory objects of the process, by address."""
+    """The memory objects of the process: allocations by address; userptr objects (registered user memory,
+    which may overlap) by address and size."""
 
     def __init__(self, topology, gpus: dict):
         self.topology = topology
         self.gpus = gpus                       # node id -> EmulatedGPU (its .memory is the VRAM arena)
         self.objects: dict[int, MemObject] = {}
         self._starts: list[int] = []
+        self.user: list[MemObject] = []        # userptr objects, sorted by (address, size)
+        self.host_maps = {n: GpuHostMaps(g.memory) for n, g in gpus.items()}
         self.svm: list[tuple[int, int, dict]] = []     # (start, end, {attr type: value or set of nodes})
         self.lock = threading.RLock()
         self.scratch_size = 4 << 30
 
     # -- lookup ------------------------------------------------------------------------------------
     def find(self, addr: int) -> MemObject | None:
+        """The object holding ``addr``: an allocation, else the userptr object starting nearest below it
+        (libhsakmt's range lookup walks its userptr tree from the right)."""
         with self.lock:
             i = bisect.bisect_right(self._starts, addr) - 1
             if i >= 0:
                 o = self.objects[self._starts[i]]
                 if addr < o.end:
                     return o
+            for o in reversed(self.user[:bisect.bisect_right(self.user, (addr, 1 << 64), key=_key)]):
+                if addr < o.end:
+                    return o
         return None
 
+    def _userptr(self, addr: int, size: int = 0) -> MemObject | None:
+        """libhsakmt's vm_find_object_by_userptr: the object registered as (addr, size); size 0: the only
+        object starting at addr (None when several do)."""
+        i = bisect.bisect_left(self.user, (addr, 0), key=_key)
+        same = []
+        while i < len(self.user) and self.user[i].addr == addr:
+            same.append(self.user[i])
+            i += 1
+        if size:
+            return next((o for o in same if o.size == size), None)
+        return same[0] if len(same) == 1 else None
+
+    def _object_at(self, addr: int, size: int = 0) -> MemObject | None:
+        """The object an address names (and a size, for userptrs), as hsaKmtMap/Unmap/Deregister look it up."""
+        return self.objects.get(addr) or self._userptr(addr, size) or (self._userptr(addr) if size else None)
+
     def _add(self, o: MemObject) -> None:
+        if o.kind == abi.PTR_REGISTERED_USER:
+            bisect.insort(self.user, o, key=_key)
+            return
         self.objects[o.addr] = o
         bisect.insort(self._starts, o.addr)
 
     def _remove(self, o: MemObject) -> None:
+        if o.kind == abi.PTR_REGISTERED_USER:
+            self.user.remove(o)
+            return
         del self.objects[o.addr]
         self._starts.remove(o.addr)
 
@@ -183,16 +252,18 @@ class ProcessMemory:
     def register_user(self, addr: int, size: int, flags: int, nodes=()) -> None:
         """libhsakmt's fmm_register_memory: registering the start of an existing allocation records the
         nodes; registering an existing user range again (same address and size) counts one more
-        registration; new user memory becomes a userptr object — if its pages are mapped.  Registering
-        with other nodes than a registered object already has is MEMORY_ALREADY_REGISTERED.  (libhsakmt
-        also lets userptr objects overlap; here a range overlapping another one is refused.)"""
+        registration; new user memory becomes a userptr object — if its pages are mapped — even where it
+        overlaps other userptr objects (libhsakmt keys them by address and size; amdkfd gives each its own
+        BO).  Registering with other nodes than a registered object already has is MEMORY_ALREADY_REGISTERED,
+        and so is user memory overlapping an allocation of the thunk's (its pages are not user pages)."""
         if not addr or not size:
             raise abi.KfdError(abi.INVALID_PARAMETER, "null or empty user range")
+        import sys; print(f"REG 0x{addr:x} +{size} -> 0x{addr+size:x} {nodes}", file=sys.stderr)  # DEBUG
         with self.lock:
             for n in nodes:
                 self.topology.check_node(n)
-            o = self.objects.get(addr)
-            if o is not None and (o.kind != abi.PTR_REGISTERED_USER or o.size == size):
+            o = self.objects.get(addr) or self._userptr(addr, size)
+            if o is not None:
                 if o.registered and nodes and tuple(nodes) != o.registered:
                     raise abi.KfdError(abi.MEMORY_ALREADY_REGISTERED, f"0x{addr:x} is registered to other nodes")
                 if o.kind == abi.PTR_REGISTERED_USER:
@@ -200,9 +271,9 @@ class ProcessMemory:
                 if nodes and not o.registered:
                     o.registered = tuple(nodes)
                 return
-            for a in (addr, addr + size - 1):
-                if self.find(a) is not None:
-                    raise abi.KfdError(abi.MEMORY_ALREADY_REGISTERED, f"0x{addr:x} overlaps registered memory")
+            i = bisect.bisect_left(self._starts, addr + size)
+            if i and self.objects[self._starts[i - 1]].end > addr:
+                raise abi.KfdError(abi.MEMORY_ALREADY_REGISTERED, f"0x{addr:x} overlaps an allocation")
             if not host_range_mapped(addr, size):     # amdgpu's userptr pinning (get_user_pages) fails
                 raise abi.KfdError(abi.ERROR, f"0x{addr:x}..0x{addr + size:x} is not mapped memory", "EFAULT")
             self._add(MemObject(addr, size, 0, flags, abi.PTR_REGISTERED_USER, registered=tuple(nodes),
@@ -210,24 +281,28 @@ class ProcessMemory:
 
     def deregister(self, addr: int) -> None:
         with self.lock:
-            o = self.objects.get(addr)
+            o = self._object_at(addr)
             if o is None:
-                raise abi.KfdError(abi.MEMORY_NOT_REGISTERED, f"0x{addr:x} is not registered")
+                raise abi.KfdError(abi.MEMORY_NOT_REGISTERED, f"0x{addr:x} is not registered (or is the start "
+                                                              "of several overlapping registrations)")
             if o.kind == abi.PTR_REGISTERED_USER:
                 o.registrations -= 1
                 if o.registrations > 0:                # registered again: still pinned
                     return
-                self._unmap_all(o)
-                self._remove(o)
+                self._drop_userptr(o)
             else:                         # allocations: libhsakmt only drops the registration record
                 o.registered = ()
+
+    def _drop_userptr(self, o: MemObject) -> None:
+        self._unmap_all(o)
+        self._remove(o)
 
     # -- GPU mappings ------------------------------------------------------------------------------
     def map(self, addr: int, size: int, nodes=None) -> int:
         """MapMemoryToGPU(Nodes); ``nodes`` None = the GPUs libhsakmt maps to by default (the owning GPU for
         VRAM and scratch, every GPU for system and user memory).  Returns the GPU VA (= addr)."""
         with self.lock:
-            o = self.find(addr)
+            o = self._object_at(addr, size) or self.find(addr)
             if o is None:
                 raise abi.KfdError(abi.INVALID_PARAMETER, f"0x{addr:x} is not in a known memory object")
             if o.scratch:
@@ -244,13 +319,13 @@ class ProcessMemory:
                     raise abi.KfdError(abi.INVALID_NODE_UNIT, f"node {n} is not a GPU")
             for n in nodes:
                 if n not in o.mapped:
-                    self.gpus[n].memory.map_host(o.addr, host_array(o.addr, o.size))
+                    self.host_maps[n].add(o)
                     o.mapped.add(n)
             return addr
 
     def unmap(self, addr: int) -> None:
         with self.lock:
-            o = self.find(addr)
+            o = self._object_at(addr) or self.find(addr)
             if o is None:
                 raise abi.KfdError(abi.INVALID_PARAMETER, f"0x{addr:x} is not in a known memory object")
             if o.scratch:
@@ -262,7 +337,7 @@ class ProcessMemory:
     def _unmap_all(self, o: MemObject) -> None:
         for n in list(o.mapped):
             if n != o.vram_of:
-                self.gpus[n].memory.unmap_host(o.addr)
+                self.host_maps[n].remove(o)
             o.mapped.discard(n)
         if o.vram_of:
             o.mapped.add(o.vram_of)      # VRAM stays in its own GPU's table until freed
@@ -326,14 +401,17 @@ class ProcessMemory:
 
     def release_all(self) -> None:
         with self.lock:
+            for o in list(self.user):
+                self._drop_userptr(o)
             for o in list(self.objects.values()):
                 try:
-                    if o.kind == abi.PTR_REGISTERED_USER:
-                        self.deregister(o.addr)
-                    else:
-                        self.free(o.addr)
+                    self.free(o.addr)
                 except abi.KfdError:
                     pass
+
+
+def _key(o: MemObject) -> tuple[int, int]:
+    return (o.addr, o.size)
 
 
 def pid() -> int:

@@ -144,3 +144,16 @@ def test_fault_after_native_launches_is_reported_not_hung(native_fault, backend)
     assert r.stdout.splitlines()[-3:] == ["sync: hipErrorIllegalAddress", "after: hipSuccess", "values ok"], r.stdout
     native = int(re.search(r"pyhip shim: (\d+) native launches", r.stderr).group(1))
     assert native >= 500, r.stderr
+
+
+@pytest.mark.skipif(os.path.exists("/dev/kfd"), reason="this machine has amdgpu's KFD")
+@pytest.mark.parametrize("command", [["info"], ["exec", str(BIN / "host" / "host_app")]])
+def test_no_gpu_is_said_plainly(command):
+    """PYHIP_BACKEND=hsa on a machine without an AMD GPU (no /dev/kfd, ROCr over the system's libhsakmt): the
+    error says so and names PYHIP_HSA_THUNK=pyhip — not hipErrorOutOfMemory from hsa_init, and the program is
+    not started to fail every call."""
+    e = {k: v for k, v in env().items() if k != "PYHIP_HSA_THUNK"}
+    r = subprocess.run([sys.executable, "-m", "pyhip", *command], capture_output=True, text=True, timeout=120, env=e)
+    assert r.returncode != 0 and "PASS" not in r.stdout, r.stdout + r.stderr
+    assert "hipErrorNoDevice" in r.stderr and "found no AMD GPU" in r.stderr, r.stderr
+    assert "PYHIP_HSA_THUNK=pyhip" in r.stderr and "OutOfMemory" not in r.stderr, r.stderr

@@ -171,7 +171,9 @@ class Hsa:
                     cls._instance = cls(lib, path)
                     break
                 else:
-                    raise HipError(hipError_t.hipErrorNoDevice, f"ROCr (libhsa-runtime64.so.1) not found: {last}")
+                    raise HipError(hipError_t.hipErrorNoDevice,
+                                   f"PYHIP_BACKEND=hsa needs ROCr (libhsa-runtime64.so.1), not found: {last}; "
+                                   "PYHIP_BACKEND=emu (or auto) runs on pyhip's emulated GPU without it")
             return cls._instance
 
     def check(self, status: int, what: str) -> None:

@@ -24,7 +24,7 @@ from ...aql.native import ffi as aql_ffi
 from ...aql.native import lib as aql_lib
 from ...aql.packets import TYPE_BARRIER_AND, BarrierPacket, KernelDispatchPacket
 from ...errors import HipError, hipError_t
-from . import api
+from . import api, no_gpu
 from .api import Hsa, ffi
 from .signals import HsaCounter, HsaSignal, HsaSignalPool
 
@@ -60,7 +60,11 @@ class HsaSystem:
     def __init__(self, thunk: str | None):
         self.hsa = Hsa.load(thunk)
         lib = self.hsa.lib
-        self.hsa.check(lib.hsa_init(), "hsa_init")
+        status = lib.hsa_init()
+        if status != api.STATUS_SUCCESS:
+            if thunk is None:                  # the system's KFD: most likely there is no AMD GPU at all
+                raise no_gpu(f"hsa_init failed: {self.hsa.status_string(status).rstrip('.')}")
+            self.hsa.check(status, "hsa_init")
         self.gpus: list[Agent] = []
         self.cpu = None
         self.kernarg_pool = self.fine_pool = None

@@ -25,6 +25,9 @@ class Device:
         self.isa = isa
         self.backend = backend or DeviceBackend(isa, memory_size, index)
         self.props = make_properties(isa, index, memory_size)
+        own = getattr(self.backend, "device_properties", None)
+        if own is not None:                         # a GPU that reports its own (the HSA backend: ROCr's agent)
+            own(self.props)
         self._lock = threading.RLock()
         self._streams: "weakref.WeakSet[Stream]" = weakref.WeakSet()
         self.null_stream = Stream(self, null=True)

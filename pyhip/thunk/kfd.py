@@ -17,6 +17,7 @@ from ..emu.device import EmulatedGPU
 from . import abi
 from .cp import CommandProcessor
 from .memory import PAGE, ProcessMemory, Vram, host_array, mmap_anon, munmap
+from .quirks import Quirks
 from .topology import Topology
 
 KFD_VERSION = (1, 14)                 # the KFD ioctl interface of Linux 6.x
@@ -67,9 +68,11 @@ class Kfd:
     ``memory_fault(node, va, failure, flags)`` and ``gpu_clock()`` (pyhip.thunk.entry binds it to the
     library; tests may pass their own)."""
 
-    def __init__(self, native, device_spec: str | None = None):
+    def __init__(self, native, device_spec: str | None = None, quirks: Quirks | None = None):
         self.native = native
-        self.topology = Topology(device_spec or os.environ.get("PYHIP_DEVICES", "gfx90a:sramecc+:xnack-"))
+        self.quirks = Quirks.from_environment() if quirks is None else quirks
+        self.topology = Topology(device_spec or os.environ.get("PYHIP_DEVICES", "gfx90a:sramecc+:xnack-"),
+                                 self.quirks)
         self.vram = {}
         self.gpus = {}
         for g in self.topology.gpus:

@@ -14,6 +14,7 @@ from ..loader.targetid import DeviceISA
 from ..emu import clocks
 from ..runtime.properties import PRESETS
 from . import abi
+from .quirks import Quirks
 
 CPU_NODE = 0
 
@@ -149,13 +150,15 @@ def cpu_model_name() -> str:
 
 
 class Topology:
-    def __init__(self, device_spec: str):
+    def __init__(self, device_spec: str, quirks: Quirks = Quirks()):
         self.gpus: list[GpuNode] = []
+        self.quirks = quirks
         for i, text in enumerate(t.strip() for t in device_spec.split(",") if t.strip()):
             isa = DeviceISA.parse(text)
             if isa.processor not in BOARDS:
                 raise abi.KfdError(abi.ERROR, f"the emulated KFD has no board for {isa.processor}")
             name, cus, engine, l2 = PRESETS[isa.processor]
+            cus = quirks.cus or cus
             mhz = clocks.core_khz(isa.processor) // 1000
             self.gpus.append(GpuNode(i + 1, 0x1000 + i, isa, BOARDS[isa.processor], name, cus, mhz, l2,
                                      _engine_override(engine)))

@@ -157,3 +157,82 @@ def test_no_gpu_is_said_plainly(command):
     assert r.returncode != 0 and "PASS" not in r.stdout, r.stdout + r.stderr
     assert "hipErrorNoDevice" in r.stderr and "found no AMD GPU" in r.stderr, r.stderr
     assert "PYHIP_HSA_THUNK=pyhip" in r.stderr and "OutOfMemory" not in r.stderr, r.stderr
+
+
+COOPERATIVE = r"""
+import sys
+import numpy as np
+import pyhip.hip as hip
+from pyhip.errors import hipError_t as E
+from pyhip._hip_enums import hipDeviceAttribute_t as A
+
+def ok(r):
+    err, *rest = r if isinstance(r, tuple) else (r,)
+    assert err == E.hipSuccess, err
+    return rest[0] if len(rest) == 1 else rest
+
+m = ok(hip.hipModuleLoad(sys.argv[1]))
+f = ok(hip.hipModuleGetFunction(m, "exchange"))
+cus = ok(hip.hipDeviceGetAttribute(A.hipDeviceAttributeMultiprocessorCount, 0))
+per_cu = ok(hip.hipOccupancyMaxActiveBlocksPerMultiprocessor(f, 64, 65536))
+groups = per_cu * cus
+n = groups * 64 - 5
+a = np.random.default_rng(3).integers(-1000, 1000, n).astype(np.int32)
+din, tmp, dout = (ok(hip.hipMalloc(n * 4)) for _ in range(3))
+ok(hip.hipMemcpy(din, a, n * 4, hip.hipMemcpyKind.hipMemcpyHostToDevice))
+ok(hip.hipLaunchCooperativeKernel(f, (groups, 1, 1), (64, 1, 1), [din, tmp, dout, np.int32(n)], 65536, None))
+ok(hip.hipDeviceSynchronize())
+out = np.zeros(n, np.int32)
+ok(hip.hipMemcpy(out, dout, n * 4, hip.hipMemcpyKind.hipMemcpyDeviceToHost))
+assert np.array_equal(out, np.roll(a * 3, -(n // 2 + 1))), "grid.sync exchange"
+too_many = hip.hipLaunchCooperativeKernel(f, (groups + 1, 1, 1), (64, 1, 1), [din, tmp, dout, np.int32(n)], 65536, None)
+print("cus", cus, "per_cu", per_cu, "groups", groups, "one more:", E(too_many[0] if isinstance(too_many, tuple) else too_many).name)
+"""
+
+
+@pytest.mark.parametrize("cus", [228, 20])
+def test_properties_and_cooperative_launches_from_the_agent(tmp_path, cus):
+    """PYHIP_THUNK_QUIRKS=cus=N: the emulated KFD reports N CUs (an MI300A's 228, a small partition's 20)
+    instead of the board's 104.  The HSA backend's properties come from ROCr's agent (CUs, name, clocks,
+    memory, limits — checked against `pyhip info` and the agent), so hipDeviceGetAttribute reports N and a
+    cooperative launch of occupancy x N work-groups (one per CU: each needs the whole LDS) runs its grid.sync()
+    to the right bytes, while one group more is hipErrorCooperativeLaunchTooLarge."""
+    co = tmp_path / "coop_fill.co"
+    subprocess.run([require_tool("hipcc"), "--genco", "--offload-arch=gfx90a", str(HERE / "src" / "coop_fill.hip"),
+                    "-o", str(co)], check=True, capture_output=True, env={**os.environ, "HIP_PLATFORM": "amd"})
+    e = env(PYHIP_DEVICES="gfx90a:sramecc+:xnack-", PYHIP_THUNK_QUIRKS=f"cus={cus}")
+    r = subprocess.run([sys.executable, "-c", COOPERATIVE, str(co)], capture_output=True, text=True, timeout=600,
+                       env=e)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.split() == ["cus", str(cus), "per_cu", "1", "groups", str(cus), "one", "more:",
+                                "hipErrorCooperativeLaunchTooLarge"], r.stdout
+    info = subprocess.run([sys.executable, "-m", "pyhip", "info"], capture_output=True, text=True, timeout=300, env=e)
+    assert f" {cus} CUs " in info.stdout and "— hsa (" in info.stdout, info.stdout + info.stderr
+
+
+def test_device_properties_are_the_agents():
+    """Every property the backend takes from ROCr's agent agrees with the KFD topology the agent was made from
+    (pyhip's thunk in this process: its node properties are the independent source) — and differs from the
+    emulator preset where the topology does (the PCI location)."""
+    script = r"""
+import pyhip.runtime.context as c
+from pyhip.thunk.entry import current
+d = c.runtime().devices[0]
+p, g = d.props, current().topology.gpu(d.backend.agent.node)
+node = current().topology.node_properties(g.node_id)
+banks = current().topology.memory_banks(g.node_id, current().apertures(g.node_id))
+caches = current().topology.caches(g.node_id)
+assert p.name == node["MarketingName"], p.name
+assert p.multiProcessorCount == node["NumFComputeCores"] // node["NumSIMDPerCU"] == 96
+assert p.clockRate == node["MaxEngineClockMhzFCompute"] * 1000
+assert p.memoryClockRate == banks[0]["MemoryClockMax"] * 1000 and p.memoryBusWidth == banks[0]["Width"]
+assert p.totalGlobalMem == banks[0]["SizeInBytes"]
+assert p.l2CacheSize == next(x["CacheSize"] for x in caches if x["CacheLevel"] == 2) * 1024
+assert p.sharedMemPerBlock == node["LDSSizeInKB"] * 1024
+assert p.maxThreadsPerMultiProcessor == node["MaxWavesPerSIMD"] * node["NumSIMDPerCU"] * 64
+assert p.pciBusID == (node["LocationId"] >> 8) & 0xFF != 1
+print("ok")
+"""
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
+                       env=env(PYHIP_DEVICES="gfx90a:sramecc+:xnack-", PYHIP_THUNK_QUIRKS="cus=96"))
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stdout + r.stderr

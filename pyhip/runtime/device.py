@@ -12,6 +12,8 @@ from .properties import make_properties
 from .stream import Stream
 
 KERNARG_CHUNK = 4096
+STACK_SIZE = 1024                   # hipLimitStackSize: bytes per work-item, ROCclr's default
+MAX_STACK_SIZE = 64 << 10           # what a dispatch may ask per work-item (COMPUTE_TMPRING_SIZE's reach)
 
 
 def fault_epoch() -> int:
@@ -42,6 +44,7 @@ class Device:
         self._kernarg_scanned = 0           # length of the busy list after its last full scan
         self._hostcalls: dict[int, object] = {}     # hostcall buffer address -> HostcallBuffer
         self.flags = 0                              # hipSetDeviceFlags scheduling mode
+        self.stack_size = STACK_SIZE                # hipLimitStackSize
         self.cache_config = 0                       # hipDeviceSetCacheConfig
         gpu = self.backend.emulated_gpu
         if gpu is not None:                         # device printf's hostcall buffers are served on s_sleep
@@ -51,6 +54,20 @@ class Device:
 
     def __repr__(self) -> str:
         return f"<Device {self.index} {self.isa}>"
+
+    def private_segment_size(self, kernel) -> int:
+        """Scratch per work-item a dispatch of ``kernel`` asks for, as AMD's runtime sizes it (clr
+        rocvirtual.cpp): the fixed size, and for a kernel with a dynamic call stack (recursion, indirect
+        calls) at least the device's stack size limit.  Nothing is added beyond that: a deeper stack overflows
+        its scratch as on hardware."""
+        fixed = kernel.private_segment_fixed_size
+        return max(self.stack_size, fixed) if kernel.uses_dynamic_stack else fixed
+
+    def set_stack_size(self, size: int) -> None:
+        """hipDeviceSetLimit(hipLimitStackSize): ROCclr's UpdateStackSize refuses more than the maximum."""
+        if not 0 < int(size) <= MAX_STACK_SIZE:
+            raise HipError(hipError_t.hipErrorInvalidValue, f"stack size {int(size)}: 1..{MAX_STACK_SIZE} bytes")
+        self.stack_size = int(size)
 
     # -- streams -----------------------------------------------------------------------------------
     def new_stream(self, flags: int = 0, priority: int = 0, per_thread: bool = False) -> Stream:

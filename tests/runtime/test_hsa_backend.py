@@ -236,3 +236,88 @@ print("ok")
     r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
                        env=env(PYHIP_DEVICES="gfx90a:sramecc+:xnack-", PYHIP_THUNK_QUIRKS="cus=96"))
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stdout + r.stderr
+
+
+@pytest.fixture(scope="module")
+def recursion(tmp_path_factory):
+    src, tmp = HERE / "src" / "recursion.hip", tmp_path_factory.mktemp("recursion")
+    hip_env = {**os.environ, "HIP_PLATFORM": "amd"}
+    subprocess.run([require_tool("hipcc"), "--offload-arch=gfx90a", "-O2", str(src), "-o", str(tmp / "recursion")],
+                   check=True, capture_output=True, env=hip_env)
+    subprocess.run([require_tool("hipcc"), "--genco", "--offload-arch=gfx90a", "-O2", str(src), "-o",
+                    str(tmp / "recursion.co")], check=True, capture_output=True, env=hip_env)
+    return tmp
+
+
+# the native engine cannot run these recursive kernels yet (a return lands on "an address that is not an
+# instruction", with or without the old padding): the numpy engine runs them
+RECURSION_ENV = {"PYHIP_DEVICES": "gfx90a:sramecc+:xnack-", "PYHIP_ENGINE": "numpy"}
+
+
+def _backend_env(backend):
+    return env(**RECURSION_ENV) if backend == "hsa" else {**os.environ, **RECURSION_ENV, "PYHIP_BACKEND": "emu"}
+
+
+@pytest.mark.parametrize("backend", ["hsa", "emu"])
+@pytest.mark.parametrize("depth, fits", [(300, True), (600, False)])
+def test_dynamic_stack_gets_the_scratch_amd_sizes(recursion, backend, depth, fits):
+    """A recursive kernel (uses_dynamic_stack; hipcc 5.2 puts 16 KiB + its frame in private_segment_fixed_size)
+    gets the scratch AMD's runtime gives it, max(stack size limit 1 KiB, fixed size) per work-item, on both
+    backends: 300 levels of 48-byte frames fit and are right against the host's recursion; 600 overflow it
+    and fault, as they would on hardware — the emulator no longer adds 16 KiB that hid the overflow."""
+    r = subprocess.run([sys.executable, "-m", "pyhip", "exec", str(recursion / "recursion"), str(depth)],
+                       capture_output=True, text=True, timeout=600, env=_backend_env(backend))
+    assert r.returncode == 0 and "stack limit 1024" in r.stdout, r.stdout + r.stderr
+    verdict = r.stdout.strip().splitlines()[-1]
+    if fits:
+        assert verdict == f"recursion depth {depth}..{depth + 3}: hipSuccess, 0 wrong", r.stdout + r.stderr
+    else:
+        assert "hipErrorIllegalAddress" in verdict, r.stdout + r.stderr
+
+
+STACK_LIMIT = r"""
+import sys
+import numpy as np
+import pyhip.hip as hip
+from pyhip.errors import hipError_t as E
+from pyhip.runtime.context import runtime
+
+def ok(r):
+    err, *rest = r if isinstance(r, tuple) else (r,)
+    assert err == E.hipSuccess, err
+    return rest[0] if len(rest) == 1 else rest
+
+def walk(v, i, depth):                               # wraps like the device's 64-bit arithmetic
+    local = [v[(i + k * depth) & 1023] ^ depth for k in range(4)]
+    if depth == 0:
+        return local[0]
+    x = (walk(v, i + 1, depth - 1) * 3 + local[depth & 3] - local[(depth + 1) & 3]) & (2**64 - 1)
+    return x - 2**64 if x >= 2**63 else x
+
+sys.setrecursionlimit(10000)
+dev = runtime().device()
+dev.set_stack_size(int(sys.argv[2]))                 # hipDeviceSetLimit(hipLimitStackSize) of newer HIP
+m = ok(hip.hipModuleLoad(sys.argv[1]))
+f = ok(hip.hipModuleGetFunction(m, "recurse"))
+n, depth = 100, 600
+v = np.random.default_rng(5).integers(-1000, 1000, 1024).astype(np.int32)
+dv, dout = ok(hip.hipMalloc(v.nbytes)), ok(hip.hipMalloc(n * 8))
+ok(hip.hipMemcpy(dv, v, v.nbytes, hip.hipMemcpyKind.hipMemcpyHostToDevice))
+ok(hip.hipModuleLaunchKernel(f, 2, 1, 1, 64, 1, 1, 0, None, [dv, dout, np.int32(n), np.int32(depth)], None))
+err = hip.hipDeviceSynchronize()
+err = err[0] if isinstance(err, tuple) else err
+out = np.zeros(n, np.int64)
+hip.hipMemcpy(out, dout, n * 8, hip.hipMemcpyKind.hipMemcpyDeviceToHost)
+want = np.array([walk([int(x) for x in v], i, depth + (i & 3)) for i in range(n)], np.int64)
+print(E(err).name, int((out != want).sum()), "wrong")
+"""
+
+
+@pytest.mark.parametrize("backend", ["hsa", "emu"])
+def test_stack_size_limit_sizes_a_deep_recursion(recursion, backend):
+    """With the device's stack size limit raised to 32 KiB (above the kernel's fixed 16 KiB + frame), AMD's
+    sizing max(limit, fixed) covers 600 levels: the same kernel that faults with the default limit runs
+    right on both backends."""
+    r = subprocess.run([sys.executable, "-c", STACK_LIMIT, str(recursion / "recursion.co"), "32768"],
+                       capture_output=True, text=True, timeout=600, env=_backend_env(backend))
+    assert r.returncode == 0 and r.stdout.split() == ["hipSuccess", "0", "wrong"], r.stdout + r.stderr

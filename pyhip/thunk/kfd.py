@@ -76,9 +76,9 @@ class Kfd:
         self.vram = {}
         self.gpus = {}
         for g in self.topology.gpus:
-            v = self.vram[g.node_id] = Vram(g.board.vram)
+            v = self.vram[g.node_id] = Vram(g.board.vram, small_bar=self.quirks.small_bar)
             self.gpus[g.node_id] = EmulatedGPU(str(g.isa), g.board.vram, index=g.node_id, memory=v.memory)
-        self.memory = ProcessMemory(self.topology, self.gpus)
+        self.memory = ProcessMemory(self.topology, self.gpus, no_svm=self.quirks.no_svm, vram=self.vram)
         self.queues: dict[int, KfdQueue] = {}
         self._next_queue = 1
         self._doorbells: dict[int, tuple[int, list[bool]]] = {}
@@ -253,5 +253,5 @@ class Kfd:
             munmap(page, DOORBELLS * 8)
         self._doorbells.clear()
         for v in self.vram.values():
-            munmap(v.base, v.size)
+            v.close()
         self.vram.clear()

@@ -34,7 +34,7 @@ _libc = ctypes.CDLL(None, use_errno=True)
 _libc.mmap.restype = ctypes.c_void_p
 _libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
 _libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
-MAP_PRIVATE, MAP_ANONYMOUS, MAP_NORESERVE, MAP_FIXED_NOREPLACE = 0x02, 0x20, 0x4000, 0x100000
+MAP_SHARED, MAP_PRIVATE, MAP_ANONYMOUS, MAP_NORESERVE, MAP_FIXED_NOREPLACE = 0x01, 0x02, 0x20, 0x4000, 0x100000
 MAP_FAILED = ctypes.c_void_p(-1).value
 
 
@@ -50,6 +50,16 @@ def mmap_anon(size: int, fixed: int = 0, prot: int = abi.PROT_READ | abi.PROT_WR
 
 def munmap(addr: int, size: int) -> None:
     _libc.munmap(addr, size)
+
+
+def mmap_shared(size: int, fd: int, prot: int) -> int:
+    p = _libc.mmap(None, size, prot, MAP_SHARED | MAP_NORESERVE, fd, 0)
+    return 0 if p is None or p == MAP_FAILED else p
+
+
+def mprotect(addr: int, size: int, prot: int) -> None:
+    if _libc.mprotect(ctypes.c_void_p(addr), ctypes.c_size_t(size), prot) != 0:
+        raise abi.KfdError(abi.ERROR, f"mprotect(0x{addr:x}, {size}) failed: errno {ctypes.get_errno()}")
 
 
 def host_array(addr: int, size: int) -> np.ndarray:
@@ -81,29 +91,68 @@ class MemObject:
     userdata: int = 0
     keep: list = field(default_factory=list)           # cffi arrays handed out by QueryPointerInfo
     registrations: int = 0         # userptr: how many times (addr, size) was registered (libhsakmt counts)
+    gpu_addr: int = 0              # its GPU VA when that is not its host address (userptrs without SVM)
+    backing: int = 0               # where the GPU's bytes are when not at addr (VRAM behind a small BAR)
 
     @property
     def end(self) -> int:
         return self.addr + self.size
 
+    @property
+    def gpu(self) -> int:
+        """Where the GPU sees it: its host address (SVM), or the VA of its own BO."""
+        return self.gpu_addr or self.addr
+
 
 class Vram:
-    """One GPU node's VRAM: a reserved mapping used as the emulated device's memory arena."""
+    """One GPU node's VRAM: a reserved mapping used as the emulated device's memory arena.
 
-    def __init__(self, size: int):
+    With a small BAR (``PYHIP_THUNK_QUIRKS=small-bar``) the CPU cannot reach VRAM: the range at the VRAM's
+    addresses is mapped without access (a CPU load or store there faults), and the emulated GPU reads and
+    writes the same pages through a second mapping of them (``alias``); VRAM allocated with HostAccess (what
+    a large BAR gives ROCr) is opened to the CPU."""
+
+    def __init__(self, size: int, small_bar: bool = False):
         from ..emu.memory import DeviceMemory
 
         self.size = size
-        self.base = mmap_anon(size)
-        if not self.base:
+        if small_bar:
+            fd = os.memfd_create("pyhip-vram")
+            try:
+                os.ftruncate(fd, size)
+                self.base = mmap_shared(size, fd, abi.PROT_NONE)
+                self.alias = mmap_shared(size, fd, abi.PROT_READ | abi.PROT_WRITE)
+            finally:
+                os.close(fd)
+        else:
+            self.base = self.alias = mmap_anon(size)
+        if not self.base or not self.alias:
             raise abi.KfdError(abi.NO_MEMORY, f"cannot reserve {size >> 30} GiB of address space for VRAM")
-        self.memory = DeviceMemory(size, base=self.base, arena=host_array(self.base, size))
+        self.memory = DeviceMemory(size, base=self.base, arena=host_array(self.alias, size))
+
+    @property
+    def small_bar(self) -> bool:
+        return self.alias != self.base
+
+    def backing(self, addr: int) -> int:
+        """Where the emulated GPU's bytes of VRAM address ``addr`` are in this process."""
+        return self.alias + (addr - self.base)
+
+    def open_to_cpu(self, addr: int, size: int, on: bool) -> None:
+        if self.small_bar:
+            mprotect(addr, size, abi.PROT_READ | abi.PROT_WRITE if on else abi.PROT_NONE)
+
+    def close(self) -> None:
+        munmap(self.base, self.size)
+        if self.small_bar:
+            munmap(self.alias, self.size)
 
 
 class GpuHostMaps:
-    """Memory objects outside a GPU's VRAM mapped into its bounds table.  They may overlap (userptrs); the
-    table's entries may not, so each entry is the union of a cluster of overlapping objects, rebuilt whenever
-    an object of the cluster is mapped or unmapped."""
+    """Memory objects outside a GPU's VRAM mapped into its bounds table, at their GPU VA.  They may overlap
+    (userptrs); the table's entries may not, so each entry is the union of a cluster of overlapping objects,
+    rebuilt whenever an object of the cluster is mapped or unmapped.  (Objects whose GPU VA is not their host
+    address never overlap anything: their VA is a reservation of their own.)"""
 
     def __init__(self, memory):
         self.memory = memory                   # the GPU's DeviceMemory
@@ -112,11 +161,11 @@ class GpuHostMaps:
 
     def add(self, o: MemObject) -> None:
         self.objects.append(o)
-        self._rebuild(o.addr, o.end)
+        self._rebuild(o.gpu, o.gpu + o.size)
 
     def remove(self, o: MemObject) -> None:
         self.objects.remove(o)
-        self._rebuild(o.addr, o.end)
+        self._rebuild(o.gpu, o.gpu + o.size)
 
     def _rebuild(self, lo: int, hi: int) -> None:
         for start, end in list(self.spans.items()):
@@ -124,14 +173,15 @@ class GpuHostMaps:
                 lo, hi = min(lo, start), max(hi, end)
                 self.memory.unmap_host(start)
                 del self.spans[start]
-        merged: list[list[int]] = []
-        for a, b in sorted((x.addr, x.end) for x in self.objects if x.addr < hi and lo < x.end):
+        merged: list[list[int]] = []          # [gpu start, gpu end, host start]
+        cluster = [x for x in self.objects if x.gpu < hi and lo < x.gpu + x.size]
+        for a, b, h in sorted((x.gpu, x.gpu + x.size, x.backing or x.addr) for x in cluster):
             if merged and a < merged[-1][1]:
                 merged[-1][1] = max(merged[-1][1], b)
             else:
-                merged.append([a, b])
-        for a, b in merged:
-            self.memory.map_host(a, host_array(a, b - a))
+                merged.append([a, b, h])
+        for a, b, h in merged:
+            self.memory.map_host(a, host_array(h, b - a))
             self.spans[a] = b
 
 
@@ -139,8 +189,10 @@ class ProcessMemory:
     """The memory objects of the process: allocations by address; userptr objects (registered user memory,
     which may overlap) by address and size."""
 
-    def __init__(self, topology, gpus: dict):
+    def __init__(self, topology, gpus: dict, no_svm: bool = False, vram: dict | None = None):
         self.topology = topology
+        self.vram = vram or {}                 # node id -> Vram
+        self.no_svm = no_svm                   # userptrs get a GPU VA of their own (PYHIP_THUNK_QUIRKS=no-svm)
         self.gpus = gpus                       # node id -> EmulatedGPU (its .memory is the VRAM arena)
         self.objects: dict[int, MemObject] = {}
         self._starts: list[int] = []
@@ -234,6 +286,11 @@ class ProcessMemory:
                     raise abi.KfdError(abi.NO_MEMORY, str(exc), "ENOMEM") from None
                 o = MemObject(addr, size, node, flags, abi.PTR_ALLOCATED, vram_of=node)
                 o.mapped.add(node)                        # in its own GPU's table from the start
+                v = self.vram.get(node)
+                if v is not None and v.small_bar:
+                    o.backing = v.backing(addr)
+                    if f["HostAccess"]:
+                        v.open_to_cpu(addr, size, True)
             self._add(o)
             return addr
 
@@ -245,6 +302,9 @@ class ProcessMemory:
             self._unmap_all(o)
             self._remove(o)
             if o.vram_of:
+                v = self.vram.get(o.vram_of)
+                if v is not None:
+                    v.open_to_cpu(addr, o.size, False)
                 self.gpus[o.vram_of].memory.free(addr)
             elif o.owned_mapping:
                 munmap(o.addr, o.size)
@@ -258,7 +318,6 @@ class ProcessMemory:
         and so is user memory overlapping an allocation of the thunk's (its pages are not user pages)."""
         if not addr or not size:
             raise abi.KfdError(abi.INVALID_PARAMETER, "null or empty user range")
-        import sys; print(f"REG 0x{addr:x} +{size} -> 0x{addr+size:x} {nodes}", file=sys.stderr)  # DEBUG
         with self.lock:
             for n in nodes:
                 self.topology.check_node(n)
@@ -276,8 +335,14 @@ class ProcessMemory:
                 raise abi.KfdError(abi.MEMORY_ALREADY_REGISTERED, f"0x{addr:x} overlaps an allocation")
             if not host_range_mapped(addr, size):     # amdgpu's userptr pinning (get_user_pages) fails
                 raise abi.KfdError(abi.ERROR, f"0x{addr:x}..0x{addr + size:x} is not mapped memory", "EFAULT")
-            self._add(MemObject(addr, size, 0, flags, abi.PTR_REGISTERED_USER, registered=tuple(nodes),
-                                registrations=1))
+            o = MemObject(addr, size, 0, flags, abi.PTR_REGISTERED_USER, registered=tuple(nodes), registrations=1)
+            if self.no_svm:                    # libhsakmt's userptr BO: a VA of the GPU aperture, same page offset
+                offset = addr & (PAGE - 1)
+                base = mmap_anon(page_ceil(offset + size), prot=abi.PROT_NONE)
+                if not base:
+                    raise abi.KfdError(abi.NO_MEMORY, f"no GPU VA for {size} bytes of user memory")
+                o.gpu_addr = base + offset
+            self._add(o)
 
     def deregister(self, addr: int) -> None:
         with self.lock:
@@ -296,11 +361,14 @@ class ProcessMemory:
     def _drop_userptr(self, o: MemObject) -> None:
         self._unmap_all(o)
         self._remove(o)
+        if o.gpu_addr:
+            munmap(page_floor(o.gpu_addr), page_ceil((o.gpu_addr & (PAGE - 1)) + o.size))
 
     # -- GPU mappings ------------------------------------------------------------------------------
     def map(self, addr: int, size: int, nodes=None) -> int:
         """MapMemoryToGPU(Nodes); ``nodes`` None = the GPUs libhsakmt maps to by default (the owning GPU for
-        VRAM and scratch, every GPU for system and user memory).  Returns the GPU VA (= addr)."""
+        VRAM and scratch, every GPU for system and user memory).  Returns the GPU VA (addr, but a userptr's own
+        VA without SVM)."""
         with self.lock:
             o = self._object_at(addr, size) or self.find(addr)
             if o is None:
@@ -321,7 +389,7 @@ class ProcessMemory:
                 if n not in o.mapped:
                     self.host_maps[n].add(o)
                     o.mapped.add(n)
-            return addr
+            return o.gpu
 
     def unmap(self, addr: int) -> None:
         with self.lock:
@@ -390,7 +458,7 @@ class ProcessMemory:
         if o is None or o.scratch:
             return None
         return dict(Type=o.kind, Node=o.vram_of or o.node, MemFlags=o.flags, CPUAddress=o.addr,
-                    GPUAddress=o.addr, SizeInBytes=o.size, registered=list(o.registered),
+                    GPUAddress=o.gpu, SizeInBytes=o.size, registered=list(o.registered),
                     mapped=sorted(o.mapped), UserData=o.userdata, obj=o)
 
     def set_userdata(self, addr: int, data: int) -> None:

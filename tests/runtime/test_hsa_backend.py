@@ -76,6 +76,21 @@ def test_runtime_tests_on_the_hsa_backend():
     assert r.returncode == 0 and " passed" in r.stdout and "failed" not in r.stdout, r.stdout[-4000:] + r.stderr[-2000:]
 
 
+@pytest.mark.parametrize("quirks", ["no-svm", "small-bar", "cus=228"])
+def test_runtime_tests_under_each_thunk_quirk(quirks):
+    """The runtime's API, kernel-argument, registry and teardown tests on the HSA backend over each hardware
+    variation of the thunk (PYHIP_THUNK_QUIRKS): locked host memory at another GPU address (no-svm), VRAM the
+    CPU cannot map (small-bar), another CU count.  Under small-bar a device array's host view is a copy, so
+    the tests that write device memory through it (test_fault_matrix's flag) are not run there."""
+    files = ["test_hip_api.py", "test_kernargs.py", "test_registry.py", "test_teardown.py"]
+    if quirks != "small-bar":
+        files += ["test_fault_matrix.py"]
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-x",
+                        "-k", "not devices_properties and not no_binary", *[str(HERE / f) for f in files]],
+                       capture_output=True, text=True, timeout=1500, cwd=ROOT, env=env(PYHIP_THUNK_QUIRKS=quirks))
+    assert r.returncode == 0 and " passed" in r.stdout and "failed" not in r.stdout, r.stdout[-4000:] + r.stderr[-2000:]
+
+
 @pytest.mark.parametrize("program, args", [("host_app", []), ("host_api", [BIN / "hipcc52/basic-gfx90a.hsaco"]),
                                            ("host_legacy", [])])
 def test_c_abi_programs_on_the_hsa_backend(program, args):
@@ -321,3 +336,44 @@ def test_stack_size_limit_sizes_a_deep_recursion(recursion, backend):
     r = subprocess.run([sys.executable, "-c", STACK_LIMIT, str(recursion / "recursion.co"), "32768"],
                        capture_output=True, text=True, timeout=600, env=_backend_env(backend))
     assert r.returncode == 0 and r.stdout.split() == ["hipSuccess", "0", "wrong"], r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("quirks, same", [("no-svm", False), ("", True)])
+def test_pinned_memory_through_the_address_rocr_returns(tmp_path, quirks, same):
+    """tests/thunk/src/pinned_alias.hip: hipHostRegister'ed memory used by a kernel through
+    hipHostGetDevicePointer, then as the source and destination of copies.  Without SVM (no-svm) ROCr's
+    hsa_amd_memory_lock returns another address than the host's and the backend uses it (it used to refuse
+    the lock with hipErrorNotSupported); with SVM it is the host address."""
+    exe = tmp_path / "pinned_alias"
+    subprocess.run([require_tool("hipcc"), "--offload-arch=gfx90a", "-O2", str(ROOT / "tests" / "thunk" / "src" /
+                    "pinned_alias.hip"), "-o", str(exe)], check=True, capture_output=True,
+                   env={**os.environ, "HIP_PLATFORM": "amd"})
+    r = subprocess.run([sys.executable, "-m", "pyhip", "exec", str(exe)], capture_output=True, text=True,
+                       timeout=300, env=env(PYHIP_DEVICES="gfx90a:sramecc+:xnack-", PYHIP_THUNK_QUIRKS=quirks))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.splitlines() == [f"device pointer {'is' if same else 'is not'} the host address",
+                                     "kernel through the device pointer: hipSuccess; 0 wrong"], r.stdout
+
+
+def test_small_bar_host_access_goes_through_copies():
+    """PYHIP_THUNK_QUIRKS=small-bar: VRAM is not CPU-mapped (a CPU access would fault), so the backend's host
+    view of a device allocation is a copy, not the memory, and hipMemcpy/hipMemset still give the right bytes."""
+    script = r"""
+import numpy as np
+import pyhip.hip as hip
+from pyhip.runtime.context import runtime
+from pyhip.emu.memory import host_range_mapped
+err, d = hip.hipMalloc(10000)
+a = np.random.default_rng(9).integers(-99, 99, 2500).astype(np.int32)
+hip.hipMemcpy(d, a, a.nbytes, hip.hipMemcpyKind.hipMemcpyHostToDevice)
+hip.hipMemset(int(d) + 400, 7, 40)
+b = np.zeros_like(a)
+hip.hipMemcpy(b, d, b.nbytes, hip.hipMemcpyKind.hipMemcpyDeviceToHost)
+want = a.copy(); want.view(np.uint8)[400:440] = 7
+be = runtime().device().backend
+view = be.host_view(int(d), 16)
+print(host_range_mapped(int(d), 1), view.readonly, np.array_equal(b, want))
+"""
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
+                       env=env(PYHIP_DEVICES="gfx90a:sramecc+:xnack-", PYHIP_THUNK_QUIRKS="small-bar"))
+    assert r.returncode == 0 and r.stdout.split() == ["False", "True", "True"], r.stdout + r.stderr

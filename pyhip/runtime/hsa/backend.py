@@ -23,6 +23,7 @@ import time
 from ...aql.native import ffi as aql_ffi
 from ...aql.native import lib as aql_lib
 from ...aql.packets import TYPE_BARRIER_AND, BarrierPacket, KernelDispatchPacket
+from ...emu.memory import host_range_mapped
 from ...errors import HipError, hipError_t
 from . import api, no_gpu
 from .api import Hsa, ffi
@@ -70,7 +71,8 @@ class HsaSystem:
         self.cpu = None
         self.kernarg_pool = self.fine_pool = None
         self.backends: dict[int, "HsaDeviceBackend"] = {}
-        self._locks: dict[int, int] = {}
+        self._host_allocs: set[int] = set()      # hipHostMalloc memory from ROCr's system pool
+        self._locks: dict[int, list] = {}          # host start -> [lock count, agent address, size]
         handles = []
 
         @ffi.callback("hsa_status_t(hsa_agent_t, void*)")
@@ -214,29 +216,65 @@ class HsaSystem:
         return out
 
     # -- pinned host memory (one ROCr lock for every GPU; each device backend counts its use) ---------
-    def lock_host(self, addr: int, size: int) -> None:
+    def lock_host(self, addr: int, size: int) -> int:
+        """Lock [addr, +size) for every GPU; returns the address the GPUs reach it at — the host address
+        with SVM, another one without (libhsakmt's userptr BO: PYHIP_THUNK_QUIRKS=no-svm)."""
         with self._lock:
-            n = self._locks.get(addr)
-            if n is not None:
-                self._locks[addr] = n + 1
-                return
+            hit = self._locks.get(addr)
+            if hit is not None:
+                hit[0] += 1
+                return hit[1]
             agents = ffi.new("hsa_agent_t[]", [g.struct for g in self.gpus])
             out = ffi.new("void**")
             self.hsa.check(self.hsa.lib.hsa_amd_memory_lock(ffi.cast("void*", addr), size, agents, len(self.gpus),
                                                             out), "hsa_amd_memory_lock")
-            if int(ffi.cast("uintptr_t", out[0])) != addr:
-                self.hsa.lib.hsa_amd_memory_unlock(ffi.cast("void*", addr))
-                raise HipError(hipError_t.hipErrorNotSupported, "pinned memory is not mapped at its host address")
-            self._locks[addr] = 1
+            agent = int(ffi.cast("uintptr_t", out[0]))
+            self._locks[addr] = [1, agent, size]
+            return agent
 
     def unlock_host(self, addr: int) -> None:
         with self._lock:
-            n = self._locks.get(addr, 0) - 1
-            if n > 0:
-                self._locks[addr] = n
+            hit = self._locks.get(addr)
+            if hit is not None and hit[0] > 1:
+                hit[0] -= 1
                 return
             self._locks.pop(addr, None)
             self.hsa.lib.hsa_amd_memory_unlock(ffi.cast("void*", addr))
+
+    def alloc_host(self, size: int) -> int:
+        """hipHostMalloc as AMD's HIP does it: ROCr's fine-grained system memory, accessible to every GPU at
+        its host address (with or without SVM)."""
+        pool = self.fine_pool or self.kernarg_pool
+        out = ffi.new("void**")
+        st = self.hsa.lib.hsa_amd_memory_pool_allocate(pool, size, 0, out)
+        if st != 0:
+            raise HipError(hipError_t.hipErrorOutOfMemory, f"{size} bytes of host memory: {self.hsa.status_string(st)}")
+        agents = ffi.new("hsa_agent_t[]", [g.struct for g in self.gpus])
+        st = self.hsa.lib.hsa_amd_agents_allow_access(len(self.gpus), agents, ffi.NULL, out[0])
+        if st != 0:
+            self.hsa.lib.hsa_amd_memory_pool_free(out[0])
+            self.hsa.check(st, "hsa_amd_agents_allow_access")
+        addr = int(ffi.cast("uintptr_t", out[0]))
+        with self._lock:
+            self._host_allocs.add(addr)
+        return addr
+
+    def free_host(self, addr: int) -> bool:
+        """Free memory of :meth:`alloc_host`; False if ``addr`` is not such memory."""
+        with self._lock:
+            if addr not in self._host_allocs:
+                return False
+            self._host_allocs.discard(addr)
+        self.hsa.lib.hsa_amd_memory_pool_free(ffi.cast("void*", addr))
+        return True
+
+    def agent_address(self, addr: int) -> int:
+        """The GPUs' address of host address ``addr`` inside locked memory (``addr`` itself elsewhere)."""
+        with self._lock:
+            for start, (_, agent, size) in self._locks.items():
+                if start <= addr < start + size:
+                    return agent + (addr - start)
+        return addr
 
     # -- faults --------------------------------------------------------------------------------------
     def _system_event(self, event, _):
@@ -374,6 +412,7 @@ class HsaQueueBackend:
         s = self.pool.acquire(self)
         deps = ffi.new("hsa_signal_t[1]", [ready.sig])
         a = self.agent.struct
+        dst, src = self.backend.device_address(dst), self.backend.device_address(src)
         self.hsa.check(self.hsa.lib.hsa_amd_memory_async_copy(ffi.cast("void*", dst), a, ffi.cast("void*", src), a,
                                                                size, 1, deps, s.sig), "hsa_amd_memory_async_copy")
         self._order_after(s, ready)
@@ -498,6 +537,7 @@ class HsaDeviceBackend:
         self._starts: list[int] = []             # sorted allocation starts
         self._locked: dict[int, int] = {}
         self._host_visible: set[int] = set()     # starts of allocations the CPU accesses directly
+        self._host_hidden: set[int] = set()      # starts of VRAM allocations it cannot (a small BAR)
         self._lock = threading.Lock()
         self._slab = (0, 0)                      # kernarg slab: next free address, end
         self.used = 0
@@ -633,6 +673,7 @@ class HsaDeviceBackend:
             del self._allocs[addr]
             self._starts.remove(addr)
             self._host_visible.discard(addr)
+            self._host_hidden.discard(addr)
             self.used -= entry[0]
         self.hsa.lib.hsa_amd_memory_pool_free(ffi.cast("void*", addr))
 
@@ -703,15 +744,20 @@ class HsaDeviceBackend:
 
     def host_view(self, addr: int, size: int):
         """Device memory the CPU can access directly (system memory; VRAM once the CPU agent is allowed to,
-        which needs a large BAR) as a writable view; otherwise a read-only snapshot."""
+        which needs a large BAR) as a writable view; otherwise a read-only snapshot.  ROCr 5.2 allows the CPU
+        agent on VRAM whatever the BAR, so whether the CPU really has the allocation mapped is checked too
+        (behind a small BAR it has not: host access goes through copies)."""
         hit = self._find(addr)
         if hit is None:
             raise HipError(hipError_t.hipErrorInvalidValue, f"0x{addr:x} is not device memory")
         start = hit[0]
-        if start not in self._host_visible and hit[2] == "user":
+        if start not in self._host_visible and start not in self._host_hidden and hit[2] == "user":
             cpu = ffi.new("hsa_agent_t[1]", [self.system.cpu])
-            if self.hsa.lib.hsa_amd_agents_allow_access(1, cpu, ffi.NULL, ffi.cast("void*", start)) == 0:
+            if self.hsa.lib.hsa_amd_agents_allow_access(1, cpu, ffi.NULL, ffi.cast("void*", start)) == 0 \
+                    and host_range_mapped(start, hit[1]):
                 self._host_visible.add(start)
+            else:
+                self._host_hidden.add(start)
         if start in self._host_visible:
             return memoryview(ffi.buffer(ffi.cast("void*", addr), size))
         return memoryview(self.read(addr, size))
@@ -722,6 +768,16 @@ class HsaDeviceBackend:
     def map_host(self, addr: int, array) -> None:
         self.system.lock_host(addr, array.nbytes)
         self._locked[addr] = array.nbytes
+
+    def alloc_host(self, size: int) -> int:
+        return self.system.alloc_host(size)
+
+    def free_host(self, addr: int) -> bool:
+        return self.system.free_host(addr)
+
+    def device_address(self, addr: int) -> int:
+        """Where kernels and copies reach host address ``addr`` of pinned memory (ROCr's agent pointer)."""
+        return self.system.agent_address(addr)
 
     def unmap_host(self, addr: int) -> bool:
         if self._locked.pop(addr, None) is None:

@@ -46,7 +46,18 @@ def test_enumeration_values_match_the_installed_headers(tmp_path):
              "HSA_QUEUE_TYPE_MULTI": api.QUEUE_TYPE_MULTI, "HSA_SIGNAL_CONDITION_LT": api.COND_LT,
              "HSA_WAIT_STATE_BLOCKED": api.WAIT_BLOCKED, "HSA_AMD_GPU_MEMORY_FAULT_EVENT": api.GPU_MEMORY_FAULT_EVENT,
              "HSA_PROFILE_FULL": api.PROFILE_FULL, "HSA_STATUS_INFO_BREAK": api.STATUS_INFO_BREAK,
-             "HSA_STATUS_ERROR_MEMORY_FAULT": 43}
+             "HSA_STATUS_ERROR_MEMORY_FAULT": 43,
+             "HSA_AGENT_INFO_WAVEFRONT_SIZE": api.AGENT_INFO_WAVEFRONT_SIZE,
+             "HSA_AGENT_INFO_WORKGROUP_MAX_DIM": api.AGENT_INFO_WORKGROUP_MAX_DIM,
+             "HSA_AGENT_INFO_WORKGROUP_MAX_SIZE": api.AGENT_INFO_WORKGROUP_MAX_SIZE,
+             "HSA_AGENT_INFO_GRID_MAX_DIM": api.AGENT_INFO_GRID_MAX_DIM,
+             "HSA_AGENT_INFO_CACHE_SIZE": api.AGENT_INFO_CACHE_SIZE,
+             "HSA_AMD_AGENT_INFO_MAX_CLOCK_FREQUENCY": api.AMD_AGENT_INFO_MAX_CLOCK_FREQUENCY,
+             "HSA_AMD_AGENT_INFO_BDFID": api.AMD_AGENT_INFO_BDFID,
+             "HSA_AMD_AGENT_INFO_MEMORY_WIDTH": api.AMD_AGENT_INFO_MEMORY_WIDTH,
+             "HSA_AMD_AGENT_INFO_MEMORY_MAX_FREQUENCY": api.AMD_AGENT_INFO_MEMORY_MAX_FREQUENCY,
+             "HSA_AMD_AGENT_INFO_MAX_WAVES_PER_CU": api.AMD_AGENT_INFO_MAX_WAVES_PER_CU,
+             "HSA_AMD_AGENT_INFO_DOMAIN": api.AMD_AGENT_INFO_DOMAIN, "HSA_AMD_SEGMENT_GROUP": api.SEGMENT_GROUP}
     src = tmp_path / "enums.c"
     src.write_text("#include <hsa/hsa.h>\n#include <hsa/hsa_ext_amd.h>\n#include <stddef.h>\n#include <stdio.h>\n"
                    "int main(void) {\n" + "".join(f'  printf("{n} %d\\n", (int)({n}));\n' for n in names) +

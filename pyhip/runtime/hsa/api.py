@@ -51,8 +51,6 @@ hsa_status_t hsa_isa_get_info_alt(hsa_isa_t isa, int attribute, void* value);
 hsa_status_t hsa_amd_agent_iterate_memory_pools(hsa_agent_t agent,
     hsa_status_t (*callback)(hsa_amd_memory_pool_t pool, void* data), void* data);
 hsa_status_t hsa_amd_memory_pool_get_info(hsa_amd_memory_pool_t pool, int attribute, void* value);
-hsa_status_t hsa_amd_agent_memory_pool_get_info(hsa_agent_t agent, hsa_amd_memory_pool_t pool, int attribute,
-                                               void* value);
 hsa_status_t hsa_amd_memory_pool_allocate(hsa_amd_memory_pool_t pool, size_t size, uint32_t flags, void** ptr);
 hsa_status_t hsa_amd_memory_pool_free(void* ptr);
 hsa_status_t hsa_amd_agents_allow_access(uint32_t num_agents, const hsa_agent_t* agents, const uint32_t* flags,
@@ -111,7 +109,6 @@ AMD_AGENT_INFO_PRODUCT_NAME, AMD_AGENT_INFO_COMPUTE_UNIT_COUNT, AMD_AGENT_INFO_D
 AMD_AGENT_INFO_MAX_CLOCK_FREQUENCY, AMD_AGENT_INFO_BDFID, AMD_AGENT_INFO_MEMORY_WIDTH = 0xA003, 0xA006, 0xA007
 AMD_AGENT_INFO_MEMORY_MAX_FREQUENCY, AMD_AGENT_INFO_MAX_WAVES_PER_CU, AMD_AGENT_INFO_DOMAIN = 0xA008, 0xA00A, 0xA00F
 SEGMENT_GROUP = 3
-AGENT_POOL_INFO_ACCESS, POOL_ACCESS_NEVER_ALLOWED = 0, 0
 ISA_INFO_NAME_LENGTH, ISA_INFO_NAME = 0, 1
 POOL_INFO_SEGMENT, POOL_INFO_GLOBAL_FLAGS, POOL_INFO_SIZE, POOL_INFO_ALLOC_ALLOWED = 0, 1, 2, 5
 SEGMENT_GLOBAL = 0

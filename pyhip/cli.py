@@ -109,6 +109,11 @@ def cmd_exec(args) -> int:
         from .thunk.build import run_amd as run
     else:
         from .capi.shim import run
+        from .runtime.hsa import precheck
+        err = precheck()
+        if err is not None:                 # the program's first HIP call could only fail: say why instead
+            print(f"pyhip exec: {err}", file=sys.stderr)
+            return 1
     try:
         rc = run(args.program, args.args)
     except FileNotFoundError as exc:

@@ -7,7 +7,6 @@ from .common import invalid
 
 LIMIT_STACK, LIMIT_PRINTF_FIFO, LIMIT_MALLOC_HEAP = 0, 1, 2
 SCHEDULE_MASK, MAP_HOST, LMEM_RESIZE = 0x7, 0x8, 0x16
-STACK_SIZE = 1024                    # per work-item, as ROCclr's default
 
 
 def install(c) -> None:
@@ -21,7 +20,7 @@ def install(c) -> None:
         if limit == LIMIT_MALLOC_HEAP:
             out[0] = rt.device().props.totalGlobalMem
         elif limit == LIMIT_STACK:
-            out[0] = STACK_SIZE
+            out[0] = rt.device().stack_size
         else:
             raise HipError(hipError_t.hipErrorUnsupportedLimit, "hipLimitPrintfFifoSize")
 

@@ -77,7 +77,7 @@ class FastPath:
                                                   extra_hidden=function.hidden_values(stream, grid, block)))
         items = tuple(g * b for g, b in zip(grid, block))
         dims = 3 if items[2] > 1 or block[2] > 1 else (2 if items[1] > 1 or block[1] > 1 else 1)
-        packet = KernelDispatchPacket(dims, tuple(block), items, kernel.private_segment_fixed_size,
+        packet = KernelDispatchPacket(dims, tuple(block), items, stream.device.private_segment_size(kernel),
                                       kernel.group_segment_fixed_size + shared, function.kernel_object, 0,
                                       fs.signal.handle).pack()
         e = self.ffi.new("pyhip_fast_entry*")

@@ -105,9 +105,7 @@ class Dispatch:
         self.grid = tuple(int(g) for g in grid_size)
         self.wg = tuple(max(1, int(x)) for x in workgroup_size)
         self.lds_size = int(group_segment_size)
-        priv = max(int(private_segment_size), kd.private_segment_fixed_size)
-        if kd.properties["uses_dynamic_stack"]:
-            priv += 16384
+        priv = max(int(private_segment_size), kd.private_segment_fixed_size)   # the runtime sized a dynamic stack
         self.private = (priv + 15) // 16 * 16
         self.dispatch_ptr, self.queue_ptr, self.dispatch_id = dispatch_ptr, queue_ptr, dispatch_id
         self.max_steps = max_steps or gpu.watchdog_steps

@@ -80,7 +80,7 @@ def hipDeviceGetLimit(limit):
     if int(limit) == 2:
         return runtime().device().props.totalGlobalMem
     if int(limit) == 0:
-        return 1024
+        return runtime().device().stack_size
     raise HipError(hipError_t.hipErrorUnsupportedLimit, f"limit {int(limit)}")
 
 

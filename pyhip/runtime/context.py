@@ -81,7 +81,8 @@ class Runtime:
 
         system = HsaSystem.get(thunk_library())
         if not system.gpus:
-            raise HipError(hipError_t.hipErrorNoDevice, "ROCr reports no GPU agent (PYHIP_BACKEND=hsa)")
+            from .hsa import no_gpu
+            raise no_gpu("ROCr reports no GPU agent")
         return [Device(i, DeviceISA.parse(a.isa), a.vram_size, backend=HsaDeviceBackend(system, a))
                 for i, a in enumerate(system.gpus)]
 

@@ -12,6 +12,8 @@ from .properties import make_properties
 from .stream import Stream
 
 KERNARG_CHUNK = 4096
+STACK_SIZE = 1024                   # hipLimitStackSize: bytes per work-item, ROCclr's default
+MAX_STACK_SIZE = 64 << 10           # what a dispatch may ask per work-item (COMPUTE_TMPRING_SIZE's reach)
 
 
 def fault_epoch() -> int:
@@ -25,6 +27,9 @@ class Device:
         self.isa = isa
         self.backend = backend or DeviceBackend(isa, memory_size, index)
         self.props = make_properties(isa, index, memory_size)
+        own = getattr(self.backend, "device_properties", None)
+        if own is not None:                         # a GPU that reports its own (the HSA backend: ROCr's agent)
+            own(self.props)
         self._lock = threading.RLock()
         self._streams: "weakref.WeakSet[Stream]" = weakref.WeakSet()
         self.null_stream = Stream(self, null=True)
@@ -39,13 +44,30 @@ class Device:
         self._kernarg_scanned = 0           # length of the busy list after its last full scan
         self._hostcalls: dict[int, object] = {}     # hostcall buffer address -> HostcallBuffer
         self.flags = 0                              # hipSetDeviceFlags scheduling mode
+        self.stack_size = STACK_SIZE                # hipLimitStackSize
         self.cache_config = 0                       # hipDeviceSetCacheConfig
         gpu = self.backend.emulated_gpu
         if gpu is not None:                         # device printf's hostcall buffers are served on s_sleep
             gpu.sleep_hook = self._serve_hostcalls
+        if hasattr(self.backend, "on_queue_lost"):    # a backend whose queues a fault stops (HSA)
+            self.backend.on_queue_lost = self.drop_native_launches
 
     def __repr__(self) -> str:
         return f"<Device {self.index} {self.isa}>"
+
+    def private_segment_size(self, kernel) -> int:
+        """Scratch per work-item a dispatch of ``kernel`` asks for, as AMD's runtime sizes it (clr
+        rocvirtual.cpp): the fixed size, and for a kernel with a dynamic call stack (recursion, indirect
+        calls) at least the device's stack size limit.  Nothing is added beyond that: a deeper stack overflows
+        its scratch as on hardware."""
+        fixed = kernel.private_segment_fixed_size
+        return max(self.stack_size, fixed) if kernel.uses_dynamic_stack else fixed
+
+    def set_stack_size(self, size: int) -> None:
+        """hipDeviceSetLimit(hipLimitStackSize): ROCclr's UpdateStackSize refuses more than the maximum."""
+        if not 0 < int(size) <= MAX_STACK_SIZE:
+            raise HipError(hipError_t.hipErrorInvalidValue, f"stack size {int(size)}: 1..{MAX_STACK_SIZE} bytes")
+        self.stack_size = int(size)
 
     # -- streams -----------------------------------------------------------------------------------
     def new_stream(self, flags: int = 0, priority: int = 0, per_thread: bool = False) -> Stream:
@@ -102,6 +124,15 @@ class Device:
         st, fs, epoch = armed
         fs.signal.wait_value(0, 0)                      # COND_EQ 0, no timeout
         return self._armed is armed and fault_epoch() == epoch
+
+    def drop_native_launches(self) -> None:
+        """A queue of this device stopped for good (a fault): no native launch may be published into it any
+        more — the next launch goes through Python, which moves its stream to a new queue."""
+        self.disarm_sync()
+        self.launch_generation += 1
+        hook = self.fast_invalidate
+        if hook is not None:
+            hook(None)
 
     def disarm_sync(self) -> None:
         """Anything but a native launch happens on this device: a synchronize must go through Python again."""

@@ -104,7 +104,7 @@ class Function(Handle):
                            f"stream belongs to device {stream.device.index}, kernel to device {self.device.index}")
         cmd = stream.launch(self.kernel_object, bytes(kernarg), items, block,
                             self.kernel.group_segment_fixed_size + shared,
-                            self.kernel.private_segment_fixed_size, what=self.kernel.demangled)
+                            self.device.private_segment_size(self.kernel), what=self.kernel.demangled)
         if cache_key is not None and not extra and not cooperative:
             from .fastlaunch import prepare
             args = list(args or ())

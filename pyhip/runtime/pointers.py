@@ -63,7 +63,9 @@ def attributes(addr: int) -> Attributes | None:
     """None for memory the runtime does not know (pageable host memory, garbage)."""
     h = find_host(addr)
     if h is not None:
-        return Attributes(int(hipMemoryType.hipMemoryTypeHost), h.device, addr, addr, int(h.kind == "managed"),
+        translate = getattr(runtime().devices[h.device].backend, "device_address", None)   # pinned without SVM
+        device = translate(addr) if translate is not None else addr
+        return Attributes(int(hipMemoryType.hipMemoryTypeHost), h.device, device, addr, int(h.kind == "managed"),
                           h.flags, h.start, h.size)
     for dev in runtime().devices:
         hit = dev.backend.find(addr)

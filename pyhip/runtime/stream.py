@@ -66,6 +66,7 @@ class Stream(Handle):
         if q is not None and getattr(q, "dead", None) is not None:
             q.close()                           # a queue the GPU gave up on (a fault): continue on a new one
             q = None
+            self._fast = None                   # its native launch state went with it
         if q is None:
             q = self._queue = self.device.backend.new_queue()
         return q

@@ -17,6 +17,7 @@ from ..emu.device import EmulatedGPU
 from . import abi
 from .cp import CommandProcessor
 from .memory import PAGE, ProcessMemory, Vram, host_array, mmap_anon, munmap
+from .quirks import Quirks
 from .topology import Topology
 
 KFD_VERSION = (1, 14)                 # the KFD ioctl interface of Linux 6.x
@@ -67,15 +68,17 @@ class Kfd:
     ``memory_fault(node, va, failure, flags)`` and ``gpu_clock()`` (pyhip.thunk.entry binds it to the
     library; tests may pass their own)."""
 
-    def __init__(self, native, device_spec: str | None = None):
+    def __init__(self, native, device_spec: str | None = None, quirks: Quirks | None = None):
         self.native = native
-        self.topology = Topology(device_spec or os.environ.get("PYHIP_DEVICES", "gfx90a:sramecc+:xnack-"))
+        self.quirks = Quirks.from_environment() if quirks is None else quirks
+        self.topology = Topology(device_spec or os.environ.get("PYHIP_DEVICES", "gfx90a:sramecc+:xnack-"),
+                                 self.quirks)
         self.vram = {}
         self.gpus = {}
         for g in self.topology.gpus:
-            v = self.vram[g.node_id] = Vram(g.board.vram)
+            v = self.vram[g.node_id] = Vram(g.board.vram, small_bar=self.quirks.small_bar)
             self.gpus[g.node_id] = EmulatedGPU(str(g.isa), g.board.vram, index=g.node_id, memory=v.memory)
-        self.memory = ProcessMemory(self.topology, self.gpus)
+        self.memory = ProcessMemory(self.topology, self.gpus, no_svm=self.quirks.no_svm, vram=self.vram)
         self.queues: dict[int, KfdQueue] = {}
         self._next_queue = 1
         self._doorbells: dict[int, tuple[int, list[bool]]] = {}
@@ -250,5 +253,5 @@ class Kfd:
             munmap(page, DOORBELLS * 8)
         self._doorbells.clear()
         for v in self.vram.values():
-            munmap(v.base, v.size)
+            v.close()
         self.vram.clear()

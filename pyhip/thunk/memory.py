@@ -9,6 +9,10 @@ Every GPU virtual address is the host address (a dGPU in libhsakmt's SVM layout)
   mapping; registered user memory and SVM ranges are the caller's own pages.  Those enter a GPU's bounds
   table when they are mapped to it (``MapMemoryToGPU(Nodes)``, SVM access attributes) and leave it when
   unmapped or freed — a kernel touching memory its GPU has not mapped faults like on hardware;
+* registered user memory (userptr objects) may overlap, as in libhsakmt (objects keyed by address and size)
+  and amdkfd (each its own BO over the same pages): AMD's HIP registers page-rounded ranges, so neighbouring
+  slices of one host buffer overlap.  The emulator's bounds table holds disjoint entries, so a GPU's table
+  holds the union of the overlapping objects mapped to it (:class:`GpuHostMaps`);
 * the scratch aperture (``MemFlags.Scratch``) is reserved address space; the emulator keeps each lane's
   private memory itself, so mapping scratch only records which ranges the queues may use.
 """
@@ -30,7 +34,7 @@ _libc = ctypes.CDLL(None, use_errno=True)
 _libc.mmap.restype = ctypes.c_void_p
 _libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
 _libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
-MAP_PRIVATE, MAP_ANONYMOUS, MAP_NORESERVE, MAP_FIXED_NOREPLACE = 0x02, 0x20, 0x4000, 0x100000
+MAP_SHARED, MAP_PRIVATE, MAP_ANONYMOUS, MAP_NORESERVE, MAP_FIXED_NOREPLACE = 0x01, 0x02, 0x20, 0x4000, 0x100000
 MAP_FAILED = ctypes.c_void_p(-1).value
 
 
@@ -46,6 +50,16 @@ def mmap_anon(size: int, fixed: int = 0, prot: int = abi.PROT_READ | abi.PROT_WR
 
 def munmap(addr: int, size: int) -> None:
     _libc.munmap(addr, size)
+
+
+def mmap_shared(size: int, fd: int, prot: int) -> int:
+    p = _libc.mmap(None, size, prot, MAP_SHARED | MAP_NORESERVE, fd, 0)
+    return 0 if p is None or p == MAP_FAILED else p
+
+
+def mprotect(addr: int, size: int, prot: int) -> None:
+    if _libc.mprotect(ctypes.c_void_p(addr), ctypes.c_size_t(size), prot) != 0:
+        raise abi.KfdError(abi.ERROR, f"mprotect(0x{addr:x}, {size}) failed: errno {ctypes.get_errno()}")
 
 
 def host_array(addr: int, size: int) -> np.ndarray:
@@ -77,52 +91,159 @@ class MemObject:
     userdata: int = 0
     keep: list = field(default_factory=list)           # cffi arrays handed out by QueryPointerInfo
     registrations: int = 0         # userptr: how many times (addr, size) was registered (libhsakmt counts)
+    gpu_addr: int = 0              # its GPU VA when that is not its host address (userptrs without SVM)
+    backing: int = 0               # where the GPU's bytes are when not at addr (VRAM behind a small BAR)
 
     @property
     def end(self) -> int:
         return self.addr + self.size
 
+    @property
+    def gpu(self) -> int:
+        """Where the GPU sees it: its host address (SVM), or the VA of its own BO."""
+        return self.gpu_addr or self.addr
+
 
 class Vram:
-    """One GPU node's VRAM: a reserved mapping used as the emulated device's memory arena."""
+    """One GPU node's VRAM: a reserved mapping used as the emulated device's memory arena.
 
-    def __init__(self, size: int):
+    With a small BAR (``PYHIP_THUNK_QUIRKS=small-bar``) the CPU cannot reach VRAM: the range at the VRAM's
+    addresses is mapped without access (a CPU load or store there faults), and the emulated GPU reads and
+    writes the same pages through a second mapping of them (``alias``); VRAM allocated with HostAccess (what
+    a large BAR gives ROCr) is opened to the CPU."""
+
+    def __init__(self, size: int, small_bar: bool = False):
         from ..emu.memory import DeviceMemory
 
         self.size = size
-        self.base = mmap_anon(size)
-        if not self.base:
+        if small_bar:
+            fd = os.memfd_create("pyhip-vram")
+            try:
+                os.ftruncate(fd, size)
+                self.base = mmap_shared(size, fd, abi.PROT_NONE)
+                self.alias = mmap_shared(size, fd, abi.PROT_READ | abi.PROT_WRITE)
+            finally:
+                os.close(fd)
+        else:
+            self.base = self.alias = mmap_anon(size)
+        if not self.base or not self.alias:
             raise abi.KfdError(abi.NO_MEMORY, f"cannot reserve {size >> 30} GiB of address space for VRAM")
-        self.memory = DeviceMemory(size, base=self.base, arena=host_array(self.base, size))
+        self.memory = DeviceMemory(size, base=self.base, arena=host_array(self.alias, size))
+
+    @property
+    def small_bar(self) -> bool:
+        return self.alias != self.base
+
+    def backing(self, addr: int) -> int:
+        """Where the emulated GPU's bytes of VRAM address ``addr`` are in this process."""
+        return self.alias + (addr - self.base)
+
+    def open_to_cpu(self, addr: int, size: int, on: bool) -> None:
+        if self.small_bar:
+            mprotect(addr, size, abi.PROT_READ | abi.PROT_WRITE if on else abi.PROT_NONE)
+
+    def close(self) -> None:
+        munmap(self.base, self.size)
+        if self.small_bar:
+            munmap(self.alias, self.size)
+
+
+class GpuHostMaps:
+    """Memory objects outside a GPU's VRAM mapped into its bounds table, at their GPU VA.  They may overlap
+    (userptrs); the table's entries may not, so each entry is the union of a cluster of overlapping objects,
+    rebuilt whenever an object of the cluster is mapped or unmapped.  (Objects whose GPU VA is not their host
+    address never overlap anything: their VA is a reservation of their own.)"""
+
+    def __init__(self, memory):
+        self.memory = memory                   # the GPU's DeviceMemory
+        self.objects: list[MemObject] = []
+        self.spans: dict[int, int] = {}        # table entries made here: start -> end
+
+    def add(self, o: MemObject) -> None:
+        self.objects.append(o)
+        self._rebuild(o.gpu, o.gpu + o.size)
+
+    def remove(self, o: MemObject) -> None:
+        self.objects.remove(o)
+        self._rebuild(o.gpu, o.gpu + o.size)
+
+    def _rebuild(self, lo: int, hi: int) -> None:
+        for start, end in list(self.spans.items()):
+            if start < hi and lo < end:
+                lo, hi = min(lo, start), max(hi, end)
+                self.memory.unmap_host(start)
+                del self.spans[start]
+        merged: list[list[int]] = []          # [gpu start, gpu end, host start]
+        cluster = [x for x in self.objects if x.gpu < hi and lo < x.gpu + x.size]
+        for a, b, h in sorted((x.gpu, x.gpu + x.size, x.backing or x.addr) for x in cluster):
+            if merged and a < merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], b)
+            else:
+                merged.append([a, b, h])
+        for a, b, h in merged:
+            self.memory.map_host(a, host_array(h, b - a))
+            self.spans[a] = b
 
 
 class ProcessMemory:
-    """The memory objects of the process, by address."""
+    """The memory objects of the process: allocations by address; userptr objects (registered user memory,
+    which may overlap) by address and size."""
 
-    def __init__(self, topology, gpus: dict):
+    def __init__(self, topology, gpus: dict, no_svm: bool = False, vram: dict | None = None):
         self.topology = topology
+        self.vram = vram or {}                 # node id -> Vram
+        self.no_svm = no_svm                   # userptrs get a GPU VA of their own (PYHIP_THUNK_QUIRKS=no-svm)
         self.gpus = gpus                       # node id -> EmulatedGPU (its .memory is the VRAM arena)
         self.objects: dict[int, MemObject] = {}
         self._starts: list[int] = []
+        self.user: list[MemObject] = []        # userptr objects, sorted by (address, size)
+        self.host_maps = {n: GpuHostMaps(g.memory) for n, g in gpus.items()}
         self.svm: list[tuple[int, int, dict]] = []     # (start, end, {attr type: value or set of nodes})
         self.lock = threading.RLock()
         self.scratch_size = 4 << 30
 
     # -- lookup ------------------------------------------------------------------------------------
     def find(self, addr: int) -> MemObject | None:
+        """The object holding ``addr``: an allocation, else the userptr object starting nearest below it
+        (libhsakmt's range lookup walks its userptr tree from the right)."""
         with self.lock:
             i = bisect.bisect_right(self._starts, addr) - 1
             if i >= 0:
                 o = self.objects[self._starts[i]]
                 if addr < o.end:
                     return o
+            for o in reversed(self.user[:bisect.bisect_right(self.user, (addr, 1 << 64), key=_key)]):
+                if addr < o.end:
+                    return o
         return None
 
+    def _userptr(self, addr: int, size: int = 0) -> MemObject | None:
+        """libhsakmt's vm_find_object_by_userptr: the object registered as (addr, size); size 0: the only
+        object starting at addr (None when several do)."""
+        i = bisect.bisect_left(self.user, (addr, 0), key=_key)
+        same = []
+        while i < len(self.user) and self.user[i].addr == addr:
+            same.append(self.user[i])
+            i += 1
+        if size:
+            return next((o for o in same if o.size == size), None)
+        return same[0] if len(same) == 1 else None
+
+    def _object_at(self, addr: int, size: int = 0) -> MemObject | None:
+        """The object an address names (and a size, for userptrs), as hsaKmtMap/Unmap/Deregister look it up."""
+        return self.objects.get(addr) or self._userptr(addr, size) or (self._userptr(addr) if size else None)
+
     def _add(self, o: MemObject) -> None:
+        if o.kind == abi.PTR_REGISTERED_USER:
+            bisect.insort(self.user, o, key=_key)
+            return
         self.objects[o.addr] = o
         bisect.insort(self._starts, o.addr)
 
     def _remove(self, o: MemObject) -> None:
+        if o.kind == abi.PTR_REGISTERED_USER:
+            self.user.remove(o)
+            return
         del self.objects[o.addr]
         self._starts.remove(o.addr)
 
@@ -165,6 +286,11 @@ class ProcessMemory:
                     raise abi.KfdError(abi.NO_MEMORY, str(exc), "ENOMEM") from None
                 o = MemObject(addr, size, node, flags, abi.PTR_ALLOCATED, vram_of=node)
                 o.mapped.add(node)                        # in its own GPU's table from the start
+                v = self.vram.get(node)
+                if v is not None and v.small_bar:
+                    o.backing = v.backing(addr)
+                    if f["HostAccess"]:
+                        v.open_to_cpu(addr, size, True)
             self._add(o)
             return addr
 
@@ -176,6 +302,9 @@ class ProcessMemory:
             self._unmap_all(o)
             self._remove(o)
             if o.vram_of:
+                v = self.vram.get(o.vram_of)
+                if v is not None:
+                    v.open_to_cpu(addr, o.size, False)
                 self.gpus[o.vram_of].memory.free(addr)
             elif o.owned_mapping:
                 munmap(o.addr, o.size)
@@ -183,16 +312,17 @@ class ProcessMemory:
     def register_user(self, addr: int, size: int, flags: int, nodes=()) -> None:
         """libhsakmt's fmm_register_memory: registering the start of an existing allocation records the
         nodes; registering an existing user range again (same address and size) counts one more
-        registration; new user memory becomes a userptr object — if its pages are mapped.  Registering
-        with other nodes than a registered object already has is MEMORY_ALREADY_REGISTERED.  (libhsakmt
-        also lets userptr objects overlap; here a range overlapping another one is refused.)"""
+        registration; new user memory becomes a userptr object — if its pages are mapped — even where it
+        overlaps other userptr objects (libhsakmt keys them by address and size; amdkfd gives each its own
+        BO).  Registering with other nodes than a registered object already has is MEMORY_ALREADY_REGISTERED,
+        and so is user memory overlapping an allocation of the thunk's (its pages are not user pages)."""
         if not addr or not size:
             raise abi.KfdError(abi.INVALID_PARAMETER, "null or empty user range")
         with self.lock:
             for n in nodes:
                 self.topology.check_node(n)
-            o = self.objects.get(addr)
-            if o is not None and (o.kind != abi.PTR_REGISTERED_USER or o.size == size):
+            o = self.objects.get(addr) or self._userptr(addr, size)
+            if o is not None:
                 if o.registered and nodes and tuple(nodes) != o.registered:
                     raise abi.KfdError(abi.MEMORY_ALREADY_REGISTERED, f"0x{addr:x} is registered to other nodes")
                 if o.kind == abi.PTR_REGISTERED_USER:
@@ -200,34 +330,47 @@ class ProcessMemory:
                 if nodes and not o.registered:
                     o.registered = tuple(nodes)
                 return
-            for a in (addr, addr + size - 1):
-                if self.find(a) is not None:
-                    raise abi.KfdError(abi.MEMORY_ALREADY_REGISTERED, f"0x{addr:x} overlaps registered memory")
+            i = bisect.bisect_left(self._starts, addr + size)
+            if i and self.objects[self._starts[i - 1]].end > addr:
+                raise abi.KfdError(abi.MEMORY_ALREADY_REGISTERED, f"0x{addr:x} overlaps an allocation")
             if not host_range_mapped(addr, size):     # amdgpu's userptr pinning (get_user_pages) fails
                 raise abi.KfdError(abi.ERROR, f"0x{addr:x}..0x{addr + size:x} is not mapped memory", "EFAULT")
-            self._add(MemObject(addr, size, 0, flags, abi.PTR_REGISTERED_USER, registered=tuple(nodes),
-                                registrations=1))
+            o = MemObject(addr, size, 0, flags, abi.PTR_REGISTERED_USER, registered=tuple(nodes), registrations=1)
+            if self.no_svm:                    # libhsakmt's userptr BO: a VA of the GPU aperture, same page offset
+                offset = addr & (PAGE - 1)
+                base = mmap_anon(page_ceil(offset + size), prot=abi.PROT_NONE)
+                if not base:
+                    raise abi.KfdError(abi.NO_MEMORY, f"no GPU VA for {size} bytes of user memory")
+                o.gpu_addr = base + offset
+            self._add(o)
 
     def deregister(self, addr: int) -> None:
         with self.lock:
-            o = self.objects.get(addr)
+            o = self._object_at(addr)
             if o is None:
-                raise abi.KfdError(abi.MEMORY_NOT_REGISTERED, f"0x{addr:x} is not registered")
+                raise abi.KfdError(abi.MEMORY_NOT_REGISTERED, f"0x{addr:x} is not registered (or is the start "
+                                                              "of several overlapping registrations)")
             if o.kind == abi.PTR_REGISTERED_USER:
                 o.registrations -= 1
                 if o.registrations > 0:                # registered again: still pinned
                     return
-                self._unmap_all(o)
-                self._remove(o)
+                self._drop_userptr(o)
             else:                         # allocations: libhsakmt only drops the registration record
                 o.registered = ()
+
+    def _drop_userptr(self, o: MemObject) -> None:
+        self._unmap_all(o)
+        self._remove(o)
+        if o.gpu_addr:
+            munmap(page_floor(o.gpu_addr), page_ceil((o.gpu_addr & (PAGE - 1)) + o.size))
 
     # -- GPU mappings ------------------------------------------------------------------------------
     def map(self, addr: int, size: int, nodes=None) -> int:
         """MapMemoryToGPU(Nodes); ``nodes`` None = the GPUs libhsakmt maps to by default (the owning GPU for
-        VRAM and scratch, every GPU for system and user memory).  Returns the GPU VA (= addr)."""
+        VRAM and scratch, every GPU for system and user memory).  Returns the GPU VA (addr, but a userptr's own
+        VA without SVM)."""
         with self.lock:
-            o = self.find(addr)
+            o = self._object_at(addr, size) or self.find(addr)
             if o is None:
                 raise abi.KfdError(abi.INVALID_PARAMETER, f"0x{addr:x} is not in a known memory object")
             if o.scratch:
@@ -244,13 +387,13 @@ class ProcessMemory:
                     raise abi.KfdError(abi.INVALID_NODE_UNIT, f"node {n} is not a GPU")
             for n in nodes:
                 if n not in o.mapped:
-                    self.gpus[n].memory.map_host(o.addr, host_array(o.addr, o.size))
+                    self.host_maps[n].add(o)
                     o.mapped.add(n)
-            return addr
+            return o.gpu
 
     def unmap(self, addr: int) -> None:
         with self.lock:
-            o = self.find(addr)
+            o = self._object_at(addr) or self.find(addr)
             if o is None:
                 raise abi.KfdError(abi.INVALID_PARAMETER, f"0x{addr:x} is not in a known memory object")
             if o.scratch:
@@ -262,7 +405,7 @@ class ProcessMemory:
     def _unmap_all(self, o: MemObject) -> None:
         for n in list(o.mapped):
             if n != o.vram_of:
-                self.gpus[n].memory.unmap_host(o.addr)
+                self.host_maps[n].remove(o)
             o.mapped.discard(n)
         if o.vram_of:
             o.mapped.add(o.vram_of)      # VRAM stays in its own GPU's table until freed
@@ -315,7 +458,7 @@ class ProcessMemory:
         if o is None or o.scratch:
             return None
         return dict(Type=o.kind, Node=o.vram_of or o.node, MemFlags=o.flags, CPUAddress=o.addr,
-                    GPUAddress=o.addr, SizeInBytes=o.size, registered=list(o.registered),
+                    GPUAddress=o.gpu, SizeInBytes=o.size, registered=list(o.registered),
                     mapped=sorted(o.mapped), UserData=o.userdata, obj=o)
 
     def set_userdata(self, addr: int, data: int) -> None:
@@ -326,14 +469,17 @@ class ProcessMemory:
 
     def release_all(self) -> None:
         with self.lock:
+            for o in list(self.user):
+                self._drop_userptr(o)
             for o in list(self.objects.values()):
                 try:
-                    if o.kind == abi.PTR_REGISTERED_USER:
-                        self.deregister(o.addr)
-                    else:
-                        self.free(o.addr)
+                    self.free(o.addr)
                 except abi.KfdError:
                     pass
+
+
+def _key(o: MemObject) -> tuple[int, int]:
+    return (o.addr, o.size)
 
 
 def pid() -> int:

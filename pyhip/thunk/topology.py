@@ -14,6 +14,7 @@ from ..loader.targetid import DeviceISA
 from ..emu import clocks
 from ..runtime.properties import PRESETS
 from . import abi
+from .quirks import Quirks
 
 CPU_NODE = 0
 
@@ -149,13 +150,15 @@ def cpu_model_name() -> str:
 
 
 class Topology:
-    def __init__(self, device_spec: str):
+    def __init__(self, device_spec: str, quirks: Quirks = Quirks()):
         self.gpus: list[GpuNode] = []
+        self.quirks = quirks
         for i, text in enumerate(t.strip() for t in device_spec.split(",") if t.strip()):
             isa = DeviceISA.parse(text)
             if isa.processor not in BOARDS:
                 raise abi.KfdError(abi.ERROR, f"the emulated KFD has no board for {isa.processor}")
             name, cus, engine, l2 = PRESETS[isa.processor]
+            cus = quirks.cus or cus
             mhz = clocks.core_khz(isa.processor) // 1000
             self.gpus.append(GpuNode(i + 1, 0x1000 + i, isa, BOARDS[isa.processor], name, cus, mhz, l2,
                                      _engine_override(engine)))
@@ -187,7 +190,7 @@ class Topology:
         b = g.board
         cap = abi.pack_bits(abi.CAPABILITY, WatchPointsSupported=1, WatchPointsTotalBits=2, DoorbellType=2,
                             Mem_EDCSupport=1, RASEventNotify=1, SRAM_EDCSupport=int(bool(g.isa.sramecc)),
-                            SVMAPISupported=1)
+                            SVMAPISupported=int(not self.quirks.no_svm))
         major, minor, step = g.engine
         engine = abi.pack_bits(abi.ENGINE_ID, uCode=b.fw_version & 0x3FF, Major=major, Minor=minor, Stepping=step)
         return dict(
@@ -212,7 +215,9 @@ class Topology:
             return [dict(HeapType=abi.HEAP_SYSTEM, SizeInBytes=self.system_ram, Width=64, MemoryClockMax=3200)]
         g = self.gpu(node_id)
         (lds, _), (scratch, scratch_size), (svm, svm_size) = apertures
-        return [dict(HeapType=abi.HEAP_FB_PUBLIC, SizeInBytes=g.board.vram, Width=4096, MemoryClockMax=1600),
+        # small BAR: the CPU cannot map VRAM — amdkfd reports the frame buffer as private (not host-visible)
+        vram = abi.HEAP_FB_PRIVATE if self.quirks.small_bar else abi.HEAP_FB_PUBLIC
+        return [dict(HeapType=vram, SizeInBytes=g.board.vram, Width=4096, MemoryClockMax=1600),
                 dict(HeapType=abi.HEAP_LDS, SizeInBytes=g.lds_bytes, VirtualBaseAddress=lds),
                 dict(HeapType=abi.HEAP_SCRATCH, SizeInBytes=scratch_size, VirtualBaseAddress=scratch),
                 dict(HeapType=abi.HEAP_SVM, SizeInBytes=svm_size, VirtualBaseAddress=svm)]

@@ -2,6 +2,7 @@
 is here is the emulated one, so this is how the backend that drives real GPUs is tested: the same runtime
 tests, C ABI programs and kernels run with PYHIP_BACKEND=hsa and must agree with the emulator backend."""
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -45,7 +46,18 @@ def test_enumeration_values_match_the_installed_headers(tmp_path):
              "HSA_QUEUE_TYPE_MULTI": api.QUEUE_TYPE_MULTI, "HSA_SIGNAL_CONDITION_LT": api.COND_LT,
              "HSA_WAIT_STATE_BLOCKED": api.WAIT_BLOCKED, "HSA_AMD_GPU_MEMORY_FAULT_EVENT": api.GPU_MEMORY_FAULT_EVENT,
              "HSA_PROFILE_FULL": api.PROFILE_FULL, "HSA_STATUS_INFO_BREAK": api.STATUS_INFO_BREAK,
-             "HSA_STATUS_ERROR_MEMORY_FAULT": 43}
+             "HSA_STATUS_ERROR_MEMORY_FAULT": 43,
+             "HSA_AGENT_INFO_WAVEFRONT_SIZE": api.AGENT_INFO_WAVEFRONT_SIZE,
+             "HSA_AGENT_INFO_WORKGROUP_MAX_DIM": api.AGENT_INFO_WORKGROUP_MAX_DIM,
+             "HSA_AGENT_INFO_WORKGROUP_MAX_SIZE": api.AGENT_INFO_WORKGROUP_MAX_SIZE,
+             "HSA_AGENT_INFO_GRID_MAX_DIM": api.AGENT_INFO_GRID_MAX_DIM,
+             "HSA_AGENT_INFO_CACHE_SIZE": api.AGENT_INFO_CACHE_SIZE,
+             "HSA_AMD_AGENT_INFO_MAX_CLOCK_FREQUENCY": api.AMD_AGENT_INFO_MAX_CLOCK_FREQUENCY,
+             "HSA_AMD_AGENT_INFO_BDFID": api.AMD_AGENT_INFO_BDFID,
+             "HSA_AMD_AGENT_INFO_MEMORY_WIDTH": api.AMD_AGENT_INFO_MEMORY_WIDTH,
+             "HSA_AMD_AGENT_INFO_MEMORY_MAX_FREQUENCY": api.AMD_AGENT_INFO_MEMORY_MAX_FREQUENCY,
+             "HSA_AMD_AGENT_INFO_MAX_WAVES_PER_CU": api.AMD_AGENT_INFO_MAX_WAVES_PER_CU,
+             "HSA_AMD_AGENT_INFO_DOMAIN": api.AMD_AGENT_INFO_DOMAIN, "HSA_AMD_SEGMENT_GROUP": api.SEGMENT_GROUP}
     src = tmp_path / "enums.c"
     src.write_text("#include <hsa/hsa.h>\n#include <hsa/hsa_ext_amd.h>\n#include <stddef.h>\n#include <stdio.h>\n"
                    "int main(void) {\n" + "".join(f'  printf("{n} %d\\n", (int)({n}));\n' for n in names) +
@@ -72,6 +84,21 @@ def test_runtime_tests_on_the_hsa_backend():
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-x",
                         "-k", "not devices_properties and not no_binary", *[str(HERE / f) for f in files]],
                        capture_output=True, text=True, timeout=1500, cwd=ROOT, env=env())
+    assert r.returncode == 0 and " passed" in r.stdout and "failed" not in r.stdout, r.stdout[-4000:] + r.stderr[-2000:]
+
+
+@pytest.mark.parametrize("quirks", ["no-svm", "small-bar", "cus=228"])
+def test_runtime_tests_under_each_thunk_quirk(quirks):
+    """The runtime's API, kernel-argument, registry and teardown tests on the HSA backend over each hardware
+    variation of the thunk (PYHIP_THUNK_QUIRKS): locked host memory at another GPU address (no-svm), VRAM the
+    CPU cannot map (small-bar), another CU count.  Under small-bar a device array's host view is a copy, so
+    the tests that write device memory through it (test_fault_matrix's flag) are not run there."""
+    files = ["test_hip_api.py", "test_kernargs.py", "test_registry.py", "test_teardown.py"]
+    if quirks != "small-bar":
+        files += ["test_fault_matrix.py"]
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-x",
+                        "-k", "not devices_properties and not no_binary", *[str(HERE / f) for f in files]],
+                       capture_output=True, text=True, timeout=1500, cwd=ROOT, env=env(PYHIP_THUNK_QUIRKS=quirks))
     assert r.returncode == 0 and " passed" in r.stdout and "failed" not in r.stdout, r.stdout[-4000:] + r.stderr[-2000:]
 
 
@@ -117,3 +144,247 @@ def test_corpus_and_triton_kernels_on_the_hsa_backend():
                         *map(str, files)],
                        capture_output=True, text=True, timeout=1500, cwd=ROOT, env=env())
     assert r.returncode == 0 and " passed" in r.stdout and "failed" not in r.stdout, r.stdout[-4000:] + r.stderr[-2000:]
+
+
+@pytest.fixture(scope="module")
+def native_fault(tmp_path_factory):
+    src = HERE / "src" / "native_fault.hip"
+    exe = tmp_path_factory.mktemp("native_fault") / "native_fault"
+    subprocess.run([require_tool("hipcc"), "--offload-arch=gfx90a", "-O2", str(src), "-o", str(exe)], check=True,
+                   capture_output=True, env={**os.environ, "HIP_PLATFORM": "amd"})
+    return exe
+
+
+@pytest.mark.parametrize("backend", ["hsa", "emu"])
+def test_fault_after_native_launches_is_reported_not_hung(native_fault, backend):
+    """Hundreds of repeat launches (the C ABI's native path, completing through the stream's counter signal),
+    then a launch that faults while repeats are in flight: hipDeviceSynchronize returns hipErrorIllegalAddress
+    within the timeout (on ROCr the counter used to be created without its queue: the wait never saw the queue
+    die), and the native path does not keep publishing into the dead queue — the kernel refills the buffer
+    and the bytes are right."""
+    one = {"PYHIP_DEVICES": "gfx90a:sramecc+:xnack-", "PYHIP_SHIM_STATS": "1"}
+    e = env(**one) if backend == "hsa" else {**os.environ, **one, "PYHIP_BACKEND": "emu"}
+    r = subprocess.run([sys.executable, "-m", "pyhip", "exec", str(native_fault), "200"], capture_output=True,
+                       text=True, timeout=120, env=e)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.splitlines()[-3:] == ["sync: hipErrorIllegalAddress", "after: hipSuccess", "values ok"], r.stdout
+    native = int(re.search(r"pyhip shim: (\d+) native launches", r.stderr).group(1))
+    assert native >= 500, r.stderr
+
+
+@pytest.mark.skipif(os.path.exists("/dev/kfd"), reason="this machine has amdgpu's KFD")
+@pytest.mark.parametrize("command", [["info"], ["exec", str(BIN / "host" / "host_app")]])
+def test_no_gpu_is_said_plainly(command):
+    """PYHIP_BACKEND=hsa on a machine without an AMD GPU (no /dev/kfd, ROCr over the system's libhsakmt): the
+    error says so and names PYHIP_HSA_THUNK=pyhip — not hipErrorOutOfMemory from hsa_init, and the program is
+    not started to fail every call."""
+    e = {k: v for k, v in env().items() if k != "PYHIP_HSA_THUNK"}
+    r = subprocess.run([sys.executable, "-m", "pyhip", *command], capture_output=True, text=True, timeout=120, env=e)
+    assert r.returncode != 0 and "PASS" not in r.stdout, r.stdout + r.stderr
+    assert "hipErrorNoDevice" in r.stderr and "found no AMD GPU" in r.stderr, r.stderr
+    assert "PYHIP_HSA_THUNK=pyhip" in r.stderr and "OutOfMemory" not in r.stderr, r.stderr
+
+
+COOPERATIVE = r"""
+import sys
+import numpy as np
+import pyhip.hip as hip
+from pyhip.errors import hipError_t as E
+from pyhip._hip_enums import hipDeviceAttribute_t as A
+
+def ok(r):
+    err, *rest = r if isinstance(r, tuple) else (r,)
+    assert err == E.hipSuccess, err
+    return rest[0] if len(rest) == 1 else rest
+
+m = ok(hip.hipModuleLoad(sys.argv[1]))
+f = ok(hip.hipModuleGetFunction(m, "exchange"))
+cus = ok(hip.hipDeviceGetAttribute(A.hipDeviceAttributeMultiprocessorCount, 0))
+per_cu = ok(hip.hipOccupancyMaxActiveBlocksPerMultiprocessor(f, 64, 65536))
+groups = per_cu * cus
+n = groups * 64 - 5
+a = np.random.default_rng(3).integers(-1000, 1000, n).astype(np.int32)
+din, tmp, dout = (ok(hip.hipMalloc(n * 4)) for _ in range(3))
+ok(hip.hipMemcpy(din, a, n * 4, hip.hipMemcpyKind.hipMemcpyHostToDevice))
+ok(hip.hipLaunchCooperativeKernel(f, (groups, 1, 1), (64, 1, 1), [din, tmp, dout, np.int32(n)], 65536, None))
+ok(hip.hipDeviceSynchronize())
+out = np.zeros(n, np.int32)
+ok(hip.hipMemcpy(out, dout, n * 4, hip.hipMemcpyKind.hipMemcpyDeviceToHost))
+assert np.array_equal(out, np.roll(a * 3, -(n // 2 + 1))), "grid.sync exchange"
+too_many = hip.hipLaunchCooperativeKernel(f, (groups + 1, 1, 1), (64, 1, 1), [din, tmp, dout, np.int32(n)], 65536, None)
+print("cus", cus, "per_cu", per_cu, "groups", groups, "one more:", E(too_many[0] if isinstance(too_many, tuple) else too_many).name)
+"""
+
+
+@pytest.mark.parametrize("cus", [228, 20])
+def test_properties_and_cooperative_launches_from_the_agent(tmp_path, cus):
+    """PYHIP_THUNK_QUIRKS=cus=N: the emulated KFD reports N CUs (an MI300A's 228, a small partition's 20)
+    instead of the board's 104.  The HSA backend's properties come from ROCr's agent (CUs, name, clocks,
+    memory, limits — checked against `pyhip info` and the agent), so hipDeviceGetAttribute reports N and a
+    cooperative launch of occupancy x N work-groups (one per CU: each needs the whole LDS) runs its grid.sync()
+    to the right bytes, while one group more is hipErrorCooperativeLaunchTooLarge."""
+    co = tmp_path / "coop_fill.co"
+    subprocess.run([require_tool("hipcc"), "--genco", "--offload-arch=gfx90a", str(HERE / "src" / "coop_fill.hip"),
+                    "-o", str(co)], check=True, capture_output=True, env={**os.environ, "HIP_PLATFORM": "amd"})
+    e = env(PYHIP_DEVICES="gfx90a:sramecc+:xnack-", PYHIP_THUNK_QUIRKS=f"cus={cus}")
+    r = subprocess.run([sys.executable, "-c", COOPERATIVE, str(co)], capture_output=True, text=True, timeout=600,
+                       env=e)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.split() == ["cus", str(cus), "per_cu", "1", "groups", str(cus), "one", "more:",
+                                "hipErrorCooperativeLaunchTooLarge"], r.stdout
+    info = subprocess.run([sys.executable, "-m", "pyhip", "info"], capture_output=True, text=True, timeout=300, env=e)
+    assert f" {cus} CUs " in info.stdout and "— hsa (" in info.stdout, info.stdout + info.stderr
+
+
+def test_device_properties_are_the_agents():
+    """Every property the backend takes from ROCr's agent agrees with the KFD topology the agent was made from
+    (pyhip's thunk in this process: its node properties are the independent source) — and differs from the
+    emulator preset where the topology does (the PCI location)."""
+    script = r"""
+import pyhip.runtime.context as c
+from pyhip.thunk.entry import current
+d = c.runtime().devices[0]
+p, g = d.props, current().topology.gpu(d.backend.agent.node)
+node = current().topology.node_properties(g.node_id)
+banks = current().topology.memory_banks(g.node_id, current().apertures(g.node_id))
+caches = current().topology.caches(g.node_id)
+assert p.name == node["MarketingName"], p.name
+assert p.multiProcessorCount == node["NumFComputeCores"] // node["NumSIMDPerCU"] == 96
+assert p.clockRate == node["MaxEngineClockMhzFCompute"] * 1000
+assert p.memoryClockRate == banks[0]["MemoryClockMax"] * 1000 and p.memoryBusWidth == banks[0]["Width"]
+assert p.totalGlobalMem == banks[0]["SizeInBytes"]
+assert p.l2CacheSize == next(x["CacheSize"] for x in caches if x["CacheLevel"] == 2) * 1024
+assert p.sharedMemPerBlock == node["LDSSizeInKB"] * 1024
+assert p.maxThreadsPerMultiProcessor == node["MaxWavesPerSIMD"] * node["NumSIMDPerCU"] * 64
+assert p.pciBusID == (node["LocationId"] >> 8) & 0xFF != 1
+print("ok")
+"""
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
+                       env=env(PYHIP_DEVICES="gfx90a:sramecc+:xnack-", PYHIP_THUNK_QUIRKS="cus=96"))
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stdout + r.stderr
+
+
+@pytest.fixture(scope="module")
+def recursion(tmp_path_factory):
+    src, tmp = HERE / "src" / "recursion.hip", tmp_path_factory.mktemp("recursion")
+    hip_env = {**os.environ, "HIP_PLATFORM": "amd"}
+    subprocess.run([require_tool("hipcc"), "--offload-arch=gfx90a", "-O2", str(src), "-o", str(tmp / "recursion")],
+                   check=True, capture_output=True, env=hip_env)
+    subprocess.run([require_tool("hipcc"), "--genco", "--offload-arch=gfx90a", "-O2", str(src), "-o",
+                    str(tmp / "recursion.co")], check=True, capture_output=True, env=hip_env)
+    return tmp
+
+
+# the native engine cannot run these recursive kernels yet (a return lands on "an address that is not an
+# instruction", with or without the old padding): the numpy engine runs them
+RECURSION_ENV = {"PYHIP_DEVICES": "gfx90a:sramecc+:xnack-", "PYHIP_ENGINE": "numpy"}
+
+
+def _backend_env(backend):
+    return env(**RECURSION_ENV) if backend == "hsa" else {**os.environ, **RECURSION_ENV, "PYHIP_BACKEND": "emu"}
+
+
+@pytest.mark.parametrize("backend", ["hsa", "emu"])
+@pytest.mark.parametrize("depth, fits", [(300, True), (600, False)])
+def test_dynamic_stack_gets_the_scratch_amd_sizes(recursion, backend, depth, fits):
+    """A recursive kernel (uses_dynamic_stack; hipcc 5.2 puts 16 KiB + its frame in private_segment_fixed_size)
+    gets the scratch AMD's runtime gives it, max(stack size limit 1 KiB, fixed size) per work-item, on both
+    backends: 300 levels of 48-byte frames fit and are right against the host's recursion; 600 overflow it
+    and fault, as they would on hardware — the emulator no longer adds 16 KiB that hid the overflow."""
+    r = subprocess.run([sys.executable, "-m", "pyhip", "exec", str(recursion / "recursion"), str(depth)],
+                       capture_output=True, text=True, timeout=600, env=_backend_env(backend))
+    assert r.returncode == 0 and "stack limit 1024" in r.stdout, r.stdout + r.stderr
+    verdict = r.stdout.strip().splitlines()[-1]
+    if fits:
+        assert verdict == f"recursion depth {depth}..{depth + 3}: hipSuccess, 0 wrong", r.stdout + r.stderr
+    else:
+        assert "hipErrorIllegalAddress" in verdict, r.stdout + r.stderr
+
+
+STACK_LIMIT = r"""
+import sys
+import numpy as np
+import pyhip.hip as hip
+from pyhip.errors import hipError_t as E
+from pyhip.runtime.context import runtime
+
+def ok(r):
+    err, *rest = r if isinstance(r, tuple) else (r,)
+    assert err == E.hipSuccess, err
+    return rest[0] if len(rest) == 1 else rest
+
+def walk(v, i, depth):                               # wraps like the device's 64-bit arithmetic
+    local = [v[(i + k * depth) & 1023] ^ depth for k in range(4)]
+    if depth == 0:
+        return local[0]
+    x = (walk(v, i + 1, depth - 1) * 3 + local[depth & 3] - local[(depth + 1) & 3]) & (2**64 - 1)
+    return x - 2**64 if x >= 2**63 else x
+
+sys.setrecursionlimit(10000)
+dev = runtime().device()
+dev.set_stack_size(int(sys.argv[2]))                 # hipDeviceSetLimit(hipLimitStackSize) of newer HIP
+m = ok(hip.hipModuleLoad(sys.argv[1]))
+f = ok(hip.hipModuleGetFunction(m, "recurse"))
+n, depth = 100, 600
+v = np.random.default_rng(5).integers(-1000, 1000, 1024).astype(np.int32)
+dv, dout = ok(hip.hipMalloc(v.nbytes)), ok(hip.hipMalloc(n * 8))
+ok(hip.hipMemcpy(dv, v, v.nbytes, hip.hipMemcpyKind.hipMemcpyHostToDevice))
+ok(hip.hipModuleLaunchKernel(f, 2, 1, 1, 64, 1, 1, 0, None, [dv, dout, np.int32(n), np.int32(depth)], None))
+err = hip.hipDeviceSynchronize()
+err = err[0] if isinstance(err, tuple) else err
+out = np.zeros(n, np.int64)
+hip.hipMemcpy(out, dout, n * 8, hip.hipMemcpyKind.hipMemcpyDeviceToHost)
+want = np.array([walk([int(x) for x in v], i, depth + (i & 3)) for i in range(n)], np.int64)
+print(E(err).name, int((out != want).sum()), "wrong")
+"""
+
+
+@pytest.mark.parametrize("backend", ["hsa", "emu"])
+def test_stack_size_limit_sizes_a_deep_recursion(recursion, backend):
+    """With the device's stack size limit raised to 32 KiB (above the kernel's fixed 16 KiB + frame), AMD's
+    sizing max(limit, fixed) covers 600 levels: the same kernel that faults with the default limit runs
+    right on both backends."""
+    r = subprocess.run([sys.executable, "-c", STACK_LIMIT, str(recursion / "recursion.co"), "32768"],
+                       capture_output=True, text=True, timeout=600, env=_backend_env(backend))
+    assert r.returncode == 0 and r.stdout.split() == ["hipSuccess", "0", "wrong"], r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("quirks, same", [("no-svm", False), ("", True)])
+def test_pinned_memory_through_the_address_rocr_returns(tmp_path, quirks, same):
+    """tests/thunk/src/pinned_alias.hip: hipHostRegister'ed memory used by a kernel through
+    hipHostGetDevicePointer, then as the source and destination of copies.  Without SVM (no-svm) ROCr's
+    hsa_amd_memory_lock returns another address than the host's and the backend uses it (it used to refuse
+    the lock with hipErrorNotSupported); with SVM it is the host address."""
+    exe = tmp_path / "pinned_alias"
+    subprocess.run([require_tool("hipcc"), "--offload-arch=gfx90a", "-O2", str(ROOT / "tests" / "thunk" / "src" /
+                    "pinned_alias.hip"), "-o", str(exe)], check=True, capture_output=True,
+                   env={**os.environ, "HIP_PLATFORM": "amd"})
+    r = subprocess.run([sys.executable, "-m", "pyhip", "exec", str(exe)], capture_output=True, text=True,
+                       timeout=300, env=env(PYHIP_DEVICES="gfx90a:sramecc+:xnack-", PYHIP_THUNK_QUIRKS=quirks))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.splitlines() == [f"device pointer {'is' if same else 'is not'} the host address",
+                                     "kernel through the device pointer: hipSuccess; 0 wrong"], r.stdout
+
+
+def test_small_bar_host_access_goes_through_copies():
+    """PYHIP_THUNK_QUIRKS=small-bar: VRAM is not CPU-mapped (a CPU access would fault), so the backend's host
+    view of a device allocation is a copy, not the memory, and hipMemcpy/hipMemset still give the right bytes."""
+    script = r"""
+import numpy as np
+import pyhip.hip as hip
+from pyhip.runtime.context import runtime
+from pyhip.emu.memory import host_range_mapped
+err, d = hip.hipMalloc(10000)
+a = np.random.default_rng(9).integers(-99, 99, 2500).astype(np.int32)
+hip.hipMemcpy(d, a, a.nbytes, hip.hipMemcpyKind.hipMemcpyHostToDevice)
+hip.hipMemset(int(d) + 400, 7, 40)
+b = np.zeros_like(a)
+hip.hipMemcpy(b, d, b.nbytes, hip.hipMemcpyKind.hipMemcpyDeviceToHost)
+want = a.copy(); want.view(np.uint8)[400:440] = 7
+be = runtime().device().backend
+view = be.host_view(int(d), 16)
+print(host_range_mapped(int(d), 1), view.readonly, np.array_equal(b, want))
+"""
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
+                       env=env(PYHIP_DEVICES="gfx90a:sramecc+:xnack-", PYHIP_THUNK_QUIRKS="small-bar"))
+    assert r.returncode == 0 and r.stdout.split() == ["False", "True", "True"], r.stdout + r.stderr

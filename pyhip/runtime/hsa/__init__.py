@@ -35,6 +35,23 @@ def choose() -> str:
         return "emu"
 
 
+def no_gpu(detail: str) -> HipError:
+    """PYHIP_BACKEND=hsa where ROCr finds no AMD GPU: said plainly, with the ways to go on."""
+    where = "/dev/kfd exists" if os.path.exists("/dev/kfd") else "there is no /dev/kfd (amdgpu's KFD)"
+    return HipError(hipError_t.hipErrorNoDevice,
+                    f"PYHIP_BACKEND=hsa found no AMD GPU: {where}; {detail}. To run ROCr on pyhip's emulated GPU "
+                    "set PYHIP_HSA_THUNK=pyhip; PYHIP_BACKEND=emu (or auto, the default) uses the emulator directly")
+
+
+def precheck() -> HipError | None:
+    """Before a program starts on the HSA backend (``pyhip exec``): the error it would meet at once when
+    PYHIP_BACKEND=hsa asks for the system's KFD and there is none."""
+    if os.environ.get("PYHIP_BACKEND", "").lower() == "hsa" and thunk_library() is None \
+            and not os.path.exists("/dev/kfd"):
+        return no_gpu("ROCr cannot start without it")
+    return None
+
+
 def gpu_agents():
     from .backend import HsaSystem
     return HsaSystem.get(thunk_library()).gpus

@@ -103,7 +103,12 @@ hsa_status_t hsa_amd_register_system_event_handler(hsa_status_t (*callback)(cons
 # hsa.h / hsa_ext_amd.h
 STATUS_SUCCESS, STATUS_INFO_BREAK = 0, 1
 AGENT_INFO_NAME, AGENT_INFO_DEVICE, AGENT_INFO_QUEUE_MAX_SIZE = 0, 17, 14
+AGENT_INFO_WAVEFRONT_SIZE, AGENT_INFO_WORKGROUP_MAX_DIM, AGENT_INFO_WORKGROUP_MAX_SIZE = 6, 7, 8
+AGENT_INFO_GRID_MAX_DIM, AGENT_INFO_CACHE_SIZE = 9, 18
 AMD_AGENT_INFO_PRODUCT_NAME, AMD_AGENT_INFO_COMPUTE_UNIT_COUNT, AMD_AGENT_INFO_DRIVER_NODE_ID = 40969, 40962, 40964
+AMD_AGENT_INFO_MAX_CLOCK_FREQUENCY, AMD_AGENT_INFO_BDFID, AMD_AGENT_INFO_MEMORY_WIDTH = 0xA003, 0xA006, 0xA007
+AMD_AGENT_INFO_MEMORY_MAX_FREQUENCY, AMD_AGENT_INFO_MAX_WAVES_PER_CU, AMD_AGENT_INFO_DOMAIN = 0xA008, 0xA00A, 0xA00F
+SEGMENT_GROUP = 3
 ISA_INFO_NAME_LENGTH, ISA_INFO_NAME = 0, 1
 POOL_INFO_SEGMENT, POOL_INFO_GLOBAL_FLAGS, POOL_INFO_SIZE, POOL_INFO_ALLOC_ALLOWED = 0, 1, 2, 5
 SEGMENT_GLOBAL = 0
@@ -171,7 +176,9 @@ class Hsa:
                     cls._instance = cls(lib, path)
                     break
                 else:
-                    raise HipError(hipError_t.hipErrorNoDevice, f"ROCr (libhsa-runtime64.so.1) not found: {last}")
+                    raise HipError(hipError_t.hipErrorNoDevice,
+                                   f"PYHIP_BACKEND=hsa needs ROCr (libhsa-runtime64.so.1), not found: {last}; "
+                                   "PYHIP_BACKEND=emu (or auto) runs on pyhip's emulated GPU without it")
             return cls._instance
 
     def check(self, status: int, what: str) -> None:

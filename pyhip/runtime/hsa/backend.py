@@ -23,8 +23,9 @@ import time
 from ...aql.native import ffi as aql_ffi
 from ...aql.native import lib as aql_lib
 from ...aql.packets import TYPE_BARRIER_AND, BarrierPacket, KernelDispatchPacket
+from ...emu.memory import host_range_mapped
 from ...errors import HipError, hipError_t
-from . import api
+from . import api, no_gpu
 from .api import Hsa, ffi
 from .signals import HsaCounter, HsaSignal, HsaSignalPool
 
@@ -38,6 +39,7 @@ class Agent:
     def __init__(self, handle, name, isa, node, product, cus, vram_pool, vram_size):
         self.handle, self.name, self.isa, self.node, self.product = handle, name, isa, node, product
         self.cus, self.vram_pool, self.vram_size = cus, vram_pool, vram_size
+        self.info: dict = {}           # what hipDeviceProp_t is made of (HsaSystem._agent_info)
 
     @property
     def struct(self):
@@ -60,12 +62,17 @@ class HsaSystem:
     def __init__(self, thunk: str | None):
         self.hsa = Hsa.load(thunk)
         lib = self.hsa.lib
-        self.hsa.check(lib.hsa_init(), "hsa_init")
+        status = lib.hsa_init()
+        if status != api.STATUS_SUCCESS:
+            if thunk is None:                  # the system's KFD: most likely there is no AMD GPU at all
+                raise no_gpu(f"hsa_init failed: {self.hsa.status_string(status).rstrip('.')}")
+            self.hsa.check(status, "hsa_init")
         self.gpus: list[Agent] = []
         self.cpu = None
         self.kernarg_pool = self.fine_pool = None
         self.backends: dict[int, "HsaDeviceBackend"] = {}
-        self._locks: dict[int, int] = {}
+        self._host_allocs: set[int] = set()      # hipHostMalloc memory from ROCr's system pool
+        self._locks: dict[int, list] = {}          # host start -> [lock count, agent address, size]
         handles = []
 
         @ffi.callback("hsa_status_t(hsa_agent_t, void*)")
@@ -94,6 +101,7 @@ class HsaSystem:
                                        self._u32(a, api.AMD_AGENT_INFO_DRIVER_NODE_ID),
                                        self._string(a, api.AMD_AGENT_INFO_PRODUCT_NAME),
                                        self._u32(a, api.AMD_AGENT_INFO_COMPUTE_UNIT_COUNT), vram[0][0], vram[0][1]))
+                self.gpus[-1].info = self._agent_info(a)
         if self.kernarg_pool is None:
             raise HipError(hipError_t.hipErrorNoDevice, "ROCr reports no kernarg memory pool")
         self._on_event = ffi.callback("hsa_status_t(const hsa_amd_event_t*, void*)", self._system_event)
@@ -135,6 +143,44 @@ class HsaSystem:
         self.hsa.lib.hsa_agent_get_info(a, attr, v)
         return v[0]
 
+    def _get(self, a, attr, ctype: str):
+        v = ffi.new(ctype)
+        self.hsa.check(self.hsa.lib.hsa_agent_get_info(a, attr, v), f"hsa_agent_get_info({attr:#x})")
+        return v
+
+    def _agent_info(self, a) -> dict:
+        """The device's limits and sizes as ROCr reports them (what AMD's HIP builds hipDeviceProp_t from:
+        ROCclr's rocdevice.cpp), the LDS size from the agent's group-segment pool."""
+        dims, grid = self._get(a, api.AGENT_INFO_WORKGROUP_MAX_DIM, "uint16_t[3]"), \
+            self._get(a, api.AGENT_INFO_GRID_MAX_DIM, "uint32_t[3]")
+        caches = self._get(a, api.AGENT_INFO_CACHE_SIZE, "uint32_t[4]")
+        lds = [size for seg, size in self._segment_sizes(a) if seg == api.SEGMENT_GROUP]
+        return dict(wavefront=self._get(a, api.AGENT_INFO_WAVEFRONT_SIZE, "uint32_t*")[0],
+                    block_dims=tuple(dims), max_block=self._get(a, api.AGENT_INFO_WORKGROUP_MAX_SIZE, "uint32_t*")[0],
+                    grid_dims=tuple(grid), l2=caches[1],
+                    clock_mhz=self._get(a, api.AMD_AGENT_INFO_MAX_CLOCK_FREQUENCY, "uint32_t*")[0],
+                    memory_mhz=self._get(a, api.AMD_AGENT_INFO_MEMORY_MAX_FREQUENCY, "uint32_t*")[0],
+                    memory_width=self._get(a, api.AMD_AGENT_INFO_MEMORY_WIDTH, "uint32_t*")[0],
+                    waves_per_cu=self._get(a, api.AMD_AGENT_INFO_MAX_WAVES_PER_CU, "uint32_t*")[0],
+                    bdf=self._get(a, api.AMD_AGENT_INFO_BDFID, "uint32_t*")[0],
+                    domain=self._get(a, api.AMD_AGENT_INFO_DOMAIN, "uint32_t*")[0],
+                    lds=lds[0] if lds else 0)
+
+    def _segment_sizes(self, a) -> list:
+        out = []
+        lib = self.hsa.lib
+
+        @ffi.callback("hsa_status_t(hsa_amd_memory_pool_t, void*)")
+        def each_pool(pool, _):
+            seg, size = ffi.new("uint32_t*"), ffi.new("size_t*")
+            lib.hsa_amd_memory_pool_get_info(pool, api.POOL_INFO_SEGMENT, seg)
+            lib.hsa_amd_memory_pool_get_info(pool, api.POOL_INFO_SIZE, size)
+            out.append((seg[0], size[0]))
+            return api.STATUS_SUCCESS
+
+        lib.hsa_amd_agent_iterate_memory_pools(a, each_pool, ffi.NULL)
+        return out
+
     def _isa(self, a) -> str:
         names = []
 
@@ -170,29 +216,65 @@ class HsaSystem:
         return out
 
     # -- pinned host memory (one ROCr lock for every GPU; each device backend counts its use) ---------
-    def lock_host(self, addr: int, size: int) -> None:
+    def lock_host(self, addr: int, size: int) -> int:
+        """Lock [addr, +size) for every GPU; returns the address the GPUs reach it at — the host address
+        with SVM, another one without (libhsakmt's userptr BO: PYHIP_THUNK_QUIRKS=no-svm)."""
         with self._lock:
-            n = self._locks.get(addr)
-            if n is not None:
-                self._locks[addr] = n + 1
-                return
+            hit = self._locks.get(addr)
+            if hit is not None:
+                hit[0] += 1
+                return hit[1]
             agents = ffi.new("hsa_agent_t[]", [g.struct for g in self.gpus])
             out = ffi.new("void**")
             self.hsa.check(self.hsa.lib.hsa_amd_memory_lock(ffi.cast("void*", addr), size, agents, len(self.gpus),
                                                             out), "hsa_amd_memory_lock")
-            if int(ffi.cast("uintptr_t", out[0])) != addr:
-                self.hsa.lib.hsa_amd_memory_unlock(ffi.cast("void*", addr))
-                raise HipError(hipError_t.hipErrorNotSupported, "pinned memory is not mapped at its host address")
-            self._locks[addr] = 1
+            agent = int(ffi.cast("uintptr_t", out[0]))
+            self._locks[addr] = [1, agent, size]
+            return agent
 
     def unlock_host(self, addr: int) -> None:
         with self._lock:
-            n = self._locks.get(addr, 0) - 1
-            if n > 0:
-                self._locks[addr] = n
+            hit = self._locks.get(addr)
+            if hit is not None and hit[0] > 1:
+                hit[0] -= 1
                 return
             self._locks.pop(addr, None)
             self.hsa.lib.hsa_amd_memory_unlock(ffi.cast("void*", addr))
+
+    def alloc_host(self, size: int) -> int:
+        """hipHostMalloc as AMD's HIP does it: ROCr's fine-grained system memory, accessible to every GPU at
+        its host address (with or without SVM)."""
+        pool = self.fine_pool or self.kernarg_pool
+        out = ffi.new("void**")
+        st = self.hsa.lib.hsa_amd_memory_pool_allocate(pool, size, 0, out)
+        if st != 0:
+            raise HipError(hipError_t.hipErrorOutOfMemory, f"{size} bytes of host memory: {self.hsa.status_string(st)}")
+        agents = ffi.new("hsa_agent_t[]", [g.struct for g in self.gpus])
+        st = self.hsa.lib.hsa_amd_agents_allow_access(len(self.gpus), agents, ffi.NULL, out[0])
+        if st != 0:
+            self.hsa.lib.hsa_amd_memory_pool_free(out[0])
+            self.hsa.check(st, "hsa_amd_agents_allow_access")
+        addr = int(ffi.cast("uintptr_t", out[0]))
+        with self._lock:
+            self._host_allocs.add(addr)
+        return addr
+
+    def free_host(self, addr: int) -> bool:
+        """Free memory of :meth:`alloc_host`; False if ``addr`` is not such memory."""
+        with self._lock:
+            if addr not in self._host_allocs:
+                return False
+            self._host_allocs.discard(addr)
+        self.hsa.lib.hsa_amd_memory_pool_free(ffi.cast("void*", addr))
+        return True
+
+    def agent_address(self, addr: int) -> int:
+        """The GPUs' address of host address ``addr`` inside locked memory (``addr`` itself elsewhere)."""
+        with self._lock:
+            for start, (_, agent, size) in self._locks.items():
+                if start <= addr < start + size:
+                    return agent + (addr - start)
+        return addr
 
     # -- faults --------------------------------------------------------------------------------------
     def _system_event(self, event, _):
@@ -249,7 +331,8 @@ class HsaQueueBackend:
         backend.queues.add(self)
 
     def _queue_error(self, status, queue, data) -> None:
-        self.dead = HipError(api.hip_error(status), f"queue error: {self.hsa.status_string(status)}")
+        self.backend.lose_queues([self], HipError(api.hip_error(status),
+                                                  f"queue error: {self.hsa.status_string(status)}"))
 
     def _submit(self, packet: bytes) -> None:
         if self.dead is not None:
@@ -329,6 +412,7 @@ class HsaQueueBackend:
         s = self.pool.acquire(self)
         deps = ffi.new("hsa_signal_t[1]", [ready.sig])
         a = self.agent.struct
+        dst, src = self.backend.device_address(dst), self.backend.device_address(src)
         self.hsa.check(self.hsa.lib.hsa_amd_memory_async_copy(ffi.cast("void*", dst), a, ffi.cast("void*", src), a,
                                                                size, 1, deps, s.sig), "hsa_amd_memory_async_copy")
         self._order_after(s, ready)
@@ -371,7 +455,7 @@ class HsaFastLaunchState:
         self.queue = qb.queue
         self.queue.address = qb.queue._base
         self.ring_address = qb.backend.alloc(qb.queue.size * self.SLOT, kind="kernarg")
-        self.signal = qb.pool.acquire(None, 0)
+        self.signal = qb.pool.acquire(qb, 0)           # with its queue: a wait sees the queue die (a fault)
         self.signal.pinned = True                      # never back to the pool: the C path counts on it
         self.counter = HsaCounter(self.signal)
         self.launches = NativeBlock(8)
@@ -453,13 +537,39 @@ class HsaDeviceBackend:
         self._starts: list[int] = []             # sorted allocation starts
         self._locked: dict[int, int] = {}
         self._host_visible: set[int] = set()     # starts of allocations the CPU accesses directly
+        self._host_hidden: set[int] = set()      # starts of VRAM allocations it cannot (a small BAR)
         self._lock = threading.Lock()
         self._slab = (0, 0)                      # kernarg slab: next free address, end
         self.used = 0
+        self.on_queue_lost = None                # set by the runtime's Device: drops its native launch entries
         system.backends[agent.handle] = self
 
     def describe(self) -> str:
         return f"hsa ({self.agent.product}, ROCr node {self.agent.node})"
+
+    def device_properties(self, p) -> None:
+        """hipDeviceProp_t from the agent, as AMD's HIP makes it (ROCclr rocdevice.cpp / hipamd
+        hip_device.cpp), over the emulator-preset defaults: a partitioned card, an MI300A or any board pyhip
+        has no preset for reports what it is, and cooperative launches are sized from its real CU count."""
+        a, i = self.agent, self.agent.info
+        rdna = a.isa.startswith("gfx1")
+        p.name = a.product or p.name
+        p.multiProcessorCount = a.cus // 2 if rdna else a.cus       # WGP mode on RDNA: a WGP is one processor
+        p.totalGlobalMem = a.vram_size
+        if not i:
+            return
+        p.warpSize = i["wavefront"]
+        p.maxThreadsPerBlock = i["max_block"]
+        p.maxThreadsDim = tuple(int(d) for d in i["block_dims"])
+        p.maxGridSize = tuple(min(int(d), 0x7FFFFFFF) for d in i["grid_dims"])
+        p.clockRate = i["clock_mhz"] * 1000
+        p.memoryClockRate = i["memory_mhz"] * 1000
+        p.memoryBusWidth = i["memory_width"]
+        p.l2CacheSize = i["l2"]
+        p.maxThreadsPerMultiProcessor = i["waves_per_cu"] * i["wavefront"]
+        if i["lds"]:
+            p.sharedMemPerBlock = p.maxSharedMemoryPerMultiProcessor = i["lds"]
+        p.pciBusID, p.pciDeviceID, p.pciDomainID = (i["bdf"] >> 8) & 0xFF, (i["bdf"] >> 3) & 0x1F, i["domain"]
 
     @property
     def emulated_gpu(self):
@@ -479,8 +589,20 @@ class HsaDeviceBackend:
     def memory_fault(self, address: int, reason: int, fault=None) -> None:
         err = fault or _emulator_report(address) or HipError(
             hipError_t.hipErrorIllegalAddress, f"GPU memory fault at 0x{address:x} (reason mask 0x{reason:x})")
-        for q in list(self.queues):
-            q.dead = err                   # the queue is gone (KFD evicted it); the stream makes a new one
+        self.lose_queues(list(self.queues), err)
+
+    def lose_queues(self, queues, err: HipError) -> None:
+        """``queues`` stopped for good: native launches stop publishing into them first (the runtime's hook),
+        then waiters on their unfinished commands return with ``err``; each stream moves to a new queue."""
+        hook = self.on_queue_lost
+        if hook is not None:
+            try:
+                hook()
+            except Exception:  # noqa: BLE001 - called from ROCr's threads: never unwind into them
+                pass
+        for q in queues:
+            if q.dead is None:
+                q.dead = err
 
     # -- memory --------------------------------------------------------------------------------------
     KERNARG_SLAB = 1 << 20
@@ -551,6 +673,7 @@ class HsaDeviceBackend:
             del self._allocs[addr]
             self._starts.remove(addr)
             self._host_visible.discard(addr)
+            self._host_hidden.discard(addr)
             self.used -= entry[0]
         self.hsa.lib.hsa_amd_memory_pool_free(ffi.cast("void*", addr))
 
@@ -621,15 +744,20 @@ class HsaDeviceBackend:
 
     def host_view(self, addr: int, size: int):
         """Device memory the CPU can access directly (system memory; VRAM once the CPU agent is allowed to,
-        which needs a large BAR) as a writable view; otherwise a read-only snapshot."""
+        which needs a large BAR) as a writable view; otherwise a read-only snapshot.  ROCr 5.2 allows the CPU
+        agent on VRAM whatever the BAR, so whether the CPU really has the allocation mapped is checked too
+        (behind a small BAR it has not: host access goes through copies)."""
         hit = self._find(addr)
         if hit is None:
             raise HipError(hipError_t.hipErrorInvalidValue, f"0x{addr:x} is not device memory")
         start = hit[0]
-        if start not in self._host_visible and hit[2] == "user":
+        if start not in self._host_visible and start not in self._host_hidden and hit[2] == "user":
             cpu = ffi.new("hsa_agent_t[1]", [self.system.cpu])
-            if self.hsa.lib.hsa_amd_agents_allow_access(1, cpu, ffi.NULL, ffi.cast("void*", start)) == 0:
+            if self.hsa.lib.hsa_amd_agents_allow_access(1, cpu, ffi.NULL, ffi.cast("void*", start)) == 0 \
+                    and host_range_mapped(start, hit[1]):
                 self._host_visible.add(start)
+            else:
+                self._host_hidden.add(start)
         if start in self._host_visible:
             return memoryview(ffi.buffer(ffi.cast("void*", addr), size))
         return memoryview(self.read(addr, size))
@@ -640,6 +768,16 @@ class HsaDeviceBackend:
     def map_host(self, addr: int, array) -> None:
         self.system.lock_host(addr, array.nbytes)
         self._locked[addr] = array.nbytes
+
+    def alloc_host(self, size: int) -> int:
+        return self.system.alloc_host(size)
+
+    def free_host(self, addr: int) -> bool:
+        return self.system.free_host(addr)
+
+    def device_address(self, addr: int) -> int:
+        """Where kernels and copies reach host address ``addr`` of pinned memory (ROCr's agent pointer)."""
+        return self.system.agent_address(addr)
 
     def unmap_host(self, addr: int) -> bool:
         if self._locked.pop(addr, None) is None:

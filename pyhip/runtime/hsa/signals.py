@@ -121,26 +121,31 @@ class HsaSignalPool:
 
 
 class HsaCounter:
-    """The native launches' completion as the stream sees it (CounterSignal's contract): complete at 0,
-    never pooled."""
+    """The native launches' completion as the stream sees it (CounterSignal's contract): complete at 0 — or
+    once its queue died (a fault: the dispatches still counted never complete) —, never pooled; the queue's
+    error is reported once."""
 
-    __slots__ = ("sig", "pinned")
+    __slots__ = ("sig", "pinned", "_reported")
 
     def __init__(self, sig: HsaSignal):
-        self.sig, self.pinned = sig, True
+        self.sig, self.pinned, self._reported = sig, True, False
 
     @property
     def handle(self) -> int:
         return self.sig.handle
 
     def is_complete(self) -> bool:
-        return self.sig.value() <= 0
+        return self.sig.is_complete()
 
     def wait(self, timeout: float | None = None) -> bool:
         return self.sig.wait(timeout)
 
     def error(self):
-        return None
+        if self._reported:
+            return None
+        err = self.sig.error()
+        self._reported = err is not None
+        return err
 
     def end_time(self) -> float:
         return time.monotonic()

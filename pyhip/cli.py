@@ -109,6 +109,9 @@ def cmd_exec(args) -> int:
         from .thunk.build import run_amd as run
     else:
         from .capi.shim import run
+    if args.check:
+        from .sanitizer.run import checked
+        return checked(run, args.program, args.args, args.check, args.check_log)
     try:
         rc = run(args.program, args.args)
     except FileNotFoundError as exc:
@@ -168,6 +171,10 @@ def build_parser() -> argparse.ArgumentParser:
                                     "(--runtime amd: on AMD's HIP and ROCr over pyhip's libhsakmt)")
     s.add_argument("--runtime", choices=("pyhip", "amd"), default="pyhip",
                    help="pyhip: pyhip's drop-in HIP (default); amd: AMD's libamdhip64 + ROCr on the emulated GPU")
+    s.add_argument("--check", metavar="CHECKS",
+                   help="run under pyhip's sanitizer: a comma list of memcheck (or all); a summary at exit and "
+                        "exit status 1 when anything was found (docs/check.md)")
+    s.add_argument("--check-log", metavar="FILE", help="with --check: also write every report to FILE (JSON lines)")
     s.add_argument("program")
     s.add_argument("args", nargs=argparse.REMAINDER)
     s.set_defaults(fn=cmd_exec)

@@ -9,6 +9,13 @@ pointers into it (``DeviceMemory.pinned``).
 
 A bad access raises :class:`GPUFault` (hipErrorIllegalAddress) carrying the offending addresses; the
 engine adds kernel, wave, PC and instruction before reporting it.
+
+Lane accesses are checked as the GPU checks them: against mapped memory at the GPU's page granularity
+(``GRANULE``).  Every arena allocation starts on its own page and owns the pages it spans, so an access past its
+end but inside its last page reads or writes that allocation's own padding (never another allocation) and does
+not fault, as on the hardware.  memcheck (pyhip/check) makes the lane checks exact (``set_memcheck``): the
+region table then ends every allocation at its exact end, and freed allocations are quarantined (not reused)
+so that a later access to them faults and can be named.
 """
 from __future__ import annotations
 
@@ -16,6 +23,7 @@ import bisect
 import contextlib
 import mmap
 import threading
+import weakref
 
 import numpy as np
 
@@ -26,6 +34,8 @@ SHARED_APERTURE = 0x1_0000_0000 * 0x10000   # src_shared_base (LDS aperture, 4 G
 PRIVATE_APERTURE = 0x2_0000_0000 * 0x10000  # src_private_base (scratch aperture)
 APERTURE_SIZE = 1 << 32
 ALIGN = 256
+GRANULE = 4096                          # the GPU's page: what a device allocation occupies at least
+QUARANTINE_LIMIT = 1 << 30              # memcheck: bytes of freed allocations kept unreused (oldest go first)
 MAP_NORESERVE = getattr(mmap, "MAP_NORESERVE", 0x4000)     # Linux's value (Python < 3.12 does not name it)
 
 
@@ -97,6 +107,30 @@ class GPUFault(HipError):
         return GPUFault("; ".join(parts), self.code, **d)
 
 
+class Freed:
+    """A freed allocation memcheck keeps unreused: ``[start, start + size)`` (the exact size), its pages
+    ``[start, start + span)``, and where it was allocated and freed (pyhip/check's descriptions, or None)."""
+
+    __slots__ = ("start", "size", "span", "kind", "allocated", "freed")
+
+    def __init__(self, start, size, span, kind, allocated, freed):
+        self.start, self.size, self.span, self.kind = start, size, span, kind
+        self.allocated, self.freed = allocated, freed
+
+
+_LIVE: "weakref.WeakSet[DeviceMemory]" = weakref.WeakSet()
+_MEMCHECK: tuple = (False, None)          # (exact, origin) for memories created from now on
+
+
+def set_memcheck(exact: bool, origin=None) -> None:
+    """memcheck on (``exact``) or off for every device memory, now and later.  ``origin``: fn(event) -> a
+    description of where an allocation or free happens (recorded only while memcheck is on)."""
+    global _MEMCHECK
+    _MEMCHECK = (exact, origin)
+    for m in list(_LIVE):
+        m.set_memcheck(exact, origin)
+
+
 class DeviceMemory:
     def __init__(self, capacity: int = 16 << 30, initial: int = 1 << 32, base: int = DEVICE_BASE,
                  arena: np.ndarray | None = None):
@@ -127,6 +161,23 @@ class DeviceMemory:
         self.serials: dict[int, int] = {}       # start -> a number no other allocation/mapping ever had
         self._serial = 0
         self.on_reindex: list = []              # fn(index), called (lock held) whenever the table changed
+        self.exact = False                      # memcheck: lane checks against exact allocation ends
+        self.origin = None                      # memcheck: fn(event) -> where an allocation / free happens
+        self.origins: dict[int, object] = {}    # start -> where it was allocated (while memcheck is on)
+        self.quarantine: list[Freed] = []       # freed allocations kept unreused (memcheck), oldest first
+        self._quarantined = 0                   # their bytes
+        _LIVE.add(self)
+        if _MEMCHECK[0]:
+            self.set_memcheck(*_MEMCHECK)
+
+    def set_memcheck(self, exact: bool, origin=None) -> None:
+        with self.lock:
+            self.exact, self.origin = exact, origin if exact else None
+            if not exact:
+                self.origins.clear()
+                while self.quarantine:
+                    self._release(self.quarantine.pop(0))
+            self._reindex()
 
     @contextlib.contextmanager
     def pinned(self):
@@ -147,8 +198,11 @@ class DeviceMemory:
     # -- allocation --------------------------------------------------------------------------------------
     def _reindex(self) -> None:
         # one tuple, replaced atomically: lane checks running on other threads read a consistent snapshot
+        # an arena allocation owns its pages: its region ends at its last page's end, or (memcheck) exactly
+        exact = self.exact
         self._index = (np.array(self.starts, dtype=np.uint64),
-                       np.array([self.table[s][0] for s in self.starts], dtype=np.uint64),
+                       np.array([e if exact or x is not None else s + n
+                                 for s in self.starts for e, n, _, x in (self.table[s],)], dtype=np.uint64),
                        np.array([self.table[s][3] is not None for s in self.starts], dtype=bool),
                        [self.table[s][3] for s in self.starts])
         for fn in self.on_reindex:
@@ -157,7 +211,8 @@ class DeviceMemory:
     def alloc(self, size: int, kind: str = "user", align: int = ALIGN) -> int:
         if size <= 0:
             raise HipError(hipError_t.hipErrorInvalidValue, "allocation size must be positive")
-        rounded = (size + ALIGN - 1) // ALIGN * ALIGN
+        rounded = -(-size // GRANULE) * GRANULE         # its own pages (module doc)
+        align = max(align, GRANULE)
         with self.lock:
             if self.used + rounded > self.capacity:
                 raise HipError(hipError_t.hipErrorOutOfMemory,
@@ -195,6 +250,8 @@ class DeviceMemory:
             self._serial += 1
             self.serials[addr] = self._serial
             self.used += rounded
+            if self.origin is not None:
+                self.origins[addr] = self.origin("alloc")
             self._reindex()
             return addr
 
@@ -206,11 +263,46 @@ class DeviceMemory:
             del self.table[addr]
             self.serials.pop(addr, None)
             self.starts.remove(addr)
-            self._clear(addr - self.base, entry[1])
-            self._free.append((addr - self.base, entry[1]))
-            self._free.sort()
             self.used -= entry[1]
+            if self.exact:                  # memcheck: kept unreused, so that later accesses fault and are named
+                f = Freed(addr, entry[0] - addr, entry[1], entry[2], self.origins.pop(addr, None),
+                          self.origin("free") if self.origin is not None else None)
+                self._clear(addr - self.base, f.span)
+                self.quarantine.append(f)
+                self._quarantined += f.span
+                while self._quarantined > QUARANTINE_LIMIT and len(self.quarantine) > 1:
+                    self._release(self.quarantine.pop(0))
+            else:
+                self._release(Freed(addr, entry[0] - addr, entry[1], entry[2], None, None), quarantined=False)
             self._reindex()
+
+    def _release(self, f: Freed, quarantined: bool = True) -> None:
+        """A freed block back to the free list (lock held; a quarantined block was cleared when freed)."""
+        if quarantined:
+            self._quarantined -= f.span
+        else:
+            self._clear(f.start - self.base, f.span)
+        self._free.append((f.start - self.base, f.span))
+        self._free.sort()
+
+    def freed_at(self, addr: int) -> Freed | None:
+        """The quarantined allocation whose pages hold ``addr`` (memcheck), the latest freed first."""
+        with self.lock:
+            for f in reversed(self.quarantine):
+                if f.start <= addr < f.start + f.span:
+                    return f
+        return None
+
+    def nearest(self, addr: int):
+        """``(start, exact end, pages end, kind)`` of the allocation whose pages hold ``addr`` or, failing
+        that, the last one starting below it; None when there is none."""
+        with self.lock:
+            i = bisect.bisect_right(self.starts, addr) - 1
+            if i < 0:
+                return None
+            s = self.starts[i]
+            end, n, kind, ext = self.table[s]
+            return s, end, end if ext is not None else s + n, kind
 
     def _clear(self, off: int, n: int) -> None:
         """A freed block back to zeros (every free block is zero, as never-used space is: allocations write
@@ -232,6 +324,8 @@ class DeviceMemory:
             self.table[addr] = (addr + array.nbytes, array.nbytes, kind, array.view(np.uint8).reshape(-1))
             self._serial += 1
             self.serials[addr] = self._serial
+            if self.origin is not None:
+                self.origins[addr] = self.origin("map")
             self._reindex()
 
     def map_peer(self, other: "DeviceMemory") -> None:
@@ -256,6 +350,7 @@ class DeviceMemory:
                 return False
             del self.table[addr]
             self.serials.pop(addr, None)
+            self.origins.pop(addr, None)
             self.starts.remove(addr)
             self._reindex()
             return True

@@ -1,0 +1,117 @@
+"""Where an allocation or free happened: the HIP API call and its caller — the first Python frame outside
+pyhip, or (a C or C++ program under ``pyhip exec``) the first native return address in the program's own
+code, named by symbol and, when it has DWARF line tables, file:line (llvm-addr2line, when the report is
+written)."""
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import functools
+import os
+import shutil
+import subprocess
+import sys
+
+_PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))        # the pyhip package directory
+_SKIP_OBJECTS = ("libpython", "libamdhip64", "_cffi_backend", "libffi", "libc.so", "libstdc++", "ld-linux",
+                 "_native_", "libhsa-runtime", "libgcc_s", "/python3")
+
+
+class _DlInfo(ctypes.Structure):
+    _fields_ = [("dli_fname", ctypes.c_char_p), ("dli_fbase", ctypes.c_void_p),
+                ("dli_sname", ctypes.c_char_p), ("dli_saddr", ctypes.c_void_p)]
+
+
+@functools.lru_cache(maxsize=1)
+def _libc():
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        libc.backtrace.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_int]
+        libc.dladdr.argtypes = [ctypes.c_void_p, ctypes.POINTER(_DlInfo)]
+        return libc
+    except (OSError, AttributeError):
+        return None
+
+
+def _api_and_caller() -> tuple[str | None, str | None]:
+    """The outermost hip* function of pyhip on the stack (the API call) and the first frame outside pyhip."""
+    f = sys._getframe(2)
+    api = caller = None
+    while f is not None:
+        fn = f.f_code.co_filename
+        if os.path.abspath(fn).startswith(_PKG + os.sep):
+            if f.f_code.co_name.startswith("hip"):
+                api = f.f_code.co_name
+        elif caller is None and not fn.startswith("<"):
+            caller = f"{fn}:{f.f_lineno} in {f.f_code.co_name}"
+        f = f.f_back
+    return api, caller
+
+
+def _native_callers(limit: int = 4) -> list[tuple[str, int]]:
+    """``(object file, offset)`` of the first return addresses in the program's own code (not Python, libc,
+    pyhip's shim or its native parts), innermost first."""
+    libc = _libc()
+    out = []
+    if libc is None:
+        return out
+    buf = (ctypes.c_void_p * 128)()
+    n = libc.backtrace(buf, 128)
+    info = _DlInfo()
+    for i in range(n):
+        a = buf[i]
+        if not a or not libc.dladdr(ctypes.c_void_p(a), ctypes.byref(info)) or not info.dli_fname:
+            continue
+        name = info.dli_fname.decode(errors="replace")
+        if any(s in name for s in _SKIP_OBJECTS) or name.startswith(_PKG):
+            continue
+        if not name or name == sys.executable:
+            continue
+        path = os.path.realpath("/proc/self/exe") if not os.path.isabs(name) else name
+        out.append((path, a - 1 - (info.dli_fbase or 0)))  # the call instruction, not the one after it
+        if len(out) == limit:
+            break
+    return out
+
+
+def where(event: str) -> dict:
+    """A description of the allocation / free happening now (see the module doc)."""
+    api, caller = _api_and_caller()
+    out = {"event": event, "api": api}
+    if caller is not None:
+        out["caller"] = caller
+    else:                                   # called from native code (a hipcc program under pyhip exec)
+        nat = _native_callers()
+        if nat:
+            out["native"] = nat
+    return out
+
+
+@functools.lru_cache(maxsize=4096)
+def symbolize(path: str, offset: int) -> str:
+    """``function at file:line`` (or ``path+0xoffset``) of an offset into an object file."""
+    tool = shutil.which("llvm-addr2line-19") or shutil.which("llvm-addr2line") or shutil.which("addr2line")
+    if tool:
+        try:
+            r = subprocess.run([tool, "-f", "-C", "-e", path, hex(offset)], capture_output=True, text=True, timeout=20)
+            lines = r.stdout.split("\n")
+            if r.returncode == 0 and len(lines) >= 2 and lines[0] != "??":
+                loc = lines[1].split(" (")[0]
+                return f"{lines[0]} at {loc}" if not loc.startswith("??") else f"{lines[0]} ({os.path.basename(path)})"
+        except (OSError, subprocess.SubprocessError):
+            pass
+    return f"{os.path.basename(path)}+0x{offset:x}"
+
+
+def describe(w: dict | None) -> str | None:
+    """One line for a :func:`where` record."""
+    if not w:
+        return None
+    parts = [w.get("api") or "(internal)"]
+    if w.get("caller"):
+        parts.append(f"from {w['caller']}")
+    elif w.get("native"):
+        # the first frame outside HIP's headers (hipMalloc<T> and friends are inline templates there)
+        names = [symbolize(path, off) for path, off in w["native"]]
+        parts.append("from " + next((n for n in names if "/hip/" not in n), names[0]))
+    return " ".join(parts)

@@ -88,19 +88,25 @@ def where(event: str) -> dict:
 
 
 @functools.lru_cache(maxsize=4096)
-def symbolize(path: str, offset: int) -> str:
-    """``function at file:line`` (or ``path+0xoffset``) of an offset into an object file."""
+def symbolize(path: str, offset: int) -> list[str]:
+    """``function at file:line`` of an offset into an object file, one per inlined level (innermost first; with
+    no line tables: ``function (object)``, or ``object+0xoffset``)."""
     tool = shutil.which("llvm-addr2line-19") or shutil.which("llvm-addr2line") or shutil.which("addr2line")
     if tool:
         try:
-            r = subprocess.run([tool, "-f", "-C", "-e", path, hex(offset)], capture_output=True, text=True, timeout=20)
-            lines = r.stdout.split("\n")
-            if r.returncode == 0 and len(lines) >= 2 and lines[0] != "??":
-                loc = lines[1].split(" (")[0]
-                return f"{lines[0]} at {loc}" if not loc.startswith("??") else f"{lines[0]} ({os.path.basename(path)})"
+            r = subprocess.run([tool, "-f", "-C", "-i", "-e", path, hex(offset)], capture_output=True, text=True,
+                               timeout=20)
+            lines = r.stdout.strip().split("\n")
+            out = []
+            for fn, loc in zip(lines[0::2], lines[1::2]):
+                loc = loc.split(" (")[0]
+                if fn != "??":
+                    out.append(f"{fn} at {loc}" if not loc.startswith("??") else f"{fn} ({os.path.basename(path)})")
+            if r.returncode == 0 and out:
+                return out
         except (OSError, subprocess.SubprocessError):
             pass
-    return f"{os.path.basename(path)}+0x{offset:x}"
+    return [f"{os.path.basename(path)}+0x{offset:x}"]
 
 
 def describe(w: dict | None) -> str | None:
@@ -112,6 +118,6 @@ def describe(w: dict | None) -> str | None:
         parts.append(f"from {w['caller']}")
     elif w.get("native"):
         # the first frame outside HIP's headers (hipMalloc<T> and friends are inline templates there)
-        names = [symbolize(path, off) for path, off in w["native"]]
+        names = [n for path, off in w["native"] for n in symbolize(path, off)]
         parts.append("from " + next((n for n in names if "/hip/" not in n), names[0]))
     return " ".join(parts)

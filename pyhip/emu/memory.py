@@ -10,10 +10,14 @@ pointers into it (``DeviceMemory.pinned``).
 A bad access raises :class:`GPUFault` (hipErrorIllegalAddress) carrying the offending addresses; the
 engine adds kernel, wave, PC and instruction before reporting it.
 
-Lane accesses are checked as the GPU checks them: against mapped memory at the GPU's page granularity
-(``GRANULE``).  Every arena allocation starts on its own page and owns the pages it spans, so an access past its
-end but inside its last page reads or writes that allocation's own padding (never another allocation) and does
-not fault, as on the hardware.  memcheck (pyhip/check) makes the lane checks exact (``set_memcheck``): the
+Lane accesses are checked as the GPU checks them: against mapped memory, at the granularity the GPU maps it.
+AMD's runtime carves allocations below 2 MiB out of 2 MiB blocks (ROCr's fragment allocator), so on a GPU an
+access a little past an allocation's end lands in mapped memory and does not fault (hip-tests'
+``hipMallocPitch_KernelLaunch`` reads rows past its allocation).  Here every allocation of an arena this
+memory reserved itself owns whole ``FRAGMENT``s of address space (device memory is accounted by pages,
+``GRANULE``: address space is reserved beyond the capacity for this), so such an access reads or writes that
+allocation's own padding, never another allocation, and does not fault; a given arena (pyhip's KFD thunk,
+where ROCr lays out its own blocks) gives each allocation its own pages.  memcheck (pyhip/check) makes the lane checks exact (``set_memcheck``): the
 region table then ends every allocation at its exact end, and freed allocations are quarantined (not reused)
 so that a later access to them faults and can be named.
 """
@@ -34,8 +38,10 @@ SHARED_APERTURE = 0x1_0000_0000 * 0x10000   # src_shared_base (LDS aperture, 4 G
 PRIVATE_APERTURE = 0x2_0000_0000 * 0x10000  # src_private_base (scratch aperture)
 APERTURE_SIZE = 1 << 32
 ALIGN = 256
-GRANULE = 4096                          # the GPU's page: what a device allocation occupies at least
-QUARANTINE_LIMIT = 1 << 30              # memcheck: bytes of freed allocations kept unreused (oldest go first)
+GRANULE = 4096                          # the GPU's page: device memory is accounted in pages
+FRAGMENT = 2 << 20                      # the address space an allocation of a reserved arena owns at least
+SPARE_ADDRESS_SPACE = 128 << 30         # reserved beyond the capacity for the fragments' padding
+QUARANTINE_LIMIT = 16 << 30             # memcheck: address space of freed allocations kept unreused (oldest go)
 MAP_NORESERVE = getattr(mmap, "MAP_NORESERVE", 0x4000)     # Linux's value (Python < 3.12 does not name it)
 
 
@@ -143,10 +149,12 @@ class DeviceMemory:
             raise ValueError("a given arena must be a flat uint8 array of at least `capacity` bytes")
         self._mapping = None                    # the reserved arena's mapping (pages given back on free)
         if arena is None:
-            got = reserve(capacity)
+            got = reserve(capacity + SPARE_ADDRESS_SPACE)
             if got is not None:
                 arena, self._mapping = got
         self._fixed_arena = arena is not None
+        self.fragment = FRAGMENT if self._mapping is not None else GRANULE   # module doc
+        self.spans: dict[int, int] = {}         # arena allocation start -> the address space it owns
         self.arena = np.zeros(initial, dtype=np.uint8) if arena is None else arena
         self._pins = 0                          # native dispatches holding raw pointers into the arena
         self._unpinned = threading.Condition(threading.RLock())
@@ -198,11 +206,11 @@ class DeviceMemory:
     # -- allocation --------------------------------------------------------------------------------------
     def _reindex(self) -> None:
         # one tuple, replaced atomically: lane checks running on other threads read a consistent snapshot
-        # an arena allocation owns its pages: its region ends at its last page's end, or (memcheck) exactly
-        exact = self.exact
+        # an arena allocation's region ends where the address space it owns ends, or (memcheck) exactly
+        exact, spans = self.exact, self.spans
         self._index = (np.array(self.starts, dtype=np.uint64),
-                       np.array([e if exact or x is not None else s + n
-                                 for s in self.starts for e, n, _, x in (self.table[s],)], dtype=np.uint64),
+                       np.array([e if exact or x is not None else s + spans[s]
+                                 for s in self.starts for e, _, _, x in (self.table[s],)], dtype=np.uint64),
                        np.array([self.table[s][3] is not None for s in self.starts], dtype=bool),
                        [self.table[s][3] for s in self.starts])
         for fn in self.on_reindex:
@@ -211,8 +219,10 @@ class DeviceMemory:
     def alloc(self, size: int, kind: str = "user", align: int = ALIGN) -> int:
         if size <= 0:
             raise HipError(hipError_t.hipErrorInvalidValue, "allocation size must be positive")
-        rounded = -(-size // GRANULE) * GRANULE         # its own pages (module doc)
-        align = max(align, GRANULE)
+        rounded = -(-size // GRANULE) * GRANULE         # what it costs of the capacity
+        frag = self.fragment
+        span = -(-size // frag) * frag                  # the address space it owns (module doc)
+        align = max(align, frag)
         with self.lock:
             if self.used + rounded > self.capacity:
                 raise HipError(hipError_t.hipErrorOutOfMemory,
@@ -220,21 +230,21 @@ class DeviceMemory:
             off = None
             for i, (o, s) in enumerate(self._free):
                 aligned = (o + align - 1) // align * align
-                if aligned + rounded <= o + s:
+                if aligned + span <= o + s:
                     off = aligned
                     rest = []
                     if aligned > o:
                         rest.append((o, aligned - o))
-                    if aligned + rounded < o + s:
-                        rest.append((aligned + rounded, o + s - aligned - rounded))
+                    if aligned + span < o + s:
+                        rest.append((aligned + span, o + s - aligned - span))
                     self._free[i:i + 1] = rest
                     break
             if off is None:
                 off = (self._top + align - 1) // align * align
-                if off + rounded > len(self.arena) and self._fixed_arena:
+                if off + span > len(self.arena) and self._fixed_arena:
                     raise HipError(hipError_t.hipErrorOutOfMemory,
                                    f"out of device memory: no {size}-byte range left in the arena")
-                self._top = off + rounded
+                self._top = off + span
                 if self._top > len(self.arena):
                     with self._unpinned:            # no dispatch may hold pointers into the old arena
                         self._unpinned.wait_for(lambda: self._pins == 0)
@@ -247,6 +257,7 @@ class DeviceMemory:
             addr = self.base + off
             bisect.insort(self.starts, addr)
             self.table[addr] = (addr + size, rounded, kind, None)
+            self.spans[addr] = span
             self._serial += 1
             self.serials[addr] = self._serial
             self.used += rounded
@@ -264,8 +275,9 @@ class DeviceMemory:
             self.serials.pop(addr, None)
             self.starts.remove(addr)
             self.used -= entry[1]
+            span = self.spans.pop(addr)
             if self.exact:                  # memcheck: kept unreused, so that later accesses fault and are named
-                f = Freed(addr, entry[0] - addr, entry[1], entry[2], self.origins.pop(addr, None),
+                f = Freed(addr, entry[0] - addr, span, entry[2], self.origins.pop(addr, None),
                           self.origin("free") if self.origin is not None else None)
                 self._clear(addr - self.base, f.span)
                 self.quarantine.append(f)
@@ -273,7 +285,7 @@ class DeviceMemory:
                 while self._quarantined > QUARANTINE_LIMIT and len(self.quarantine) > 1:
                     self._release(self.quarantine.pop(0))
             else:
-                self._release(Freed(addr, entry[0] - addr, entry[1], entry[2], None, None), quarantined=False)
+                self._release(Freed(addr, entry[0] - addr, span, entry[2], None, None), quarantined=False)
             self._reindex()
 
     def _release(self, f: Freed, quarantined: bool = True) -> None:
@@ -301,8 +313,8 @@ class DeviceMemory:
             if i < 0:
                 return None
             s = self.starts[i]
-            end, n, kind, ext = self.table[s]
-            return s, end, end if ext is not None else s + n, kind
+            end, _, kind, ext = self.table[s]
+            return s, end, end if ext is not None else s + self.spans[s], kind
 
     def _clear(self, off: int, n: int) -> None:
         """A freed block back to zeros (every free block is zero, as never-used space is: allocations write

@@ -107,3 +107,23 @@ def test_clean_program_is_silent(build, engine):
 def test_bad_check_name(build):
     r = _exec(build("clean", False), "--check", "memcheck,nosuchcheck")
     assert r.returncode != 0 and "nosuchcheck" in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("engine", ["native", "numpy"])
+def test_pitch_as_element_stride(build, tmp_path, engine):
+    """hip-tests' hipMallocPitch_KernelLaunch pattern: silent on a GPU and by default; memcheck names it."""
+    exe = build("pitch_as_elements", True)
+    plain = _exec(exe, engine=engine)
+    assert plain.returncode == 0 and plain.stdout.startswith("sync hipSuccess"), plain.stdout + plain.stderr
+    pitch = int(plain.stdout.split()[-1])
+    assert 7 * pitch * 8 > 10 * pitch            # the last row read lies well past the allocation
+    log = tmp_path / "log.jsonl"
+    r = _exec(exe, "--check", "memcheck", "--check-log", str(log), engine=engine)
+    assert r.returncode == 1 and "sync hipErrorIllegalAddress" in r.stdout, r.stdout + r.stderr
+    (rep,) = [json.loads(x) for x in log.read_text().splitlines()]
+    a = rep["allocation"]
+    assert rep["kind"] == "out-of-bounds" and rep["kernel"].startswith("copy_rows("), rep
+    assert a["size"] == 10 * pitch and a["allocated"].startswith("hipMallocPitch"), rep
+    # the first row past the end: i = k * pitch elements with k * pitch * 8 >= 10 * pitch, i.e. k = 2
+    assert rep["address"] == a["start"] + 2 * pitch * 8 and rep["instruction"].startswith("global_load"), rep
+    assert rep["source"].endswith(f"pitch_as_elements.hip:{_line('pitch_as_elements.hip', 'BUG-LINE')}"), rep

@@ -37,15 +37,15 @@ def classify(memory, fault) -> tuple[str, str, dict | None] | None:
         return None
     f = memory.freed_at(addr)
     if f is not None:
-        return ("use-after-free", f"access to memory freed before the dispatch ({addr - f.start} bytes into a "
-                f"freed {f.size}-byte allocation)", _allocation(f.start, f.size, f.kind, f.allocated, f.freed))
+        return ("use-after-free", f"access at byte {addr - f.start} of a {f.size}-byte allocation that was freed",
+                _allocation(f.start, f.size, f.kind, f.allocated, f.freed))
     near = memory.nearest(addr)
     if near is not None:
         start, end, pages_end, kind = near
         alloc = _allocation(start, end - start, kind, memory.origins.get(start))
+        where = f"access at byte {addr - start} of a {end - start}-byte allocation ({addr - end} bytes past its end"
         if addr < pages_end:
-            return ("out-of-bounds", f"{addr - end} bytes past the end of a {end - start}-byte allocation (inside "
-                    "its last page: a GPU would not fault)", alloc)
+            return "out-of-bounds", where + "; inside the address space it owns: a GPU would not fault)", alloc
         if addr < pages_end + (1 << 20):
-            return "out-of-bounds", f"{addr - end} bytes past the end of a {end - start}-byte allocation", alloc
+            return "out-of-bounds", where + ")", alloc
     return "invalid-address", "address outside any allocation", None

@@ -1,5 +1,6 @@
 """Source positions of code object addresses from their DWARF line tables (``hipcc -g``: ``.debug_line``, read
-with pyelftools).  A code object without line tables answers None."""
+with pyelftools), followed out of inlined library code (HIP's headers: atomicAdd, __syncthreads ...) to the
+line that called it (``.debug_info``'s inlined subroutines).  A code object without line tables answers None."""
 from __future__ import annotations
 
 import bisect
@@ -9,16 +10,43 @@ import weakref
 
 from elftools.elf.elffile import ELFFile
 
-_TABLES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()   # CodeObject -> (addresses, positions)
+_TABLES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()   # CodeObject -> (addresses, positions, inlines)
+SYSTEM = ("/usr/include/", "/usr/lib/", "/opt/rocm")                 # library code: report its caller instead
 
 
-def _rows(data: bytes) -> list[tuple[int, str, int]]:
-    """``(address, file, line)`` of every line-table row that starts a sequence of instructions."""
+def _ranges(dwarf, cu, die) -> list[tuple[int, int]]:
+    a = die.attributes
+    if "DW_AT_low_pc" in a and "DW_AT_high_pc" in a:
+        lo = a["DW_AT_low_pc"].value
+        hi = a["DW_AT_high_pc"].value
+        if a["DW_AT_high_pc"].form != "DW_FORM_addr":          # an offset from low_pc
+            hi += lo
+        return [(lo, hi)]
+    if "DW_AT_ranges" in a:
+        out = []
+        rl = dwarf.range_lists()
+        if rl is None:
+            return out
+        base = cu.get_top_DIE().attributes.get("DW_AT_low_pc")
+        base = base.value if base is not None else 0
+        for e in rl.get_range_list_at_offset(a["DW_AT_ranges"].value, cu=cu):
+            if hasattr(e, "begin_offset"):
+                b = getattr(e, "is_absolute", False)
+                out.append((e.begin_offset if b else base + e.begin_offset, e.end_offset if b else base + e.end_offset))
+            elif hasattr(e, "base_address"):
+                base = e.base_address
+        return out
+    return []
+
+
+def _rows(data: bytes):
+    """``(address, file, line)`` of every line-table row that starts a sequence of instructions, and the
+    inlined subroutines ``(low, high, depth, call file, call line)``."""
     elf = ELFFile(io.BytesIO(data))
     if not elf.has_dwarf_info():
-        return []
+        return [], []
     dwarf = elf.get_dwarf_info(relocate_dwarf_sections=False)
-    rows = []
+    rows, inlines = [], []
     for cu in dwarf.iter_CUs():
         prog = dwarf.line_program_for_CU(cu)
         if prog is None:
@@ -44,8 +72,16 @@ def _rows(data: bytes) -> list[tuple[int, str, int]]:
             if st is None or st.end_sequence or st.line == 0:
                 continue
             rows.append((st.address, file_name(st.file), st.line))
+        stack = [(cu.get_top_DIE(), 0)]
+        while stack:
+            die, depth = stack.pop()
+            if die.tag == "DW_TAG_inlined_subroutine" and "DW_AT_call_line" in die.attributes:
+                where = (file_name(die.attributes["DW_AT_call_file"].value), die.attributes["DW_AT_call_line"].value)
+                for lo, hi in _ranges(dwarf, cu, die):
+                    inlines.append((lo, hi, depth, *where))
+            stack.extend((child, depth + 1) for child in die.iter_children())
     rows.sort(key=lambda r: r[0])
-    return rows
+    return rows, inlines
 
 
 def line_for(code_object, pc: int) -> str | None:
@@ -53,13 +89,15 @@ def line_for(code_object, pc: int) -> str | None:
     table = _TABLES.get(code_object)
     if table is None:
         try:
-            rows = _rows(code_object.data)
+            rows, inlines = _rows(code_object.data)
         except Exception:           # pyelftools reports damaged DWARF with many exception types
-            rows = []
-        table = _TABLES[code_object] = ([r[0] for r in rows], [(r[1], r[2]) for r in rows])
-    addrs, where = table
+            rows, inlines = [], []
+        table = _TABLES[code_object] = ([r[0] for r in rows], [(r[1], r[2]) for r in rows], inlines)
+    addrs, where, inlines = table
     i = bisect.bisect_right(addrs, pc) - 1
     if i < 0:
         return None
-    name, line = where[i]
+    # the instruction's own line, then the call sites of the inlined code it is in, innermost first
+    chain = [where[i]] + [(f, ln) for lo, hi, d, f, ln in sorted(inlines, key=lambda x: -x[2]) if lo <= pc < hi]
+    name, line = next((c for c in chain if not c[0].startswith(SYSTEM)), chain[0])
     return f"{name}:{line}"

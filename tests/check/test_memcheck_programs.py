@@ -127,3 +127,20 @@ def test_pitch_as_element_stride(build, tmp_path, engine):
     # the first row past the end: i = k * pitch elements with k * pitch * 8 >= 10 * pitch, i.e. k = 2
     assert rep["address"] == a["start"] + 2 * pitch * 8 and rep["instruction"].startswith("global_load"), rep
     assert rep["source"].endswith(f"pitch_as_elements.hip:{_line('pitch_as_elements.hip', 'BUG-LINE')}"), rep
+
+
+@pytest.mark.parametrize("engine", ["native", "numpy"])
+def test_misaligned_atomic_and_lds_overrun(build, tmp_path, engine):
+    """Two launches that fail on a GPU too: each named once, with the caller's line for the atomic that HIP's
+    header inlines (DWARF's inlined-subroutine call site, not amd_hip_atomic.h)."""
+    log = tmp_path / "log.jsonl"
+    r = _exec(build("atomic_and_lds", True), "--check", "memcheck", "--check-log", str(log), engine=engine)
+    assert r.returncode == 1 and r.stdout.split() == ["hipErrorIllegalAddress"] * 2, r.stdout + r.stderr
+    reps = {x["kind"]: x for x in map(json.loads, log.read_text().splitlines())}
+    assert set(reps) == {"misaligned-atomic", "lds-out-of-bounds"}, reps
+    at, lds = reps["misaligned-atomic"], reps["lds-out-of-bounds"]
+    assert at["kernel"] == "count(int*)" and at["address"] % 4 == 2 and "atomic" in at["instruction"], at
+    assert at["source"].endswith(f"atomic_and_lds.hip:{_line('atomic_and_lds.hip', 'ATOMIC-LINE')}"), at
+    assert lds["kernel"] == "reverse(int*, int)" and lds["instruction"].startswith("ds_write"), lds
+    assert lds["address"] == 64 * 4, lds                       # the first element past the 64 ints given
+    assert lds["source"].endswith(f"atomic_and_lds.hip:{_line('atomic_and_lds.hip', 'LDS-LINE')}"), lds

@@ -48,24 +48,29 @@ def _api_and_caller() -> tuple[str | None, str | None]:
     return api, caller
 
 
-def _native_callers(limit: int = 4) -> list[tuple[str, int]]:
+def _return_addresses() -> tuple[int, ...]:
+    """The native stack's return addresses, innermost first (named later, only for a report)."""
+    libc = _libc()
+    if libc is None:
+        return ()
+    buf = (ctypes.c_void_p * 128)()
+    n = libc.backtrace(buf, 128)
+    return tuple(buf[i] for i in range(n) if buf[i])
+
+
+def _program_frames(stack: tuple[int, ...], limit: int = 4) -> list[tuple[str, int]]:
     """``(object file, offset)`` of the first return addresses in the program's own code (not Python, libc,
     pyhip's shim or its native parts), innermost first."""
     libc = _libc()
     out = []
     if libc is None:
         return out
-    buf = (ctypes.c_void_p * 128)()
-    n = libc.backtrace(buf, 128)
     info = _DlInfo()
-    for i in range(n):
-        a = buf[i]
-        if not a or not libc.dladdr(ctypes.c_void_p(a), ctypes.byref(info)) or not info.dli_fname:
+    for a in stack:
+        if not libc.dladdr(ctypes.c_void_p(a), ctypes.byref(info)) or not info.dli_fname:
             continue
         name = info.dli_fname.decode(errors="replace")
-        if any(s in name for s in _SKIP_OBJECTS) or name.startswith(_PKG):
-            continue
-        if not name or name == sys.executable:
+        if not name or name == sys.executable or name.startswith(_PKG) or any(s in name for s in _SKIP_OBJECTS):
             continue
         path = os.path.realpath("/proc/self/exe") if not os.path.isabs(name) else name
         out.append((path, a - 1 - (info.dli_fbase or 0)))  # the call instruction, not the one after it
@@ -81,9 +86,7 @@ def where(event: str) -> dict:
     if caller is not None:
         out["caller"] = caller
     else:                                   # called from native code (a hipcc program under pyhip exec)
-        nat = _native_callers()
-        if nat:
-            out["native"] = nat
+        out["stack"] = _return_addresses()
     return out
 
 
@@ -116,8 +119,9 @@ def describe(w: dict | None) -> str | None:
     parts = [w.get("api") or "(internal)"]
     if w.get("caller"):
         parts.append(f"from {w['caller']}")
-    elif w.get("native"):
+    elif w.get("stack"):
         # the first frame outside HIP's headers (hipMalloc<T> and friends are inline templates there)
-        names = [n for path, off in w["native"] for n in symbolize(path, off)]
-        parts.append("from " + next((n for n in names if "/hip/" not in n), names[0]))
+        names = [n for path, off in _program_frames(w["stack"]) for n in symbolize(path, off)]
+        if names:
+            parts.append("from " + next((n for n in names if "/hip/" not in n), names[0]))
     return " ".join(parts)

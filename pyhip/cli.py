@@ -110,6 +110,9 @@ def cmd_exec(args) -> int:
     else:
         from .capi.shim import run
     if args.check:
+        if args.runtime == "amd":
+            print("pyhip exec: --check needs pyhip's runtime (AMD's lays out its own allocations)", file=sys.stderr)
+            return 2
         from .sanitizer.run import checked
         return checked(run, args.program, args.args, args.check, args.check_log)
     try:

@@ -34,18 +34,20 @@ def _libc():
 
 
 def _api_and_caller() -> tuple[str | None, str | None]:
-    """The outermost hip* function of pyhip on the stack (the API call) and the first frame outside pyhip."""
+    """The API call (the outermost hip* function of pyhip below the caller, else the outermost pyhip function
+    there: ``to_device``, ``empty`` ...) and the caller (the first frame outside pyhip)."""
     f = sys._getframe(2)
-    api = caller = None
+    api = outer = None
     while f is not None:
         fn = f.f_code.co_filename
         if os.path.abspath(fn).startswith(_PKG + os.sep):
-            if f.f_code.co_name.startswith("hip"):
-                api = f.f_code.co_name
-        elif caller is None and not fn.startswith("<"):
-            caller = f"{fn}:{f.f_lineno} in {f.f_code.co_name}"
+            outer = f.f_code.co_name
+            if outer.startswith("hip"):
+                api = outer
+        elif not fn.startswith("<"):
+            return api or outer, f"{fn}:{f.f_lineno} in {f.f_code.co_name}"
         f = f.f_back
-    return api, caller
+    return api or outer, None
 
 
 def _return_addresses() -> tuple[int, ...]:

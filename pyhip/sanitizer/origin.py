@@ -33,6 +33,11 @@ def _libc():
         return None
 
 
+@functools.lru_cache(maxsize=None)
+def _in_pyhip(filename: str) -> bool:
+    return os.path.abspath(filename).startswith(_PKG + os.sep)
+
+
 def _api_and_caller() -> tuple[str | None, str | None]:
     """The API call (the outermost hip* function of pyhip below the caller, else the outermost pyhip function
     there: ``to_device``, ``empty`` ...) and the caller (the first frame outside pyhip)."""
@@ -40,7 +45,7 @@ def _api_and_caller() -> tuple[str | None, str | None]:
     api = outer = None
     while f is not None:
         fn = f.f_code.co_filename
-        if os.path.abspath(fn).startswith(_PKG + os.sep):
+        if _in_pyhip(fn):
             outer = f.f_code.co_name
             if outer.startswith("hip"):
                 api = outer

@@ -17,9 +17,9 @@ access a little past an allocation's end lands in mapped memory and does not fau
 memory reserved itself owns whole ``FRAGMENT``s of address space (device memory is accounted by pages,
 ``GRANULE``: address space is reserved beyond the capacity for this), so such an access reads or writes that
 allocation's own padding, never another allocation, and does not fault; a given arena (pyhip's KFD thunk,
-where ROCr lays out its own blocks) gives each allocation its own pages.  memcheck (pyhip/check) makes the lane checks exact (``set_memcheck``): the
-region table then ends every allocation at its exact end, and freed allocations are quarantined (not reused)
-so that a later access to them faults and can be named.
+where ROCr lays out its own blocks) gives each allocation its own pages.  memcheck (pyhip/sanitizer) makes
+the lane checks exact (``set_memcheck``): the region table then ends every allocation at its exact end, and
+freed allocations are quarantined (not reused) so that a later access to them faults and can be named.
 """
 from __future__ import annotations
 
@@ -114,8 +114,9 @@ class GPUFault(HipError):
 
 
 class Freed:
-    """A freed allocation memcheck keeps unreused: ``[start, start + size)`` (the exact size), its pages
-    ``[start, start + span)``, and where it was allocated and freed (pyhip/check's descriptions, or None)."""
+    """A freed allocation memcheck keeps unreused: ``[start, start + size)`` (the exact size), the address space
+    it owned ``[start, start + span)``, and where it was allocated and freed (pyhip/sanitizer's records, or
+    None)."""
 
     __slots__ = ("start", "size", "span", "kind", "allocated", "freed")
 
@@ -173,7 +174,7 @@ class DeviceMemory:
         self.origin = None                      # memcheck: fn(event) -> where an allocation / free happens
         self.origins: dict[int, object] = {}    # start -> where it was allocated (while memcheck is on)
         self.quarantine: list[Freed] = []       # freed allocations kept unreused (memcheck), oldest first
-        self._quarantined = 0                   # their bytes
+        self._quarantined = 0                   # the address space they hold
         _LIVE.add(self)
         if _MEMCHECK[0]:
             self.set_memcheck(*_MEMCHECK)

@@ -15,7 +15,7 @@ import os
 import sys
 import threading
 
-from ..errors import HipError, hipError_t
+from ..errors import HipError, LoaderError, hipError_t
 from . import memcheck
 from .origin import where
 
@@ -77,7 +77,7 @@ class Session:
         self.reports: list[dict] = []
         self._seen: dict[tuple, int] = {}
         self._lock = threading.Lock()
-        self._log = open(log, "a", encoding="utf-8") if log else None
+        self._log = open(log, "a", encoding="utf-8") if log else None      # noqa: SIM115 (the session's)
         self.echo = echo
 
     @staticmethod
@@ -162,7 +162,7 @@ def _source(gpu, fault) -> str | None:
         try:
             if any(k.demangled == kernel for k in co.kernels.values()):
                 return line_for(co, pc)
-        except Exception:              # a code object whose kernels cannot be listed: no source position
+        except LoaderError:            # a code object whose kernels cannot be listed: no source position
             continue
     return None
 

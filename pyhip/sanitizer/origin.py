@@ -33,7 +33,7 @@ def _libc():
         return None
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _in_pyhip(filename: str) -> bool:
     return os.path.abspath(filename).startswith(_PKG + os.sep)
 
@@ -105,7 +105,7 @@ def symbolize(path: str, offset: int) -> list[str]:
     if tool:
         try:
             r = subprocess.run([tool, "-f", "-C", "-i", "-e", path, hex(offset)], capture_output=True, text=True,
-                               timeout=20)
+                               timeout=20, check=False)
             lines = r.stdout.strip().split("\n")
             out = []
             for fn, loc in zip(lines[0::2], lines[1::2]):

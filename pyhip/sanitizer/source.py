@@ -10,7 +10,7 @@ import weakref
 
 from elftools.elf.elffile import ELFFile
 
-_TABLES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()   # CodeObject -> (addresses, positions, inlines)
+_TABLES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()   # CodeObject -> (addresses, positions, inlines)
 SYSTEM = ("/usr/include/", "/usr/lib/", "/opt/rocm")                 # library code: report its caller instead
 
 
@@ -56,7 +56,7 @@ def _rows(data: bytes):
         names = header["file_entry"]
         dirs = header["include_directory"]
 
-        def file_name(index):
+        def file_name(index, version=version, names=names, dirs=dirs):
             i = index if version >= 5 else index - 1          # DWARF 5 numbers files from 0
             if not 0 <= i < len(names):
                 return "?"
@@ -90,7 +90,7 @@ def line_for(code_object, pc: int) -> str | None:
     if table is None:
         try:
             rows, inlines = _rows(code_object.data)
-        except Exception:           # pyelftools reports damaged DWARF with many exception types
+        except Exception:           # noqa: BLE001 (pyelftools reports damaged DWARF with many exception types)
             rows, inlines = [], []
         table = _TABLES[code_object] = ([r[0] for r in rows], [(r[1], r[2]) for r in rows], inlines)
     addrs, where, inlines = table

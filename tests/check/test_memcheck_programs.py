@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import require_tool
 
 SRC = Path(__file__).resolve().parent / "src"
@@ -44,7 +43,7 @@ def _exec(exe, *opts, engine="native"):
     env = {**os.environ, "PYHIP_ENGINE": engine, "PYTHONPATH": str(ROOT)}
     env.pop("PYHIP_CHECK", None)
     return subprocess.run([sys.executable, "-m", "pyhip", "exec", *opts, str(exe)], capture_output=True, text=True,
-                          timeout=300, env=env)
+                          timeout=300, env=env, check=False)
 
 
 @pytest.mark.parametrize("engine", ["native", "numpy"])

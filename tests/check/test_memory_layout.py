@@ -2,6 +2,8 @@
 owns whole 2 MiB fragments of address space (its lane region ends there) while the capacity is accounted in
 4 KiB pages; under memcheck regions end exactly and freed allocations are quarantined (never reused, named
 by ``freed_at``) until memcheck is turned off or the quarantine outgrows its limit."""
+import itertools
+
 import numpy as np
 import pytest
 
@@ -31,7 +33,7 @@ def test_default_layout_fragments_and_page_accounting(mem):
         span = -(-s // M.FRAGMENT) * M.FRAGMENT
         assert a % M.FRAGMENT == 0 and reg[a] == a + span
     ends = sorted((a, a + -(-s // M.FRAGMENT) * M.FRAGMENT) for a, s in zip(addrs, sizes))
-    assert all(e <= b for (_, e), (b, _) in zip(ends, ends[1:]))          # no two share address space
+    assert all(e <= b for (_, e), (b, _) in itertools.pairwise(ends))          # no two share address space
     assert mem.used == sum(-(-s // M.GRANULE) * M.GRANULE for s in sizes)
     # a lane access past the end but inside the fragment reads the allocation's padding; past it, a fault
     a, s = addrs[0], sizes[0]

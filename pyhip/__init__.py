@@ -15,7 +15,6 @@ from . import loader
 from .api import (DeviceArray, Event, Kernel, Module, Stream, device_count, empty, engine_stats, get_device,
                   load, set_device, synchronize, to_device)
 from .errors import HipError, LoaderError, hipError_t
-from .sanitizer import check
 
 __version__ = "0.1.0"
 __all__ = ["DeviceArray", "Event", "HipError", "Kernel", "LoaderError", "Module", "Stream", "check", "device_count",
@@ -34,6 +33,12 @@ def __getattr__(name):
         from . import hip
         return getattr(hip, name)
     raise AttributeError(f"module 'pyhip' has no attribute {name!r}")
+
+
+def check(checks="all", log=None, echo=True):
+    """``with pyhip.check("memcheck") as session:`` — pyhip's sanitizer on inside the block (docs/check.md)."""
+    from .sanitizer import check as session
+    return session(checks, log, echo)
 
 
 def _checks_from_environment():

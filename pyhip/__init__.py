@@ -17,7 +17,7 @@ from .api import (DeviceArray, Event, Kernel, Module, Stream, device_count, empt
 from .errors import HipError, LoaderError, hipError_t
 
 __version__ = "0.1.0"
-__all__ = ["DeviceArray", "Event", "HipError", "Kernel", "LoaderError", "Module", "Stream", "device_count",
+__all__ = ["DeviceArray", "Event", "HipError", "Kernel", "LoaderError", "Module", "Stream", "check", "device_count",
            "empty", "engine_stats", "get_device", "hipError_t", "load", "loader", "set_device", "synchronize", "to_device",
            "__version__"]
 
@@ -33,3 +33,19 @@ def __getattr__(name):
         from . import hip
         return getattr(hip, name)
     raise AttributeError(f"module 'pyhip' has no attribute {name!r}")
+
+
+def check(checks="all", log=None, echo=True):
+    """``with pyhip.check("memcheck") as session:`` — pyhip's sanitizer on inside the block (docs/check.md)."""
+    from .sanitizer import check as session
+    return session(checks, log, echo)
+
+
+def _checks_from_environment():
+    import os
+    if os.environ.get("PYHIP_CHECK"):
+        from .sanitizer import from_environment
+        from_environment()
+
+
+_checks_from_environment()

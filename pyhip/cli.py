@@ -114,6 +114,12 @@ def cmd_exec(args) -> int:
         if err is not None:                 # the program's first HIP call could only fail: say why instead
             print(f"pyhip exec: {err}", file=sys.stderr)
             return 1
+    if args.check:
+        if args.runtime == "amd":
+            print("pyhip exec: --check needs pyhip's runtime (AMD's lays out its own allocations)", file=sys.stderr)
+            return 2
+        from .sanitizer.run import checked
+        return checked(run, args.program, args.args, args.check, args.check_log)
     try:
         rc = run(args.program, args.args)
     except FileNotFoundError as exc:
@@ -173,6 +179,10 @@ def build_parser() -> argparse.ArgumentParser:
                                     "(--runtime amd: on AMD's HIP and ROCr over pyhip's libhsakmt)")
     s.add_argument("--runtime", choices=("pyhip", "amd"), default="pyhip",
                    help="pyhip: pyhip's drop-in HIP (default); amd: AMD's libamdhip64 + ROCr on the emulated GPU")
+    s.add_argument("--check", metavar="CHECKS",
+                   help="run under pyhip's sanitizer: a comma list of memcheck (or all); a summary at exit and "
+                        "exit status 1 when anything was found (docs/check.md)")
+    s.add_argument("--check-log", metavar="FILE", help="with --check: also write every report to FILE (JSON lines)")
     s.add_argument("program")
     s.add_argument("args", nargs=argparse.REMAINDER)
     s.set_defaults(fn=cmd_exec)

@@ -77,3 +77,15 @@ def readelf_metadata(path) -> dict:
 import os as _os  # noqa: E402
 
 _os.environ.setdefault("PYHIP_DEVICES", "gfx90a:sramecc+:xnack-,gfx942:sramecc+:xnack-,gfx1100,gfx1030")
+
+
+@pytest.fixture
+def exact_bounds():
+    """Lane accesses checked against exact allocation ends for one test, as under memcheck (by default they
+    are checked as the GPU checks them: at page granularity; pyhip/emu/memory.py)."""
+    from pyhip.emu.memory import set_memcheck
+    set_memcheck(True)
+    try:
+        yield
+    finally:
+        set_memcheck(False)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import threading
+import weakref
 
 from ..errors import HipError, hipError_t
 from ..loader.descriptor import KD_SIZE, KernelDescriptor
@@ -22,6 +23,21 @@ SUPPORTED = ("gfx90a", "gfx940", "gfx941", "gfx942", "gfx1030", "gfx1100")
 DEFAULT_ENGINE = "native"
 S_ENDPGM = bytes.fromhex("000081bf")
 _WARNED = False          # the native engine's absence is reported once per process
+FAULT_LISTENERS: list = []   # fn(gpu, fault): told of every dispatch fault a device records (pyhip/sanitizer)
+
+
+class FaultLog(list):
+    """A device's dispatch faults (every engine's path records them here), told to FAULT_LISTENERS."""
+
+    def __init__(self, gpu):
+        super().__init__()
+        self._gpu = weakref.ref(gpu)
+
+    def append(self, fault) -> None:
+        super().append(fault)
+        gpu = self._gpu()
+        for fn in list(FAULT_LISTENERS):
+            fn(gpu, fault)
 
 
 def _runs_generic(code_processor: str, device_processor: str) -> bool:
@@ -51,7 +67,7 @@ class EmulatedGPU:
         self._mirrors: dict[int, int] = {}
         self._descriptors: dict[bytes, KernelDescriptor] = {}    # decoded once per descriptor contents
         self._foreign_programs: dict[int, MemoryProgram] = {}     # code other loaders put in memory
-        self.faults: list[GPUFault] = []
+        self.faults: list[GPUFault] = FaultLog(self)
         self.trivial_kernels: tuple[int, ...] = ()     # kernel objects of loaded kernels that are a lone s_endpgm
         self.last_dispatch = None
         self.sleep_hook = None             # fn(dispatch): the host's side of waiting waves (hostcalls)

@@ -9,6 +9,17 @@ pointers into it (``DeviceMemory.pinned``).
 
 A bad access raises :class:`GPUFault` (hipErrorIllegalAddress) carrying the offending addresses; the
 engine adds kernel, wave, PC and instruction before reporting it.
+
+Lane accesses are checked as the GPU checks them: against mapped memory, at the granularity the GPU maps it.
+AMD's runtime carves allocations below 2 MiB out of 2 MiB blocks (ROCr's fragment allocator), so on a GPU an
+access a little past an allocation's end lands in mapped memory and does not fault (hip-tests'
+``hipMallocPitch_KernelLaunch`` reads rows past its allocation).  Here every allocation of an arena this
+memory reserved itself owns whole ``FRAGMENT``s of address space (device memory is accounted by pages,
+``GRANULE``: address space is reserved beyond the capacity for this), so such an access reads or writes that
+allocation's own padding, never another allocation, and does not fault; a given arena (pyhip's KFD thunk,
+where ROCr lays out its own blocks) gives each allocation its own pages.  memcheck (pyhip/sanitizer) makes
+the lane checks exact (``set_memcheck``): the region table then ends every allocation at its exact end, and
+freed allocations are quarantined (not reused) so that a later access to them faults and can be named.
 """
 from __future__ import annotations
 
@@ -16,6 +27,7 @@ import bisect
 import contextlib
 import mmap
 import threading
+import weakref
 
 import numpy as np
 
@@ -26,6 +38,10 @@ SHARED_APERTURE = 0x1_0000_0000 * 0x10000   # src_shared_base (LDS aperture, 4 G
 PRIVATE_APERTURE = 0x2_0000_0000 * 0x10000  # src_private_base (scratch aperture)
 APERTURE_SIZE = 1 << 32
 ALIGN = 256
+GRANULE = 4096                          # the GPU's page: device memory is accounted in pages
+FRAGMENT = 2 << 20                      # the address space an allocation of a reserved arena owns at least
+SPARE_ADDRESS_SPACE = 128 << 30         # reserved beyond the capacity for the fragments' padding
+QUARANTINE_LIMIT = 16 << 30             # memcheck: address space of freed allocations kept unreused (oldest go)
 MAP_NORESERVE = getattr(mmap, "MAP_NORESERVE", 0x4000)     # Linux's value (Python < 3.12 does not name it)
 
 
@@ -97,6 +113,31 @@ class GPUFault(HipError):
         return GPUFault("; ".join(parts), self.code, **d)
 
 
+class Freed:
+    """A freed allocation memcheck keeps unreused: ``[start, start + size)`` (the exact size), the address space
+    it owned ``[start, start + span)``, and where it was allocated and freed (pyhip/sanitizer's records, or
+    None)."""
+
+    __slots__ = ("start", "size", "span", "kind", "allocated", "freed")
+
+    def __init__(self, start, size, span, kind, allocated, freed):
+        self.start, self.size, self.span, self.kind = start, size, span, kind
+        self.allocated, self.freed = allocated, freed
+
+
+_LIVE: "weakref.WeakSet[DeviceMemory]" = weakref.WeakSet()
+_MEMCHECK: tuple = (False, None)          # (exact, origin) for memories created from now on
+
+
+def set_memcheck(exact: bool, origin=None) -> None:
+    """memcheck on (``exact``) or off for every device memory, now and later.  ``origin``: fn(event) -> a
+    description of where an allocation or free happens (recorded only while memcheck is on)."""
+    global _MEMCHECK
+    _MEMCHECK = (exact, origin)
+    for m in list(_LIVE):
+        m.set_memcheck(exact, origin)
+
+
 class DeviceMemory:
     def __init__(self, capacity: int = 16 << 30, initial: int = 1 << 32, base: int = DEVICE_BASE,
                  arena: np.ndarray | None = None):
@@ -109,10 +150,12 @@ class DeviceMemory:
             raise ValueError("a given arena must be a flat uint8 array of at least `capacity` bytes")
         self._mapping = None                    # the reserved arena's mapping (pages given back on free)
         if arena is None:
-            got = reserve(capacity)
+            got = reserve(capacity + SPARE_ADDRESS_SPACE)
             if got is not None:
                 arena, self._mapping = got
         self._fixed_arena = arena is not None
+        self.fragment = FRAGMENT if self._mapping is not None else GRANULE   # module doc
+        self.spans: dict[int, int] = {}         # arena allocation start -> the address space it owns
         self.arena = np.zeros(initial, dtype=np.uint8) if arena is None else arena
         self._pins = 0                          # native dispatches holding raw pointers into the arena
         self._unpinned = threading.Condition(threading.RLock())
@@ -127,6 +170,23 @@ class DeviceMemory:
         self.serials: dict[int, int] = {}       # start -> a number no other allocation/mapping ever had
         self._serial = 0
         self.on_reindex: list = []              # fn(index), called (lock held) whenever the table changed
+        self.exact = False                      # memcheck: lane checks against exact allocation ends
+        self.origin = None                      # memcheck: fn(event) -> where an allocation / free happens
+        self.origins: dict[int, object] = {}    # start -> where it was allocated (while memcheck is on)
+        self.quarantine: list[Freed] = []       # freed allocations kept unreused (memcheck), oldest first
+        self._quarantined = 0                   # the address space they hold
+        _LIVE.add(self)
+        if _MEMCHECK[0]:
+            self.set_memcheck(*_MEMCHECK)
+
+    def set_memcheck(self, exact: bool, origin=None) -> None:
+        with self.lock:
+            self.exact, self.origin = exact, origin if exact else None
+            if not exact:
+                self.origins.clear()
+                while self.quarantine:
+                    self._release(self.quarantine.pop(0))
+            self._reindex()
 
     @contextlib.contextmanager
     def pinned(self):
@@ -147,8 +207,11 @@ class DeviceMemory:
     # -- allocation --------------------------------------------------------------------------------------
     def _reindex(self) -> None:
         # one tuple, replaced atomically: lane checks running on other threads read a consistent snapshot
+        # an arena allocation's region ends where the address space it owns ends, or (memcheck) exactly
+        exact, spans = self.exact, self.spans
         self._index = (np.array(self.starts, dtype=np.uint64),
-                       np.array([self.table[s][0] for s in self.starts], dtype=np.uint64),
+                       np.array([e if exact or x is not None else s + spans[s]
+                                 for s in self.starts for e, _, _, x in (self.table[s],)], dtype=np.uint64),
                        np.array([self.table[s][3] is not None for s in self.starts], dtype=bool),
                        [self.table[s][3] for s in self.starts])
         for fn in self.on_reindex:
@@ -157,7 +220,10 @@ class DeviceMemory:
     def alloc(self, size: int, kind: str = "user", align: int = ALIGN) -> int:
         if size <= 0:
             raise HipError(hipError_t.hipErrorInvalidValue, "allocation size must be positive")
-        rounded = (size + ALIGN - 1) // ALIGN * ALIGN
+        rounded = -(-size // GRANULE) * GRANULE         # what it costs of the capacity
+        frag = self.fragment
+        span = -(-size // frag) * frag                  # the address space it owns (module doc)
+        align = max(align, frag)
         with self.lock:
             if self.used + rounded > self.capacity:
                 raise HipError(hipError_t.hipErrorOutOfMemory,
@@ -165,21 +231,21 @@ class DeviceMemory:
             off = None
             for i, (o, s) in enumerate(self._free):
                 aligned = (o + align - 1) // align * align
-                if aligned + rounded <= o + s:
+                if aligned + span <= o + s:
                     off = aligned
                     rest = []
                     if aligned > o:
                         rest.append((o, aligned - o))
-                    if aligned + rounded < o + s:
-                        rest.append((aligned + rounded, o + s - aligned - rounded))
+                    if aligned + span < o + s:
+                        rest.append((aligned + span, o + s - aligned - span))
                     self._free[i:i + 1] = rest
                     break
             if off is None:
                 off = (self._top + align - 1) // align * align
-                if off + rounded > len(self.arena) and self._fixed_arena:
+                if off + span > len(self.arena) and self._fixed_arena:
                     raise HipError(hipError_t.hipErrorOutOfMemory,
                                    f"out of device memory: no {size}-byte range left in the arena")
-                self._top = off + rounded
+                self._top = off + span
                 if self._top > len(self.arena):
                     with self._unpinned:            # no dispatch may hold pointers into the old arena
                         self._unpinned.wait_for(lambda: self._pins == 0)
@@ -192,9 +258,12 @@ class DeviceMemory:
             addr = self.base + off
             bisect.insort(self.starts, addr)
             self.table[addr] = (addr + size, rounded, kind, None)
+            self.spans[addr] = span
             self._serial += 1
             self.serials[addr] = self._serial
             self.used += rounded
+            if self.origin is not None:
+                self.origins[addr] = self.origin("alloc")
             self._reindex()
             return addr
 
@@ -206,11 +275,47 @@ class DeviceMemory:
             del self.table[addr]
             self.serials.pop(addr, None)
             self.starts.remove(addr)
-            self._clear(addr - self.base, entry[1])
-            self._free.append((addr - self.base, entry[1]))
-            self._free.sort()
             self.used -= entry[1]
+            span = self.spans.pop(addr)
+            if self.exact:                  # memcheck: kept unreused, so that later accesses fault and are named
+                f = Freed(addr, entry[0] - addr, span, entry[2], self.origins.pop(addr, None),
+                          self.origin("free") if self.origin is not None else None)
+                self._clear(addr - self.base, f.span)
+                self.quarantine.append(f)
+                self._quarantined += f.span
+                while self._quarantined > QUARANTINE_LIMIT and len(self.quarantine) > 1:
+                    self._release(self.quarantine.pop(0))
+            else:
+                self._release(Freed(addr, entry[0] - addr, span, entry[2], None, None), quarantined=False)
             self._reindex()
+
+    def _release(self, f: Freed, quarantined: bool = True) -> None:
+        """A freed block back to the free list (lock held; a quarantined block was cleared when freed)."""
+        if quarantined:
+            self._quarantined -= f.span
+        else:
+            self._clear(f.start - self.base, f.span)
+        self._free.append((f.start - self.base, f.span))
+        self._free.sort()
+
+    def freed_at(self, addr: int) -> Freed | None:
+        """The quarantined allocation whose pages hold ``addr`` (memcheck), the latest freed first."""
+        with self.lock:
+            for f in reversed(self.quarantine):
+                if f.start <= addr < f.start + f.span:
+                    return f
+        return None
+
+    def nearest(self, addr: int):
+        """``(start, exact end, pages end, kind)`` of the allocation whose pages hold ``addr`` or, failing
+        that, the last one starting below it; None when there is none."""
+        with self.lock:
+            i = bisect.bisect_right(self.starts, addr) - 1
+            if i < 0:
+                return None
+            s = self.starts[i]
+            end, _, kind, ext = self.table[s]
+            return s, end, end if ext is not None else s + self.spans[s], kind
 
     def _clear(self, off: int, n: int) -> None:
         """A freed block back to zeros (every free block is zero, as never-used space is: allocations write
@@ -232,6 +337,8 @@ class DeviceMemory:
             self.table[addr] = (addr + array.nbytes, array.nbytes, kind, array.view(np.uint8).reshape(-1))
             self._serial += 1
             self.serials[addr] = self._serial
+            if self.origin is not None:
+                self.origins[addr] = self.origin("map")
             self._reindex()
 
     def map_peer(self, other: "DeviceMemory") -> None:
@@ -256,6 +363,7 @@ class DeviceMemory:
                 return False
             del self.table[addr]
             self.serials.pop(addr, None)
+            self.origins.pop(addr, None)
             self.starts.remove(addr)
             self._reindex()
             return True

@@ -90,9 +90,10 @@ def test_loads_and_stores_of_1_2_4_dwords(target, wave, lanes, shift, engine):
 @pytest.mark.parametrize("target,wave", CASES)
 @pytest.mark.parametrize("store", [False, True])
 @pytest.mark.parametrize("saddr", [False, True])
-def test_a_wave_running_past_the_allocation_faults_at_the_first_bad_lane(target, wave, store, saddr, engine):
-    """Consecutive 16-byte lanes from the 16-byte kernarg segment (s[0:1], its own aligned allocation): lane 1
-    is the first outside it, and the fault names its address."""
+def test_a_wave_running_past_the_allocation_faults_at_the_first_bad_lane(target, wave, store, saddr, engine,
+                                                                        exact_bounds):
+    """Consecutive 16-byte lanes from the 16-byte kernarg segment (s[0:1], its own aligned allocation): under
+    exact bounds (memcheck) lane 1 is the first outside it, and the fault names its address."""
     a = RNG.integers(0, 2 ** 64, 64, dtype=U64)
     sz, _ = _syntax(target, wave)
     if saddr:
@@ -157,7 +158,7 @@ def test_scalar_loads(target, wave, engine):
 
 
 @pytest.mark.parametrize("target,wave", CASES)
-def test_a_scalar_load_past_the_allocation_faults(target, wave, engine):
+def test_a_scalar_load_past_the_allocation_faults(target, wave, engine, exact_bounds):
     rdna = target.startswith("gfx1")
     body = f"""
   s_load_{'b128' if rdna else 'dwordx4'} s[20:23], s[0:1], 0x8

@@ -392,7 +392,7 @@ def test_get_resinfo():
             img.free()
 
 
-def test_descriptor_outside_any_allocation_faults():
+def test_descriptor_outside_any_allocation_faults(exact_bounds):
     tex = np.zeros((1, 4, 4, 1), F32)
     img = mk.Image(tex, "2d")
     try:

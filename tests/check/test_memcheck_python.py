@@ -1,0 +1,115 @@
+"""memcheck from Python: ``pyhip.check(...)`` as a context manager and ``PYHIP_CHECK`` for a whole process, on
+both engines.  Reports name the allocation with the Python line that allocated and freed it; leaving the
+block restores the hardware's behaviour (and reuses the quarantined memory)."""
+import ctypes
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import pyhip
+from pyhip import hip
+from pyhip.errors import HipError, hipError_t
+
+ROOT = Path(__file__).resolve().parents[2]
+BASIC = str(ROOT / "tests/fixtures/bin/hipcc52/basic-gfx90a.hsaco")
+
+
+def _ok(result):
+    err, *values = result
+    assert err == hip.hipError_t.hipSuccess, err
+    return values[0] if len(values) == 1 else values
+
+
+@pytest.fixture(params=["native", "numpy"])
+def engine(request):
+    """Every emulated device on the engine of the parameter; the numpy case checks that nothing ran natively."""
+    from pyhip.runtime.context import runtime
+    gpus = [d.backend.emulated_gpu for d in runtime().devices if d.backend.emulated_gpu is not None]
+    saved = [g.engine for g in gpus]
+    before = [g.engine_stats()["native"] for g in gpus]
+    for g in gpus:
+        g.engine = request.param
+    yield request.param
+    for g, e, b in zip(gpus, saved, before):
+        g.engine = e
+        if request.param == "numpy":
+            assert g.engine_stats()["native"] == b
+
+
+def _scale(x, n):
+    scale = pyhip.load(BASIC).kernel("scale<float>")
+    return scale((n + 255) // 256, 256, x, np.float32(2.0), n)
+
+
+def test_use_after_free_context_manager(engine):
+    n = 1000
+    mod = _ok(hip.hipModuleLoad(BASIC.encode()))
+    fn = _ok(hip.hipModuleGetFunction(mod, b"_Z5scaleIfEvPT_S0_i"))
+    with pyhip.check("memcheck", echo=False) as session:
+        d = _ok(hip.hipMalloc(n * 4)); alloc_line = sys._getframe().f_lineno
+        _ok(hip.hipFree(d)); free_line = sys._getframe().f_lineno
+        other = _ok(hip.hipMalloc(n * 4))
+        assert int(other) != int(d)                    # quarantined: not reused
+        err = hip.hipModuleLaunchKernel(fn, (n + 255) // 256, 1, 1, 256, 1, 1, 0, None, None,
+                                        (d, ctypes.c_float(2.0), ctypes.c_int(n)))[0]
+        if err == hip.hipError_t.hipSuccess:
+            err = hip.hipDeviceSynchronize()[0]
+        assert err == hip.hipError_t.hipErrorIllegalAddress
+        _ok(hip.hipFree(other))
+    (rep,) = session.reports
+    assert rep["kind"] == "use-after-free" and rep["kernel"] == "scale<float>(float*, float, int)", rep
+    assert rep["instruction"].startswith("global_load_dword"), rep      # the first access is the read of x[i]
+    a = rep["allocation"]
+    assert a["start"] == int(d) and a["size"] == n * 4, a
+    assert a["allocated"] == f"hipMalloc from {__file__}:{alloc_line} in test_use_after_free_context_manager", a
+    assert a["freed"] == f"hipFree from {__file__}:{free_line} in test_use_after_free_context_manager", a
+    # after the block: the hardware's behaviour again, no session
+    assert pyhip.sanitizer.active() is None
+    _ok(hip.hipModuleUnload(mod))
+
+
+def test_past_the_end_only_under_memcheck(engine):
+    n = 1000
+    rng = np.random.default_rng(7)
+    host = rng.standard_normal(n + 1).astype(np.float32)
+    x = pyhip.to_device(host[:n])
+    _scale(x, n + 1)                             # one past the end: inside the page, no fault by default
+    np.testing.assert_array_equal(x.get(), host[:n] * 2)
+    with pyhip.check("all", echo=False) as session:
+        y = pyhip.to_device(host[:n])
+        with pytest.raises(HipError) as ei:
+            _scale(y, n + 1)
+            pyhip.synchronize()
+        assert ei.value.code == hipError_t.hipErrorIllegalAddress
+    (rep,) = session.reports
+    assert rep["kind"] == "out-of-bounds" and rep["address"] == rep["allocation"]["start"] + 4 * n, rep
+    assert rep["lane"] == n % 64 and rep["workgroup"] == [n // 256, 0, 0], rep
+
+
+def test_environment_variable_exit_status(tmp_path):
+    script = tmp_path / "uaf.py"
+    script.write_text(textwrap.dedent(f"""
+        import numpy as np, pyhip
+        from pyhip import hip
+        scale = pyhip.load({BASIC!r}).kernel("scale<float>")
+        err, d = hip.hipMalloc(4000)
+        hip.hipFree(d)
+        try:
+            scale(4, 256, int(d), np.float32(2.0), 1000)
+            pyhip.synchronize()
+        except pyhip.HipError as exc:
+            print("launch failed", exc.code)
+    """))
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYHIP_CHECK": "memcheck"}
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300, check=False)
+    assert r.returncode == 1 and "launch failed 700" in r.stdout, r.stdout + r.stderr
+    assert "memcheck: use-after-free" in r.stderr and f"hipFree from {script}:6" in r.stderr, r.stderr
+    assert "1 distinct error(s) found" in r.stderr, r.stderr
+    env.pop("PYHIP_CHECK")          # unchecked: the freed block was reused (kernel arguments) and written over
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300, check=False)
+    assert r.returncode == 0 and "pyhip check" not in r.stderr, r.stdout + r.stderr

@@ -4,7 +4,7 @@ from __future__ import annotations
 import threading
 import weakref
 
-from ..aql.native import lib as _aql
+from ..aql.native import NativeBlock, lib as _aql
 from ..errors import HipError, hipError_t
 from ..loader.targetid import DeviceISA
 from .backend import DeviceBackend
@@ -12,6 +12,8 @@ from .properties import make_properties
 from .stream import Stream
 
 KERNARG_CHUNK = 4096
+ARMED_SPIN_NS = 20_000            # a synchronize spins this long before sleeping (as the C ABI's does)
+ARMED_WAIT_CHUNK_NS = 100_000_000
 
 
 def fault_epoch() -> int:
@@ -32,7 +34,7 @@ class Device:
         self.fast_invalidate = None                 # fn(stream): drop its native launch entries (set by the C ABI)
         self.fast_sync_arm = None                   # fn(device, stream, counter signal, epoch) / fn(device, None, ..)
         self._armed = None                          # (stream, its native launch state, fault epoch): see arm_sync
-        self.launch_generation = 0                  # moves on whenever Python's repeat-launch entries go stale
+        self.generation_word = NativeBlock(8)       # launch_generation, read by native launches (aql_launch.c)
         self._errors: list[HipError] = []
         self._kernarg_free: dict[int, list[int]] = {}
         self._kernarg_busy: list[tuple[int, int, object]] = []
@@ -46,6 +48,15 @@ class Device:
 
     def __repr__(self) -> str:
         return f"<Device {self.index} {self.isa}>"
+
+    @property
+    def launch_generation(self) -> int:
+        """Moves on whenever Python's repeat-launch entries (runtime/fastlaunch.py) go stale."""
+        return int(self.generation_word.u64(0)[0])
+
+    @launch_generation.setter
+    def launch_generation(self, value: int) -> None:
+        _aql.pyhip_store_release_u64(self.generation_word.u64(0), value)
 
     # -- streams -----------------------------------------------------------------------------------
     def new_stream(self, flags: int = 0, priority: int = 0, per_thread: bool = False) -> Stream:
@@ -61,8 +72,7 @@ class Device:
     def synchronize(self) -> None:
         """hipDeviceSynchronize: the null stream (which waits for blocking streams) and every stream; the
         first fault found (or recorded earlier) is raised once the device is idle."""
-        armed = self._armed
-        if armed is not None and self.wait_armed(armed):
+        if self.sync_if_armed():
             return
         epoch = fault_epoch()
         first = None
@@ -97,11 +107,22 @@ class Device:
             hook(self, st, fs.signal, epoch)
 
     def wait_armed(self, armed) -> bool:
-        """Wait for the armed stream's counter; True if nothing else happened meanwhile (no fault anywhere,
-        still armed), else the caller takes the full path."""
-        st, fs, epoch = armed
-        fs.signal.wait_value(0, 0)                      # COND_EQ 0, no timeout
-        return self._armed is armed and fault_epoch() == epoch
+        """Wait for the armed stream's counter (one native call: native/aql_atomics.c); True if nothing else
+        happened meanwhile (no fault anywhere, still armed), else the caller takes the full path."""
+        counter, epoch = armed[1].signal.ptr, armed[2]
+        while True:
+            r = _aql.pyhip_armed_wait(counter, epoch, ARMED_WAIT_CHUNK_NS, ARMED_SPIN_NS)
+            if r:                                       # 0: a chunk passed (Ctrl-C is seen between chunks)
+                return r == 1 and self._armed is armed
+
+    def sync_if_armed(self, stream=None) -> bool:
+        """A synchronize of the device (``stream`` None) or of ``stream`` done by :meth:`wait_armed` alone: True
+        when the device was armed (for that stream) and its native launches finished without a fault; False:
+        the caller takes the full path, which reports what happened."""
+        armed = self._armed
+        if armed is None or (stream is not None and armed[0] is not stream):
+            return False
+        return self.wait_armed(armed)
 
     def disarm_sync(self) -> None:
         """Anything but a native launch happens on this device: a synchronize must go through Python again."""

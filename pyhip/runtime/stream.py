@@ -273,8 +273,7 @@ class Stream(Handle):
     def synchronize(self, timeout: float | None = None) -> None:
         self._check()
         dev = self.device
-        armed = dev._armed
-        if armed is not None and armed[0] is self and timeout is None and dev.wait_armed(armed):
+        if timeout is None and dev.sync_if_armed(self):
             return                              # only native launches since an idle point: wait for them
         from .device import fault_epoch
         epoch = fault_epoch()

@@ -102,6 +102,15 @@ void* pyhip_alloc64(size_t size) {
 }
 void pyhip_free(void* p) { free(p); }
 
+/* Copies and fills of process memory (runtime/idlecopy.py, the packet processor's host copies). */
+void pyhip_copy_bytes(void* dst, const void* src, size_t n) { memmove(dst, src, n); }
+
+void pyhip_fill_bytes(void* dst, uint64_t value, size_t count, int width) {
+    uint8_t* d = dst;
+    if (width == 1) { memset(d, (int)(value & 0xFF), count); return; }
+    for (size_t i = 0; i < count; i++) memcpy(d + i * (size_t)width, &value, (size_t)width);   /* little-endian */
+}
+
 /* ---- plain atomics (for anyone sharing native words between threads) -------------------------------- */
 uint64_t pyhip_load_acquire_u64(const uint64_t* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
 void pyhip_store_release_u64(uint64_t* p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }

@@ -12,6 +12,8 @@ CDEF = """
 int64_t pyhip_now_ns(void);
 void* pyhip_alloc64(size_t size);
 void pyhip_free(void* p);
+void pyhip_copy_bytes(void* dst, const void* src, size_t n);
+void pyhip_fill_bytes(void* dst, uint64_t value, size_t count, int width);
 
 uint64_t pyhip_load_acquire_u64(const uint64_t* p);
 void pyhip_store_release_u64(uint64_t* p, uint64_t v);

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..errors import HipError, hipError_t
 from .context import runtime
+from .idlecopy import copy_now
 from .memory import as_address
 
 KINDS = range(5)                    # hipMemcpyHostToHost .. hipMemcpyDefault
@@ -163,7 +164,8 @@ def copy(dst, src, nbytes: int, stream=None, sync: bool = True, kind: int = 4) -
         if int(kind) not in KINDS:
             raise HipError(hipError_t.hipErrorInvalidMemcpyDirection, f"invalid hipMemcpyKind {kind}")
         return                                  # nothing to copy: not even the pointers are looked at
-    copy3d(dst, nbytes, nbytes, src, nbytes, nbytes, nbytes, 1, 1, stream, sync, kind)
+    if not copy_now(dst, src, nbytes, kind, stream, sync):      # an idle stream: done here (runtime/idlecopy.py)
+        copy3d(dst, nbytes, nbytes, src, nbytes, nbytes, nbytes, 1, 1, stream, sync, kind)
 
 
 def fill3d(dst, pitch: int, slice_pitch: int, value: int, width: int, height: int, depth: int, elem: int = 1,

@@ -34,6 +34,7 @@ class Device:
         self.fast_invalidate = None                 # fn(stream): drop its native launch entries (set by the C ABI)
         self.fast_sync_arm = None                   # fn(device, stream, counter signal, epoch) / fn(device, None, ..)
         self._armed = None                          # (stream, its native launch state, fault epoch): see arm_sync
+        self.submits = 0                            # commands submitted through Python so far (see arm_sync)
         self.generation_word = NativeBlock(8)       # launch_generation, read by native launches (aql_launch.c)
         self._errors: list[HipError] = []
         self._kernarg_free: dict[int, list[int]] = {}
@@ -91,38 +92,55 @@ class Device:
     # -- synchronizing on native launches only ---------------------------------------------------------------
     def arm_sync(self, epoch: int) -> None:
         """After a synchronize that found no fault (``epoch``: the fault epoch read before it began): when the
-        device is idle and one stream holds the native launch grant, its work is from now on exactly what that
-        stream's counter signal counts, so a synchronize may just wait for the counter (:meth:`wait_armed`),
-        here and in the C ABI (``fast_sync_arm``), until anything else happens (:meth:`disarm_sync`)."""
+        device is idle with nothing left to report, its work is from now on exactly what the native launch
+        counter of the stream holding the grant counts (none when no stream holds it), so a synchronize may
+        just wait for the counter (:meth:`wait_armed`), here and in the C ABI (``fast_sync_arm``), and a
+        synchronous copy or fill may be done at once (runtime/idlecopy.py), until anything else happens
+        (:meth:`disarm_sync`)."""
         st = self.fast_stream
         fs = st._fast if st is not None else None
-        if fs is None or st.destroyed or getattr(self.backend, "kind", "") != "emu":
+        if (st is not None and (fs is None or st.destroyed)) or getattr(self.backend, "kind", "") != "emu":
             return
         from .pools import has_cached
-        if self._errors or st._errors or has_cached(self) or not self.idle():
+        submits = self.submits                      # a submit racing with the checks below moves it on
+        streams = [self.null_stream] + self.streams_snapshot()
+        if self._errors or any(s._errors for s in streams) or has_cached(self) or \
+                not all(s.query_own() for s in streams):
             return
-        self._armed = (st, fs, epoch)
+        armed = self._armed = (st, fs, epoch)
         hook = self.fast_sync_arm
-        if hook is not None:
+        if hook is not None and st is not None:
             hook(self, st, fs.signal, epoch)
+        if self.submits != submits and self._armed is armed:
+            self.disarm_sync()                      # work was submitted while the device looked idle
 
-    def wait_armed(self, armed) -> bool:
-        """Wait for the armed stream's counter (one native call: native/aql_atomics.c); True if nothing else
-        happened meanwhile (no fault anywhere, still armed), else the caller takes the full path."""
-        counter, epoch = armed[1].signal.ptr, armed[2]
+    def wait_armed(self, armed, timeout_ns: int = -1) -> bool:
+        """Wait for the armed stream's counter (one native call: native/aql_atomics.c), at most ``timeout_ns``
+        when given; True if it reached 0 and nothing else happened meanwhile (no fault anywhere, still armed),
+        else the caller takes the full path."""
+        fs, epoch = armed[1], armed[2]
+        if fs is None:                                  # armed with no native launch grant: idle
+            return self._armed is armed and fault_epoch() == epoch
+        counter = fs.signal.ptr
         while True:
-            r = _aql.pyhip_armed_wait(counter, epoch, ARMED_WAIT_CHUNK_NS, ARMED_SPIN_NS)
-            if r:                                       # 0: a chunk passed (Ctrl-C is seen between chunks)
+            r = _aql.pyhip_armed_wait(counter, epoch, ARMED_WAIT_CHUNK_NS if timeout_ns < 0 else timeout_ns,
+                                      ARMED_SPIN_NS if timeout_ns < 0 else 0)
+            if r or timeout_ns >= 0:                    # 0: a chunk passed (Ctrl-C is seen between chunks)
                 return r == 1 and self._armed is armed
 
     def sync_if_armed(self, stream=None) -> bool:
         """A synchronize of the device (``stream`` None) or of ``stream`` done by :meth:`wait_armed` alone: True
-        when the device was armed (for that stream) and its native launches finished without a fault; False:
-        the caller takes the full path, which reports what happened."""
+        when the device was armed (with the grant held by that stream, or by none) and its native launches
+        finished without a fault; False: the caller takes the full path, which reports what happened."""
         armed = self._armed
-        if armed is None or (stream is not None and armed[0] is not stream):
+        if armed is None or (stream is not None and armed[0] is not None and armed[0] is not stream):
             return False
         return self.wait_armed(armed)
+
+    def idle_if_armed(self) -> bool:
+        """Like :meth:`sync_if_armed` for the whole device, without waiting: True when it is armed and idle."""
+        armed = self._armed
+        return armed is not None and self.wait_armed(armed, 0)
 
     def disarm_sync(self) -> None:
         """Anything but a native launch happens on this device: a synchronize must go through Python again."""

@@ -128,10 +128,13 @@ def memset(dst, value: int, count: int, width: int = 1, stream=None, sync: bool 
     """Fill ``count`` elements of ``width`` bytes (device or pinned host memory)."""
     from .copies import fill3d
 
+    from .idlecopy import fill_now
+
     count = int(count)
     if count < 0:
         raise HipError(hipError_t.hipErrorInvalidValue, "negative count")
-    fill3d(dst, count * width, count * width, value, count * width, 1, 1, width, stream, sync)
+    if not fill_now(dst, value, count, width, stream, sync):      # an idle stream: done here
+        fill3d(dst, count * width, count * width, value, count * width, 1, 1, width, stream, sync)
 
 
 def mem_get_info() -> tuple[int, int]:

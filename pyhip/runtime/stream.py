@@ -105,7 +105,10 @@ class Stream(Handle):
             cmd = Command(make(q), keep, what)
             cmd.signal.pinned = pin
             self._track(cmd)
-            return cmd
+        dev = self.device
+        dev.submits += 1                        # an arm_sync that saw the device idle before this sees it moved
+        dev.disarm_sync()                       # and one that saw it idle and armed meanwhile is undone
+        return cmd
 
     def _track(self, cmd: Command) -> None:
         self._last = cmd
@@ -219,6 +222,8 @@ class Stream(Handle):
             for s in [dev.null_stream] + dev.streams_snapshot():
                 if s is not self and s._last is not None and not s._last.done():
                     return None
+            if dev.fast_stream is None:
+                dev.disarm_sync()               # armed without a grant: native launches would go uncounted
             dev.fast_stream = self
         with self._lock:
             self._check()
@@ -293,7 +298,7 @@ class Stream(Handle):
         after_synchronize(self.device)
         with self._lock:
             self._reap(raise_errors=True)
-        if dev.fast_stream is self:
+        if dev.fast_stream is self or dev.fast_stream is None:
             dev.arm_sync(epoch)
 
     def wait_quietly(self, timeout: float | None = None) -> None:

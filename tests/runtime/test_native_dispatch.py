@@ -179,10 +179,13 @@ def test_a_synchronize_after_native_launches_waits_for_work_through_python(rel, 
     assert (got.astype(np.int64) & 0xFFFFFFFF == a.astype(np.int64)).all()
 
 
-def test_device_copies_and_fills_run_natively_and_match_numpy():
+@pytest.mark.parametrize("idle", [False, True], ids=["queued", "idle"])
+def test_device_copies_and_fills_run_natively_and_match_numpy(idle):
     """Device-to-device copies (overlapping ones included) and 8/16/32-bit fills: every result compared with
-    numpy, the tails past each range untouched; the packets were finished by the native loop (the Python
-    path's own count of agent-dispatch packets does not move)."""
+    numpy, the tails past each range untouched.  Queued (the device disarmed before each call): the packets
+    were finished by the native loop (the Python path's own count of agent-dispatch packets does not move).
+    Idle (the device armed: runtime/idlecopy.py): done by the calling thread, no packet at all, and the device
+    is still armed after each."""
     import pyhip.hip as hip
     from pyhip.hip import hipMemcpyKind as K
     rng = np.random.default_rng(7)
@@ -190,17 +193,26 @@ def test_device_copies_and_fills_run_natively_and_match_numpy():
     host = rng.integers(0, 256, size=n + 64, dtype=np.uint8)
     src, dst = pyhip.to_device(host), pyhip.to_device(np.zeros(n + 64, np.uint8))
     pyhip.synchronize()
-    proc = runtime().device(0).null_stream._q().processor
+    dev = runtime().device(0)
+    proc = dev.null_stream._q().processor
     python_before = proc._stats["AgentDispatchPacket"]
     total_before = proc.stats["AgentDispatchPacket"]
     mem = gpu().memory
     s, d = src.__hip_pointer__(), dst.__hip_pointer__()
     want = np.zeros(n + 64, np.uint8)
+
+    def before():
+        if idle:
+            assert dev._armed is not None
+        else:
+            dev.disarm_sync()
     for size in (1, 3, 255, 4097, n):
         off = int(rng.integers(0, 32))
+        before()
         assert hip.hipMemcpy(d + off, s + off, size, K.hipMemcpyDeviceToDevice)[0] == 0
         want[off:off + size] = host[off:off + size]
         np.testing.assert_array_equal(np.frombuffer(mem.read(d, n + 64), np.uint8), want)
+    before()
     assert hip.hipMemcpy(d + 8, d, 1000, K.hipMemcpyDeviceToDevice)[0] == 0           # overlapping
     want[8:1008] = want[0:1000].copy()
     np.testing.assert_array_equal(np.frombuffer(mem.read(d, n + 64), np.uint8), want)
@@ -209,8 +221,12 @@ def test_device_copies_and_fills_run_natively_and_match_numpy():
         count = int(rng.integers(1, (n - 64) // width))
         value = int(rng.integers(0, min(np.iinfo(dt).max, 2**31 - 1)))
         off = int(rng.integers(0, 16)) * width
+        before()
         assert fn(d + off, value, count)[0] == 0
         want[off:off + count * width] = np.full(count, value, dt).view(np.uint8)
         np.testing.assert_array_equal(np.frombuffer(mem.read(d, n + 64), np.uint8), want)
-    assert proc.stats["AgentDispatchPacket"] - total_before >= 9
+    if idle:
+        assert dev._armed is not None and proc.stats["AgentDispatchPacket"] == total_before
+    else:
+        assert proc.stats["AgentDispatchPacket"] - total_before >= 9
     assert proc._stats["AgentDispatchPacket"] == python_before

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..aql import (AGENT_CALLBACK, AGENT_COPY, AGENT_FILL, AgentDispatchPacket, BarrierPacket, COND_EQ,
+from ..aql import (AGENT_CALLBACK, AGENT_COPY, AGENT_FILL, AGENT_HOST_COPY, AgentDispatchPacket, BarrierPacket, COND_EQ,
                    KernelDispatchPacket, PacketProcessor, Queue, SignalPool)
 from ..aql.native import NativeBlock
 from ..aql.packets import TYPE_BARRIER_AND
@@ -133,6 +133,12 @@ class QueueBackend:
     def copy(self, dst, src, size):
         s = self._signal()
         self.queue.submit(AgentDispatchPacket(AGENT_COPY, (dst, src, size, 0), completion_signal=s.handle).pack())
+        return s
+
+    def host_copy(self, dst, src, size):
+        """A copy between two host addresses of this process (the processor does it: AGENT_HOST_COPY)."""
+        s = self._signal()
+        self.queue.submit(AgentDispatchPacket(AGENT_HOST_COPY, (dst, src, size, 0), completion_signal=s.handle).pack())
         return s
 
     def fill(self, dst, value, count, width):

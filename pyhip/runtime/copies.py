@@ -50,6 +50,16 @@ class Place:
         return np.ctypeslib.as_array((ctypes.c_ubyte * span).from_address(self.address))
 
 
+    def host_address(self, span: int) -> int | None:
+        """The host address of [address, address + span) for a copy the packet processor does later, or None:
+        device memory of an emulated device whose arena never moves, or host memory."""
+        if self.kind != "device":
+            return self.address
+        memory = getattr(self.device.backend, "memory", None)
+        if memory is None or not getattr(memory, "_fixed_arena", False):
+            return None
+        return memory.host_address(self.address, span)
+
     def modify(self, span: int, fn) -> None:
         """``fn(view)`` changes bytes of [address, address + span); device memory the CPU cannot write in
         place (HSA backend: VRAM without CPU access gives a read-only snapshot) is changed in a copy and
@@ -136,15 +146,17 @@ def copy3d(dst, dpitch: int, dslice: int, src, spitch: int, sslice: int, width: 
                                           sslice=sslice, width=width, height=height, depth=depth, kind=kind))
         return
     contiguous = height == 1 and depth == 1 or (dpitch == spitch == width and (depth == 1 or dslice == sslice == width * height))
+    if s.kind in ("host", "buffer") or d.kind in ("host", "buffer"):
+        # pageable memory on either side: the copy happens in stream order and returns when done, even
+        # from hipMemcpyAsync (AMD's runtime does the same: the caller may reuse the buffer at once,
+        # and it reads/writes what earlier work in the stream left there)
+        sync = True
     if contiguous and d.kind == s.kind == "device" and d.device is s.device is st.device:
         cmd = st.device_copy(d.address, s.address, dspan)
+    elif contiguous and getattr(st.device.backend, "kind", "") == "emu" and \
+            (hd := d.host_address(dspan)) is not None and (hs := s.host_address(sspan)) is not None:
+        cmd = st.host_copy(hd, hs, dspan, keep=(d.keep, s.keep))     # process memory: a native memmove
     else:
-        if s.kind in ("host", "buffer") or d.kind in ("host", "buffer"):
-            # pageable memory on either side: the copy happens in stream order and returns when done, even
-            # from hipMemcpyAsync (AMD's runtime does the same: the caller may reuse the buffer at once,
-            # and it reads/writes what earlier work in the stream left there)
-            sync = True
-
         def op():
             def fill(base):
                 out = _region(base, width, height, depth, dpitch, dslice)

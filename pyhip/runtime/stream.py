@@ -189,6 +189,11 @@ class Stream(Handle):
     def device_copy(self, dst: int, src: int, size: int) -> Command:
         return self._submit(lambda q: q.copy(dst, src, size), what="copy")
 
+    def host_copy(self, dst: int, src: int, size: int, keep=None) -> Command:
+        """A copy between host addresses of this process (``keep``: what owns them), done by the packet
+        processor in native code."""
+        return self._submit(lambda q: q.host_copy(dst, src, size), keep=keep, what="memcpy")
+
     def fill(self, dst: int, value: int, count: int, width: int) -> Command:
         return self._submit(lambda q: q.fill(dst, value, count, width), what="fill")
 

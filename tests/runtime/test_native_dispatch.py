@@ -181,8 +181,8 @@ def test_a_synchronize_after_native_launches_waits_for_work_through_python(rel, 
 
 @pytest.mark.parametrize("idle", [False, True], ids=["queued", "idle"])
 def test_device_copies_and_fills_run_natively_and_match_numpy(idle):
-    """Device-to-device copies (overlapping ones included) and 8/16/32-bit fills: every result compared with
-    numpy, the tails past each range untouched.  Queued (the device disarmed before each call): the packets
+    """Device-to-device copies (overlapping ones included), 8/16/32-bit fills, copies to and from pageable
+    numpy buffers: every result compared with numpy, the tails past each range untouched.  Queued (the device disarmed before each call): the packets
     were finished by the native loop (the Python path's own count of agent-dispatch packets does not move).
     Idle (the device armed: runtime/idlecopy.py): done by the calling thread, no packet at all, and the device
     is still armed after each."""
@@ -225,8 +225,20 @@ def test_device_copies_and_fills_run_natively_and_match_numpy(idle):
         assert fn(d + off, value, count)[0] == 0
         want[off:off + count * width] = np.full(count, value, dt).view(np.uint8)
         np.testing.assert_array_equal(np.frombuffer(mem.read(d, n + 64), np.uint8), want)
+    for size in (1, 77, 5000):                      # pageable host memory: a native memmove either way
+        off = int(rng.integers(0, 32))
+        h = rng.integers(0, 256, size, dtype=np.uint8)
+        before()
+        assert hip.hipMemcpy(d + off, h, size, K.hipMemcpyHostToDevice)[0] == 0
+        want[off:off + size] = h
+        np.testing.assert_array_equal(np.frombuffer(mem.read(d, n + 64), np.uint8), want)
+        out = np.zeros(size + 8, np.uint8)
+        before()
+        assert hip.hipMemcpy(out, d + off, size, K.hipMemcpyDeviceToHost)[0] == 0
+        np.testing.assert_array_equal(out[:size], want[off:off + size])
+        assert not out[size:].any()
     if idle:
         assert dev._armed is not None and proc.stats["AgentDispatchPacket"] == total_before
     else:
-        assert proc.stats["AgentDispatchPacket"] - total_before >= 9
+        assert proc.stats["AgentDispatchPacket"] - total_before >= 15
     assert proc._stats["AgentDispatchPacket"] == python_before

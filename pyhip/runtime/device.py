@@ -21,6 +21,17 @@ def fault_epoch() -> int:
     return _aql.pyhip_fault_epoch()
 
 
+_IDLE = []
+
+
+def _idle_counter():
+    """A signal that stays 0: the counter of a device armed while no stream holds the native launch grant."""
+    if not _IDLE:
+        from ..aql.signal import Signal
+        _IDLE.append(Signal(0))
+    return _IDLE[0]
+
+
 class Device:
     def __init__(self, index: int, isa: DeviceISA, memory_size: int, backend=None):
         self.index = index
@@ -109,8 +120,8 @@ class Device:
             return
         armed = self._armed = (st, fs, epoch)
         hook = self.fast_sync_arm
-        if hook is not None and st is not None:
-            hook(self, st, fs.signal, epoch)
+        if hook is not None:                        # no grant: the C ABI waits on a counter that stays 0
+            hook(self, st or self.null_stream, fs.signal if fs is not None else _idle_counter(), epoch)
         if self.submits != submits and self._armed is armed:
             self.disarm_sync()                      # work was submitted while the device looked idle
 

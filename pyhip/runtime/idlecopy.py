@@ -16,6 +16,8 @@ which checks and reports as it always did.
 """
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
 from ..aql.native import ffi, lib
@@ -25,6 +27,12 @@ from .memory import as_address
 from .stream import Stream
 
 _BUFFERS = (bytes, bytearray, memoryview)
+_UNPINNED = contextlib.nullcontext()
+
+
+def _pinned(memory):
+    """Hold a growable arena in place while raw pointers into it are used (a reserved one never moves)."""
+    return _UNPINNED if getattr(memory, "_fixed_arena", False) else memory.pinned()
 
 
 def _armed_stream(stream, wait: bool):
@@ -53,17 +61,18 @@ def _buffer(p, n: int, writable: bool):
 
 
 def _address(backend, p, n: int):
-    """``(host address, in device memory)`` of ``n`` bytes at pointer ``p``: in one allocation of ``backend``'s
-    device, or host memory (plain, or pinned: mapped into the devices at its own address) outside every
-    device's range; None for anything else."""
+    """``(cdata or host address, in device memory)`` of ``n`` bytes at pointer ``p``: in one allocation of
+    ``backend``'s device, or host memory (plain, or pinned: mapped into the devices at its own address) outside
+    every device's range; None for anything else."""
     addr = as_address(p)
     if not addr:
         return None
     if backend.in_device_range(addr):
         try:
-            return backend.memory.host_address(addr, n), True
+            view = backend.memory.view(addr, n)
         except HipError:                            # outside an allocation (GPUFault): the full path reports it
             return None
+        return ffi.from_buffer(view), True
     for dev in runtime().devices:
         if dev.backend.in_device_range(addr):
             return None                             # another device's memory
@@ -76,7 +85,9 @@ def _place(backend, p, n: int, writable: bool):
         b = _buffer(p, n, writable)
         return None if b is None else (b, False)
     a = _address(backend, p, n)
-    return None if a is None else (ffi.cast("void*", a[0]), a[1])
+    if a is None:
+        return None
+    return a if a[1] else (ffi.cast("void*", a[0]), False)
 
 
 def copy_now(dst, src, nbytes: int, kind: int, stream, sync: bool) -> bool:
@@ -87,7 +98,7 @@ def copy_now(dst, src, nbytes: int, kind: int, stream, sync: bool) -> bool:
     if st is None:
         return False
     backend = st.device.backend
-    with backend.memory.pinned():                   # a growable arena does not move meanwhile
+    with _pinned(backend.memory):                   # a growable arena does not move meanwhile
         d = _place(backend, dst, nbytes, True)
         s = _place(backend, src, nbytes, False) if d is not None else None
         if s is None or not (d[1] or s[1]):         # host to host: the kind rules (the full path)
@@ -104,9 +115,9 @@ def fill_now(dst, value: int, count: int, width: int, stream, sync: bool) -> boo
     if st is None:
         return False
     backend = st.device.backend
-    with backend.memory.pinned():
+    with _pinned(backend.memory):
         a = _address(backend, dst, count * width)
         if a is None or not a[1]:
             return False                            # host memory, outside an allocation: the full path
-        lib.pyhip_fill_bytes(ffi.cast("void*", a[0]), int(value) & ((1 << (8 * width)) - 1), count, width)
+        lib.pyhip_fill_bytes(a[0], int(value) & ((1 << (8 * width)) - 1), count, width)
     return True

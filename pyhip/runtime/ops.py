@@ -5,6 +5,8 @@ import numpy as np
 
 from ..errors import HipError, hipError_t
 from .context import runtime
+from .copies import copy, fill3d
+from .idlecopy import fill_now
 from .memory import DevicePointer, HostPointer, as_address
 
 
@@ -119,16 +121,11 @@ def check_host_address(addr: int) -> None:
 
 def memcpy(dst, src, nbytes: int, kind: int, stream=None, sync: bool = True) -> None:
     """1-D copy in stream order; the direction comes from the pointers (runtime/copies.py)."""
-    from .copies import copy
-
     copy(dst, src, nbytes, stream, sync, kind)
 
 
 def memset(dst, value: int, count: int, width: int = 1, stream=None, sync: bool = True) -> None:
     """Fill ``count`` elements of ``width`` bytes (device or pinned host memory)."""
-    from .copies import fill3d
-
-    from .idlecopy import fill_now
 
     count = int(count)
     if count < 0:

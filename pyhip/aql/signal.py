@@ -32,7 +32,7 @@ ERROR_INVALID_PACKET = 0x1009   # HSA_STATUS_ERROR_INVALID_PACKET_FORMAT: undeco
 ERROR_INVALID_SIGNAL = 0x1006   # HSA_STATUS_ERROR_INVALID_SIGNAL: a dependency handle is not a signal
 ERROR_ABORTED = 0x1007          # HSA_STATUS_ERROR_INVALID_QUEUE: cancelled because its queue was stopped
 
-SPIN_NS = 5_000                 # busy-wait budget before sleeping (GIL released while spinning)
+SPIN_NS = 20_000                # busy-wait budget before sleeping (GIL released while spinning; yields the CPU)
 _CHUNK_S = 0.1
 _CHUNK_NS = int(_CHUNK_S * 1e9)
 _CONDS = (COND_EQ, COND_NE, COND_LT, COND_GTE)

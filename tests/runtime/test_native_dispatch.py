@@ -242,3 +242,29 @@ def test_device_copies_and_fills_run_natively_and_match_numpy(idle):
     else:
         assert proc.stats["AgentDispatchPacket"] - total_before >= 15
     assert proc._stats["AgentDispatchPacket"] == python_before
+
+
+def test_idle_copies_wait_for_native_launches(rel):
+    import pyhip.hip as hip
+
+    """With the device armed, a copy back right after native launches (no synchronize) waits for them and is
+    done by the calling thread: every result compared with numpy, and no copy packet was queued."""
+    import pyhip.hip as hip
+    n = 333
+    src, p7, p11 = (RNG.normal(size=n + 64).astype(np.float32) for _ in range(3))
+    dev_arrays = tuple(pyhip.to_device(a) for a in (src, p7, p11))
+    out_d = pyhip.to_device(np.zeros(n, np.float32))
+    rng = np.random.default_rng(5)
+    for _ in range(2):                                  # the full path, then a native entry
+        launch(rel, n, 1, dev_arrays, (src, p7, p11), out_d, rng)
+    pyhip.synchronize()
+    dev = runtime().device(0)
+    proc = dev.null_stream._q().processor
+    copies = proc.stats["AgentDispatchPacket"]
+    assert dev._armed is not None
+    for k in range(30):
+        args = launch(rel, n, k % 64, dev_arrays, (src, p7, p11), out_d, rng)
+        got = np.empty(n, np.float32)
+        assert hip.hipMemcpy(got, out_d.__hip_pointer__(), 4 * n, hip.hipMemcpyKind.hipMemcpyDeviceToHost)[0] == 0
+        np.testing.assert_allclose(got, want(args, src, n), rtol=1e-5, atol=1e-5, err_msg=f"launch {k}")
+    assert dev._armed is not None and proc.stats["AgentDispatchPacket"] == copies      # no copy was queued

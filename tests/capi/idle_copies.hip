@@ -43,6 +43,24 @@ int main() {
       return 1;
     }
   }
+  // repeat launches (native after the first) each read back at once, with no synchronize: the copy waits
+  CHECK(hipMemcpy(d, h.data(), cap, hipMemcpyHostToDevice));
+  CHECK(hipDeviceSynchronize());
+  std::memcpy(want.data(), h.data(), cap);
+  for (int k = 1; k <= 60; ++k) {
+    plus<<<(cap + 63) / 64, 64>>>(d, cap, k);
+    for (int i = 0; i < cap; ++i) want[i] = (unsigned char)(want[i] + k);
+    CHECK(hipMemcpy(o.data(), d, cap, hipMemcpyDeviceToHost));
+    if (std::memcmp(o.data(), want.data(), cap) != 0) { std::printf("FAIL launch %d read back\n", k); return 1; }
+  }
+  // ranges C refuses go to Python, which reports them as before; the device stays usable
+  CHECK(hipDeviceSynchronize());
+  if (hipMemcpy(o.data(), d, cap + 1, hipMemcpyDeviceToHost) != hipErrorInvalidValue) { std::printf("FAIL overrun\n"); return 1; }
+  if (hipMemset(d + 1, 0, cap) != hipErrorInvalidValue) { std::printf("FAIL memset overrun\n"); return 1; }
+  if (hipMemcpy(o.data(), h.data(), 8, (hipMemcpyKind)7) != hipErrorInvalidMemcpyDirection) { std::printf("FAIL kind\n"); return 1; }
+  CHECK(hipMemcpy(d, h.data(), cap, hipMemcpyHostToDevice));
+  CHECK(hipMemcpy(o.data(), d, cap, hipMemcpyDeviceToHost));
+  if (std::memcmp(o.data(), h.data(), cap) != 0) { std::printf("FAIL after errors\n"); return 1; }
   std::printf("PASS\n");
   return 0;
 }

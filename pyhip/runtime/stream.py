@@ -363,7 +363,12 @@ class Event(Handle):
             stream.capture.add(stream, "event_record", {"event": self})
             return
         self.capture = self.capture_nodes = None
-        self.command = stream.marker(pin=True)      # the event keeps its own signal
+        stream._check()
+        if stream.device.idle_if_armed():           # nothing to wait for: complete now, nothing queued
+            self.command = Command(stream._q().completed(), what="marker")
+            self.command.signal.pinned = True
+        else:
+            self.command = stream.marker(pin=True)  # the event keeps its own signal
         self.stream = stream
 
     def _check(self):

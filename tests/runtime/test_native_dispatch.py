@@ -268,3 +268,33 @@ def test_idle_copies_wait_for_native_launches(rel):
         assert hip.hipMemcpy(got, out_d.__hip_pointer__(), 4 * n, hip.hipMemcpyKind.hipMemcpyDeviceToHost)[0] == 0
         np.testing.assert_allclose(got, want(args, src, n), rtol=1e-5, atol=1e-5, err_msg=f"launch {k}")
     assert dev._armed is not None and proc.stats["AgentDispatchPacket"] == copies      # no copy was queued
+
+
+def test_events_on_an_idle_device_complete_at_once_and_wait_for_native_launches(rel):
+    """An event recorded on an armed, idle device is complete at once with no packet queued; one recorded
+    after native launches still in flight completes after them (their output is in memory when its
+    synchronize returns: read without any other synchronize)."""
+    from pyhip.runtime.stream import Event
+    n = 777
+    src, p7, p11 = (RNG.normal(size=n + 64).astype(np.float32) for _ in range(3))
+    dev_arrays = tuple(pyhip.to_device(a) for a in (src, p7, p11))
+    out_d = pyhip.to_device(np.zeros(n, np.float32))
+    rng = np.random.default_rng(9)
+    for _ in range(2):
+        launch(rel, n, 2, dev_arrays, (src, p7, p11), out_d, rng)
+    pyhip.synchronize()
+    dev = runtime().device(0)
+    st = dev.null_stream
+    proc = st._q().processor
+    before = proc.stats["BarrierPacket"]
+    e1 = Event()
+    e1.record(st)
+    assert e1.query() and proc.stats["BarrierPacket"] == before and dev._armed is not None
+    for k in range(20):
+        args = launch(rel, n, k, dev_arrays, (src, p7, p11), out_d, rng)
+        e2 = Event()
+        e2.record(st)
+        e2.synchronize()
+        got = np.frombuffer(gpu().memory.read(out_d.__hip_pointer__(), 4 * n), np.float32)
+        np.testing.assert_allclose(got, want(args, src, n), rtol=1e-5, atol=1e-5, err_msg=f"launch {k}")
+    assert e1.elapsed_ms(e2) >= 0

@@ -75,6 +75,17 @@ int pyhip_launch_publish(pyhip_launch_entry* e, const uint8_t* args, uint32_t nb
     return launch_publish(e, args, nbytes);
 }
 
+/* The explicit arguments behind a C ``extra`` config array {HIP_LAUNCH_PARAM_BUFFER_POINTER (1), buf,
+ * HIP_LAUNCH_PARAM_BUFFER_SIZE (2), &size, HIP_LAUNCH_PARAM_END (3)}: published when the array is well formed
+ * and its size is the entry's (or larger, when the explicit arguments are the whole segment: HIP copies the
+ * segment's size).  0: anything else (the full path reads it again and reports). */
+int pyhip_launch_publish_config(pyhip_launch_entry* e, const void* const* cfg, int whole) {
+    if (!cfg || (uintptr_t)cfg[0] != 1 || (uintptr_t)cfg[2] != 2 || (uintptr_t)cfg[4] != 3 || !cfg[3]) return 0;
+    size_t size = *(const size_t*)cfg[3];
+    if ((size && !cfg[1]) || !(size == e->explicit_size || (whole && size > e->explicit_size))) return 0;
+    return launch_publish(e, (const uint8_t*)cfg[1], e->explicit_size);
+}
+
 /* ---- the CPython side ------------------------------------------------------------------------------------ */
 /* One value as struct packs it with `code` (struct's integer ranges, its float-to-f32 overflow refusal).
  * 0: refused (the Python error is cleared). */

@@ -84,6 +84,7 @@ typedef struct {
     uint64_t generation;
 } pyhip_launch_entry;
 int pyhip_launch_publish(pyhip_launch_entry* e, const uint8_t* args, uint32_t nbytes);
+int pyhip_launch_publish_config(pyhip_launch_entry* e, const void* const* cfg, int whole);
 void* pyhip_launch_functions(void);
 
 int pyhip_signal_register(void* sig);

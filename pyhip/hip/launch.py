@@ -144,6 +144,8 @@ def hipModuleLaunchKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY,
                 ok = e.launch(kernelParams)
             elif extra is None and kernelParams is None:
                 ok = e.launch(())
+            elif kernelParams is None and isinstance(extra, ctypes.Array):       # the C config array
+                ok = e.launch_config(ctypes.addressof(extra))
             elif extra is None or kernelParams is None:
                 blob = _packed(f, kernelParams, extra)
                 ok = blob is not None and e.launch_raw(blob)

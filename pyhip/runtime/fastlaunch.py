@@ -127,6 +127,11 @@ class Entry:
             blob = blob[:self.nbytes]
         return bool(lib.pyhip_launch_publish(self.cdata, blob, self.nbytes))
 
+    def launch_config(self, address: int) -> bool:
+        """Publish a repeat whose explicit arguments are behind a C ``extra`` config array at ``address``
+        (checked and read in C); False (the full path) for a malformed array or a buffer of another size."""
+        return bool(lib.pyhip_launch_publish_config(self.cdata, ffi.cast("void**", address), self.whole))
+
     def covers(self, args, raw, generation) -> bool:
         """Whether this entry would take a repeat of a launch with ``args`` (or the prepacked ``raw``): the
         runtime then keeps it instead of preparing the same entry again (a value the packing refuses)."""

@@ -46,16 +46,24 @@ typedef struct {
     void* counter;             /* the stream's counter signal */
     uint64_t* launches;        /* the stream's count of native launches */
     uint64_t hits;             /* launches published through this entry */
-    const uint64_t* generation_word;  /* the device's launch generation (runtime/device.py) */
+    uint64_t* generation_word; /* the device's launch generation, then its launches in progress (device.py) */
     uint64_t generation;       /* its value when the entry was made: moved on = the entry is stale */
 } pyhip_launch_entry;
 
 /* Reserve, copy the template then the explicit bytes, publish.  1: published; 0: the entry is stale or the
  * queue closed. */
 static int launch_publish(pyhip_launch_entry* e, const uint8_t* args, uint32_t nbytes) {
-    if (__atomic_load_n(e->generation_word, __ATOMIC_ACQUIRE) != e->generation) return 0;
+    uint64_t* inflight = e->generation_word + 1;
+    __atomic_fetch_add(inflight, 1, __ATOMIC_SEQ_CST);      /* then the generation: see pyhip_launch_quiesce */
+    if (__atomic_load_n(e->generation_word, __ATOMIC_SEQ_CST) != e->generation) {
+        __atomic_fetch_sub(inflight, 1, __ATOMIC_RELEASE);
+        return 0;
+    }
     int64_t idx = pyhip_queue_reserve(e->queue, -1);
-    if (idx < 0) return 0;
+    if (idx < 0) {
+        __atomic_fetch_sub(inflight, 1, __ATOMIC_RELEASE);
+        return 0;
+    }
     uint8_t* ka = e->ring + ((uint64_t)idx & e->queue_mask) * e->slot_size;
     memcpy(ka, e->kernarg, e->kernarg_size);
     memcpy(ka, args, nbytes);
@@ -67,7 +75,16 @@ static int launch_publish(pyhip_launch_entry* e, const uint8_t* args, uint32_t n
     __atomic_fetch_add(e->launches, 1, __ATOMIC_RELAXED);
     __atomic_fetch_add(&e->hits, 1, __ATOMIC_RELAXED);
     pyhip_queue_publish(e->queue, (uint64_t)idx, pkt);
+    __atomic_fetch_sub(inflight, 1, __ATOMIC_RELEASE);
     return 1;
+}
+
+/* A device's launch generation moves on (word[0] = generation, word[1] = launches in progress): store it, then
+ * wait until no launch that may have read the old value is still publishing.  Afterwards every launch through
+ * an older entry is either published (and counted on its stream) or refused.  The GIL is released (cffi). */
+void pyhip_launch_quiesce(uint64_t* word, uint64_t generation) {
+    __atomic_store_n(word, generation, __ATOMIC_SEQ_CST);
+    while (__atomic_load_n(word + 1, __ATOMIC_SEQ_CST)) spin_step();
 }
 
 int pyhip_launch_publish(pyhip_launch_entry* e, const uint8_t* args, uint32_t nbytes) {

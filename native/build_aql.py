@@ -80,11 +80,12 @@ typedef struct {
     void* counter;
     uint64_t* launches;
     uint64_t hits;
-    const uint64_t* generation_word;
+    uint64_t* generation_word;
     uint64_t generation;
 } pyhip_launch_entry;
 int pyhip_launch_publish(pyhip_launch_entry* e, const uint8_t* args, uint32_t nbytes);
 int pyhip_launch_publish_config(pyhip_launch_entry* e, const void* const* cfg, int whole);
+void pyhip_launch_quiesce(uint64_t* word, uint64_t generation);
 void* pyhip_launch_functions(void);
 
 int pyhip_signal_register(void* sig);

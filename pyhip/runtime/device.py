@@ -45,8 +45,7 @@ class Device:
         self.fast_invalidate = None                 # fn(stream): drop its native launch entries (set by the C ABI)
         self.fast_sync_arm = None                   # fn(device, stream, counter signal, epoch) / fn(device, None, ..)
         self._armed = None                          # (stream, its native launch state, fault epoch): see arm_sync
-        self.submits = 0                            # commands submitted through Python so far (see arm_sync)
-        self.generation_word = NativeBlock(8)       # launch_generation, read by native launches (aql_launch.c)
+        self.generation_word = NativeBlock(16)      # launch_generation and the native launches in progress
         self._errors: list[HipError] = []
         self._kernarg_free: dict[int, list[int]] = {}
         self._kernarg_busy: list[tuple[int, int, object]] = []
@@ -68,7 +67,8 @@ class Device:
 
     @launch_generation.setter
     def launch_generation(self, value: int) -> None:
-        _aql.pyhip_store_release_u64(self.generation_word.u64(0), value)
+        """Returns once no native launch through an older entry is still being published (aql_launch.c)."""
+        _aql.pyhip_launch_quiesce(self.generation_word.u64(0), value)
 
     # -- streams -----------------------------------------------------------------------------------
     def new_stream(self, flags: int = 0, priority: int = 0, per_thread: bool = False) -> Stream:
@@ -113,25 +113,23 @@ class Device:
         if (st is not None and (fs is None or st.destroyed)) or getattr(self.backend, "kind", "") != "emu":
             return
         from .pools import has_cached
-        submits = self.submits                      # a submit racing with the checks below moves it on
-        streams = [self.null_stream] + self.streams_snapshot()
-        if self._errors or any(s._errors for s in streams) or has_cached(self) or \
-                not all(s.query_own() for s in streams):
-            return
-        armed = self._armed = (st, fs, epoch)
-        hook = self.fast_sync_arm
-        if hook is not None:                        # no grant: the C ABI waits on a counter that stays 0
-            hook(self, st or self.null_stream, fs.signal if fs is not None else _idle_counter(), epoch)
-        if self.submits != submits and self._armed is armed:
-            self.disarm_sync()                      # work was submitted while the device looked idle
+        with self._lock:                            # no submit (Stream._submit) nor grant between checks and arming
+            streams = [self.null_stream] + self.streams_snapshot()
+            if self._errors or any(s._errors for s in streams) or has_cached(self) or \
+                    not all(s.query_own() for s in streams) or self.fast_stream is not st:
+                return
+            self._armed = (st, fs, epoch)
+            hook = self.fast_sync_arm
+            if hook is not None:                    # no grant: the C ABI waits on a counter that stays 0
+                hook(self, st or self.null_stream, fs.signal if fs is not None else _idle_counter(), epoch)
 
     def wait_armed(self, armed, timeout_ns: int = -1) -> bool:
         """Wait for the armed stream's counter (one native call: native/aql_atomics.c), at most ``timeout_ns``
         when given; True if it reached 0 and nothing else happened meanwhile (no fault anywhere, still armed),
         else the caller takes the full path."""
         fs, epoch = armed[1], armed[2]
-        if fs is None:                                  # armed with no native launch grant: idle
-            return self._armed is armed and fault_epoch() == epoch
+        if fs is None:                                  # armed with no native launch grant: idle, while no grant
+            return self._armed is armed and self.fast_stream is None and fault_epoch() == epoch
         counter = fs.signal.ptr
         while True:
             r = _aql.pyhip_armed_wait(counter, epoch, ARMED_WAIT_CHUNK_NS if timeout_ns < 0 else timeout_ns,
@@ -156,10 +154,11 @@ class Device:
     def disarm_sync(self) -> None:
         """Anything but a native launch happens on this device: a synchronize must go through Python again."""
         if self._armed is not None:
-            self._armed = None
-            hook = self.fast_sync_arm
-            if hook is not None:
-                hook(self, None, None, 0)
+            with self._lock:                        # ordered with arm_sync (the C ABI's mirror too)
+                self._armed = None
+                hook = self.fast_sync_arm
+                if hook is not None:
+                    hook(self, None, None, 0)
 
     def idle(self) -> bool:
         """No stream of this device has unfinished work (native launches included)."""

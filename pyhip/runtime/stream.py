@@ -87,6 +87,10 @@ class Stream(Handle):
         return []
 
     def _submit(self, make, keep=None, what: str = "", deps=(), pin: bool = False) -> Command:
+        with self.device._lock:                 # never between arm_sync's idle check and its arming
+            return self._submit_locked(make, keep, what, deps, pin)
+
+    def _submit_locked(self, make, keep, what, deps, pin) -> Command:
         self._check()
         self.device.disarm_sync()               # the C ABI's native synchronize only knows native launches
         owner = self.device.fast_stream
@@ -105,9 +109,6 @@ class Stream(Handle):
             cmd = Command(make(q), keep, what)
             cmd.signal.pinned = pin
             self._track(cmd)
-        dev = self.device
-        dev.submits += 1                        # an arm_sync that saw the device idle before this sees it moved
-        dev.disarm_sync()                       # and one that saw it idle and armed meanwhile is undone
         return cmd
 
     def _track(self, cmd: Command) -> None:
@@ -227,9 +228,10 @@ class Stream(Handle):
             for s in [dev.null_stream] + dev.streams_snapshot():
                 if s is not self and s._last is not None and not s._last.done():
                     return None
-            if dev.fast_stream is None:
-                dev.disarm_sync()               # armed without a grant: native launches would go uncounted
+            granted = dev.fast_stream is None
             dev.fast_stream = self
+            if granted:                         # armed without a grant: native launches would go uncounted
+                dev.disarm_sync()
         with self._lock:
             self._check()
             if self._fast is None:

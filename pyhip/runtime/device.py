@@ -45,6 +45,7 @@ class Device:
         self.fast_invalidate = None                 # fn(stream): drop its native launch entries (set by the C ABI)
         self.fast_sync_arm = None                   # fn(device, stream, counter signal, epoch) / fn(device, None, ..)
         self._armed = None                          # (stream, its native launch state, fault epoch): see arm_sync
+        self.submitting = 0                         # Stream._submit calls under way (arm_sync waits for none)
         self.generation_word = NativeBlock(16)      # launch_generation and the native launches in progress
         self._errors: list[HipError] = []
         self._kernarg_free: dict[int, list[int]] = {}
@@ -115,7 +116,7 @@ class Device:
         from .pools import has_cached
         with self._lock:                            # no submit (Stream._submit) nor grant between checks and arming
             streams = [self.null_stream] + self.streams_snapshot()
-            if self._errors or any(s._errors for s in streams) or has_cached(self) or \
+            if self.submitting or self._errors or any(s._errors for s in streams) or has_cached(self) or \
                     not all(s.query_own() for s in streams) or self.fast_stream is not st:
                 return
             self._armed = (st, fs, epoch)

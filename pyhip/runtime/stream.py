@@ -87,12 +87,18 @@ class Stream(Handle):
         return []
 
     def _submit(self, make, keep=None, what: str = "", deps=(), pin: bool = False) -> Command:
-        with self.device._lock:                 # never between arm_sync's idle check and its arming
-            return self._submit_locked(make, keep, what, deps, pin)
+        dev = self.device
+        with dev._lock:                         # arm_sync refuses while a submit is under way (Device.submitting)
+            dev.disarm_sync()                   # the C ABI's native synchronize only knows native launches
+            dev.submitting += 1
+        try:
+            return self._submit_unarmed(make, keep, what, deps, pin)
+        finally:
+            with dev._lock:
+                dev.submitting -= 1
 
-    def _submit_locked(self, make, keep, what, deps, pin) -> Command:
+    def _submit_unarmed(self, make, keep, what, deps, pin) -> Command:
         self._check()
-        self.device.disarm_sync()               # the C ABI's native synchronize only knows native launches
         owner = self.device.fast_stream
         if owner is not None and owner is not self:
             owner.disable_fast()                # its native launches must become visible to our ordering

@@ -21,6 +21,7 @@
 #define _GNU_SOURCE
 #endif
 #include <errno.h>
+#include <sched.h>
 #include <limits.h>
 #include <linux/futex.h>
 #include <stdint.h>
@@ -70,6 +71,13 @@ static inline void cpu_relax(void) {
 #endif
 }
 
+/* One step of a spin-wait: a few pause instructions, then the CPU to any other runnable thread (on a machine
+ * with more busy threads than cores, the thread we wait for may be the one waiting for this core). */
+static inline void spin_step(void) {
+    for (int i = 0; i < 32; ++i) cpu_relax();
+    sched_yield();
+}
+
 static void futex_sleep(uint32_t* word, uint32_t expected, int64_t ns) {
     if (ns <= 0) return;
     if (ns > PYHIP_MAX_SLEEP_NS) ns = PYHIP_MAX_SLEEP_NS;
@@ -93,6 +101,15 @@ void* pyhip_alloc64(size_t size) {
     return p;
 }
 void pyhip_free(void* p) { free(p); }
+
+/* Copies and fills of process memory (runtime/idlecopy.py, the packet processor's host copies). */
+void pyhip_copy_bytes(void* dst, const void* src, size_t n) { memmove(dst, src, n); }
+
+void pyhip_fill_bytes(void* dst, uint64_t value, size_t count, int width) {
+    uint8_t* d = dst;
+    if (width == 1) { memset(d, (int)(value & 0xFF), count); return; }
+    for (size_t i = 0; i < count; i++) memcpy(d + i * (size_t)width, &value, (size_t)width);   /* little-endian */
+}
 
 /* ---- plain atomics (for anyone sharing native words between threads) -------------------------------- */
 uint64_t pyhip_load_acquire_u64(const uint64_t* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
@@ -153,21 +170,21 @@ static inline int cond_ok(int64_t v, int cond, int64_t cmp) {
 }
 
 /* Wait until ((value & mask) cond cmp).  cond: 0 EQ, 1 NE, 2 LT, 3 GTE.  timeout_ns < 0 = no limit.
- * Returns 1 when satisfied, 0 on timeout, -1 for a bad condition; *out = the last value read. */
+ * Returns 1 when satisfied, 0 on timeout, -1 for a bad condition; *out (unless NULL) = the last value read. */
 int pyhip_signal_wait(void* sig, int cond, int64_t cmp, int64_t mask, int64_t timeout_ns, int64_t spin_ns,
                       int64_t* out) {
     if (cond < 0 || cond > 3) return -1;
     int64_t* val = AT(sig, SIG_VALUE, int64_t);
     int64_t v = __atomic_load_n(val, __ATOMIC_ACQUIRE);
-    *out = v;
+    if (out) *out = v;
     if (cond_ok(v & mask, cond, cmp)) return 1;
     int64_t start = pyhip_now_ns(), now = start;
     int64_t deadline = timeout_ns < 0 ? INT64_MAX : start + timeout_ns;
     int64_t spin_end = start + spin_ns < deadline ? start + spin_ns : deadline;
     while (now < spin_end) {
-        for (int i = 0; i < 32; ++i) cpu_relax();
+        spin_step();
         v = __atomic_load_n(val, __ATOMIC_ACQUIRE);
-        if (cond_ok(v & mask, cond, cmp)) { *out = v; return 1; }
+        if (cond_ok(v & mask, cond, cmp)) { if (out) *out = v; return 1; }
         now = pyhip_now_ns();
     }
     uint32_t* seq = AT(sig, SIG_SEQ, uint32_t);
@@ -183,7 +200,7 @@ int pyhip_signal_wait(void* sig, int cond, int64_t cmp, int64_t mask, int64_t ti
         futex_sleep(seq, s, deadline - now);
     }
     __atomic_fetch_sub(waiters, 1, __ATOMIC_SEQ_CST);
-    *out = v;
+    if (out) *out = v;
     return r;
 }
 
@@ -201,7 +218,7 @@ int pyhip_signal_wait_multi(void* const* sigs, int n, int all, int64_t timeout_n
     int64_t deadline = timeout_ns < 0 ? INT64_MAX : start + timeout_ns;
     int64_t spin_end = start + spin_ns < deadline ? start + spin_ns : deadline;
     while (now < spin_end) {
-        for (int i = 0; i < 32; ++i) cpu_relax();
+        spin_step();
         if (multi_ok(sigs, n, all)) return 1;
         now = pyhip_now_ns();
     }
@@ -231,6 +248,13 @@ int64_t pyhip_signal_complete(void* sig, uint32_t error_code) {
     __atomic_store_n(AT(sig, SIG_END_TS, uint64_t), (uint64_t)pyhip_now_ns(), __ATOMIC_RELAXED);
     __atomic_store_n(AT(sig, SIG_ERROR, uint32_t), error_code, __ATOMIC_RELAXED);
     return pyhip_signal_add(sig, -1);
+}
+
+/* The synchronize of an armed device (runtime/device.py, Device.arm_sync): wait until its counter signal is 0.
+ * 1 = reached and no completion failed since `epoch`; 2 = reached, but the fault epoch moved; 0 = timed out. */
+int pyhip_armed_wait(void* counter, uint64_t epoch, int64_t timeout_ns, int64_t spin_ns) {
+    if (pyhip_signal_wait(counter, 0, 0, -1, timeout_ns, spin_ns, NULL) != 1) return 0;
+    return pyhip_fault_epoch() == epoch ? 1 : 2;
 }
 
 /* ---- queues ------------------------------------------------------------------------------------------ */
@@ -270,7 +294,7 @@ int64_t pyhip_queue_reserve(void* q, int64_t timeout_ns) {
             if (spin_until == 0)
                 spin_until = now + (timeout_ns >= 0 && timeout_ns < RESERVE_SPIN_NS ? timeout_ns : RESERVE_SPIN_NS);
             if (now < spin_until) {
-                for (int i = 0; i < 32; ++i) cpu_relax();
+                spin_step();
                 continue;
             }
             __atomic_fetch_add(waiters, 1, __ATOMIC_SEQ_CST);    /* register, then re-check before sleeping */
@@ -307,7 +331,7 @@ static int await_slot(void* q, uint64_t index, int64_t spin_end, int64_t deadlin
     uint32_t* waiters = AT(doorbell, SIG_WAITERS, uint32_t);
     int64_t now = pyhip_now_ns();
     while (now < spin_end && now < deadline) {
-        for (int i = 0; i < 32; ++i) cpu_relax();
+        spin_step();
         if ((__atomic_load_n(slot, __ATOMIC_ACQUIRE) & 0xFF) != PKT_INVALID) return 1;
         now = pyhip_now_ns();
     }
@@ -378,7 +402,7 @@ int pyhip_raw_wait_value(const int64_t* value, int cond, int64_t cmp, int64_t ma
         if (cond_ok(__atomic_load_n(value, __ATOMIC_ACQUIRE) & mask, cond, cmp)) return 1;
         int64_t now = pyhip_now_ns();
         if (timeout_ns >= 0 && now - start >= timeout_ns) return 0;
-        if (now - start < POLL_SPIN_NS) { for (int i = 0; i < 32; ++i) cpu_relax(); continue; }
+        if (now - start < POLL_SPIN_NS) { spin_step(); continue; }
         poll_sleep(start, &nap);
     }
 }
@@ -392,7 +416,7 @@ int pyhip_raw_wait_multi(int64_t* const* values, int n, int all, int64_t timeout
         if (n == 0 || (all ? zero == n : zero > 0)) return 1;
         int64_t now = pyhip_now_ns();
         if (timeout_ns >= 0 && now - start >= timeout_ns) return 0;
-        if (now - start < POLL_SPIN_NS) { for (int i = 0; i < 32; ++i) cpu_relax(); continue; }
+        if (now - start < POLL_SPIN_NS) { spin_step(); continue; }
         poll_sleep(start, &nap);
     }
 }
@@ -410,7 +434,7 @@ int pyhip_cp_wait_packet(const uint16_t* header, const uint64_t* doorbell, uint6
         if (__atomic_load_n(stop, __ATOMIC_ACQUIRE)) return 0;
         int64_t now = pyhip_now_ns();
         if (timeout_ns >= 0 && now - start >= timeout_ns) return 0;
-        if (now - start < POLL_SPIN_NS) { for (int i = 0; i < 32; ++i) cpu_relax(); continue; }
+        if (now - start < POLL_SPIN_NS) { spin_step(); continue; }
         poll_sleep(start, &nap);
     }
 }
@@ -440,7 +464,7 @@ int64_t pyhip_foreign_submit(void* q, const uint8_t* packet64, void* doorbell_fn
         int64_t now = pyhip_now_ns();
         if (start < 0) start = now;
         if (timeout_ns >= 0 && now - start >= timeout_ns) return -1;
-        if (now - start < POLL_SPIN_NS) { for (int i = 0; i < 32; ++i) cpu_relax(); continue; }
+        if (now - start < POLL_SPIN_NS) { spin_step(); continue; }
         poll_sleep(start, &nap);
     }
     uint8_t* slot = slot_of(q, wi);
@@ -473,7 +497,7 @@ int64_t pyhip_foreign_reserve(void* q, int64_t timeout_ns) {
         int64_t now = pyhip_now_ns();
         if (start < 0) start = now;
         if (timeout_ns >= 0 && now - start >= timeout_ns) return -1;
-        if (now - start < POLL_SPIN_NS) { for (int i = 0; i < 32; ++i) cpu_relax(); continue; }
+        if (now - start < POLL_SPIN_NS) { spin_step(); continue; }
         poll_sleep(start, &nap);
     }
 }

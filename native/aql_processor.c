@@ -4,13 +4,16 @@
  * packet is one it can finish here:
  *   - kernel dispatch: handed to the agent's native function (an emulated device: native/engine/agent.h),
  *     which runs it or declines before doing anything;
- *   - barrier-AND / barrier-OR whose dependencies are live signals already satisfied;
- *   - the vendor-specific agent-dispatch no-op, and copies and fills the agent does natively (it declines
- *     what it would reject).
+ *   - barrier-AND / barrier-OR whose dependencies are live signals: waited for here (a spin, then sleeps on
+ *     the sequence every signal update bumps; the stop word ends the wait and Python cancels the packet);
+ *   - the vendor-specific agent-dispatch no-op, copies of process memory (AGENT_HOST_COPY: both addresses
+ *     are host addresses, a memmove), and copies and fills the agent does natively (it declines what it
+ *     would reject).
  * Each gets what the Python path gives a packet: its fences counted, start and end timestamps, error 0 and
- * the decrement on its completion signal, its slot retired.  Any other packet (a copy, a host callback, a
- * barrier that must wait, a completion signal that is not a live signal, a kernel the agent declines or
- * that faulted) stops the loop with the packet still in place, for Python's path.  When the queue is empty
+ * the decrement on its completion signal, its slot retired.  Any other packet (a copy or fill the agent
+ * declines, a host callback, a barrier-value packet, a barrier on a handle that is not a live signal, a
+ * completion signal that is not a live signal, a kernel the agent declines or that faulted) stops the loop
+ * with the packet still in place, for Python's path.  When the queue is empty
  * the loop spins `spin_ns` after the last packet (a producer in a launch loop publishes the next one within
  * microseconds), then sleeps on the doorbell's futex word until `timeout_ns` passes: an idle queue costs
  * nothing.
@@ -104,6 +107,7 @@ enum { CNT_KERNEL = 16, CNT_BARRIER_AND, CNT_BARRIER_OR, CNT_AGENT_NOP, CNT_BARR
 #define AGENT_NOP_TYPE 0x8000
 #define AGENT_COPY_TYPE 0x8001
 #define AGENT_FILL_TYPE 0x8002
+#define AGENT_HOST_COPY_TYPE 0x8004
 
 /* A completion: under the registry's lock, so a signal being freed is never written.  0 = not a live signal. */
 static int complete_live(uint64_t handle, uint32_t code) {
@@ -115,23 +119,46 @@ static int complete_live(uint64_t handle, uint32_t code) {
     return live;
 }
 
-/* barrier-AND/OR: 1 = every (any) live dependency is 0 now; 0 = must wait, or a dependency is not live */
-static int barrier_ready(const uint8_t* pkt, int all) {
+/* barrier-AND/OR: 1 = every (any) live dependency is 0 now; 0 = not yet; -1 = a dependency is not a live
+ * signal (Python reports it) */
+static int barrier_state(const uint8_t* pkt, int all) {
     uint64_t deps[5];
     memcpy(deps, pkt + 8, sizeof deps);
-    int any = 0, n = 0, ok = 1;
+    int any = 0, n = 0, pending = 0;
     pthread_mutex_lock(&g_sig_mu);
     for (int i = 0; i < 5; i++) {
         if (!deps[i]) continue;
-        if (sig_find_locked(deps[i]) < 0) { ok = 0; break; }
+        if (sig_find_locked(deps[i]) < 0) { pthread_mutex_unlock(&g_sig_mu); return -1; }
         n++;
-        int zero = pyhip_signal_load((void*)(uintptr_t)deps[i]) == 0;
-        if (zero) any = 1;
-        else if (all) { ok = 0; break; }
+        if (pyhip_signal_load((void*)(uintptr_t)deps[i]) == 0) any = 1;
+        else pending = 1;
     }
     pthread_mutex_unlock(&g_sig_mu);
-    if (!ok) return 0;
-    return all || n == 0 || any;
+    if (n == 0) return 1;
+    return all ? !pending : any;
+}
+
+/* Block until the barrier is satisfied (spin `spin_ns`, then sleep on the sequence every signal update
+ * bumps).  1 = satisfied; 0 = go to Python: a dependency is not live, or the stop word was set (an abort
+ * cancels the wait there). */
+static int barrier_wait(const uint8_t* pkt, int all, int64_t spin_ns, const uint32_t* stop) {
+    int64_t spin_end = pyhip_now_ns() + spin_ns;
+    int registered = 0, r;
+    for (;;) {
+        uint32_t s = __atomic_load_n(&g_any_seq, __ATOMIC_SEQ_CST);
+        r = barrier_state(pkt, all);
+        if (r != 0) break;
+        if (stop && __atomic_load_n(stop, __ATOMIC_ACQUIRE)) break;
+        if (pyhip_now_ns() < spin_end) { spin_step(); continue; }
+        if (!registered) {
+            __atomic_fetch_add(&g_any_waiters, 1, __ATOMIC_SEQ_CST);   /* register, then look again */
+            registered = 1;
+            continue;
+        }
+        futex_sleep(&g_any_seq, s, PYHIP_MAX_SLEEP_NS);
+    }
+    if (registered) __atomic_fetch_sub(&g_any_waiters, 1, __ATOMIC_SEQ_CST);
+    return r == 1;
 }
 
 int64_t pyhip_queue_process(void* q, void* agent_fn, void* agent_ctx, int64_t max, int64_t timeout_ns,
@@ -170,9 +197,15 @@ int64_t pyhip_queue_process(void* q, void* agent_fn, void* agent_ctx, int64_t ma
             if (r == 2) { *status = PROC_FAULT; return done; }
             counter = CNT_KERNEL;
         } else if (type == PKT_BARRIER_AND || type == PKT_BARRIER_OR) {
-            if (!barrier_ready(pkt, type == PKT_BARRIER_AND)) { *status = PROC_PYTHON; return done; }
             if (sig) pyhip_signal_set_start((void*)(uintptr_t)sig);
+            if (!barrier_wait(pkt, type == PKT_BARRIER_AND, spin_ns, stop)) { *status = PROC_PYTHON; return done; }
             counter = type == PKT_BARRIER_AND ? CNT_BARRIER_AND : CNT_BARRIER_OR;
+        } else if (type == PKT_AGENT && (pkt[2] | pkt[3] << 8) == AGENT_HOST_COPY_TYPE) {
+            uint64_t a[3];
+            memcpy(a, pkt + 16, sizeof a);
+            if (sig) pyhip_signal_set_start((void*)(uintptr_t)sig);
+            memmove((void*)(uintptr_t)a[0], (const void*)(uintptr_t)a[1], (size_t)a[2]);
+            counter = CNT_AGENT_NOP;
         } else if (type == PKT_AGENT && (pkt[2] | pkt[3] << 8) == AGENT_NOP_TYPE) {
             if (sig) pyhip_signal_set_start((void*)(uintptr_t)sig);
             counter = CNT_AGENT_NOP;

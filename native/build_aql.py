@@ -1,4 +1,4 @@
-"""cffi (API mode) build of ``pyhip._native_aql`` from native/aql_atomics.c and native/aql_processor.c.
+"""cffi (API mode) build of ``pyhip._native_aql`` from native/aql_atomics.c, native/aql_processor.c and native/aql_launch.c.
 
 Used by setup.py (``cffi_modules=["native/build_aql.py:ffibuilder"]``, so ``pip install -e .`` builds it)
 and, when the package was not built (a bare source checkout), by pyhip/aql/native.py on first import.
@@ -12,6 +12,8 @@ CDEF = """
 int64_t pyhip_now_ns(void);
 void* pyhip_alloc64(size_t size);
 void pyhip_free(void* p);
+void pyhip_copy_bytes(void* dst, const void* src, size_t n);
+void pyhip_fill_bytes(void* dst, uint64_t value, size_t count, int width);
 
 uint64_t pyhip_load_acquire_u64(const uint64_t* p);
 void pyhip_store_release_u64(uint64_t* p, uint64_t v);
@@ -37,6 +39,7 @@ int pyhip_signal_wait_multi(void* const* sigs, int n, int all, int64_t timeout_n
 void pyhip_signal_set_start(void* sig);
 int64_t pyhip_signal_complete(void* sig, uint32_t error_code);
 uint64_t pyhip_fault_epoch(void);
+int pyhip_armed_wait(void* counter, uint64_t epoch, int64_t timeout_ns, int64_t spin_ns);
 
 int64_t pyhip_queue_reserve(void* q, int64_t timeout_ns);
 void pyhip_queue_publish(void* q, uint64_t index, const uint8_t* packet64);
@@ -56,6 +59,35 @@ int64_t pyhip_foreign_reserve(void* q, int64_t timeout_ns);
 void pyhip_foreign_publish(void* q, uint64_t index, const uint8_t* packet64);
 int64_t pyhip_raw_signal_add(void* sig, int64_t delta);
 
+typedef struct {
+    uint16_t offset;
+    uint16_t size;
+    uint8_t code;
+    void* type;
+    void* conv;
+} pyhip_launch_arg;
+typedef struct {
+    uint32_t nargs;
+    uint32_t kernarg_size;
+    uint32_t explicit_size;
+    pyhip_launch_arg arg[64];
+    uint8_t kernarg[2048];
+    uint8_t packet[64];
+    void* queue;
+    uint8_t* ring;
+    uint64_t slot_size;
+    uint64_t queue_mask;
+    void* counter;
+    uint64_t* launches;
+    uint64_t hits;
+    uint64_t* generation_word;
+    uint64_t generation;
+} pyhip_launch_entry;
+int pyhip_launch_publish(pyhip_launch_entry* e, const uint8_t* args, uint32_t nbytes);
+int pyhip_launch_publish_config(pyhip_launch_entry* e, const void* const* cfg, int whole);
+void pyhip_launch_quiesce(uint64_t* word, uint64_t generation);
+void* pyhip_launch_functions(void);
+
 int pyhip_signal_register(void* sig);
 void pyhip_signal_free(void* sig);
 int pyhip_signal_live(uint64_t handle);
@@ -65,8 +97,9 @@ int64_t pyhip_queue_process(void* q, void* agent_fn, void* agent_ctx, int64_t ma
 
 ffibuilder = cffi.FFI()
 ffibuilder.cdef(CDEF)
-ffibuilder.set_source("pyhip._native_aql", '#include "aql_atomics.c"\n#include "aql_processor.c"\n',
-                      include_dirs=[str(HERE)], depends=[str(HERE / "aql_atomics.c"), str(HERE / "aql_processor.c")],
+SOURCES = ("aql_atomics.c", "aql_processor.c", "aql_launch.c")
+ffibuilder.set_source("pyhip._native_aql", "".join(f'#include "{f}"\n' for f in SOURCES),
+                      include_dirs=[str(HERE)], depends=[str(HERE / f) for f in SOURCES],
                       extra_compile_args=["-O2", "-std=gnu11"], libraries=["pthread"])
 
 if __name__ == "__main__":

@@ -61,9 +61,15 @@ def device_count() -> int:
     return len(runtime().devices)
 
 
-@_api('hipDeviceSynchronize')
 def synchronize() -> None:
-    runtime().device().synchronize()
+    dev = runtime().device()
+    if not dev.sync_if_armed():             # armed: only native launches since the last synchronize, done
+        _synchronize(dev)
+
+
+@_api('hipDeviceSynchronize')
+def _synchronize(dev) -> None:
+    dev.synchronize()
 
 
 def engine_stats() -> dict:
@@ -99,8 +105,8 @@ class Kernel:
         if type(grid) in _KEYS and type(block) in _KEYS:
             # a repeat of a launch that went through the runtime: one native publish (runtime/fastlaunch.py)
             e = f.fast.get((grid, block, shared, stream))
-            if e is not None and e.generation == f.device.launch_generation and \
-                    (stream is not None or runtime()._tls.__dict__.get("device", 0) == e.device) and e.launch(args):
+            if e is not None and (stream is not None or runtime()._tls.__dict__.get("device", 0) == e.device) and \
+                    e.launch(args):         # False for a stale entry, other argument types, refused values
                 return None
         return self._launch(grid, block, args, shared, stream)
 

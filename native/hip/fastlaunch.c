@@ -65,6 +65,7 @@ static __thread int pyhip_tls_last_error;
 static __thread int pyhip_tls_device;          /* mirrors the runtime's per-thread current device */
 static uint64_t pyhip_fast_hits, pyhip_fast_misses;
 static uint64_t pyhip_sync_hits;              /* synchronizes that waited in C (see the end of this file) */
+static uint64_t pyhip_copy_hits;              /* copies and fills done in C (the end of this file) */
 
 void pyhip_set_last_error(int code) { pyhip_tls_last_error = code; }
 void pyhip_set_current_device(int device) { pyhip_tls_device = device; }
@@ -223,9 +224,10 @@ int pyhip_call_config_pop(uint32_t* grid, uint32_t* block, size_t* shared, void*
 __attribute__((destructor)) static void pyhip_fast_report(void) {
     const char* v = getenv("PYHIP_SHIM_STATS");
     if (v && *v && *v != '0')
-        fprintf(stderr, "pyhip shim: %llu native launches, %llu through Python, %llu native synchronizes\n",
-                (unsigned long long)pyhip_fast_hits, (unsigned long long)pyhip_fast_misses,
-                (unsigned long long)pyhip_sync_hits);
+        fprintf(stderr, "pyhip shim: %llu native launches, %llu through Python, %llu native synchronizes, "
+                "%llu native copies and fills\n", (unsigned long long)pyhip_fast_hits,
+                (unsigned long long)pyhip_fast_misses, (unsigned long long)pyhip_sync_hits,
+                (unsigned long long)pyhip_copy_hits);
 }
 
 /* ---- synchronizing without Python ----------------------------------------------------------------------
@@ -272,7 +274,7 @@ uint64_t pyhip_sync_hit_count(void) { return __atomic_load_n(&pyhip_sync_hits, _
 
 /* 1 = the device's work is done and nothing failed; 0 = ask Python.  `stream_given`: only that stream's work
  * is asked for (it must be the granted stream). */
-static int pyhip_sync_native(int device, int stream_given, void* stream) {
+static int pyhip_sync_wait(int device, int stream_given, void* stream) {
     if (device < 0 || device >= PYHIP_SYNC_DEVICES || !pyhip_sig_wait) return 0;
     pthread_mutex_lock(&pyhip_sync_lock);
     pyhip_sync_state s = pyhip_sync[device];
@@ -285,10 +287,17 @@ static int pyhip_sync_native(int device, int stream_given, void* stream) {
     pthread_mutex_lock(&pyhip_sync_lock);
     int ok = pyhip_sync[device].generation == s.generation;
     pthread_mutex_unlock(&pyhip_sync_lock);
-    if (!ok || pyhip_fault_epoch_now() != s.epoch) return 0;
+    return ok && pyhip_fault_epoch_now() == s.epoch;
+}
+
+static int pyhip_sync_native(int device, int stream_given, void* stream) {
+    if (!pyhip_sync_wait(device, stream_given, stream)) return 0;
     __atomic_fetch_add(&pyhip_sync_hits, 1, __ATOMIC_RELAXED);
     return 1;
 }
+
+/* The device is armed and its work done (copies and fills below). */
+static int pyhip_sync_wait_armed(int device) { return pyhip_sync_wait(device, 0, NULL); }
 
 int hipDeviceSynchronize(void) {
     if (pyhip_sync_native(pyhip_tls_device, 0, NULL)) return pyhip_tls_last_error = 0;
@@ -306,4 +315,94 @@ int hipStreamSynchronize(void* stream) {
         }
     }
     return pyhip_slow_hipStreamSynchronize(stream);
+}
+
+/* ---- copies and fills without Python ----------------------------------------------------------------------
+ * Python hands C each device's address range and, when its arena never moves, the table of its allocations
+ * (start, end, host address), again after every change (pyhip/capi/fastpath.py).  A hipMemcpy / hipMemset of
+ * the calling thread's device while it is armed waits like a synchronize (pyhip_sync_native), then copies or
+ * fills here when every address is either inside one allocation of that device or outside every device's
+ * range (plain or pinned host memory).  Anything else — another device's memory, a range that is not inside
+ * one allocation, two host addresses (the kind rules), a device without a table, not armed — goes to Python,
+ * which checks and reports as before. */
+typedef struct { uint64_t start, end, host; } pyhip_mem_span;
+typedef struct {
+    uint64_t lo, hi;             /* the device's address range (hi == 0: unknown) */
+    pyhip_mem_span* spans;       /* sorted by start; NULL: no table (every address in range goes to Python) */
+    size_t n;
+} pyhip_mem_table;
+static pyhip_mem_table pyhip_mem[PYHIP_SYNC_DEVICES];
+static pthread_mutex_t pyhip_mem_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* spans: n (start, end, host) triples, sorted by start; NULL: the device has no table. */
+int pyhip_mem_set(int device, uint64_t lo, uint64_t hi, const uint64_t* spans, size_t n) {
+    if (device < 0 || device >= PYHIP_SYNC_DEVICES) return 0;
+    pyhip_mem_span* copy = NULL;
+    if (spans && n) {
+        copy = malloc(n * sizeof *copy);
+        if (!copy) return 0;
+        memcpy(copy, spans, n * sizeof *copy);
+    }
+    pthread_mutex_lock(&pyhip_mem_lock);
+    pyhip_mem_table* t = &pyhip_mem[device];
+    free(t->spans);
+    t->lo = lo;
+    t->hi = hi;
+    t->spans = spans ? (copy ? copy : malloc(sizeof *copy)) : NULL;     /* an empty table is not "no table" */
+    t->n = spans ? n : 0;
+    pthread_mutex_unlock(&pyhip_mem_lock);
+    return 1;
+}
+
+uint64_t pyhip_copy_hit_count(void) { return __atomic_load_n(&pyhip_copy_hits, __ATOMIC_RELAXED); }
+
+/* Under pyhip_mem_lock: 1 = inside one allocation of `device` (*host set); 0 = outside every device's range
+ * (host memory: *host = addr); -1 = anything else. */
+static int pyhip_mem_translate(int device, uint64_t addr, uint64_t n, uint64_t* host) {
+    for (int d = 0; d < PYHIP_SYNC_DEVICES; d++) {
+        const pyhip_mem_table* t = &pyhip_mem[d];
+        if (!t->hi || addr < t->lo || addr >= t->hi) continue;
+        if (d != device || !t->spans) return -1;
+        size_t lo = 0, hi = t->n;                         /* the last span starting at or below addr */
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            if (t->spans[mid].start <= addr) lo = mid + 1; else hi = mid;
+        }
+        if (lo == 0) return -1;
+        const pyhip_mem_span* s = &t->spans[lo - 1];
+        if (addr + n < addr || addr + n > s->end) return -1;
+        *host = s->host + (addr - s->start);
+        return 1;
+    }
+    *host = addr;
+    return 0;
+}
+
+static int pyhip_copy_native(int device, void* dst, const void* src, size_t n, int fill, int value) {
+    if (!n || !dst || (!fill && !src) || device < 0 || device >= PYHIP_SYNC_DEVICES) return 0;
+    if (!__atomic_load_n(&pyhip_mem[device].hi, __ATOMIC_RELAXED)) return 0;
+    if (!pyhip_sync_wait_armed(device)) return 0;
+    uint64_t hd, hs = 0;
+    pthread_mutex_lock(&pyhip_mem_lock);
+    int kd = pyhip_mem_translate(device, (uint64_t)(uintptr_t)dst, n, &hd);
+    int ks = fill ? 1 : pyhip_mem_translate(device, (uint64_t)(uintptr_t)src, n, &hs);
+    int ok = kd >= 0 && ks >= 0 && (fill ? kd == 1 : (kd == 1 || ks == 1));
+    if (ok) {
+        if (fill) memset((void*)(uintptr_t)hd, value, n);
+        else memmove((void*)(uintptr_t)hd, (const void*)(uintptr_t)hs, n);
+    }
+    pthread_mutex_unlock(&pyhip_mem_lock);       /* held while copying: a table change waits for it */
+    if (ok) __atomic_fetch_add(&pyhip_copy_hits, 1, __ATOMIC_RELAXED);
+    return ok;
+}
+
+int hipMemcpy(void* dst, const void* src, size_t sizeBytes, int kind) {
+    if (kind >= 0 && kind <= 4 && pyhip_copy_native(pyhip_tls_device, dst, src, sizeBytes, 0, 0))
+        return pyhip_tls_last_error = 0;
+    return pyhip_slow_hipMemcpy(dst, src, sizeBytes, kind);
+}
+
+int hipMemset(void* dst, int value, size_t sizeBytes) {
+    if (pyhip_copy_native(pyhip_tls_device, dst, NULL, sizeBytes, 1, value & 0xFF)) return pyhip_tls_last_error = 0;
+    return pyhip_slow_hipMemset(dst, value, sizeBytes);
 }

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 _REQUIRED = ("pyhip_queue_reserve", "pyhip_signal_wait_multi", "pyhip_signal_complete", "pyhip_cp_wait_packet", "pyhip_foreign_submit", "pyhip_raw_signal_add",
-             "pyhip_queue_process", "pyhip_signal_register")
+             "pyhip_queue_process", "pyhip_signal_register", "pyhip_launch_functions", "pyhip_armed_wait")
 
 
 def _build_in_place():

@@ -19,7 +19,9 @@ FENCE_NONE, FENCE_AGENT, FENCE_SYSTEM = 0, 1, 2
 #   AGENT_FILL     0x8002  arg0 dst, arg1 value, arg2 element count, arg3 element width (1, 2, 4, 8 bytes)
 #                                                                         -> agent.fill(dst, value, count, width)
 #   AGENT_CALLBACK 0x8003  arg0 id from PacketProcessor.register_callback  -> fn() on the processor thread
-AGENT_NOP, AGENT_COPY, AGENT_FILL, AGENT_CALLBACK = 0x8000, 0x8001, 0x8002, 0x8003
+#   AGENT_HOST_COPY 0x8004 arg0 dst, arg1 src, arg2 size: both *host* addresses of this process's memory
+#                                                                         -> memmove by the processor itself
+AGENT_NOP, AGENT_COPY, AGENT_FILL, AGENT_CALLBACK, AGENT_HOST_COPY = 0x8000, 0x8001, 0x8002, 0x8003, 0x8004
 
 _DISPATCH = struct.Struct("<HHHHHHIIIIIQQQQ")
 _BARRIER = struct.Struct("<HHI5QQQ")

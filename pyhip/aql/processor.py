@@ -12,7 +12,7 @@ Per packet (index i):
    the optional ``agent.acquire_fence(scope)`` hook called; completion signal ``start_ts`` written;
 4. execute: kernel dispatch → ``agent.dispatch_kernel``; barrier-AND/OR → wait for all/any dependency
    signal to be 0 (0 handles ignored; none at all = satisfied); agent dispatch → copy / fill / host
-   callback / no-op (codes in :mod:`pyhip.aql.packets`); AMD barrier-value → wait for
+   callback / host-memory copy / no-op (codes in :mod:`pyhip.aql.packets`); AMD barrier-value → wait for
    ``(signal & mask) cond value``;
 5. release fence recorded (optional ``agent.release_fence(scope)``), then the completion signal gets
    end_ts, its error code (@56, 0 = ok) and an atomic decrement (native, waking waiters);
@@ -374,6 +374,8 @@ class PacketProcessor:
             if entry is None:
                 raise PacketError(f"unknown host callback id {a0}")
             entry[0]()
+        elif pkt.type == P.AGENT_HOST_COPY:
+            lib.pyhip_copy_bytes(ffi.cast("void*", a0), ffi.cast("void*", a1), a2)
         elif pkt.type == P.AGENT_NOP:
             pass
         else:

@@ -32,8 +32,10 @@ ERROR_INVALID_PACKET = 0x1009   # HSA_STATUS_ERROR_INVALID_PACKET_FORMAT: undeco
 ERROR_INVALID_SIGNAL = 0x1006   # HSA_STATUS_ERROR_INVALID_SIGNAL: a dependency handle is not a signal
 ERROR_ABORTED = 0x1007          # HSA_STATUS_ERROR_INVALID_QUEUE: cancelled because its queue was stopped
 
-SPIN_NS = 5_000                 # busy-wait budget before sleeping (GIL released while spinning)
+SPIN_NS = 20_000                # busy-wait budget before sleeping (GIL released while spinning; yields the CPU)
 _CHUNK_S = 0.1
+_CHUNK_NS = int(_CHUNK_S * 1e9)
+_CONDS = (COND_EQ, COND_NE, COND_LT, COND_GTE)
 
 _registry: "weakref.WeakValueDictionary[int, Signal]" = weakref.WeakValueDictionary()
 _registry_lock = threading.Lock()
@@ -108,6 +110,11 @@ class Signal:
 
     def wait(self, cond: int, value: int, timeout: float | None = None, mask: int = -1) -> bool:
         """Block until ``(load() & mask) cond value``; False if ``timeout`` seconds pass first."""
+        if timeout is None and cond in _CONDS:          # the common case, one native call when satisfied soon
+            spin = SPIN_NS
+            while not lib.pyhip_signal_wait(self._p, cond, value, mask, _CHUNK_NS, spin, ffi.NULL):
+                spin = 0
+            return True
         return self.wait_value(cond, value, timeout, mask)[0]
 
     def wait_value(self, cond: int, value: int, timeout: float | None = None,

@@ -13,8 +13,11 @@ from __future__ import annotations
 
 import weakref
 
+import numpy as np
+
 from ..aql import KernelDispatchPacket
 from ..aql.native import ffi as aql_ffi, lib as aql_lib
+from ..emu.device import DEVICE_STRIDE
 
 MAX_ARGS = 64
 MAX_KERNARG = 2048
@@ -59,6 +62,32 @@ class FastPath:
             dev.fast_invalidate = self.invalidate
         if dev.fast_sync_arm is None:
             dev.fast_sync_arm = self.mirror_armed
+            memory = getattr(dev.backend, "memory", None) if self.sync_enabled else None
+            if memory is not None:
+                memory.on_reindex.append(lambda index, d=dev: self.publish_memory(d, index))
+                self.publish_memory(dev)
+
+    # -- copies and fills in C (fastlaunch.c): the device's address range and allocation table mirrored ------
+    def publish_memory(self, dev, index=None) -> None:
+        """Hand C ``dev``'s address range and, when its arena never moves, its allocations in that range as
+        (start, end, host address) (``index``: the memory's table index, DeviceMemory.on_reindex's argument)."""
+        memory = dev.backend.memory
+        lo, hi = memory.base, memory.base + DEVICE_STRIDE
+        if not getattr(memory, "_fixed_arena", False):
+            self.lib.pyhip_mem_set(dev.index, lo, hi, self.ffi.NULL, 0)    # every address in range: Python
+            return
+        if index is None:
+            starts = np.array(memory.starts, np.uint64)
+            ends = np.array([memory.table[a][0] for a in memory.starts], np.uint64)
+            ext = np.array([memory.table[a][3] is not None for a in memory.starts], bool)
+        else:
+            starts, ends, ext = index[0], index[1], index[2]
+        own = (starts >= lo) & (starts < hi) & ~ext            # arena allocations (mappings: Python)
+        start = starts[own].astype(np.uint64)
+        arena = np.uint64(memory.arena.ctypes.data)
+        spans = np.ascontiguousarray(np.stack([start, ends[own].astype(np.uint64), start - np.uint64(lo) + arena],
+                                              axis=1), np.uint64)
+        self.lib.pyhip_mem_set(dev.index, lo, hi, self.ffi.from_buffer("uint64_t[]", spans), len(start))
 
     def register(self, c_handle, c_stream, grid, block, shared: int, function, stream) -> bool:
         if not self.enabled:

@@ -55,7 +55,8 @@ def install(c) -> None:
         return hipHostFree(ptr)
 
     @c.export
-    def hipMemcpy(dst, src, size, kind):
+    def pyhip_slow_hipMemcpy(dst, src, size, kind):
+        # hipMemcpy (fastlaunch.c) when C did not do it (not armed, another device's memory, a bad range...)
         ops.memcpy(addr(dst), addr(src), size, kind, None, sync=True)
 
     @c.export
@@ -63,7 +64,8 @@ def install(c) -> None:
         ops.memcpy(addr(dst), addr(src), size, kind, c.stream_of(stream), sync=False)
 
     @c.export
-    def hipMemset(dst, value, size):
+    def pyhip_slow_hipMemset(dst, value, size):
+        # hipMemset (fastlaunch.c) when C did not do it
         ops.memset(addr(dst), value, size, 1, None, sync=True)
 
     @c.export

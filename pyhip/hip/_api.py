@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import functools
+import inspect
 import threading
 
 from ..errors import HipError, LoaderError, hipError_t
@@ -63,6 +64,28 @@ def hip_api(nvalues: int = 0):
             return (hipError_t.hipSuccess, *out)
         wrapper.__hip_api__ = True
         return wrapper
+    return deco
+
+
+SUCCESS = (hipError_t.hipSuccess,)
+
+
+def fast_path_of(full):
+    """Decorator: ``fast(*args)`` answers a call itself (returning ``(hipSuccess,)``, the thread's last error set)
+    or returns None, and then ``full`` — the hip_api implementation, whose name, signature and checks the
+    result takes — handles it."""
+    n = len(inspect.signature(full).parameters)
+
+    def deco(fast):
+        @functools.wraps(full)
+        def api(*args, **kwargs):
+            if not kwargs and len(args) == n:
+                r = fast(*args)
+                if r is not None:
+                    _tls.last = hipError_t.hipSuccess
+                    return r
+            return full(*args, **kwargs)
+        return api
     return deco
 
 

@@ -137,13 +137,15 @@ def hipModuleLaunchKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY,
     natively (pyhip/runtime/fastlaunch.py); everything else, errors included, takes the full path."""
     if type(f) is Function:
         e = f.fast.get((gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, stream))
-        if e is not None and e.generation == f.device.launch_generation and \
-                (stream is not None or _rt_tls.__dict__.get("device", 0) == e.device):
+        if e is not None and (stream is not None or _rt_tls.__dict__.get("device", 0) == e.device):
+            # the native launcher refuses a stale entry (the device's launch generation moved on)
             t = type(kernelParams)
             if extra is None and (t is list or t is tuple):
                 ok = e.launch(kernelParams)
             elif extra is None and kernelParams is None:
                 ok = e.launch(())
+            elif kernelParams is None and isinstance(extra, ctypes.Array):       # the C config array
+                ok = e.launch_config(ctypes.addressof(extra))
             elif extra is None or kernelParams is None:
                 blob = _packed(f, kernelParams, extra)
                 ok = blob is not None and e.launch_raw(blob)

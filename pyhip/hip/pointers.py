@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ctypes
 import math
+import operator
 
 import numpy as np
 
@@ -101,6 +102,8 @@ class Pointer:
 
     def __hip_pointer__(self) -> int:
         return self._ptr
+
+    __hip_address__ = operator.attrgetter("_ptr")      # the same, read in C (runtime/argreaders.py)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} object, _ptr={self._ptr}>"

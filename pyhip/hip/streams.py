@@ -7,7 +7,7 @@ from ..errors import HipError, hipError_t
 from ..runtime.context import hipStreamPerThread, runtime
 from ..runtime.stream import Event, Stream
 from ..runtime import memops
-from ._api import hip_api, invalid
+from ._api import SUCCESS, fast_path_of, hip_api, invalid
 from .memory import _addr
 from .pointers import address_of
 
@@ -51,6 +51,18 @@ def hipStreamSynchronize(stream):
     s = runtime().resolve_stream(stream)
     s.check_not_capturing()
     s.synchronize()
+
+
+@fast_path_of(hipStreamSynchronize)
+def hipStreamSynchronize(stream):
+    """The null stream or a stream of an armed device: one native wait (Device.sync_if_armed)."""
+    if stream is None:
+        s = runtime().device().null_stream
+    elif type(stream) is Stream and not stream.destroyed:
+        s = stream
+    else:
+        return None
+    return SUCCESS if s.capture is None and s.device.sync_if_armed(s) else None
 
 
 @hip_api()

@@ -10,6 +10,7 @@ are kernargs.encode_arg's.
 from __future__ import annotations
 
 import ctypes
+import functools
 import numbers
 import operator
 
@@ -62,6 +63,16 @@ def half_bytes(value) -> bytes:
     return np.float16(value).tobytes()
 
 
+@functools.lru_cache(maxsize=256)
+def _address_getter(t):
+    """The ``__hip_address__`` of the class that defines ``t``'s ``__hip_pointer__`` (a subclass overriding
+    ``__hip_pointer__`` does not inherit its parent's getter), or None."""
+    for k in t.__mro__:
+        if "__hip_pointer__" in vars(k):
+            return vars(k).get("__hip_address__")
+    return None
+
+
 def pointer_reader(value, where: str):
     """``(conv, by_type)`` for a device pointer; HipError when ``value`` is no pointer."""
     if value is None:
@@ -73,8 +84,7 @@ def pointer_reader(value, where: str):
     if hasattr(value, "__hip_pointer__"):
         # a type may name a C-level getter giving what its __hip_pointer__ gives (``__hip_address__``, an
         # operator.attrgetter): a repeat launch then reads the address without a Python frame
-        fast = getattr(type(value), "__hip_address__", None)
-        return fast or _hip_pointer, hasattr(type(value), "__hip_pointer__")
+        return _address_getter(type(value)) or _hip_pointer, hasattr(type(value), "__hip_pointer__")
     if isinstance(value, ctypes.c_void_p):
         return _void_p, True
     if hasattr(value, "ptr"):              # DeviceArray and friends

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..aql import (AGENT_CALLBACK, AGENT_COPY, AGENT_FILL, AgentDispatchPacket, BarrierPacket, COND_EQ,
+from ..aql import (AGENT_CALLBACK, AGENT_COPY, AGENT_FILL, AGENT_HOST_COPY, AgentDispatchPacket, BarrierPacket, COND_EQ,
                    KernelDispatchPacket, PacketProcessor, Queue, SignalPool)
-from ..aql.native import NativeBlock
+from ..aql.native import NativeBlock, now_ns
 from ..aql.packets import TYPE_BARRIER_AND
 from ..aql.signal import Signal
 from ..emu.device import DEVICE_STRIDE, EmulatedGPU
@@ -119,6 +119,13 @@ class QueueBackend:
         self.queue.submit(pkt.pack())
         return s
 
+    def completed(self):
+        """A signal already complete (value 0, start and end time now): a marker on an idle device."""
+        sig = self.pool.acquire(0)
+        t = now_ns()
+        sig.set_times(t, t)
+        return CommandSignal(sig, self.pool)
+
     def barrier_and(self, signals):
         s = self._signal()
         self.queue.submit(BarrierPacket(tuple(x.handle for x in signals), s.handle, kind=TYPE_BARRIER_AND).pack())
@@ -133,6 +140,12 @@ class QueueBackend:
     def copy(self, dst, src, size):
         s = self._signal()
         self.queue.submit(AgentDispatchPacket(AGENT_COPY, (dst, src, size, 0), completion_signal=s.handle).pack())
+        return s
+
+    def host_copy(self, dst, src, size):
+        """A copy between two host addresses of this process (the processor does it: AGENT_HOST_COPY)."""
+        s = self._signal()
+        self.queue.submit(AgentDispatchPacket(AGENT_HOST_COPY, (dst, src, size, 0), completion_signal=s.handle).pack())
         return s
 
     def fill(self, dst, value, count, width):

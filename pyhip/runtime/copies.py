@@ -16,6 +16,7 @@ import numpy as np
 
 from ..errors import HipError, hipError_t
 from .context import runtime
+from .idlecopy import copy_now
 from .memory import as_address
 
 KINDS = range(5)                    # hipMemcpyHostToHost .. hipMemcpyDefault
@@ -48,6 +49,16 @@ class Place:
             return np.frombuffer(self.device.backend.host_view(self.address, span), dtype=np.uint8)
         return np.ctypeslib.as_array((ctypes.c_ubyte * span).from_address(self.address))
 
+
+    def host_address(self, span: int) -> int | None:
+        """The host address of [address, address + span) for a copy the packet processor does later, or None:
+        device memory of an emulated device whose arena never moves, or host memory."""
+        if self.kind != "device":
+            return self.address
+        memory = getattr(self.device.backend, "memory", None)
+        if memory is None or not getattr(memory, "_fixed_arena", False):
+            return None
+        return memory.host_address(self.address, span)
 
     def modify(self, span: int, fn) -> None:
         """``fn(view)`` changes bytes of [address, address + span); device memory the CPU cannot write in
@@ -135,15 +146,17 @@ def copy3d(dst, dpitch: int, dslice: int, src, spitch: int, sslice: int, width: 
                                           sslice=sslice, width=width, height=height, depth=depth, kind=kind))
         return
     contiguous = height == 1 and depth == 1 or (dpitch == spitch == width and (depth == 1 or dslice == sslice == width * height))
+    if s.kind in ("host", "buffer") or d.kind in ("host", "buffer"):
+        # pageable memory on either side: the copy happens in stream order and returns when done, even
+        # from hipMemcpyAsync (AMD's runtime does the same: the caller may reuse the buffer at once,
+        # and it reads/writes what earlier work in the stream left there)
+        sync = True
     if contiguous and d.kind == s.kind == "device" and d.device is s.device is st.device:
         cmd = st.device_copy(d.address, s.address, dspan)
+    elif contiguous and getattr(st.device.backend, "kind", "") == "emu" and \
+            (hd := d.host_address(dspan)) is not None and (hs := s.host_address(sspan)) is not None:
+        cmd = st.host_copy(hd, hs, dspan, keep=(d.keep, s.keep))     # process memory: a native memmove
     else:
-        if s.kind in ("host", "buffer") or d.kind in ("host", "buffer"):
-            # pageable memory on either side: the copy happens in stream order and returns when done, even
-            # from hipMemcpyAsync (AMD's runtime does the same: the caller may reuse the buffer at once,
-            # and it reads/writes what earlier work in the stream left there)
-            sync = True
-
         def op():
             def fill(base):
                 out = _region(base, width, height, depth, dpitch, dslice)
@@ -163,7 +176,8 @@ def copy(dst, src, nbytes: int, stream=None, sync: bool = True, kind: int = 4) -
         if int(kind) not in KINDS:
             raise HipError(hipError_t.hipErrorInvalidMemcpyDirection, f"invalid hipMemcpyKind {kind}")
         return                                  # nothing to copy: not even the pointers are looked at
-    copy3d(dst, nbytes, nbytes, src, nbytes, nbytes, nbytes, 1, 1, stream, sync, kind)
+    if not copy_now(dst, src, nbytes, kind, stream, sync):      # an idle stream: done here (runtime/idlecopy.py)
+        copy3d(dst, nbytes, nbytes, src, nbytes, nbytes, nbytes, 1, 1, stream, sync, kind)
 
 
 def fill3d(dst, pitch: int, slice_pitch: int, value: int, width: int, height: int, depth: int, elem: int = 1,

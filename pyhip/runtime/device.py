@@ -4,7 +4,7 @@ from __future__ import annotations
 import threading
 import weakref
 
-from ..aql.native import lib as _aql
+from ..aql.native import NativeBlock, lib as _aql
 from ..errors import HipError, hipError_t
 from ..loader.targetid import DeviceISA
 from .backend import DeviceBackend
@@ -14,11 +14,24 @@ from .stream import Stream
 KERNARG_CHUNK = 4096
 STACK_SIZE = 1024                   # hipLimitStackSize: bytes per work-item, ROCclr's default
 MAX_STACK_SIZE = 64 << 10           # what a dispatch may ask per work-item (COMPUTE_TMPRING_SIZE's reach)
+ARMED_SPIN_NS = 20_000            # a synchronize spins this long before sleeping (as the C ABI's does)
+ARMED_WAIT_CHUNK_NS = 100_000_000
 
 
 def fault_epoch() -> int:
     """Completions with an error so far, process-wide (native/aql_atomics.c)."""
     return _aql.pyhip_fault_epoch()
+
+
+_IDLE = []
+
+
+def _idle_counter():
+    """A signal that stays 0: the counter of a device armed while no stream holds the native launch grant."""
+    if not _IDLE:
+        from ..aql.signal import Signal
+        _IDLE.append(Signal(0))
+    return _IDLE[0]
 
 
 class Device:
@@ -37,7 +50,8 @@ class Device:
         self.fast_invalidate = None                 # fn(stream): drop its native launch entries (set by the C ABI)
         self.fast_sync_arm = None                   # fn(device, stream, counter signal, epoch) / fn(device, None, ..)
         self._armed = None                          # (stream, its native launch state, fault epoch): see arm_sync
-        self.launch_generation = 0                  # moves on whenever Python's repeat-launch entries go stale
+        self.submitting = 0                         # Stream._submit calls under way (arm_sync waits for none)
+        self.generation_word = NativeBlock(16)      # launch_generation and the native launches in progress
         self._errors: list[HipError] = []
         self._kernarg_free: dict[int, list[int]] = {}
         self._kernarg_busy: list[tuple[int, int, object]] = []
@@ -69,6 +83,16 @@ class Device:
             raise HipError(hipError_t.hipErrorInvalidValue, f"stack size {int(size)}: 1..{MAX_STACK_SIZE} bytes")
         self.stack_size = int(size)
 
+    @property
+    def launch_generation(self) -> int:
+        """Moves on whenever Python's repeat-launch entries (runtime/fastlaunch.py) go stale."""
+        return int(self.generation_word.u64(0)[0])
+
+    @launch_generation.setter
+    def launch_generation(self, value: int) -> None:
+        """Returns once no native launch through an older entry is still being published (aql_launch.c)."""
+        _aql.pyhip_launch_quiesce(self.generation_word.u64(0), value)
+
     # -- streams -----------------------------------------------------------------------------------
     def new_stream(self, flags: int = 0, priority: int = 0, per_thread: bool = False) -> Stream:
         s = Stream(self, flags, priority, per_thread=per_thread)
@@ -83,8 +107,7 @@ class Device:
     def synchronize(self) -> None:
         """hipDeviceSynchronize: the null stream (which waits for blocking streams) and every stream; the
         first fault found (or recorded earlier) is raised once the device is idle."""
-        armed = self._armed
-        if armed is not None and self.wait_armed(armed):
+        if self.sync_if_armed():
             return
         epoch = fault_epoch()
         first = None
@@ -103,27 +126,53 @@ class Device:
     # -- synchronizing on native launches only ---------------------------------------------------------------
     def arm_sync(self, epoch: int) -> None:
         """After a synchronize that found no fault (``epoch``: the fault epoch read before it began): when the
-        device is idle and one stream holds the native launch grant, its work is from now on exactly what that
-        stream's counter signal counts, so a synchronize may just wait for the counter (:meth:`wait_armed`),
-        here and in the C ABI (``fast_sync_arm``), until anything else happens (:meth:`disarm_sync`)."""
+        device is idle with nothing left to report, its work is from now on exactly what the native launch
+        counter of the stream holding the grant counts (none when no stream holds it), so a synchronize may
+        just wait for the counter (:meth:`wait_armed`), here and in the C ABI (``fast_sync_arm``), and a
+        synchronous copy or fill may be done at once (runtime/idlecopy.py), until anything else happens
+        (:meth:`disarm_sync`)."""
         st = self.fast_stream
         fs = st._fast if st is not None else None
-        if fs is None or st.destroyed or getattr(self.backend, "kind", "") != "emu":
+        if (st is not None and (fs is None or st.destroyed)) or getattr(self.backend, "kind", "") != "emu":
             return
         from .pools import has_cached
-        if self._errors or st._errors or has_cached(self) or not self.idle():
-            return
-        self._armed = (st, fs, epoch)
-        hook = self.fast_sync_arm
-        if hook is not None:
-            hook(self, st, fs.signal, epoch)
+        with self._lock:                            # no submit (Stream._submit) nor grant between checks and arming
+            streams = [self.null_stream] + self.streams_snapshot()
+            if self.submitting or self._errors or any(s._errors for s in streams) or has_cached(self) or \
+                    not all(s.query_own() for s in streams) or self.fast_stream is not st:
+                return
+            self._armed = (st, fs, epoch)
+            hook = self.fast_sync_arm
+            if hook is not None:                    # no grant: the C ABI waits on a counter that stays 0
+                hook(self, st or self.null_stream, fs.signal if fs is not None else _idle_counter(), epoch)
 
-    def wait_armed(self, armed) -> bool:
-        """Wait for the armed stream's counter; True if nothing else happened meanwhile (no fault anywhere,
-        still armed), else the caller takes the full path."""
-        st, fs, epoch = armed
-        fs.signal.wait_value(0, 0)                      # COND_EQ 0, no timeout
-        return self._armed is armed and fault_epoch() == epoch
+    def wait_armed(self, armed, timeout_ns: int = -1) -> bool:
+        """Wait for the armed stream's counter (one native call: native/aql_atomics.c), at most ``timeout_ns``
+        when given; True if it reached 0 and nothing else happened meanwhile (no fault anywhere, still armed),
+        else the caller takes the full path."""
+        fs, epoch = armed[1], armed[2]
+        if fs is None:                                  # armed with no native launch grant: idle, while no grant
+            return self._armed is armed and self.fast_stream is None and fault_epoch() == epoch
+        counter = fs.signal.ptr
+        while True:
+            r = _aql.pyhip_armed_wait(counter, epoch, ARMED_WAIT_CHUNK_NS if timeout_ns < 0 else timeout_ns,
+                                      ARMED_SPIN_NS if timeout_ns < 0 else 0)
+            if r or timeout_ns >= 0:                    # 0: a chunk passed (Ctrl-C is seen between chunks)
+                return r == 1 and self._armed is armed
+
+    def sync_if_armed(self, stream=None) -> bool:
+        """A synchronize of the device (``stream`` None) or of ``stream`` done by :meth:`wait_armed` alone: True
+        when the device was armed (with the grant held by that stream, or by none) and its native launches
+        finished without a fault; False: the caller takes the full path, which reports what happened."""
+        armed = self._armed
+        if armed is None or (stream is not None and armed[0] is not None and armed[0] is not stream):
+            return False
+        return self.wait_armed(armed)
+
+    def idle_if_armed(self) -> bool:
+        """Like :meth:`sync_if_armed` for the whole device, without waiting: True when it is armed and idle."""
+        armed = self._armed
+        return armed is not None and self.wait_armed(armed, 0)
 
     def drop_native_launches(self) -> None:
         """A queue of this device stopped for good (a fault): no native launch may be published into it any
@@ -137,10 +186,11 @@ class Device:
     def disarm_sync(self) -> None:
         """Anything but a native launch happens on this device: a synchronize must go through Python again."""
         if self._armed is not None:
-            self._armed = None
-            hook = self.fast_sync_arm
-            if hook is not None:
-                hook(self, None, None, 0)
+            with self._lock:                        # ordered with arm_sync (the C ABI's mirror too)
+                self._armed = None
+                hook = self.fast_sync_arm
+                if hook is not None:
+                    hook(self, None, None, 0)
 
     def idle(self) -> bool:
         """No stream of this device has unfinished work (native launches included)."""

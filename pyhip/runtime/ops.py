@@ -7,6 +7,8 @@ import numpy as np
 
 from ..errors import HipError, hipError_t
 from .context import runtime
+from .copies import copy, fill3d
+from .idlecopy import fill_now
 from .memory import DevicePointer, HostPointer, as_address
 
 
@@ -130,19 +132,17 @@ def check_host_address(addr: int) -> None:
 
 def memcpy(dst, src, nbytes: int, kind: int, stream=None, sync: bool = True) -> None:
     """1-D copy in stream order; the direction comes from the pointers (runtime/copies.py)."""
-    from .copies import copy
-
     copy(dst, src, nbytes, stream, sync, kind)
 
 
 def memset(dst, value: int, count: int, width: int = 1, stream=None, sync: bool = True) -> None:
     """Fill ``count`` elements of ``width`` bytes (device or pinned host memory)."""
-    from .copies import fill3d
 
     count = int(count)
     if count < 0:
         raise HipError(hipError_t.hipErrorInvalidValue, "negative count")
-    fill3d(dst, count * width, count * width, value, count * width, 1, 1, width, stream, sync)
+    if not fill_now(dst, value, count, width, stream, sync):      # an idle stream: done here
+        fill3d(dst, count * width, count * width, value, count * width, 1, 1, width, stream, sync)
 
 
 def mem_get_info() -> tuple[int, int]:

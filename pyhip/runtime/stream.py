@@ -88,8 +88,18 @@ class Stream(Handle):
         return []
 
     def _submit(self, make, keep=None, what: str = "", deps=(), pin: bool = False) -> Command:
+        dev = self.device
+        with dev._lock:                         # arm_sync refuses while a submit is under way (Device.submitting)
+            dev.disarm_sync()                   # the C ABI's native synchronize only knows native launches
+            dev.submitting += 1
+        try:
+            return self._submit_unarmed(make, keep, what, deps, pin)
+        finally:
+            with dev._lock:
+                dev.submitting -= 1
+
+    def _submit_unarmed(self, make, keep, what, deps, pin) -> Command:
         self._check()
-        self.device.disarm_sync()               # the C ABI's native synchronize only knows native launches
         owner = self.device.fast_stream
         if owner is not None and owner is not self:
             owner.disable_fast()                # its native launches must become visible to our ordering
@@ -106,7 +116,7 @@ class Stream(Handle):
             cmd = Command(make(q), keep, what)
             cmd.signal.pinned = pin
             self._track(cmd)
-            return cmd
+        return cmd
 
     def _track(self, cmd: Command) -> None:
         self._last = cmd
@@ -187,6 +197,11 @@ class Stream(Handle):
     def device_copy(self, dst: int, src: int, size: int) -> Command:
         return self._submit(lambda q: q.copy(dst, src, size), what="copy")
 
+    def host_copy(self, dst: int, src: int, size: int, keep=None) -> Command:
+        """A copy between host addresses of this process (``keep``: what owns them), done by the packet
+        processor in native code."""
+        return self._submit(lambda q: q.host_copy(dst, src, size), keep=keep, what="memcpy")
+
     def fill(self, dst: int, value: int, count: int, width: int) -> Command:
         return self._submit(lambda q: q.fill(dst, value, count, width), what="fill")
 
@@ -220,7 +235,10 @@ class Stream(Handle):
             for s in [dev.null_stream] + dev.streams_snapshot():
                 if s is not self and s._last is not None and not s._last.done():
                     return None
+            granted = dev.fast_stream is None
             dev.fast_stream = self
+            if granted:                         # armed without a grant: native launches would go uncounted
+                dev.disarm_sync()
         with self._lock:
             self._check()
             if self._fast is None:
@@ -274,8 +292,7 @@ class Stream(Handle):
     def synchronize(self, timeout: float | None = None) -> None:
         self._check()
         dev = self.device
-        armed = dev._armed
-        if armed is not None and armed[0] is self and timeout is None and dev.wait_armed(armed):
+        if timeout is None and dev.sync_if_armed(self):
             return                              # only native launches since an idle point: wait for them
         from .device import fault_epoch
         epoch = fault_epoch()
@@ -295,7 +312,7 @@ class Stream(Handle):
         after_synchronize(self.device)
         with self._lock:
             self._reap(raise_errors=True)
-        if dev.fast_stream is self:
+        if dev.fast_stream is self or dev.fast_stream is None:
             dev.arm_sync(epoch)
 
     def wait_quietly(self, timeout: float | None = None) -> None:
@@ -355,7 +372,12 @@ class Event(Handle):
             stream.capture.add(stream, "event_record", {"event": self})
             return
         self.capture = self.capture_nodes = None
-        self.command = stream.marker(pin=True)      # the event keeps its own signal
+        stream._check()
+        if stream.device.idle_if_armed():           # nothing to wait for: complete now, nothing queued
+            self.command = Command(stream._q().completed(), what="marker")
+            self.command.signal.pinned = True
+        else:
+            self.command = stream.marker(pin=True)  # the event keeps its own signal
         self.stream = stream
 
     def _check(self):

@@ -179,10 +179,13 @@ def test_a_synchronize_after_native_launches_waits_for_work_through_python(rel, 
     assert (got.astype(np.int64) & 0xFFFFFFFF == a.astype(np.int64)).all()
 
 
-def test_device_copies_and_fills_run_natively_and_match_numpy():
-    """Device-to-device copies (overlapping ones included) and 8/16/32-bit fills: every result compared with
-    numpy, the tails past each range untouched; the packets were finished by the native loop (the Python
-    path's own count of agent-dispatch packets does not move)."""
+@pytest.mark.parametrize("idle", [False, True], ids=["queued", "idle"])
+def test_device_copies_and_fills_run_natively_and_match_numpy(idle):
+    """Device-to-device copies (overlapping ones included), 8/16/32-bit fills, copies to and from pageable
+    numpy buffers: every result compared with numpy, the tails past each range untouched.  Queued (the device disarmed before each call): the packets
+    were finished by the native loop (the Python path's own count of agent-dispatch packets does not move).
+    Idle (the device armed: runtime/idlecopy.py): done by the calling thread, no packet at all, and the device
+    is still armed after each."""
     import pyhip.hip as hip
     from pyhip.hip import hipMemcpyKind as K
     rng = np.random.default_rng(7)
@@ -190,17 +193,26 @@ def test_device_copies_and_fills_run_natively_and_match_numpy():
     host = rng.integers(0, 256, size=n + 64, dtype=np.uint8)
     src, dst = pyhip.to_device(host), pyhip.to_device(np.zeros(n + 64, np.uint8))
     pyhip.synchronize()
-    proc = runtime().device(0).null_stream._q().processor
+    dev = runtime().device(0)
+    proc = dev.null_stream._q().processor
     python_before = proc._stats["AgentDispatchPacket"]
     total_before = proc.stats["AgentDispatchPacket"]
     mem = gpu().memory
     s, d = src.__hip_pointer__(), dst.__hip_pointer__()
     want = np.zeros(n + 64, np.uint8)
+
+    def before():
+        if idle:
+            assert dev._armed is not None
+        else:
+            dev.disarm_sync()
     for size in (1, 3, 255, 4097, n):
         off = int(rng.integers(0, 32))
+        before()
         assert hip.hipMemcpy(d + off, s + off, size, K.hipMemcpyDeviceToDevice)[0] == 0
         want[off:off + size] = host[off:off + size]
         np.testing.assert_array_equal(np.frombuffer(mem.read(d, n + 64), np.uint8), want)
+    before()
     assert hip.hipMemcpy(d + 8, d, 1000, K.hipMemcpyDeviceToDevice)[0] == 0           # overlapping
     want[8:1008] = want[0:1000].copy()
     np.testing.assert_array_equal(np.frombuffer(mem.read(d, n + 64), np.uint8), want)
@@ -209,8 +221,80 @@ def test_device_copies_and_fills_run_natively_and_match_numpy():
         count = int(rng.integers(1, (n - 64) // width))
         value = int(rng.integers(0, min(np.iinfo(dt).max, 2**31 - 1)))
         off = int(rng.integers(0, 16)) * width
+        before()
         assert fn(d + off, value, count)[0] == 0
         want[off:off + count * width] = np.full(count, value, dt).view(np.uint8)
         np.testing.assert_array_equal(np.frombuffer(mem.read(d, n + 64), np.uint8), want)
-    assert proc.stats["AgentDispatchPacket"] - total_before >= 9
+    for size in (1, 77, 5000):                      # pageable host memory: a native memmove either way
+        off = int(rng.integers(0, 32))
+        h = rng.integers(0, 256, size, dtype=np.uint8)
+        before()
+        assert hip.hipMemcpy(d + off, h, size, K.hipMemcpyHostToDevice)[0] == 0
+        want[off:off + size] = h
+        np.testing.assert_array_equal(np.frombuffer(mem.read(d, n + 64), np.uint8), want)
+        out = np.zeros(size + 8, np.uint8)
+        before()
+        assert hip.hipMemcpy(out, d + off, size, K.hipMemcpyDeviceToHost)[0] == 0
+        np.testing.assert_array_equal(out[:size], want[off:off + size])
+        assert not out[size:].any()
+    if idle:
+        assert dev._armed is not None and proc.stats["AgentDispatchPacket"] == total_before
+    else:
+        assert proc.stats["AgentDispatchPacket"] - total_before >= 15
     assert proc._stats["AgentDispatchPacket"] == python_before
+
+
+def test_idle_copies_wait_for_native_launches(rel):
+    import pyhip.hip as hip
+
+    """With the device armed, a copy back right after native launches (no synchronize) waits for them and is
+    done by the calling thread: every result compared with numpy, and no copy packet was queued."""
+    import pyhip.hip as hip
+    n = 333
+    src, p7, p11 = (RNG.normal(size=n + 64).astype(np.float32) for _ in range(3))
+    dev_arrays = tuple(pyhip.to_device(a) for a in (src, p7, p11))
+    out_d = pyhip.to_device(np.zeros(n, np.float32))
+    rng = np.random.default_rng(5)
+    for _ in range(2):                                  # the full path, then a native entry
+        launch(rel, n, 1, dev_arrays, (src, p7, p11), out_d, rng)
+    pyhip.synchronize()
+    dev = runtime().device(0)
+    proc = dev.null_stream._q().processor
+    copies = proc.stats["AgentDispatchPacket"]
+    assert dev._armed is not None
+    for k in range(30):
+        args = launch(rel, n, k % 64, dev_arrays, (src, p7, p11), out_d, rng)
+        got = np.empty(n, np.float32)
+        assert hip.hipMemcpy(got, out_d.__hip_pointer__(), 4 * n, hip.hipMemcpyKind.hipMemcpyDeviceToHost)[0] == 0
+        np.testing.assert_allclose(got, want(args, src, n), rtol=1e-5, atol=1e-5, err_msg=f"launch {k}")
+    assert dev._armed is not None and proc.stats["AgentDispatchPacket"] == copies      # no copy was queued
+
+
+def test_events_on_an_idle_device_complete_at_once_and_wait_for_native_launches(rel):
+    """An event recorded on an armed, idle device is complete at once with no packet queued; one recorded
+    after native launches still in flight completes after them (their output is in memory when its
+    synchronize returns: read without any other synchronize)."""
+    from pyhip.runtime.stream import Event
+    n = 777
+    src, p7, p11 = (RNG.normal(size=n + 64).astype(np.float32) for _ in range(3))
+    dev_arrays = tuple(pyhip.to_device(a) for a in (src, p7, p11))
+    out_d = pyhip.to_device(np.zeros(n, np.float32))
+    rng = np.random.default_rng(9)
+    for _ in range(2):
+        launch(rel, n, 2, dev_arrays, (src, p7, p11), out_d, rng)
+    pyhip.synchronize()
+    dev = runtime().device(0)
+    st = dev.null_stream
+    proc = st._q().processor
+    before = proc.stats["BarrierPacket"]
+    e1 = Event()
+    e1.record(st)
+    assert e1.query() and proc.stats["BarrierPacket"] == before and dev._armed is not None
+    for k in range(20):
+        args = launch(rel, n, k, dev_arrays, (src, p7, p11), out_d, rng)
+        e2 = Event()
+        e2.record(st)
+        e2.synchronize()
+        got = np.frombuffer(gpu().memory.read(out_d.__hip_pointer__(), 4 * n), np.float32)
+        np.testing.assert_allclose(got, want(args, src, n), rtol=1e-5, atol=1e-5, err_msg=f"launch {k}")
+    assert e1.elapsed_ms(e2) >= 0

@@ -305,7 +305,23 @@ BAD = {
                                lambda v, o, p, q: ("extra", _extra_tuple(v, o, p, q)[:-1])),
     "extra and kernelParams": (lambda v, o, p, q: ("extra", _extra_tuple(v, o, p, q)),
                                lambda v, o, p, q: ("both", _extra_tuple(v, o, p, q))),
+    "config array without END": (lambda v, o, p, q: ("extra", _config_array(_extra_tuple(v, o, p, q))),
+                                 lambda v, o, p, q: ("extra", _config_array(_extra_tuple(v, o, p, q), end=7))),
+    "config array too short": (lambda v, o, p, q: ("extra", _config_array(_extra_tuple(v, o, p, q))),
+                               lambda v, o, p, q: ("extra", _config_array(_extra_tuple(v, o, p, q), cut=4))),
 }
+_KEEP = []
+
+
+def _config_array(entries, end=hip.HIP_LAUNCH_PARAM_END, cut=0):
+    """A C ``extra`` config array over the packing of ``entries`` (the repeat path reads it in C): END replaced
+    by ``end``, the size ``cut`` bytes short."""
+    x = HipModuleLaunchKernel_extra(entries)
+    size = ctypes.c_size_t(x.args_size.value - cut)
+    cfg = (ctypes.c_void_p * 5)(hip.HIP_LAUNCH_PARAM_BUFFER_POINTER, ctypes.addressof(x.args),
+                                hip.HIP_LAUNCH_PARAM_BUFFER_SIZE, ctypes.addressof(size), end)
+    _KEEP[:] = _KEEP[-8:] + [(x, size, cfg)]
+    return cfg
 
 
 @pytest.mark.parametrize("case", sorted(BAD))

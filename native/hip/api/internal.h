@@ -5,3 +5,5 @@ hipError_t pyhip_launch_config(uintptr_t function_address, const dim3* numBlocks
                                uint32_t sharedMemBytes, void* stream, void** config);
 hipError_t pyhip_slow_hipDeviceSynchronize(void);
 hipError_t pyhip_slow_hipStreamSynchronize(void* stream);
+hipError_t pyhip_slow_hipMemcpy(void* dst, const void* src, size_t sizeBytes, int kind);
+hipError_t pyhip_slow_hipMemset(void* dst, int value, size_t sizeBytes);

@@ -36,6 +36,16 @@ class LoadedProgram:
         self._instructions = None
         self.unloaded = False
 
+    @property
+    def function_starts(self) -> list[int]:
+        """Addresses of the code object's functions (its STT_FUNC symbols, kernels included): where an
+        indirect call (s_swappc_b64 to a non-inlined or recursive device function) can land."""
+        try:
+            syms = self.code_object.symbols.values()
+        except HipError:               # no readable symbol table: only kernel entries and return addresses
+            return []
+        return sorted(self.base + s.value for s in syms if s.type == "STT_FUNC" and s.value < self.size)
+
     def _relocate(self) -> None:
         mem = self.gpu.memory
         for r in self.code_object.relocations:

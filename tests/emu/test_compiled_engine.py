@@ -264,3 +264,57 @@ def test_compiled_kernels_come_back_from_the_disk_cache_into_one_engine(tmp_path
     compiled, cached, used, codes, bad = child()
     assert (compiled, cached, used, codes) == (1, 3, 4, 3) and bad >= 1   # looked up again before compiling
     assert child() == [0, 4, 4, 3, 0]
+
+
+@pytest.fixture(scope="module")
+def recursion_co(tmp_path_factory):
+    from conftest import require_tool
+    out = tmp_path_factory.mktemp("recursion") / "recursion.co"
+    subprocess.run([require_tool("hipcc"), "--genco", "--offload-arch=gfx90a", "-O2",
+                    str(HERE.parents[0] / "runtime" / "src" / "recursion.hip"), "-o", str(out)],
+                   check=True, capture_output=True, env={**os.environ, "HIP_PLATFORM": "amd"})
+    return out
+
+
+def _walk(v, i, depth):
+    local = [int(v[(i + k * depth) & 1023]) ^ depth for k in range(4)]
+    if depth == 0:
+        return local[0]
+    x = (_walk(v, i + 1, depth - 1) * 3 + local[depth & 3] - local[(depth + 1) & 3]) & (2 ** 64 - 1)
+    return x - 2 ** 64 if x >= 2 ** 63 else x
+
+
+@pytest.mark.parametrize("found_by", ["symbols", "pc-relative", "neither"])
+def test_calls_to_device_functions_run_compiled(recursion_co, monkeypatch, found_by):
+    """A recursive device function (s_swappc_b64 to a non-inlined function) runs on the compiled engine: its
+    entry is a block the indirect jump can land on, found from the code object's STT_FUNC symbols or, for
+    code without them (code found in memory), from the s_getpc_b64 + s_add_u32/s_addc_u32 address the call
+    computes.  With neither, the jump has nowhere to land (the fault the test shows it would be)."""
+    import pyhip
+    from pyhip.emu.jit import kernel as jk
+    from pyhip.emu.program import LoadedProgram
+    from pyhip.runtime.context import runtime
+
+    monkeypatch.setenv("PYHIP_JIT_TIERING", "0")
+    monkeypatch.setenv("PYHIP_JIT_CACHE_DIR", "")
+    if found_by != "symbols":
+        monkeypatch.setattr(LoadedProgram, "function_starts", property(lambda self: []))
+    if found_by == "neither":
+        monkeypatch.setattr(jk.KernelIR, "_pc_relative_targets", lambda self: [])
+    gpu = runtime().device(0).backend.emulated_gpu
+    if gpu is None or gpu.engine != "native" or gpu.native_engine() is None or gpu.native_engine().jit is None:
+        pytest.skip("the suite runs with PYHIP_ENGINE set or without the compiled engine")
+    pyhip.set_device(0)
+    n, depth = 300, 8
+    v = np.random.default_rng(7).integers(-1000, 1000, 1024).astype(np.int32)
+    out = pyhip.to_device(np.full(n, -1, np.int64))
+    k = pyhip.load(recursion_co).kernel("recurse")
+    if found_by == "neither":
+        with pytest.raises(pyhip.HipError, match="jump to an address that is not an instruction"):
+            k((n + 63) // 64, 64, pyhip.to_device(v), out, n, depth)
+            pyhip.synchronize()
+        return
+    k((n + 63) // 64, 64, pyhip.to_device(v), out, n, depth)
+    pyhip.synchronize()
+    assert gpu.last_dispatch.engine == "native"
+    np.testing.assert_array_equal(out.get(), [_walk(v, i, depth + (i & 3)) for i in range(n)])

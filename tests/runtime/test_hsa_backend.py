@@ -275,9 +275,8 @@ def recursion(tmp_path_factory):
     return tmp
 
 
-# the native engine cannot run these recursive kernels yet (a return lands on "an address that is not an
-# instruction", with or without the old padding): the numpy engine runs them
-RECURSION_ENV = {"PYHIP_DEVICES": "gfx90a:sramecc+:xnack-", "PYHIP_ENGINE": "numpy"}
+# the default engine: the compiled code's indirect calls land on the code object's functions (STT_FUNC)
+RECURSION_ENV = {"PYHIP_DEVICES": "gfx90a:sramecc+:xnack-"}
 
 
 def _backend_env(backend):

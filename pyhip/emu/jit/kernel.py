@@ -98,12 +98,40 @@ class KernelIR(LaneRegions, GeneratedMemory):
             t = self.nprog.tgt[i]
             if t >= 0 and t < n:
                 lead.add(t)
-        # function entries (targets of indirect calls)
-        for pc in getattr(self.program, "function_starts", ()):
+        # function entries (targets of indirect calls): the code object's functions, and the targets of the
+        # PC-relative addresses the code computes (s_getpc_b64 then s_add_u32 / s_addc_u32 of literals: how
+        # calls reach device functions, also in code found in memory, which has no symbol table)
+        for pc in [*getattr(self.program, "function_starts", ()), *self._pc_relative_targets()]:
             ip = self.nprog.index.get(pc)
             if ip is not None and ip in self.reach:
                 lead.add(ip)
         return sorted(x for x in lead if x in self.reach)
+
+    def _pc_relative_targets(self):
+        """Addresses computed as s_getpc_b64 s[r:r+1] followed (within a few instructions) by s_add_u32 s[r],
+        s[r], lo and s_addc_u32 s[r+1], s[r+1], hi with literal lo, hi: the PC of the next instruction plus
+        the 64-bit offset.  A wrong guess only adds a block boundary."""
+        out = []
+        n = self.nprog.n
+        for ip in sorted(self.reach):
+            inst = self._inst(ip)
+            if inst.name != "s_getpc_b64":
+                continue
+            r = inst.fields.get("sdst")
+            lo = hi = None
+            for j in range(ip + 1, min(ip + 7, n)):
+                nxt = self._inst(j)
+                f, lit = nxt.fields, getattr(nxt, "literal", None)
+                srcs = {f.get("ssrc0"), f.get("ssrc1")}
+                if lit is None or 255 not in srcs:
+                    continue
+                if nxt.name == "s_add_u32" and f.get("sdst") == r and r in srcs:
+                    lo = lit & 0xFFFFFFFF
+                elif nxt.name == "s_addc_u32" and f.get("sdst") == r + 1 and r + 1 in srcs:
+                    hi = lit & 0xFFFFFFFF
+            if lo is not None and hi is not None:
+                out.append((self.pcs[ip] + inst.size + (hi << 32 | lo)) & 0xFFFFFFFFFFFFFFFF)
+        return out
 
     # -- state access ----------------------------------------------------------------------------------------------
     def _ptr(self, base: str, off: int) -> str:

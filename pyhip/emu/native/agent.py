@@ -26,7 +26,6 @@ from .run import INSTRUCTIONS_PER_STEP, layout_for
 
 # native/engine/agent.h: what each per-dispatch user SGPR holds
 SLOT_KIND = {"dispatch_ptr": 0, "queue_ptr": 1, "kernarg": 2, "dispatch_id": 3, "private": 4}
-DYNAMIC_STACK_EXTRA = 16384          # engine.Dispatch: a dynamic stack gets this much more private memory
 
 
 class NativeAgent:
@@ -84,9 +83,10 @@ class NativeAgent:
         firsts = [first for _, first, _ in lay.slots]
         counts = [count for _, _, count in lay.slots]
         kd = d.kd
-        extra = DYNAMIC_STACK_EXTRA if kd.properties["uses_dynamic_stack"] else 0
+        # no private memory beyond the packet's and the fixed size: the runtime sized a dynamic stack
+        # (runtime/device.Device.private_segment_size), as engine.Dispatch takes it
         ok = self.lib.pyhip_agent_add_kernel(self.ptr, d.kernel_object, c, kd.kernarg_size,
-                                             kd.private_segment_fixed_size, extra, 0, len(kinds),
+                                             kd.private_segment_fixed_size, 0, 0, len(kinds),
                                              self.ffi.new("int32_t[]", kinds or [0]),
                                              self.ffi.new("int32_t[]", firsts or [0]),
                                              self.ffi.new("int32_t[]", counts or [0]))

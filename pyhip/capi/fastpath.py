@@ -78,15 +78,16 @@ class FastPath:
             return
         if index is None:
             starts = np.array(memory.starts, np.uint64)
-            ends = np.array([memory.table[a][0] for a in memory.starts], np.uint64)
             ext = np.array([memory.table[a][3] is not None for a in memory.starts], bool)
         else:
-            starts, ends, ext = index[0], index[1], index[2]
+            starts, ext = index[0], index[2]
         own = (starts >= lo) & (starts < hi) & ~ext            # arena allocations (mappings: Python)
         start = starts[own].astype(np.uint64)
+        # each allocation's exact end (the table's), not where its region ends: a region may reach to the end
+        # of the address space the allocation owns (emu/memory.py), and a copy past the allocation is an error
+        end = np.array([memory.table[a][0] for a in start.tolist()], np.uint64)
         arena = np.uint64(memory.arena.ctypes.data)
-        spans = np.ascontiguousarray(np.stack([start, ends[own].astype(np.uint64), start - np.uint64(lo) + arena],
-                                              axis=1), np.uint64)
+        spans = np.ascontiguousarray(np.stack([start, end, start - np.uint64(lo) + arena], axis=1), np.uint64)
         self.lib.pyhip_mem_set(dev.index, lo, hi, self.ffi.from_buffer("uint64_t[]", spans), len(start))
 
     def register(self, c_handle, c_stream, grid, block, shared: int, function, stream) -> bool:

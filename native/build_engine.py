@@ -45,13 +45,6 @@ void pyhip_llvm_enter(void);
 void pyhip_llvm_leave(void);
 void pyhip_llvm_after_fork(void);
 
-typedef struct LaunchEntry {
-    uint8_t kernarg[2048]; uint32_t kernarg_size; uint32_t explicit_size; uint8_t packet[64]; void* queue;
-    uint8_t* ring; uint64_t slot_size; uint64_t queue_mask; void* counter; uint64_t* launches; ...;
-} LaunchEntry;
-void pyhip_engine_set_queue_fns(void* reserve, void* publish, void* sigadd);
-int pyhip_engine_launch(const LaunchEntry* e, const uint8_t* args, uint32_t nbytes);
-
 int pyhip_engine_abi(void);
 int pyhip_engine_op_count(void);
 const char* pyhip_engine_op_name(int i);

@@ -47,6 +47,7 @@ class Device:
         self._streams: "weakref.WeakSet[Stream]" = weakref.WeakSet()
         self.null_stream = Stream(self, null=True)
         self.fast_stream: Stream | None = None      # the stream allowed native launches (C ABI fast path)
+        self.revoking = 0                           # Stream.disable_fast calls under way (no grant meanwhile)
         self.fast_invalidate = None                 # fn(stream): drop its native launch entries (set by the C ABI)
         self.fast_sync_arm = None                   # fn(device, stream, counter signal, epoch) / fn(device, None, ..)
         self._armed = None                          # (stream, its native launch state, fault epoch): see arm_sync

@@ -230,8 +230,8 @@ class Stream(Handle):
             return None
         dev = self.device
         with dev._lock:
-            if dev.fast_stream is not None and dev.fast_stream is not self:
-                return None
+            if dev.revoking or (dev.fast_stream is not None and dev.fast_stream is not self):
+                return None                     # another stream's grant, or a grant being taken back
             for s in [dev.null_stream] + dev.streams_snapshot():
                 if s is not self and s._last is not None and not s._last.done():
                     return None
@@ -259,16 +259,21 @@ class Stream(Handle):
     def disable_fast(self) -> None:
         """No more native launches on this stream (until fast_state() is granted again)."""
         dev = self.device
-        dev.disarm_sync()
-        dev.launch_generation += 1              # Python's repeat-launch entries (runtime/fastlaunch.py)
-        hook = dev.fast_invalidate
-        if hook is not None:
-            hook(self)                          # returns once no native launch is in progress
-        with self._lock:
-            self.absorb_fast()
-        with dev._lock:
-            if dev.fast_stream is self:
-                dev.fast_stream = None
+        with dev._lock:                         # no grant (fast_state) until it is over: an entry made meanwhile
+            dev.revoking += 1                   # would read the new generation and outlive the grant
+        try:
+            dev.disarm_sync()
+            dev.launch_generation += 1          # Python's repeat-launch entries (runtime/fastlaunch.py)
+            hook = dev.fast_invalidate
+            if hook is not None:
+                hook(self)                      # returns once no native launch is in progress
+            with self._lock:
+                self.absorb_fast()
+        finally:
+            with dev._lock:
+                if dev.fast_stream is self:
+                    dev.fast_stream = None
+                dev.revoking -= 1
 
     # -- synchronisation ------------------------------------------------------------------------------
     def query(self) -> bool:

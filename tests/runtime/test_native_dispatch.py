@@ -157,6 +157,36 @@ def test_streams_from_threads_every_result_checked(rel):
     assert not errors, errors[:5]
 
 
+def test_no_grant_while_one_is_taken_back(rel):
+    """The race the test above once caught (a launch published natively after its grant was taken back, so
+    the device armed with no grant and the stream's synchronize returned before its kernel ran): while
+    another stream's submit takes a grant back (Stream.disable_fast), the stream that held it must not get
+    it again — an entry made then would read the new launch generation and outlive the grant.  The
+    interleaving is forced from inside the revocation (the C ABI's invalidate hook runs there)."""
+    dev = runtime().device(0)
+    s1, s2 = pyhip.Stream(), pyhip.Stream()
+    out = pyhip.empty(64, np.int32)
+    busy = rel.kernel("busy")
+    pyhip.synchronize()
+    busy(1, 64, out, 3, stream=s1)
+    s1.synchronize()
+    busy(1, 64, out, 3, stream=s1)                      # s1 now holds the grant (its entry was made)
+    assert dev.fast_stream is s1._stream
+    seen = []
+    old, dev.fast_invalidate = dev.fast_invalidate, lambda st: seen.append(s1._stream.fast_state())
+    try:
+        busy(1, 64, out, 3, stream=s2)                  # s2's submit takes s1's grant back
+    finally:
+        dev.fast_invalidate = old
+    pyhip.synchronize()
+    assert seen == [None]
+    assert dev.fast_stream is not s1._stream
+    acc = np.arange(64, dtype=np.int64)
+    for k in range(3):
+        acc = (acc * 1664525 + 1013904223 + k) & 0xFFFFFFFF
+    assert (out.get().astype(np.int64) & 0xFFFFFFFF == acc).all()
+
+
 @pytest.mark.parametrize("other_stream", [False, True])
 def test_a_synchronize_after_native_launches_waits_for_work_through_python(rel, tmp_path, other_stream):
     """Armed (only native launches since an idle point), then a long kernel launched through Python — on the

@@ -18,6 +18,7 @@
 #define VA_IDXEN(in) (((in)->a0 >> 9) & 1)
 #define VA_SADDR(in) (((in)->a0 >> 10) & 1) /* GLOBAL/SCRATCH: an SGPR base (s[1]) */
 #define VA_WIDE(in) (((in)->a0 >> 11) & 1)  /* atomics: 64-bit */
+#define VA_NOV(in) (((in)->a0 >> 12) & 1)   /* SCRATCH: no VADDR (GFX11 with SVE clear) */
 enum { AK_GLOBAL = 0, AK_FLAT, AK_SCRATCH, AK_BUFFER };
 enum { SP_GLOBAL = 0, SP_FLAT, SP_PRIVATE, SP_BUFFER };
 #define ADD_TID_ENABLE (1u << 23)
@@ -53,7 +54,7 @@ static void vm_address(const Ctx* c, const Wave* w, const NInst* in, VA* va) {
     case AK_SCRATCH: {
         va->space = SP_PRIVATE;
         int64_t base = off + (VA_SADDR(in) ? (int64_t)w->s[in->s[1] & 127] : 0);
-        int use_v = !VA_SADDR(in) || VA_SVE(in);
+        int use_v = !VA_NOV(in) && (!VA_SADDR(in) || VA_SVE(in));
         for (int l = 0; l < LANES; l++) va->a[l] = (uint64_t)(base + (use_v ? (int64_t)v0[l] : 0));
         return;
     }

@@ -6,7 +6,7 @@ moves, 16-bit results keeping the other half, GFX11 true16 high halves, ds_bperm
 import numpy as np
 import pytest
 
-from asmkit import lo, run
+from asmkit import engine, lo, run  # noqa: F401 (engine: a fixture)
 
 RNG = np.random.default_rng(1030)
 T11, T10 = "gfx1100", "gfx1030"
@@ -241,9 +241,12 @@ def test_bpermute_wraps_in_wave32(target):
     assert np.array_equal(lo(r0), want)
 
 
-def test_gfx11_scratch_address_forms():
-    """GFX11 scratch: SADDR + VADDR (SVE), VADDR alone, SADDR alone, neither (offset only), per lane."""
+@pytest.mark.parametrize("wave", [32, 64])
+def test_gfx11_scratch_address_forms(wave, engine):
+    """GFX11 scratch: SADDR + VADDR (SVE), VADDR alone, SADDR alone, neither (offset only), per lane; on both
+    engines (the compiled one runs the native handler: the SVE bit, not SADDR, says whether VADDR counts)."""
     a, b, c = rnd(), rnd(), rnd()
+    engine(T11)
     body = """
   v_mov_b32 v12, 8
   s_mov_b32 s20, 4
@@ -257,7 +260,8 @@ def test_gfx11_scratch_address_forms():
   s_waitcnt vmcnt(0)
   v_mov_b32 v11, 0
 """
-    r0, r1 = run(body, a, b, c, target=T11, wave=32, private=64)
+    r0, r1 = run(body, a, b, c, target=T11, wave=wave, private=64)
+    engine(T11)
     assert np.array_equal(lo(r0), a)                        # 4 + 8 + 4 = 16 = 4 + 12
     assert np.array_equal((r0 >> np.uint64(32)).astype(np.uint32), b)     # 32 = 8 + 24
     assert np.array_equal(lo(r1), c)                        # 48 = 8 + 40

@@ -128,9 +128,6 @@ def lower_instruction(inst, K, aux: list) -> Rec:
     old = RDNA_NAMES.get(inst.name)
     if old is not None:                   # a GFX10/GFX11 name of a GFX9 operation: lowered as that one
         inst = dataclasses.replace(inst, name=old)
-    # forms the native handlers do not implement yet (the numpy engine runs those kernels)
-    if inst.encoding == "SCRATCH" and K.family >= 11:
-        raise Unsupported(f"{inst.name}: GFX11 scratch addressing has no native handler")
     try:
         if not lower_mfma(rec, inst, K, aux):
             for fn in LOWERERS:

@@ -92,7 +92,9 @@ def _vm_address(rec, inst, K):
                 raise Unsupported("scratch saddr")
             rec.s[1] = f["saddr"]
             a0 |= 1 << 10
-        if K.is_gfx94x and f["lds"]:
+        if K.family >= 11:                  # GFX11: the SVE bit alone says whether VADDR takes part
+            a0 |= (1 << 7) if f["sve"] else (1 << 12)
+        elif K.is_gfx94x and f["lds"]:
             a0 |= 1 << 7
         rec.touch(f["addr"] + 1)
         return a0
@@ -201,6 +203,10 @@ def _ds_atomic_table():
         base, typ = stem.rsplit("_", 1)
         out[f"ds_{base}_rtn_{typ}"] = (op, True, swap, wide)
     out["ds_wrap_rtn_b32"] = ("wrap", True, False, False)
+    for typ, op in (("b32", "cmpswap"), ("f32", "fcmpswap"), ("b64", "cmpswap"), ("f64", "fcmpswap")):
+        wide = typ.endswith("64")                           # GFX11 ds_cmpstore: new value in DATA0, compare in DATA1
+        out[f"ds_cmpstore_{typ}"] = (op, False, False, wide)
+        out[f"ds_cmpstore_rtn_{typ}"] = (op, True, False, wide)
     return out
 
 

@@ -82,6 +82,26 @@ INLINE uint64_t f16_to_f64(uint16_t h) {
     }
 }
 
+/* binary64 -> binary16, rounded to nearest even once (numpy's astype(float16)); a NaN keeps the top ten bits
+ * of its significand (at least one set) */
+INLINE uint16_t f64_to_f16(uint64_t d) {
+    uint16_t sign = (uint16_t)(d >> 48) & 0x8000;
+    uint64_t a = d & 0x7FFFFFFFFFFFFFFFULL;
+    if (a >= 0x7FF0000000000000ULL) {
+        if (a == 0x7FF0000000000000ULL) return sign | 0x7C00;
+        uint16_t h = (uint16_t)(0x7C00 | (a >> 42 & 0x3FF));
+        return sign | (h == 0x7C00 ? 0x7C01 : h);
+    }
+    int e = (int)(a >> 52) - 1023;
+    if (e >= 16) return sign | 0x7C00;
+    uint64_t m = (a & 0xFFFFFFFFFFFFFULL) | (a >> 52 ? 1ULL << 52 : 0);
+    int shift = e >= -14 ? 42 : 42 + (-14 - e);          /* below 2^-14: a subnormal half */
+    if (shift > 54) return sign;                          /* under half the smallest subnormal */
+    uint64_t q = m >> shift, r = m & ((1ULL << shift) - 1), halfway = 1ULL << (shift - 1);
+    if (r > halfway || (r == halfway && (q & 1))) q++;
+    uint32_t h = e >= -14 ? (uint32_t)((e + 15) << 10) + (uint32_t)q - 0x400 : (uint32_t)q;
+    return sign | (uint16_t)(h > 0x7C00 ? 0x7C00 : h);
+}
 INLINE float h2f(uint32_t h) { return u2f(f16_to_f32((uint16_t)h)); }
 INLINE double h2d(uint32_t h) { return u2d(f16_to_f64((uint16_t)h)); }
 INLINE uint32_t f2h(float f) { return f32_to_f16(f2u(f)); }

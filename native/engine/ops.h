@@ -43,6 +43,7 @@
     X(s_trap) \
     X(v_accvgpr_mov) \
     X(v_mfma) \
+    X(v_wmma) \
     X(vm_atomic) \
     X(vm_load) \
     X(vm_load_lds) \

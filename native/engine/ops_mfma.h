@@ -189,6 +189,85 @@ H(v_mfma) {
     return ST_CONT;
 }
 
+/* RDNA3 WMMA (semantics/wmma.py): D = A·B + C on 16x16 matrices, wave32 or wave64.  A[i][k] in lane i's
+ * registers (lanes 0-15 are read: the replicas must hold the same data), element k % per of register k / per;
+ * B[k][j] the same in lane j; C/D element [i][j] in register i / per, lane 16 * (i % per) + j (per = wave / 16),
+ * a full dword or, for 16-bit results, the half OP_SEL[2] picks (the other half kept).  Products exact in
+ * binary64, summed in k order from +0 then C added, each step with numpy's NaN choice (the reference does the
+ * same); one rounding to the result format.  EXEC is ignored.
+ * x = input kind | result kind << 4; imm: bits 0-2 NEG, 3-5 NEG_HI, 6 CLAMP, 7 OP_SEL[2], 8 C is k[2]. */
+enum { WK_F16 = 0, WK_BF16, WK_IU8, WK_IU4 };
+enum { WO_F32 = 0, WO_F16, WO_BF16, WO_I32 };
+
+/* one operand: X[lane][k] (floats; NEG flips the sign of the even-k / odd-k halves) or XI (integers, signed
+ * when sgn) */
+static void wmma_operand(const Wave* w, int reg, int kind, int sgn, int neg_lo, int neg_hi, double (*X)[16],
+                         int64_t (*XI)[16]) {
+    int bits = kind <= WK_BF16 ? 16 : kind == WK_IU8 ? 8 : 4, per = 32 / bits;
+    uint32_t fmask = (1u << bits) - 1;
+    for (int k = 0; k < 16; k++) {
+        const uint32_t* R = vreg(w, reg + k / per);
+        int sh = (k % per) * bits;
+        for (int l = 0; l < 16; l++) {
+            uint32_t e = (R[l] >> sh) & fmask;
+            if (kind == WK_F16 || kind == WK_BF16) {
+                if ((k & 1) ? neg_hi : neg_lo) e ^= 0x8000;
+                X[l][k] = kind == WK_F16 ? h2d(e) : (double)u2f(e << 16);
+            } else {
+                XI[l][k] = (sgn && (e >> (bits - 1))) ? (int64_t)e - (1LL << bits) : (int64_t)e;
+            }
+        }
+    }
+}
+
+INLINE uint32_t wmma_bf16(double x) {
+    if (x != x) return 0x7FC0;
+    uint32_t u = f2u((float)x);
+    return (uint32_t)(((uint64_t)u + 0x7FFF + ((u >> 16) & 1)) >> 16) & 0xFFFF;
+}
+
+H(v_wmma) {
+    int kin = in->x & 15, kout = in->x >> 4, lanes = wave_lanes(w), per = lanes / 16, ncd = 16 / per;
+    int neg = in->imm & 7, neg_hi = (in->imm >> 3) & 7, clamp = (in->imm >> 6) & 1, hi = (in->imm >> 7) & 1;
+    int integer = kin == WK_IU8 || kin == WK_IU4;
+    double A[16][16], B[16][16];
+    int64_t AI[16][16], BI[16][16];
+    wmma_operand(w, in->s[0], kin, neg & 1, !integer && (neg & 1), !integer && (neg_hi & 1), A, AI);
+    wmma_operand(w, in->s[1], kin, neg >> 1 & 1, !integer && (neg >> 1 & 1), !integer && (neg_hi >> 1 & 1), B, BI);
+    uint32_t out[8][LANES];
+    for (int r = 0; r < ncd; r++) {
+        const uint32_t* C = (in->imm & 256) ? NULL : vreg(w, in->s[2] + r);
+        const uint32_t* old = vreg(w, in->d + r);
+        for (int l = 0; l < lanes; l++) {
+            int i = per * r + l / 16, j = l % 16;
+            uint32_t craw = C ? C[l] : in->k[2];
+            if (integer) {
+                int64_t acc = 0;
+                for (int k = 0; k < 16; k++) acc += AI[i][k] * BI[j][k];
+                acc += (int64_t)(int32_t)craw;
+                if (clamp) acc = acc < INT32_MIN ? INT32_MIN : acc > INT32_MAX ? INT32_MAX : acc;
+                out[r][l] = (uint32_t)acc;
+                continue;
+            }
+            uint32_t c16 = (hi ? craw >> 16 : craw) & 0xFFFF;
+            double cv = kout == WO_F16 ? h2d(c16) : kout == WO_BF16 ? (double)u2f(c16 << 16) : (double)u2f(craw);
+            if (neg_hi & 4) cv = u2d(d2u(cv) & 0x7FFFFFFFFFFFFFFFULL);
+            if (neg & 4) cv = u2d(d2u(cv) ^ 0x8000000000000000ULL);
+            double acc = 0.0;
+            for (int k = 0; k < 16; k++) acc = addd(acc, nan2d(A[i][k], B[j][k], A[i][k] * B[j][k]));
+            double d = addd(acc, cv);
+            if (kout == WO_F32) {
+                out[r][l] = f2u((float)d);
+                continue;
+            }
+            uint32_t h = kout == WO_F16 ? f64_to_f16(d2u(d)) : wmma_bf16(d);
+            out[r][l] = hi ? (old[l] & 0xFFFFu) | h << 16 : (old[l] & 0xFFFF0000u) | h;
+        }
+    }
+    for (int r = 0; r < ncd; r++) memcpy(vreg(w, in->d + r), out[r], sizeof(uint32_t) * lanes);
+    return ST_CONT;
+}
+
 /* v_accvgpr_read / write / mov (mfma.py): one row copied under EXEC between the architectural and the
  * accumulation VGPRs (the lowering adds accum_offset to the accumulation side; s[0] may be an SGPR or a
  * constant for v_accvgpr_write) */

@@ -124,12 +124,14 @@ def tools() -> tuple[str, str]:
 
 
 @functools.lru_cache(maxsize=None)
-def assemble(source: str, target: str) -> bytes:
+def assemble(source: str, target: str, mattr: str = "") -> bytes:
+    """``mattr``: llvm-mc's -mattr (``+wavefrontsize64`` for RDNA code whose operands depend on the wave size)."""
     mc, ld = tools()
     with tempfile.TemporaryDirectory() as d:
         s, o, so = Path(d, "k.s"), Path(d, "k.o"), Path(d, "k.so")
         s.write_text(source)
-        r = subprocess.run([mc, "-triple", "amdgcn-amd-amdhsa", f"-mcpu={target}", "-filetype=obj", str(s),
+        attr = [f"-mattr={mattr}"] if mattr else []
+        r = subprocess.run([mc, "-triple", "amdgcn-amd-amdhsa", f"-mcpu={target}", *attr, "-filetype=obj", str(s),
                             "-o", str(o)], capture_output=True, text=True)
         if r.returncode:
             raise AssertionError(f"llvm-mc-19 rejected the kernel:\n{r.stderr}")
@@ -177,6 +179,54 @@ def run(body: str, a, b=None, c=None, *, target="gfx90a", scalar=False, lanes=64
                        workgroup_size=(64, 1, 1), group_segment_size=lds, private_segment_size=private)
         r = np.frombuffer(mem.read(out, 1024), np.uint64)
         return r[:64].copy(), r[64:].copy()
+    finally:
+        for p in (inp, out, ka):
+            mem.free(p)
+        g.unload_program(prog)
+
+
+def run_rows(bodies, rows, *, target: str, wave: int = 64):
+    """One wave runs each of ``bodies`` (a list: one kernel runs them all, one after another) over a register
+    file given whole: ``rows`` (len(bodies), n ≤ 48, wave) uint32, VGPR r of lane l before body c =
+    rows[c, r, l] (loaded per lane as 16-byte pieces; v60 holds the lane's offset and must be preserved);
+    returns the n rows after each body.  The device's current engine runs it (the ``engine`` fixture picks)."""
+    rows = np.ascontiguousarray(rows, np.uint32)
+    cases, n = rows.shape[0], rows.shape[1]
+    if cases != len(bodies) or n > 48 or n % 4 or rows.shape[2] != wave:
+        raise ValueError("rows: (len(bodies), n, wave) with n a multiple of 4 up to 48")
+    rdna = target.startswith("gfx1")
+    ld, sto = ("global_load_b128", "global_store_b128") if rdna else ("global_load_dwordx4", "global_store_dwordx4")
+    step = 4 * n * wave
+    # one loop over the cases (s10 counts them): the loads and stores once, each body behind a branch of its own
+    code = [f"  s_load_dwordx4 s[4:7], s[0:1], 0x0\n  v_mul_u32_u24 v60, {4 * n}, v0\n  s_mov_b32 s10, 0\n"
+            "  s_waitcnt lgkmcnt(0)\nnext_case:\n"]
+    code += [f"  {ld} v[{r}:{r + 3}], v60, s[4:5] offset:{4 * r}\n" for r in range(0, n, 4)]
+    code += ["  s_waitcnt vmcnt(0)\n"]
+    code += [f"  s_cmp_eq_u32 s10, {c}\n  s_cbranch_scc1 case_{c}\n" for c in range(cases)]
+    code += ["  s_branch case_done\n"]
+    for c, body in enumerate(bodies):
+        code += [f"case_{c}:\n", body, "\n  s_branch case_done\n"]
+    code += ["case_done:\n"]
+    code += [f"  {sto} v60, v[{r}:{r + 3}], s[6:7] offset:{4 * r}\n" for r in range(0, n, 4)]
+    code += [f"  s_add_u32 s{b}, s{b}, {step}\n  s_addc_u32 s{b + 1}, s{b + 1}, 0\n" for b in (4, 6)]
+    code += [f"  s_add_u32 s10, s10, 1\n  s_cmp_lt_u32 s10, {cases}\n  s_cbranch_scc1 next_case\n"]
+    extra = ("\n  .amdhsa_wavefront_size32 " + str(int(wave == 32))) if rdna else "\n  .amdhsa_accum_offset 64"
+    src = TEMPLATE.format(target=target, body="".join(code), lds=0, ieee=1, d32=3, d1664=3, prologue="",
+                          epilogue="  s_endpgm\n", extra=extra, wave=wave)
+    g = gpu(target)
+    mattr = "+wavefrontsize64" if rdna and wave == 64 else ""
+    prog = g.load_program(load(assemble(src, target, mattr)).code_objects[0].code_object)
+    mem = g.memory
+    size = rows.nbytes
+    inp, out, ka = mem.alloc(size), mem.alloc(size), mem.alloc(16)
+    try:
+        mem.write(inp, rows.transpose(0, 2, 1).copy().tobytes())     # per case, lane-major
+        mem.fill(out, 0xCD, size, 1)
+        mem.write(ka, struct.pack("<QQ", inp, out))
+        g.run_dispatch(kernel_object=prog.kernel_object("k"), kernarg_address=ka, grid_size=(wave, 1, 1),
+                       workgroup_size=(wave, 1, 1), group_segment_size=0, private_segment_size=0)
+        got = np.frombuffer(mem.read(out, size), np.uint32).reshape(cases, wave, n)
+        return got.transpose(0, 2, 1).copy()
     finally:
         for p in (inp, out, ka):
             mem.free(p)

@@ -3,7 +3,9 @@ calculator prints (tests/emu/data/wmma_layouts.json.zst, from tools/gen_wmma_lay
 are placed by the calculator's layout (A and B in every replica lane), the instruction (assembled by llvm-mc-19)
 runs on one emulated wave, and every D field must equal A·B + C computed with numpy — including the high-half
 (OP_SEL[2]) forms of the f16/bf16 results, the NEG modifiers of the float forms (negated halves of A and B,
--C, |C|) and the signedness bits of the integer forms."""
+-C, |C|) and the signedness bits of the integer forms.  Then the compiled engine (its native handler) against
+the numpy engine on random register bits (NaN, infinities, denormals, rounding in every result format): every
+register of the wave bit for bit."""
 import functools
 import json
 import re
@@ -19,6 +21,7 @@ from pyhip.emu.isa.decoder import decode_one
 from pyhip.emu.semantics import SEMANTICS, load_all
 from pyhip.emu.state import WaveState
 
+from asmkit import engine, run_rows  # noqa: F401 (engine: a fixture)
 from conftest import require_tool
 from test_mfma_layouts import _get, _put
 
@@ -162,3 +165,40 @@ def test_wmma_layout(wave, name, mods):
         other = 0 if opsel_hi else 16
         for gpr, bit, width, lane, _ in dlay:
             assert _get(st.vgpr[:, 0, :], D_REG + gpr, other, 16, lane) == _get(before, D_REG + gpr, other, 16, lane)
+
+
+# 16-bit patterns that make sums land on rounding ties, subnormals, overflow: f16 1, 2^-11, 2^-12, 1+2^-10,
+# 2^-24, 65504, -0, inf, NaN; bf16 1, 2^-8, 2^-9, 1+2^-7, inf
+SPECIAL = np.array([0x3C00, 0x1000, 0x0C00, 0x3C01, 0x0001, 0x7BFF, 0x8000, 0x7C00, 0x7E00,
+                    0x3F80, 0x3B80, 0x3B00, 0x3F81, 0x7F80], np.uint16)
+
+
+def _halves(raw):
+    """Registers from 16-bit halves: half of them zero, a quarter from SPECIAL, the rest random bits (few
+    nonzero terms per sum, so exact ties and edge values reach the result rounding)."""
+    pick = RNG.random(raw.shape)
+    h = np.where(pick < 0.5, 0, np.where(pick < 0.75, RNG.choice(SPECIAL, raw.shape), raw)).astype(np.uint32)
+    return h[..., 0] | h[..., 1] << 16
+
+
+@pytest.mark.parametrize("engine", ["compiled"], indirect=True)
+@pytest.mark.parametrize("wave", [32, 64])
+def test_wmma_engines_agree(wave, engine):
+    """Every case of the layout test (instruction and modifiers) over random register halves (_halves), on the numpy
+    engine's semantics and through one kernel on the compiled engine (its native handler): all 48 registers
+    equal, bit for bit (D's kept halves and A/B/C untouched included)."""
+    load_all()
+    cases = [(name, mods) for w, name, mods in _cases() if w == wave]
+    regs = _halves(RNG.integers(0, 2 ** 16, (len(cases), 48, wave, 2), dtype=np.uint64).astype(np.uint16))
+    want = np.empty_like(regs)
+    for c, (name, mods) in enumerate(cases):
+        inst = decode_one(_assembled(wave)[_text(wave, name, mods)], 0, "gfx1100")
+        st = WaveState(1, 48, 1, 0, 0, lanes=wave)
+        st.vgpr[:] = regs[c][:, None, :]
+        SEMANTICS[name](inst, KernelContext(_GPU(), "gfx1100", 0, wave))(st, np.array([0]))
+        want[c] = st.vgpr[:, 0, :]
+    engine("gfx1100")
+    got = run_rows(["  " + _text(wave, name, mods) for name, mods in cases], regs, target="gfx1100", wave=wave)
+    engine("gfx1100")
+    bad = [(cases[c], int((got[c] != want[c]).sum())) for c in range(len(cases)) if (got[c] != want[c]).any()]
+    assert not bad, f"{len(bad)} of {len(cases)} cases differ (case, words): {bad[:6]}"

@@ -1,12 +1,15 @@
-"""Lowering of the matrix instructions and the accumulation-register moves: the numpy semantics' own :class:`~pyhip.emu.semantics.mfma.Plan` (shape
-tables, CBSZ/ABID/BLGP lane patterns, operands) flattened into the program's aux table for the native handler
-(native/engine/ops_mfma.h)."""
+"""Lowering of the matrix instructions and the accumulation-register moves.  MFMA: the numpy semantics' own
+:class:`~pyhip.emu.semantics.mfma.Plan` (shape tables, CBSZ/ABID/BLGP lane patterns, operands) flattened into
+the program's aux table for the native handler (native/engine/ops_mfma.h ``v_mfma``).  RDNA3 WMMA: the operand
+registers and modifiers for ``v_wmma`` (the layout is fixed: semantics/wmma.py)."""
 from __future__ import annotations
 
 import numpy as np
 
 from ..semantics import SEMANTICS
+from ..operands import constant
 from ..semantics.mfma import Plan
+from ..semantics.wmma import WMMA
 from .lowerbase import Unsupported, sdesc
 
 ACCVGPR_MOVES = ("v_accvgpr_read_b32", "v_accvgpr_write_b32", "v_accvgpr_read", "v_accvgpr_write",
@@ -18,6 +21,9 @@ def lower_mfma(rec, inst, K, aux: list) -> bool:
     name = inst.name
     if name in ACCVGPR_MOVES:
         lower_accvgpr(rec, inst, K)
+        return True
+    if name in WMMA:
+        lower_wmma(rec, inst, K)
         return True
     shape = getattr(SEMANTICS.get(name), "shape", None)
     if shape is None:
@@ -58,6 +64,38 @@ def lower_mfma(rec, inst, K, aux: list) -> bool:
     rec.a0 = sum(len(t) for t in aux)
     aux.append(table)
     return True
+
+
+WK = {"f16": 0, "bf16": 1, "iu8": 2, "iu4": 3}          # native/engine/ops_mfma.h WK_* / WO_*
+WO = {"f32": 0, "f16": 1, "bf16": 2, "i32": 3}
+
+
+def lower_wmma(rec, inst, K) -> None:
+    """RDNA3 WMMA (semantics/wmma.py): the operands' registers and the modifiers for native/engine/ops_mfma.h
+    ``v_wmma``."""
+    kin, kout = WMMA[inst.name]
+    f = inst.fields
+    a, b, c = f["src0"] - 256, f["src1"] - 256, f["src2"]
+    if a < 0 or b < 0:
+        raise Unsupported("WMMA A and B must be VGPRs")
+    nab = 16 * {"f16": 16, "bf16": 16, "iu8": 8, "iu4": 4}[kin] // 32
+    ncd = 16 // (K.lanes // 16)
+    hi = (f["opsel"] >> 2 & 1) if kout in ("f16", "bf16") else 0
+    rec.op = "v_wmma"
+    rec.x = WK[kin] | WO[kout] << 4
+    rec.imm = (f["neg"] & 7) | (f["neg_hi"] & 7) << 3 | (f["clamp"] & 1) << 6 | hi << 7
+    if c < 256:
+        cconst = constant(c, inst.literal, "f16" if kout == "f16" else "b32")
+        if cconst is None:
+            raise Unsupported("WMMA C must be a VGPR or an inline constant")
+        rec.imm |= 1 << 8
+        rec.k[2] = int(cconst) & 0xFFFFFFFF
+    else:
+        rec.s[2] = c - 256
+        rec.touch(c - 256 + ncd)
+    rec.s[0], rec.s[1], rec.d = a, b, f["vdst"]
+    rec.touch(max(a, b) + nab)
+    rec.touch(rec.d + ncd)
 
 
 def lower_accvgpr(rec, inst, K) -> None:

@@ -8,9 +8,11 @@ bf16 results, the low half (OP_SEL[2] = 0) or the high half (OP_SEL[2] = 1) with
 
 NEG on float forms: NEG[0]/NEG_HI[0] negate the low/high halves of A's registers, NEG[1]/NEG_HI[1] B's, NEG[2]
 subtracts C and NEG_HI[2] takes |C|.  On the integer forms NEG[0]/NEG[1] make A/B signed (unsigned otherwise)
-and CLAMP saturates the i32 result.  Float products are exact (float64) and each result is rounded once to the
-destination format (hardware accumulates in an unspecified order and may differ in the last bit); integer
-results wrap (or saturate with CLAMP).  Like MFMA, a WMMA ignores EXEC: every lane's registers take part.
+and CLAMP saturates the i32 result.  Float products are exact (float64), summed in k order from +0, C added
+last, and each result is rounded once to the destination format (hardware accumulates in an unspecified
+order and may differ in the last bit); integer results wrap (or saturate with CLAMP).  Like MFMA, a WMMA
+ignores EXEC: every lane's registers take part.  The compiled engine's handler (native/engine/ops_mfma.h
+v_wmma, lowered by pyhip/emu/native/lower_mfma.py) computes the same, in the same order.
 """
 from __future__ import annotations
 
@@ -83,6 +85,10 @@ def _wmma(kin: str, kout: str):
                 raise NotImplementedError("WMMA C must be a VGPR or an inline constant")
 
         def run(st, w):
+            with np.errstate(all="ignore"):          # NaN, infinities and overflow are results here
+                _run(st, w)
+
+        def _run(st, w):
             lanes = st.lanes
             ncd = 16 // (lanes // 16)
             A = _unpack(st.vgpr[a_reg:a_reg + nab, w][:, :, :16].transpose(1, 0, 2), bits, bool(neg & 1), kin,
@@ -109,8 +115,10 @@ def _wmma(kin: str, kout: str):
                     C = np.abs(C)
                 if neg & 4:
                     C = -C
-            with np.errstate(all="ignore"):
-                D = np.einsum("wik,wjk->wij", A, Bt) + C
+            acc = np.zeros((nw, 16, 16), A.dtype)           # k in order from +0, then C (as ops_mfma.h)
+            for k in range(A.shape[-1]):
+                acc = acc + A[:, :, None, k] * Bt[:, None, :, k]
+            D = acc + C
             out = D[:, ii, jj]                                      # (nw, ncd, lanes)
             if integer:
                 if clamp:

@@ -339,7 +339,10 @@ class Dispatch:
         head[:, 131] = st.pc.astype(np.uint64) >> 32
         out = self.capture
         out[rows, :132 * 4] = head.view(np.uint8)
-        out[rows, 132 * 4:] = np.ascontiguousarray(st.vgpr.transpose(1, 0, 2)).view(np.uint8).reshape(st.n, -1)
+        v = st.vgpr.transpose(1, 0, 2)                   # (waves, rows, lanes): a wave32 row fills 32 of 64 words
+        full = np.zeros((st.n, v.shape[1], 64), np.uint32)
+        full[:, :, :st.lanes] = v
+        out[rows, 132 * 4:] = full.view(np.uint8).reshape(st.n, -1)
 
     def _block(self, p: int):
         """The straight-line run of instructions from ``p`` up to and including the first one that may

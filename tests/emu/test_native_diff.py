@@ -66,12 +66,12 @@ def test_isa_tests_identical(module, tmp_path):
 _OUT: list[int] = []          # the device address of _vadd_on's output
 
 
-def _vadd_on(gpu_engine, sabotage, threaded_only=False):
+def _vadd_on(gpu_engine, sabotage, threaded_only=False, device=0, path="hipcc52/basic-gfx90a.hsaco"):
     import pyhip
     from pyhip.emu.native import diff, run
     from pyhip.runtime.context import runtime
 
-    gpu = runtime().device(0).backend.gpu
+    gpu = runtime().device(device).backend.gpu
     old = gpu.engine
     gpu.engine = gpu_engine
     orig = run.NativeEngine.run
@@ -83,17 +83,38 @@ def _vadd_on(gpu_engine, sabotage, threaded_only=False):
         return res
     run.NativeEngine.run = broken
     try:
-        pyhip.set_device(0)
-        m = pyhip.load(ROOT / "tests/fixtures/bin/hipcc52/basic-gfx90a.hsaco")
+        pyhip.set_device(device)
+        m = pyhip.load(ROOT / "tests/fixtures/bin" / path)
         n = 300
         a = np.arange(n, dtype=np.float32)
         c = pyhip.empty(n, np.float32)
         _OUT[:] = [int(c.ptr)]
         m.kernel("vadd")((n + 255) // 256, 256, pyhip.to_device(a), pyhip.to_device(a), c, n)
         pyhip.synchronize()
+        assert np.array_equal(c.get(), a + a)
     finally:
         run.NativeEngine.run = orig
         gpu.engine = old
+        pyhip.set_device(0)
+
+
+@pytest.mark.parametrize("path", ["clang19/basic-gfx1100-v5.hsaco", "clang19/basic-gfx1100-w64-v5.hsaco"],
+                         ids=["wave32", "wave64"])
+def test_rdna_is_compared_too(path):
+    """RDNA dispatches under diff mode: compared on both schedules (a wave32 wave's 32 lanes fill half of each
+    64-word capture row), and a flipped register in lane 3 of the second wave is reported."""
+    from pyhip.emu.native import diff
+    from pyhip.errors import HipError
+
+    before = dict(diff.STATS)
+    _vadd_on("diff", lambda engine, res: None, device=2, path=path)
+    assert diff.STATS["compared"] == before.get("compared", 0) + 1 and \
+        diff.STATS["threaded"] == before.get("threaded", 0) + 1
+
+    def flip(engine, res):
+        res.capture[1, 528 + 5 * 256 + 4 * 3] ^= 1
+    with pytest.raises(HipError, match=r"EngineMismatch: .*flat workgroup 0 wave 1: v5\[3\]"):
+        _vadd_on("diff", flip, device=2, path=path)
 
 
 def test_a_register_difference_is_reported():

@@ -11,9 +11,11 @@ come from a pool that takes a signal back only after its completion was observed
 
 Stream-ordered host work (copies to or from pageable host memory, callbacks) is a barrier-AND packet the
 host waits on, then a packet-free completion signal the next packets wait on — ROCr's async handler runs
-the host function between them.  A GPU memory fault arrives as ROCr's system event: it is recorded on the
-device (``hipErrorIllegalAddress``, with the emulator's report when the GPU is pyhip's), every queue of the
-device is retired and replaced, and waiters on its unfinished commands return with that error."""
+the host function between them.  A GPU memory fault arrives as ROCr's system event.  amdkfd has then
+evicted every queue of the process on that GPU for good (and queues created there later never run), so
+the device's context is lost: waiters on its unfinished commands — on every stream — return
+``hipErrorIllegalAddress`` naming the kernel(s) that were running, and every later call that needs that
+GPU fails at once with the same code instead of waiting on a queue that will never run."""
 from __future__ import annotations
 
 import bisect
@@ -109,21 +111,6 @@ class HsaSystem:
                        "hsa_amd_register_system_event_handler")
         import atexit
         atexit.register(self.shut_down)         # while Python still runs (ROCr's teardown calls the thunk)
-        if thunk:
-            self._listen_to_pyhip_kfd()
-
-    def _listen_to_pyhip_kfd(self) -> None:
-        """Over pyhip's own KFD (same process) every fault is heard, not only ROCr's first one."""
-        try:
-            from ...thunk import kfd
-        except ImportError:
-            return
-
-        def on_fault(node, address, failure, fault):
-            for b in self.backends.values():
-                if b.agent.node == node:
-                    b.memory_fault(address, failure, fault)
-        kfd.FAULT_LISTENERS.append(on_fault)
 
     def shut_down(self) -> None:
         for b in self.backends.values():
@@ -368,6 +355,7 @@ class HsaQueueBackend:
     # -- commands (the QueueBackend interface) ---------------------------------------------------------
     def dispatch(self, kernel_object, kernarg_address, grid_items, block, group_segment, private_segment):
         s = self._signal()
+        s.kernel = kernel_object
         dims = 3 if grid_items[2] > 1 or block[2] > 1 else (2 if grid_items[1] > 1 or block[1] > 1 else 1)
         self._submit(KernelDispatchPacket(dims, tuple(block), tuple(grid_items), private_segment, group_segment,
                                           kernel_object, kernarg_address, s.handle).pack())
@@ -504,6 +492,7 @@ class HsaProgram:
             self.backend.hsa.check(self.backend.hsa.lib.hsa_executable_symbol_get_info(
                 self._symbol(k.symbol), api.SYMBOL_INFO_KERNEL_OBJECT, v), "kernel object")
             obj = self._objects[k.symbol] = v[0]
+            self.backend.kernel_names[obj] = k.name
         return obj
 
     def global_address(self, name: str) -> int:
@@ -542,6 +531,8 @@ class HsaDeviceBackend:
         self._slab = (0, 0)                      # kernarg slab: next free address, end
         self.used = 0
         self.on_queue_lost = None                # set by the runtime's Device: drops its native launch entries
+        self.lost: HipError | None = None        # the fault that cost this GPU its queues (amdkfd evicted them)
+        self.kernel_names: dict[int, str] = {}   # kernel object -> name (a fault names what was running)
         system.backends[agent.handle] = self
 
     def describe(self) -> str:
@@ -583,13 +574,43 @@ class HsaDeviceBackend:
         return kfd.gpus.get(self.agent.node) if kfd is not None else None
 
     def new_queue(self) -> HsaQueueBackend:
+        self.check_usable()
         return HsaQueueBackend(self)
 
     # -- faults ----------------------------------------------------------------------------------------
-    def memory_fault(self, address: int, reason: int, fault=None) -> None:
-        err = fault or _emulator_report(address) or HipError(
-            hipError_t.hipErrorIllegalAddress, f"GPU memory fault at 0x{address:x} (reason mask 0x{reason:x})")
+    def check_usable(self) -> None:
+        """After a VM fault amdkfd keeps this process's queues on the GPU evicted (kfd_dqm_evict_pasid raises
+        qpd->evicted for the process's lifetime; create_queue_cpsch makes later queues evicted too), and
+        ROCr's own blit queues are among them: anything that needs the GPU would wait forever."""
+        if self.lost is not None:
+            raise HipError(hipError_t.hipErrorIllegalAddress,
+                           f"{self.agent.product or self.agent.name} lost its context to an earlier GPU memory "
+                           "fault (amdkfd keeps the process's queues on it evicted); restart the process")
+
+    def memory_fault(self, address: int, reason: int) -> None:
+        """ROCr's HSA_AMD_GPU_MEMORY_FAULT_EVENT for this agent (ROCr 5.2 reports only the process's first)."""
+        running = self._running_kernels()
+        where = f" while {', '.join(running)} ran" if running else ""
+        reasons = ", ".join(n for bit, n in api.FAULT_REASONS if reason & bit) or f"reason mask 0x{reason:x}"
+        err = HipError(hipError_t.hipErrorIllegalAddress,
+                       f"GPU memory fault at page 0x{address:x} ({reasons}){where}")
+        report = _emulator_report(address)
+        if report is not None:
+            err = HipError(hipError_t.hipErrorIllegalAddress, f"{report.message}{where and ';' + where}")
+        self.lost = err
         self.lose_queues(list(self.queues), err)
+
+    def _running_kernels(self) -> list[str]:
+        """The kernels of the device's unfinished dispatches: one of them faulted (ROCr's event names the
+        page, not the dispatch)."""
+        queues = set(self.queues)
+        names = []
+        for s in self.signals.live():
+            if s.queue in queues and s.kernel and s.value() > 0:
+                name = self.kernel_names.get(s.kernel, f"kernel object 0x{s.kernel:x}")
+                if name not in names:
+                    names.append(name)
+        return names
 
     def lose_queues(self, queues, err: HipError) -> None:
         """``queues`` stopped for good: native launches stop publishing into them first (the runtime's hook),
@@ -709,11 +730,13 @@ class HsaDeviceBackend:
             raise HipError(hipError_t.hipErrorInvalidValue, f"[0x{addr:x}, +{size}) is not inside one device allocation")
 
     def read(self, addr: int, size: int) -> bytes:
+        self.check_usable()                     # hsa_memory_copy runs ROCr's blit kernels on the GPU
         buf = bytearray(size)
         self.hsa.check(self.hsa.lib.hsa_memory_copy(ffi.from_buffer(buf), ffi.cast("void*", addr), size), "read")
         return bytes(buf)
 
     def write(self, addr: int, data) -> None:
+        self.check_usable()
         data = bytes(data)
         if addr in self._host_visible:          # kernargs, CPU-visible VRAM: written directly
             ffi.memmove(ffi.cast("void*", addr), data, len(data))
@@ -808,6 +831,6 @@ def _emulator_report(address: int) -> HipError | None:
     if kfd is None or not kfd.faults:
         return None
     for node, addr, _, report in reversed(kfd.faults):
-        if addr == address:
+        if addr & ~0xFFF == address & ~0xFFF:         # amdkfd reports the faulting page
             return report
     return None

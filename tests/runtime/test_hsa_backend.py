@@ -58,7 +58,7 @@ def test_enumeration_values_match_the_installed_headers(tmp_path):
              "HSA_AMD_MEMORY_FAULT_READ_ONLY": api.FAULT_READ_ONLY, "HSA_AMD_MEMORY_FAULT_NX": api.FAULT_NX,
              "HSA_AMD_MEMORY_FAULT_HOST_ONLY": api.FAULT_HOST_ONLY, "HSA_AMD_MEMORY_FAULT_DRAMECC": api.FAULT_DRAMECC,
              "HSA_AMD_MEMORY_FAULT_IMPRECISE": api.FAULT_IMPRECISE, "HSA_AMD_MEMORY_FAULT_SRAMECC": api.FAULT_SRAMECC,
-             "HSA_AMD_MEMORY_FAULT_HANG": api.FAULT_HANG,
+             "(uint32_t)HSA_AMD_MEMORY_FAULT_HANG": api.FAULT_HANG,   # 1 << 31 in a uint32 mask
              "HSA_AGENT_INFO_WAVEFRONT_SIZE": api.AGENT_INFO_WAVEFRONT_SIZE,
              "HSA_AGENT_INFO_WORKGROUP_MAX_DIM": api.AGENT_INFO_WORKGROUP_MAX_DIM,
              "HSA_AGENT_INFO_WORKGROUP_MAX_SIZE": api.AGENT_INFO_WORKGROUP_MAX_SIZE,
@@ -71,8 +71,8 @@ def test_enumeration_values_match_the_installed_headers(tmp_path):
              "HSA_AMD_AGENT_INFO_MAX_WAVES_PER_CU": api.AMD_AGENT_INFO_MAX_WAVES_PER_CU,
              "HSA_AMD_AGENT_INFO_DOMAIN": api.AMD_AGENT_INFO_DOMAIN, "HSA_AMD_SEGMENT_GROUP": api.SEGMENT_GROUP}
     src = tmp_path / "enums.c"
-    src.write_text("#include <hsa/hsa.h>\n#include <hsa/hsa_ext_amd.h>\n#include <stddef.h>\n#include <stdio.h>\n"
-                   "int main(void) {\n" + "".join(f'  printf("{n} %d\\n", (int)({n}));\n' for n in names) +
+    src.write_text("#include <hsa/hsa.h>\n#include <hsa/hsa_ext_amd.h>\n#include <stddef.h>\n#include <stdint.h>\n#include <stdio.h>\n"
+                   "int main(void) {\n" + "".join(f'  printf("{n} %lld\\n", (long long)({n}));\n' for n in names) +
                    '  printf("event %zu %zu %zu\\n", offsetof(hsa_amd_event_t, memory_fault), '
                    "offsetof(hsa_amd_gpu_memory_fault_info_t, virtual_address), "
                    "offsetof(hsa_amd_gpu_memory_fault_info_t, fault_reason_mask));\n  return 0;\n}\n")

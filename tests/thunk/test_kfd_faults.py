@@ -7,13 +7,12 @@ Runs the KFD in this process with a recording stand-in for the C side, without R
 import time
 
 import pytest
+from test_kfd_queues import FakeNative, buffers
 
 from pyhip.aql.native import ffi
 from pyhip.aql.packets import TYPE_BARRIER_AND, BarrierPacket
 from pyhip.emu.memory import GPUFault
 from pyhip.thunk.kfd import Kfd
-
-from test_kfd_queues import FakeNative, buffers
 
 
 @pytest.fixture

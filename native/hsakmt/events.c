@@ -11,7 +11,11 @@
  *  - setting an auto-reset event with waiters wakes them and leaves it unsignalled; a wait consumes the
  *    auto-reset events it was given when it starts (as init_event_waiter does).
  *  - a GPU memory fault sets every memory event of the process and attaches the fault to it; the wait
- *    that returns it copies the fault into HsaEvent.EventData.MemoryAccessFault. */
+ *    that returns it copies the fault into HsaEvent.EventData.MemoryAccessFault.
+ *  - a wait holds the events it was given, not their ids or table entries: an event destroyed while waited
+ *    on fails the wait (destroy_event clears each waiter's event, test_event_condition then fails), even
+ *    when a new event took its id and entry at once — each entry's generation changes at destruction, so a
+ *    waiter never wakes on, consumes, or counts itself a waiter of the event that reused the slot. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -40,6 +44,7 @@ typedef struct {
     uint32_t id, type;
     int auto_reset, signaled, waiters;
     uint64_t activations;           /* bumped by every set: waiters registered earlier see it */
+    uint64_t generation;            /* bumped when the event is destroyed: the entry is another event then */
     int has_fault;
     HsaMemoryAccessFault fault;
 } kfd_event;
@@ -122,7 +127,9 @@ HSAKMT_STATUS hsaKmtCreateEvent(HsaEventDescriptor* EventDesc, bool ManualReset,
     for (int i = 0; i < MAX_EVENTS; ++i)
         if (!ev_table[i].used) { e = &ev_table[i]; break; }
     if (!e) goto fail;
+    uint64_t generation = e->generation;
     memset(e, 0, sizeof(*e));
+    e->generation = generation;
     e->used = 1;
     e->id = id;
     e->type = EventDesc->EventType;
@@ -154,6 +161,7 @@ HSAKMT_STATUS hsaKmtDestroyEvent(HsaEvent* Event) {
     kfd_event* e = ev_find_locked(Event->EventId);
     if (!e) { pthread_mutex_unlock(&ev_lock); return ST_ERROR; }
     e->used = 0;
+    e->generation++;
     pthread_cond_broadcast(&ev_cond);       /* waiters on it give up (as after KFD destroys it) */
     pthread_mutex_unlock(&ev_lock);
     free(Event);
@@ -193,8 +201,9 @@ HSAKMT_STATUS hsaKmtWaitOnMultipleEvents(HsaEvent* Events[], uint32_t NumEvents,
         if (!Events[i]) return ST_INVALID_HANDLE;
     kfd_event** evs = calloc(NumEvents, sizeof(kfd_event*));
     uint64_t* seen = calloc(NumEvents, sizeof(uint64_t));
+    uint64_t* gens = calloc(NumEvents, sizeof(uint64_t));
     char* active = calloc(NumEvents, 1);
-    if (!evs || !seen || !active) { free(evs); free(seen); free(active); return ST_ERROR; }
+    if (!evs || !seen || !gens || !active) { free(evs); free(seen); free(gens); free(active); return ST_ERROR; }
     struct timespec deadline;
     clock_gettime(CLOCK_MONOTONIC, &deadline);
     if (Milliseconds != 0xFFFFFFFFu) {
@@ -209,6 +218,7 @@ HSAKMT_STATUS hsaKmtWaitOnMultipleEvents(HsaEvent* Events[], uint32_t NumEvents,
         kfd_event* e = evs[i] = ev_find_locked(Events[i]->EventId);
         if (!e) { st = ST_INVALID_PARAMETER; break; }
         e->waiters++;
+        gens[i] = e->generation;
         seen[i] = e->activations;
         active[i] = (char)e->signaled;
         if (e->signaled && e->auto_reset) e->signaled = 0;
@@ -217,7 +227,7 @@ HSAKMT_STATUS hsaKmtWaitOnMultipleEvents(HsaEvent* Events[], uint32_t NumEvents,
         for (;;) {
             uint32_t n = 0;
             for (uint32_t i = 0; i < NumEvents; ++i) {
-                if (!evs[i]->used) { st = ST_ERROR; break; }   /* destroyed while waited on */
+                if (!evs[i]->used || evs[i]->generation != gens[i]) { st = ST_ERROR; break; }   /* destroyed */
                 if (!active[i] && evs[i]->activations != seen[i]) active[i] = 1;
                 n += active[i];
             }
@@ -231,14 +241,15 @@ HSAKMT_STATUS hsaKmtWaitOnMultipleEvents(HsaEvent* Events[], uint32_t NumEvents,
     for (uint32_t i = 0; i < NumEvents; ++i) {
         kfd_event* e = evs[i];
         if (!e) break;
-        if (e->used) e->waiters--;
-        if (st == ST_SUCCESS && e->used && e->type == EVENTTYPE_MEMORY && e->has_fault) {
+        if (!e->used || e->generation != gens[i]) continue;      /* destroyed: the entry is not ours */
+        e->waiters--;
+        if (st == ST_SUCCESS && e->type == EVENTTYPE_MEMORY && e->has_fault) {
             Events[i]->EventData.EventData.MemoryAccessFault = e->fault;
             e->has_fault = 0;
         }
     }
     pthread_mutex_unlock(&ev_lock);
-    free(evs); free(seen); free(active);
+    free(evs); free(seen); free(gens); free(active);
     return st;
 }
 

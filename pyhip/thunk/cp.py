@@ -26,8 +26,9 @@ queue, scratch, waits, PM4, a fault: its report is built here from the native Di
 ``PYHIP_NATIVE_AQL=0`` keeps every packet in Python; ``PYHIP_CP_STATS=1`` prints the native count at exit.
 
 Faults: a memory fault is reported by pyhip (kernel, workgroup, wave, lane, PC, instruction, address) and
-then as KFD reports it — every memory event of the process is set with the faulting address (ROCr prints
-"Memory access fault by GPU node-N" and aborts); the queue stops.  An illegal or unimplemented instruction
+then as KFD reports it (Kfd.memory_fault): every queue of the process on that GPU is evicted for good, then
+every memory event of the process is set with the faulting page (ROCr prints "Memory access fault by GPU
+node-N" and aborts, unless a system event handler took it).  An illegal or unimplemented instruction
 stops the queue with error 0x40000000 in ``queue_inactive_signal``.
 """
 from __future__ import annotations
@@ -231,6 +232,8 @@ class CommandProcessor:
                                   queue_ptr=self.q.amd_queue, dispatch_id=index)
         except GPUFault as exc:
             self._fault(exc)
+        if self.q.evicted:             # another queue's VM fault evicted this one mid-dispatch: never completes
+            raise QueueStopped(0)
         props = ffi.cast("uint32_t*", self.q.amd_queue + AQ_PROPERTIES)[0]
         if pkt.private_segment_size and props & PROP_USE_SCRATCH_ONCE:
             self._scratch_request(ERR_LARGE_SCRATCH_RECLAIM)        # give single-use scratch back

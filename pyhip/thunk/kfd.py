@@ -27,10 +27,6 @@ APERTURE_SIZE = 1 << 32
 SVM_BASE, SVM_LIMIT = 0x10000, (1 << 47) - 1
 DOORBELLS = 1024                      # per node and process, 8 bytes each on SOC15
 MIN_RING = 1024                       # KFD_MIN_QUEUE_RING_SIZE
-# In-process observers of VM faults, fn(node, address, failure, GPUFault): ROCr 5.2 stops listening for
-# memory events after the first fault (its handler does not re-arm), so pyhip's HSA backend, when it runs
-# over this KFD in the same process, also hears of every fault directly.
-FAULT_LISTENERS: list = []
 
 
 @dataclass
@@ -52,6 +48,7 @@ class KfdQueue:
     cu_mask: tuple = ()
     gws: int = 0
     cp: CommandProcessor | None = None
+    evicted: bool = False             # stopped by a VM fault of the process on its node: never runs again
 
     @property
     def slots(self) -> int:
@@ -86,16 +83,30 @@ class Kfd:
         self.trap_handlers: dict[int, tuple[int, int, int, int]] = {}
         self.lock = threading.RLock()
         self.faults = []                       # (node, address, failure, the GPUFault) of VM faults raised
+        self.evicted: dict[int, int] = {}      # node -> VM-fault evictions of this process (qpd->evicted)
 
     # -- hooks for the hardware ---------------------------------------------------------------------
     def interrupt(self, event_id: int) -> None:
         self.native.interrupt(event_id)
 
     def memory_fault(self, node: int, address: int, failure: int, report=None) -> None:
+        """A GPU VM fault as amdkfd handles it (event_interrupt_wq_v9): first kfd_dqm_evict_pasid — every queue
+        of the process on that GPU is evicted (evict_process_queues_cpsch) and, qpd->evicted staying raised
+        until the process ends, queues it creates there later are created evicted too (create_queue_cpsch:
+        is_evicted = !!qpd->evicted) —, then kfd_signal_vm_fault_event: every memory event of the process is
+        set with the faulting page's address (page_addr << PAGE_SHIFT) and the failure bits.  ``address``
+        stays exact in ``faults`` for pyhip's own report."""
         self.faults.append((node, address, failure, report))
-        self.native.memory_fault(node, address, failure, 1)      # HSA_EVENTID_MEMORY_FATAL_PROCESS
-        for listen in list(FAULT_LISTENERS):
-            listen(node, address, failure, report)
+        self.evict_node(node)
+        self.native.memory_fault(node, address & ~(PAGE - 1), failure, 1)   # HSA_EVENTID_MEMORY_FATAL_PROCESS
+
+    def evict_node(self, node: int) -> None:
+        with self.lock:
+            self.evicted[node] = self.evicted.get(node, 0) + 1
+            queues = [q for q in self.queues.values() if q.node == node]
+        for q in queues:
+            q.evicted = True
+            q.cp.suspend()                 # later doorbells are ignored: the CP takes no more packets
 
     def gpu_clock(self) -> int:
         return self.native.gpu_clock()
@@ -190,9 +201,12 @@ class Kfd:
             qid = self._next_queue
             self._next_queue += 1
             q = KfdQueue(qid, node, ring, ring_size, read_ptr, write_ptr, self._doorbell(node), percentage,
-                         kfd_priority, eop, ctx, ctx_size, ctl_stack_size, event_id)
+                         kfd_priority, eop, ctx, ctx_size, ctl_stack_size, event_id,
+                         evicted=bool(self.evicted.get(node)))
             self.queues[qid] = q
         q.cp = CommandProcessor(self, q)
+        if q.evicted:
+            q.cp.suspend()
         q.cp.start()
         return q
 
@@ -211,7 +225,7 @@ class Kfd:
         q.percentage, q.priority = percentage, abi.KFD_PRIORITY[priority + 3]
         if ring and (ring, max(ring_size, MIN_RING)) != (q.ring, q.ring_size):
             raise abi.KfdError(abi.ERROR, "moving a live queue's ring is not supported")
-        if percentage:
+        if percentage and not q.evicted:              # an evicted queue stays inactive (update_queue_cpsch)
             q.cp.resume()
         else:
             q.cp.suspend()

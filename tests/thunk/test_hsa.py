@@ -51,3 +51,12 @@ def test_agent_listing(tmp_path):
         assert int(fields["vram"]) == 64 << 30 and fields["lds"] == "65536"
     cpu = next(l for l in r.stdout.splitlines() if l.startswith("CPU "))
     assert re.search(r"cus=\d+", cpu)
+
+
+def test_a_wait_never_wakes_on_the_event_that_reused_its_slot(tmp_path):
+    """hsaKmtWaitOnEvent on an event destroyed meanwhile, whose id and slot a new event took and was set: the
+    wait fails as amdkfd's does (destroy_event clears the waiter's event) and the new event's set stays for
+    its owner — the old thunk, which kept only the table entry, returned success on the new event's set
+    (99 of 100 rounds)."""
+    r = run_on_thunk(gcc(tmp_path, HERE / "event_reuse.c", "hsakmt", "pthread"), timeout=300)
+    assert r.returncode == 0 and r.stdout.strip().endswith("PASS"), r.stdout + r.stderr

@@ -119,6 +119,13 @@ QUEUE_TYPE_MULTI = 0
 COND_EQ, COND_NE, COND_LT, COND_GTE = 0, 1, 2, 3
 WAIT_BLOCKED, WAIT_ACTIVE = 0, 1
 GPU_MEMORY_FAULT_EVENT = 0
+# hsa_amd_memory_fault_reason_t (what ROCr's VM-fault handler makes of KFD's failure bits)
+FAULT_PAGE_NOT_PRESENT, FAULT_READ_ONLY, FAULT_NX, FAULT_HOST_ONLY = 1, 2, 4, 8
+FAULT_DRAMECC, FAULT_IMPRECISE, FAULT_SRAMECC, FAULT_HANG = 16, 32, 64, 1 << 31
+FAULT_REASONS = ((FAULT_PAGE_NOT_PRESENT, "page not present or supervisor privilege"),
+                 (FAULT_READ_ONLY, "write to a read-only page"), (FAULT_NX, "execute on a no-execute page"),
+                 (FAULT_HOST_ONLY, "host-only memory"), (FAULT_DRAMECC, "DRAM ECC"),
+                 (FAULT_IMPRECISE, "imprecise"), (FAULT_SRAMECC, "SRAM ECC"), (FAULT_HANG, "GPU hang"))
 PROFILE_FULL, ROUNDING_DEFAULT = 1, 0
 
 ffi = cffi.FFI()

@@ -20,13 +20,15 @@ WAIT_CHUNK_NS = 50_000_000
 class HsaSignal:
     """A completion signal (``CommandSignal`` interface) backed by an HSA signal."""
 
-    __slots__ = ("sig", "handle", "pool", "queue", "pinned", "internal", "_released", "_error", "_host_end", "_vp")
+    __slots__ = ("sig", "handle", "pool", "queue", "pinned", "internal", "_released", "_error", "_host_end", "_vp",
+                 "kernel")
 
     def __init__(self, sig, pool):
         self.sig, self.handle, self.pool = sig, sig.handle, pool
         self._vp = aql_ffi.cast("int64_t*", self.handle + 8)
         self.queue, self.pinned, self._released, self._error, self._host_end = None, False, False, None, None
         self.internal = False          # a later packet of its queue depends on it: the queue recycles it
+        self.kernel = 0                # the kernel object when it completes a dispatch (a fault names it)
 
     def _lib(self):
         return self.pool.hsa.lib
@@ -105,8 +107,15 @@ class HsaSignalPool:
         else:
             self.hsa.lib.hsa_signal_store_relaxed(s.sig, initial)
             s._released, s._error, s._host_end, s.pinned, s.internal = False, None, None, False, False
+            s.kernel = 0
         s.queue = queue
         return s
+
+    def live(self) -> list[HsaSignal]:
+        """Every signal made and not in the free list (cold paths: a fault)."""
+        with self._lock:
+            free = set(map(id, self._free))
+            return [s for s in self._all if id(s) not in free]
 
     def destroy_all(self) -> None:
         """At shutdown, after the queues are gone: every signal back to ROCr."""

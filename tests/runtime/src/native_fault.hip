@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
   std::printf("sync: %s\n", hipGetErrorName(hipDeviceSynchronize()));
   std::fflush(stdout);
   for (int k = 0; k < repeats; ++k) stamp<<<grid, block>>>(d, 0, n, 5 + k);
+  std::printf("launch: %s\n", hipGetErrorName(hipGetLastError()));
   hipError_t e = hipDeviceSynchronize();
   std::printf("after: %s\n", hipGetErrorName(e));
   std::vector<int> h(n);

@@ -32,10 +32,12 @@ def checked(run, program: str, args: list[str], spec: str, log: str | None) -> i
             else:
                 os.environ[k] = v
         os.unlink(tmp)
-    reports = [json.loads(line) for line in text.splitlines() if line.strip()]
+    lines = [json.loads(line) for line in text.splitlines() if line.strip()]
+    reports = [r for r in lines if "totals" not in r]
+    totals = next((r["totals"] for r in reversed(lines) if "totals" in r), None)   # how often each was seen
     if log:
         with open(log, "w", encoding="utf-8") as f:
             f.write(text)
-    print(summarize(reports), file=sys.stderr, flush=True)
+    print(summarize(reports, totals if totals and len(totals) == len(reports) else None), file=sys.stderr, flush=True)
     rc = 128 - rc if rc < 0 else rc
     return rc if rc else (1 if reports else 0)

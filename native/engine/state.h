@@ -526,4 +526,22 @@ INLINE void sh_store_rows4(uint8_t* p, const uint32_t* const r[4], int nl) {
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
 }
 
+/* memcheck going on at a scalar load of n dwords from a (s_load, after its translation failed): each dword
+ * read where the GPU would read it (0 from nowhere), the bad ones recorded (lane -1: a scalar access) */
+static int check_s_load(Ctx* c, Wave* w, uint64_t a, int n, int d) {
+    uint64_t first = 0, nbad = 0;
+    for (int i = 0; i < n; i++) {
+        uint64_t x = a + 4 * (uint64_t)i;
+        const uint8_t* p = xlate(c, x, 4);
+        if (!p) {
+            if (!nbad++) first = x;
+            p = check_mapped(c, x, 4);
+        }
+        uint32_t v = p ? sh_ld32(p) : 0;
+        if (d + i < 106) w->s[d + i] = v;
+    }
+    check_hit(c, w, -1, first, 4, 0, 1);
+    return ST_CONT;
+}
+
 #endif

@@ -216,8 +216,10 @@ def collect() -> None:
         if mem is None:
             continue
         ctx = native_context(gpus, int(h.code))
-        ctx.update(workgroup=[int(x) for x in h.wg], wave=int(h.wave), lane=int(h.lane), address=int(h.address),
+        ctx.update(workgroup=[int(x) for x in h.wg], wave=int(h.wave), address=int(h.address),
                    access=f"{h.size} bytes, {'write' if h.write else 'read'}")
+        if h.lane >= 0:                         # (a scalar access has no lane)
+            ctx["lane"] = int(h.lane)
         fault = GPUFault("memory access outside any allocation", address=int(h.address))
         _report(s, mem, fault, ctx, ctx.get("program"), int(h.count))
     if lost:

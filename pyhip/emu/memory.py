@@ -181,7 +181,7 @@ class DeviceMemory:
         self._hw_ends = (None, None)            # (index, where the GPU's mapping of each allocation ends)
         self._quarantined = 0                   # the address space they hold
         _LIVE.add(self)
-        if _MEMCHECK[0]:
+        if any(x is not None and x is not False for x in _MEMCHECK):
             self.set_memcheck(*_MEMCHECK)
 
     def set_memcheck(self, exact: bool, origin=None, checker=None) -> None:

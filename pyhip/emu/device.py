@@ -25,7 +25,7 @@ S_ENDPGM = bytes.fromhex("000081bf")
 _WARNED = False          # the native engine's absence is reported once per process
 FAULT_LISTENERS: list = []   # fn(gpu, fault): told of every dispatch fault a device records (pyhip/sanitizer)
 DISPATCH_LISTENERS: list = []    # fn(gpu): told after every dispatch run from Python (pyhip/sanitizer)
-GPUS: "weakref.WeakSet[EmulatedGPU]" = weakref.WeakSet()     # every emulated device (the sanitizer names code)
+GPUS: weakref.WeakSet[EmulatedGPU] = weakref.WeakSet()     # every emulated device (the sanitizer names code)
 
 
 class FaultLog(list):
@@ -256,7 +256,7 @@ class EmulatedGPU:
         try:
             return self._run(d, max_steps)
         finally:
-            for fn in list(DISPATCH_LISTENERS):
+            for fn in DISPATCH_LISTENERS:
                 fn(self)
 
     def _run(self, d, max_steps):

@@ -19,7 +19,8 @@ memory reserved itself owns whole ``FRAGMENT``s of address space (device memory 
 allocation's own padding, never another allocation, and does not fault; a given arena (pyhip's KFD thunk,
 where ROCr lays out its own blocks) gives each allocation its own pages.  memcheck (pyhip/sanitizer) makes
 the lane checks exact (``set_memcheck``): the region table then ends every allocation at its exact end, and
-freed allocations are quarantined (not reused) so that a later access to them faults and can be named.
+freed allocations are quarantined (not reused) so that a later access to them faults and can be named —
+or, with the sanitizer's checker, is reported and goes on as the GPU would do it (``DeviceMemory.check``).
 """
 from __future__ import annotations
 

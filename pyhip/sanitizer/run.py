@@ -39,8 +39,7 @@ def checked(run, program: str, args: list[str], spec: str, log: str | None) -> i
         totals = None
     if log:                                  # each report with how often it was seen
         with open(log, "w", encoding="utf-8") as f:
-            for i, r in enumerate(reports):
-                f.write(json.dumps({**r, "count": totals[i] if totals else 1}) + "\n")
+            f.writelines(json.dumps({**r, "count": totals[i] if totals else 1}) + "\n" for i, r in enumerate(reports))
     print(summarize(reports, totals), file=sys.stderr, flush=True)
     rc = 128 - rc if rc < 0 else rc
     return rc if rc else (1 if reports else 0)

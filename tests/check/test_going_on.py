@@ -5,7 +5,10 @@ the GPU faults); and ``--check leaks``.  Both engines, hipcc programs with plant
 import json
 
 import pytest
-from test_memcheck_programs import _exec, _line, build  # noqa: F401 (the module's fixture)
+import test_memcheck_programs as programs
+
+_exec, _line = programs._exec, programs._line
+build = programs.build          # the hipcc programs, built once per module
 
 
 @pytest.mark.parametrize("engine", ["native", "numpy"])

@@ -13,7 +13,6 @@ import pytest
 
 import pyhip
 from pyhip import hip
-from pyhip.errors import HipError, hipError_t
 
 ROOT = Path(__file__).resolve().parents[2]
 BASIC = str(ROOT / "tests/fixtures/bin/hipcc52/basic-gfx90a.hsaco")
@@ -115,3 +114,19 @@ def test_environment_variable_exit_status(tmp_path):
     env.pop("PYHIP_CHECK")          # unchecked: the freed block was reused (kernel arguments) and written over
     r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300, check=False)
     assert r.returncode == 0 and "pyhip check" not in r.stderr, r.stdout + r.stderr
+
+
+def test_leaks_at_the_end_of_the_block():
+    """Allocations made inside the block and live at its end are leaks (with the Python line); those made before
+    it, or freed, are not."""
+    before = _ok(hip.hipMalloc(128))
+    with pyhip.check("leaks", echo=False) as session:
+        kept = _ok(hip.hipMalloc(1000)); line = sys._getframe().f_lineno
+        freed = _ok(hip.hipMalloc(2000))
+        _ok(hip.hipFree(freed))
+    (rep,) = session.reports
+    assert rep["checker"] == "leaks" and rep["address"] == int(kept) and rep["allocation"]["size"] == 1000, rep
+    assert rep["allocation"]["allocated"] == f"hipMalloc from {__file__}:{line} in test_leaks_at_the_end_of_the_block"
+    assert "1000 bytes in 1 allocation(s) never freed" in session.summary()
+    _ok(hip.hipFree(kept))
+    _ok(hip.hipFree(before))

@@ -145,6 +145,7 @@ H(s_load) {
     int n = in->x;
     const uint8_t* p = xlate(c, a, 4 * n);
     if (UNLIKELY(!p)) {
+        if (g_check.on) return check_s_load(c, w, a, n, in->d & 127);     /* pyhip/sanitizer: memcheck goes on */
         for (int i = 0; i < n; i++)
             if (!xlate(c, a + 4 * i, 4)) return raise_fault(c, w, FK_MEM, -1, a + 4 * i, 1, 4, 0);
         return raise_fault(c, w, FK_MEM, -1, a, 1, 4, 0);   /* spans two allocations */

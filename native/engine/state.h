@@ -169,6 +169,127 @@ static int xlate_lanes(Ctx* c, const uint64_t* a, uint64_t m, uint32_t size, uin
     return -1;
 }
 
+/* ---- sanitizer (pyhip/sanitizer, docs/check.md): memcheck going on after a bad access ----------------------
+ * While memcheck is on (pyhip_check_set), the regions end at each allocation's exact end, and a lane whose
+ * bytes do not translate is recorded here (one record per instruction address, with a count of lanes) instead
+ * of faulting, and then done as the GPU would do it: inside the address space an arena allocation owns (its
+ * whole fragments: pyhip/emu/memory.py) the access is performed, elsewhere a load reads 0 and a store is
+ * dropped.  Python takes the records (pyhip_check_take) and names them. */
+typedef struct CheckHit {
+    uint64_t code;        /* absolute address of the instruction */
+    uint64_t address;     /* the first bad lane's address */
+    uint64_t count;       /* bad lanes seen at this instruction */
+    int32_t wave, lane, size, write;
+    uint32_t wg[3];
+    int32_t pad;
+} CheckHit;
+
+#define CHECK_SLOTS 1024
+#define CHECK_ARENAS 16
+static struct {
+    int32_t on, lock, n, narenas;
+    uint64_t lost;                                /* records that found no free slot */
+    uint64_t start[CHECK_ARENAS], end[CHECK_ARENAS], fragment[CHECK_ARENAS];
+    CheckHit hit[CHECK_SLOTS];
+} g_check;
+static __thread uint8_t g_check_sink[LANES][16];  /* where lanes that reach no memory load from / store to */
+
+/* memcheck going on (on = 1) or off; the arenas: [start, end) device addresses and the fragment an allocation
+ * of each owns at least */
+__attribute__((visibility("default"))) int pyhip_check_set(int32_t on, const uint64_t* arenas, int32_t n) {
+    if (n > CHECK_ARENAS) n = CHECK_ARENAS;
+    for (int i = 0; i < n; i++) {
+        g_check.start[i] = arenas[3 * i];
+        g_check.end[i] = arenas[3 * i + 1];
+        g_check.fragment[i] = arenas[3 * i + 2];
+    }
+    g_check.narenas = n;
+    __atomic_store_n(&g_check.on, on, __ATOMIC_RELEASE);
+    return CHECK_SLOTS;
+}
+
+/* the records so far into out (at most max), which are then forgotten; returns how many (*lost: records that
+ * found no slot since the last call) */
+__attribute__((visibility("default"))) int32_t pyhip_check_take(CheckHit* out, int32_t max, uint64_t* lost) {
+    while (__atomic_exchange_n(&g_check.lock, 1, __ATOMIC_ACQUIRE)) {}
+    int32_t n = g_check.n < max ? g_check.n : max;
+    memcpy(out, g_check.hit, sizeof(CheckHit) * (size_t)n);
+    g_check.n = 0;
+    *lost = g_check.lost;
+    g_check.lost = 0;
+    __atomic_store_n(&g_check.lock, 0, __ATOMIC_RELEASE);
+    return n;
+}
+
+static void check_hit(Ctx* c, const Wave* w, int lane, uint64_t address, int size, int write, uint64_t count) {
+    const Dispatch* d = c->d;
+    uint64_t code = d->code_base + (c->cur_ip >= 0 && c->cur_ip < d->ncode ? d->code[c->cur_ip].pc : 0);
+    while (__atomic_exchange_n(&g_check.lock, 1, __ATOMIC_ACQUIRE)) {}
+    int i = 0;
+    while (i < g_check.n && g_check.hit[i].code != code) i++;
+    if (i < g_check.n) {
+        g_check.hit[i].count += count;
+    } else if (i < CHECK_SLOTS) {
+        CheckHit* h = &g_check.hit[g_check.n++];
+        memset(h, 0, sizeof *h);
+        h->code = code;
+        h->address = address;
+        h->count = count;
+        h->wave = w ? w->wave : 0;
+        h->lane = lane;
+        h->size = size;
+        h->write = write;
+        if (w && w->g) memcpy(h->wg, w->g->id, sizeof h->wg);
+    } else {
+        g_check.lost += count;
+    }
+    __atomic_store_n(&g_check.lock, 0, __ATOMIC_RELEASE);
+}
+
+/* where the GPU would access [a, a + size): inside the fragments of the arena allocation below it, or NULL */
+static uint8_t* check_mapped(const Ctx* c, uint64_t a, uint32_t size) {
+    const Region* r = find_region(c->d, a);
+    if (!r) return NULL;
+    for (int i = 0; i < g_check.narenas; i++) {
+        if (r->start < g_check.start[i] || r->start >= g_check.end[i]) continue;
+        uint64_t f = g_check.fragment[i];
+        uint64_t end = r->start + (r->end - r->start + f - 1) / f * f;
+        return a + size <= end && a + size >= a ? r->host + (a - r->start) : NULL;
+    }
+    return NULL;
+}
+
+/* memcheck's translation of the lanes of m after xlate_lanes found a bad one: every bad lane recorded (one
+ * record, counted per lane), each lane's pointer where the GPU would access (a sink when nowhere) */
+static void check_lanes(Ctx* c, const Wave* w, const uint64_t* a, uint64_t m, uint32_t size, uint8_t** ptr, int write) {
+    int first = -1;
+    uint64_t nbad = 0;
+    for (int l = 0; l < LANES; l++) {
+        if (!(m >> l & 1)) continue;
+        uint8_t* p = xlate(c, a[l], size);
+        if (!p) {
+            if (first < 0) first = l;
+            nbad++;
+            p = check_mapped(c, a[l], size);
+            if (!p) {
+                memset(g_check_sink[l], 0, sizeof g_check_sink[l]);
+                p = g_check_sink[l];
+            }
+        }
+        ptr[l] = p;
+    }
+    if (first >= 0) check_hit(c, w, first, a[first], (int)size, write, nbad);
+}
+
+/* a bad lane of a global access: ST_CONT when memcheck goes on (the pointers then set), else the fault */
+static int bad_lanes(Ctx* c, Wave* w, const uint64_t* a, uint64_t m, int size, uint8_t** ptr, int write, int bad) {
+    if (__atomic_load_n(&g_check.on, __ATOMIC_ACQUIRE)) {
+        check_lanes(c, w, a, m, (uint32_t)size, ptr, write);
+        return ST_CONT;
+    }
+    return raise_fault(c, w, FK_MEM, bad, a[bad], 1, size, 0);
+}
+
 /* all 64 lanes at consecutive ``size``-byte addresses from a[0] */
 INLINE int contiguous(const uint64_t* a, uint64_t size, int nl) {
     uint64_t bad = 0, a0 = a[0];
@@ -403,6 +524,24 @@ INLINE void sh_store_rows4(uint8_t* p, const uint32_t* const r[4], int nl) {
         _mm_storeu_si128((__m128i*)(p + 16 * l + 48), _mm_castps_si128(d));
     }
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+
+/* memcheck going on at a scalar load of n dwords from a (s_load, after its translation failed): each dword
+ * read where the GPU would read it (0 from nowhere), the bad ones recorded (lane -1: a scalar access) */
+static int check_s_load(Ctx* c, Wave* w, uint64_t a, int n, int d) {
+    uint64_t first = 0, nbad = 0;
+    for (int i = 0; i < n; i++) {
+        uint64_t x = a + 4 * (uint64_t)i;
+        const uint8_t* p = xlate(c, x, 4);
+        if (!p) {
+            if (!nbad++) first = x;
+            p = check_mapped(c, x, 4);
+        }
+        uint32_t v = p ? sh_ld32(p) : 0;
+        if (d + i < 106) w->s[d + i] = v;
+    }
+    check_hit(c, w, -1, first, 4, 0, 1);
+    return ST_CONT;
 }
 
 #endif

@@ -110,7 +110,7 @@ INLINE void priv_touch(Wave* w, int64_t end) {
 static int vm_lanes(Ctx* c, Wave* w, const VA* va, uint64_t m, int size, uint8_t** ptr, int write) {
     if (va->space == SP_GLOBAL || va->space == SP_BUFFER) {
         int bad = xlate_lanes(c, va->a, m, size, ptr);
-        if (bad >= 0) return raise_fault(c, w, FK_MEM, bad, va->a[bad], 1, size, 0);
+        if (bad >= 0) return bad_lanes(c, w, va->a, m, size, ptr, write, bad);
         return ST_CONT;
     }
     uint64_t glob = m, lds = 0, prv = m;
@@ -126,7 +126,7 @@ static int vm_lanes(Ctx* c, Wave* w, const VA* va, uint64_t m, int size, uint8_t
         glob = m & ~lds & ~prv;
         if (glob) {
             int bad = xlate_lanes(c, va->a, glob, size, ptr);
-            if (bad >= 0) return raise_fault(c, w, FK_MEM, bad, va->a[bad], 1, size, 0);
+            if (bad >= 0 && bad_lanes(c, w, va->a, glob, size, ptr, write, bad) != ST_CONT) return ST_FAULT;
         }
         for (int l = 0; l < LANES; l++) {
             if (!(lds >> l & 1)) continue;
@@ -320,7 +320,7 @@ static int vm_load(Ctx* c, Wave* w, const NInst* in) {
             }
         }
         int bad = xlate_lanes(c, va.a, m, size, ptr);
-        if (bad >= 0) return raise_fault(c, w, FK_MEM, bad, va.a[bad], 1, size, 0);
+        if (bad >= 0 && bad_lanes(c, w, va.a, m, size, ptr, 0, bad) != ST_CONT) return ST_FAULT;
         load_lanes(w, in, ptr, m, size);
         return ST_CONT;
     }
@@ -430,7 +430,7 @@ static int vm_atomic(Ctx* c, Wave* w, const NInst* in) {
         if (bad >= 0) {
             for (int l = 0; l < LANES; l++)
                 if ((sel >> l & 1) && va.a[l] < va.a[bad] && !xlate(c, va.a[l], size)) bad = l;
-            return raise_fault(c, w, FK_MEM, bad, va.a[bad], 1, size, 0);
+            if (bad_lanes(c, w, va.a, sel, size, ptr, 1, bad) != ST_CONT) return ST_FAULT;
         }
     } else {
         int st = vm_lanes(c, w, &va, sel, size, ptr, 1);

@@ -24,6 +24,8 @@ DEFAULT_ENGINE = "native"
 S_ENDPGM = bytes.fromhex("000081bf")
 _WARNED = False          # the native engine's absence is reported once per process
 FAULT_LISTENERS: list = []   # fn(gpu, fault): told of every dispatch fault a device records (pyhip/sanitizer)
+DISPATCH_LISTENERS: list = []    # fn(gpu): told after every dispatch run from Python (pyhip/sanitizer)
+GPUS: weakref.WeakSet[EmulatedGPU] = weakref.WeakSet()     # every emulated device (the sanitizer names code)
 
 
 class FaultLog(list):
@@ -56,6 +58,7 @@ class EmulatedGPU:
             raise HipError(hipError_t.hipErrorInvalidDevice, f"the emulator does not support {proc}")
         self.target = target
         self.processor = proc
+        GPUS.add(self)
         self.memory = memory or DeviceMemory(memory_size, base=DEVICE_BASE + index * DEVICE_STRIDE)
         self._watchdog_steps = watchdog_steps
         self._agent = None                 # the native agent (pyhip/emu/native/agent.py), with the first queue
@@ -250,6 +253,13 @@ class EmulatedGPU:
                                  workgroup_size=workgroup_size, group_segment_size=group_segment_size,
                                  private_segment_size=private_segment_size, dispatch_ptr=dispatch_ptr,
                                  queue_ptr=queue_ptr, dispatch_id=dispatch_id, max_steps=max_steps)
+        try:
+            return self._run(d, max_steps)
+        finally:
+            for fn in DISPATCH_LISTENERS:
+                fn(self)
+
+    def _run(self, d, max_steps):
         if self.engine != "numpy":
             nat = self.native_engine()
             if nat is not None:

@@ -19,7 +19,8 @@ memory reserved itself owns whole ``FRAGMENT``s of address space (device memory 
 allocation's own padding, never another allocation, and does not fault; a given arena (pyhip's KFD thunk,
 where ROCr lays out its own blocks) gives each allocation its own pages.  memcheck (pyhip/sanitizer) makes
 the lane checks exact (``set_memcheck``): the region table then ends every allocation at its exact end, and
-freed allocations are quarantined (not reused) so that a later access to them faults and can be named.
+freed allocations are quarantined (not reused) so that a later access to them faults and can be named —
+or, with the sanitizer's checker, is reported and goes on as the GPU would do it (``DeviceMemory.check``).
 """
 from __future__ import annotations
 
@@ -126,16 +127,19 @@ class Freed:
 
 
 _LIVE: "weakref.WeakSet[DeviceMemory]" = weakref.WeakSet()
-_MEMCHECK: tuple = (False, None)          # (exact, origin) for memories created from now on
+_MEMCHECK: tuple = (False, None, None)    # (exact, origin, checker) for memories created from now on
 
 
-def set_memcheck(exact: bool, origin=None) -> None:
+def set_memcheck(exact: bool, origin=None, checker=None) -> None:
     """memcheck on (``exact``) or off for every device memory, now and later.  ``origin``: fn(event) -> a
-    description of where an allocation or free happens (recorded only while memcheck is on)."""
+    description of where an allocation or free happens (recorded while it is set: memcheck, leaks).  ``checker``
+    (pyhip/sanitizer): ``bad_access(memory, addrs, size, bad, write)`` is told of lane accesses outside the
+    exact allocations, which then go on as the GPU would do them (``DeviceMemory.check``) instead of
+    faulting; ``checked(memory)`` of each memory memcheck is on for; ``freeing(memory)`` before each free."""
     global _MEMCHECK
-    _MEMCHECK = (exact, origin)
+    _MEMCHECK = (exact, origin, checker)
     for m in list(_LIVE):
-        m.set_memcheck(exact, origin)
+        m.set_memcheck(exact, origin, checker)
 
 
 class DeviceMemory:
@@ -172,18 +176,23 @@ class DeviceMemory:
         self.on_reindex: list = []              # fn(index), called (lock held) whenever the table changed
         self.exact = False                      # memcheck: lane checks against exact allocation ends
         self.origin = None                      # memcheck: fn(event) -> where an allocation / free happens
-        self.origins: dict[int, object] = {}    # start -> where it was allocated (while memcheck is on)
+        self.origins: dict[int, object] = {}    # start -> where it was allocated (while ``origin`` is set)
         self.quarantine: list[Freed] = []       # freed allocations kept unreused (memcheck), oldest first
+        self.checker = None                     # memcheck: told of bad accesses and frees (set_memcheck)
+        self._hw_ends = (None, None)            # (index, where the GPU's mapping of each allocation ends)
         self._quarantined = 0                   # the address space they hold
         _LIVE.add(self)
-        if _MEMCHECK[0]:
+        if any(x is not None and x is not False for x in _MEMCHECK):
             self.set_memcheck(*_MEMCHECK)
 
-    def set_memcheck(self, exact: bool, origin=None) -> None:
+    def set_memcheck(self, exact: bool, origin=None, checker=None) -> None:
         with self.lock:
-            self.exact, self.origin = exact, origin if exact else None
-            if not exact:
+            self.exact, self.origin, self.checker = exact, origin, checker
+            if checker is not None:
+                checker.checked(self)
+            if origin is None:
                 self.origins.clear()
+            if not exact:
                 while self.quarantine:
                     self._release(self.quarantine.pop(0))
             self._reindex()
@@ -268,6 +277,8 @@ class DeviceMemory:
             return addr
 
     def free(self, addr: int) -> None:
+        if self.checker is not None:        # memcheck: what kernels did to it, named while it is still live
+            self.checker.freeing(self)
         with self.lock:
             entry = self.table.get(addr)
             if entry is None or entry[3] is not None:
@@ -286,6 +297,7 @@ class DeviceMemory:
                 while self._quarantined > QUARANTINE_LIMIT and len(self.quarantine) > 1:
                     self._release(self.quarantine.pop(0))
             else:
+                self.origins.pop(addr, None)
                 self._release(Freed(addr, entry[0] - addr, span, entry[2], None, None), quarantined=False)
             self._reindex()
 
@@ -424,9 +436,10 @@ class DeviceMemory:
         buf[off:off + count * width] = np.full(count, value, dtype=dt).view(np.uint8)
 
     # -- lane access (vectorized) ---------------------------------------------------------------------------
-    def check(self, addrs: np.ndarray, size: int):
+    def check(self, addrs: np.ndarray, size: int, write: bool = False):
         """Validate every address; returns ``(buffer, offsets)`` for the fast single-buffer case, or
-        raises GPUFault naming the first bad address."""
+        raises GPUFault naming the first bad address (memcheck's ``on_bad``: reports them instead, and the
+        access goes on as the GPU would do it: ``(None, (lanes' regions, index, lanes performed))``)."""
         addrs = addrs.astype(np.uint64, copy=False)
         starts, ends, ext, _ = index = self._index
         if len(addrs) > 64 and len(starts):
@@ -443,12 +456,32 @@ class DeviceMemory:
         else:
             ok[:] = False
         if not ok.all():
-            i = int(np.argmin(ok))
-            raise GPUFault("memory access outside any allocation", address=int(addrs[i]), access=f"{size} bytes",
-                           index=i)
+            checker = self.checker
+            if checker is None or not self.exact:
+                i = int(np.argmin(ok))
+                raise GPUFault("memory access outside any allocation", address=int(addrs[i]), access=f"{size} bytes",
+                               index=i)
+            checker.bad_access(self, addrs, size, ~ok, write)
+            return None, (safe, index, self._mapped(addrs, size, idx, index))
         if len(addrs) and ext[safe].any():
-            return None, (safe, index)
+            return None, (safe, index, None)
         return self.arena, (addrs - np.uint64(self.base)).astype(np.int64)
+
+    def _mapped(self, addrs, size, idx, index) -> np.ndarray:
+        """memcheck going on after a bad access: which lanes the GPU would perform — inside the address space an
+        allocation owns (its fragments; a host mapping's exact extent).  The others read 0 and drop stores."""
+        hw_index, hw_ends = self._hw_ends
+        if hw_index is not index:
+            starts, ends, ext, _ = index
+            hw_ends = np.array([e if x else s + self.spans.get(s, e - s) for s, e, x in
+                                zip(starts.tolist(), ends.tolist(), ext.tolist())], dtype=np.uint64)
+            self._hw_ends = (index, hw_ends)
+        ok = idx >= 0
+        if len(hw_ends):
+            ok &= addrs + np.uint64(size) <= hw_ends[np.where(ok, idx, 0)]
+        else:
+            ok[:] = False
+        return ok
 
     def gather(self, addrs: np.ndarray, size: int) -> np.ndarray:
         """Bytes at each address → array (n, size) uint8.  When every lane is naturally aligned, each lane's
@@ -468,7 +501,7 @@ class DeviceMemory:
         """Write data (n, size) uint8 at each address (later lanes win on overlap, as in hardware order), each
         lane's naturally aligned 2-, 4- or 8-byte value by one element store (as gather)."""
         size = data.shape[1]
-        buf, offs = self.check(addrs, size)
+        buf, offs = self.check(addrs, size, write=True)
         if buf is None:
             return self._scatter_mixed(addrs, data, offs)
         k, words = _word_view(buf, offs, size)
@@ -486,9 +519,9 @@ class DeviceMemory:
     def _spans(self, addrs, size, found):
         """For lanes spread over several allocations (some host-mapped): ``(lanes, buffer, byte offsets)`` per
         allocation touched."""
-        idx, (starts, _, _, exts) = found
-        for i in np.unique(idx):
-            sel = idx == i
+        idx, (starts, _, _, exts), performed = found
+        for i in np.unique(idx if performed is None else idx[performed]):
+            sel = idx == i if performed is None else (idx == i) & performed
             start, ext = int(starts[i]), exts[i]
             buf = ext if ext is not None else self.arena
             base = 0 if ext is not None else start - self.base
@@ -503,7 +536,7 @@ class DeviceMemory:
         return k, words
 
     def _gather_mixed(self, addrs, size, found):
-        out = np.empty((len(addrs), size), dtype=np.uint8)
+        out = (np.empty if found[2] is None else np.zeros)((len(addrs), size), dtype=np.uint8)
         for sel, buf, offs in self._spans(addrs, size, found):
             k, words = self._aligned_words(buf, offs, size)
             if words is not None:

@@ -14,13 +14,17 @@ import json
 import os
 import sys
 import threading
+import weakref
+
+import numpy as np
 
 from ..errors import HipError, LoaderError, hipError_t
-from . import memcheck
+from . import leaks, memcheck, native
 from .origin import where
 
-CHECKS = ("memcheck",)                  # the checks that exist (docs/check.md)
+CHECKS = ("memcheck", "leaks")          # the checks that exist (docs/check.md)
 PLANNED = ("initcheck", "synccheck", "racecheck")
+_ORIGINS = ("memcheck", "leaks")        # the checks that record where allocations are made and freed
 
 
 def parse(spec: str) -> tuple[str, ...]:
@@ -79,19 +83,21 @@ class Session:
         self._lock = threading.Lock()
         self._log = open(log, "a", encoding="utf-8") if log else None      # noqa: SIM115 (the session's)
         self.echo = echo
+        self.lost = 0           # native engine: bad lanes that found no record slot (counted, not named)
 
     @staticmethod
     def key(r: dict) -> tuple:
-        return r["checker"], r["kind"], r.get("kernel"), r.get("pc")
+        """Reports at one instruction are one (a leak: one per allocation)."""
+        return r["checker"], r["kind"], r.get("kernel"), r.get("pc") if r.get("pc") is not None else r.get("address")
 
     def count(self, r: dict) -> int:
         return self._seen.get(self.key(r), 0)
 
-    def add(self, r: dict) -> None:
+    def add(self, r: dict, times: int = 1) -> None:
         k = self.key(r)
         with self._lock:
             n = self._seen.get(k, 0)
-            self._seen[k] = n + 1
+            self._seen[k] = n + times
             if n:
                 return
             self.reports.append(r)
@@ -102,10 +108,12 @@ class Session:
             print(format_report(r), file=sys.stderr, flush=True)
 
     def summary(self) -> str:
+        collect()
         return summarize(self.reports, [self.count(r) for r in self.reports])
 
     def close(self) -> None:
         if self._log is not None:
+            self._log.write(json.dumps({"totals": [self.count(r) for r in self.reports]}) + "\n")
             self._log.close()
             self._log = None
 
@@ -118,7 +126,9 @@ def summarize(reports: list[dict], counts: list[int] | None = None) -> str:
         by[(r["checker"], r["kind"])] = by.get((r["checker"], r["kind"]), 0) + 1
     kinds = ", ".join(f"{n} {c} {k}" for (c, k), n in sorted(by.items()))
     total = sum(counts) if counts else len(reports)
-    return f"pyhip check: {len(reports)} distinct error(s) found ({kinds}); {total} occurrence(s)"
+    line = f"pyhip check: {len(reports)} distinct error(s) found ({kinds}); {total} occurrence(s)"
+    lost = leaks.total(reports)
+    return line + ("\n" + lost if lost else "")
 
 
 _SESSION: Session | None = None
@@ -132,28 +142,97 @@ def _on_fault(gpu, fault) -> None:
     s = _SESSION
     if s is None or gpu is None or "memcheck" not in s.checks:
         return
-    got = memcheck.classify(gpu.memory, fault)
+    _report(s, gpu.memory, fault, fault.details, _program_of(gpu, fault.details.get("kernel")))
+
+
+def _report(s: Session, memory, fault, details: dict, program, times: int = 1) -> None:
+    """A memcheck report of ``fault`` (classified against ``memory``) at ``details`` (kernel, wave, pc ...)."""
+    got = memcheck.classify(memory, fault)
     if got is None:
         return
     kind, message, allocation = got
     r = {"checker": "memcheck", "kind": kind, "message": message}
     for k in ("kernel", "workgroup", "wave", "lane", "pc", "instruction", "address", "access"):
-        v = fault.details.get(k)
+        v = details.get(k)
         if v is not None:
             r[k] = list(v) if isinstance(v, tuple) else v
     if allocation is not None:
         r["allocation"] = allocation
-    src = _source(gpu, fault)
-    if src is not None:
-        r["source"] = src
-    s.add(r)
+    if program is not None and r.get("pc") is not None:
+        from .source import line_for
+        src = line_for(program.code_object, r["pc"])
+        if src is not None:
+            r["source"] = src
+    s.add(r, times)
 
 
-def _source(gpu, fault) -> str | None:
-    """file:line of the faulting instruction, from the code object of the kernel that faulted."""
-    from .source import line_for
-    kernel, pc = fault.details.get("kernel"), fault.details.get("pc")
-    if kernel is None or pc is None:
+class _Checker:
+    """What device memory tells memcheck (pyhip/emu/memory.py ``set_memcheck``): lanes that accessed bytes
+    outside the exact allocations and went on as the GPU would (numpy engine); the memories it is on for
+    (the native engine is told their arenas, and records its own bad lanes: :func:`collect` takes them)."""
+
+    def __init__(self):
+        self.memories: weakref.WeakSet = weakref.WeakSet()
+
+    def bad_access(self, memory, addrs, size: int, bad, write: bool) -> None:
+        from ..emu.memory import GPUFault
+        from .lanes import numpy_context
+        s = _SESSION
+        if s is None:
+            return
+        lanes = np.nonzero(bad)[0]
+        first = int(lanes[0])
+        ctx = numpy_context(first, len(addrs))
+        ctx.update(address=int(addrs[first]), access=f"{size} bytes, {'write' if write else 'read'}")
+        fault = GPUFault("memory access outside any allocation", address=int(addrs[first]))
+        _report(s, memory, fault, ctx, ctx.get("program"), len(lanes))
+
+    def checked(self, memory) -> None:
+        self.memories.add(memory)
+        if memory.exact:
+            native.arm(True, [m for m in self.memories if m.exact])
+
+    def freeing(self, memory) -> None:
+        collect()
+
+
+_CHECKER = _Checker()
+
+
+def collect() -> None:
+    """The native engine's records of bad lanes since the last call, as reports of the session."""
+    from ..emu.memory import GPUFault
+    from .lanes import native_context
+    hits, lost = native.take()
+    s = _SESSION
+    if s is None or not hits:
+        return
+    from ..emu.device import GPUS
+    memories = list(_CHECKER.memories)
+    gpus = list(GPUS)
+    for h in hits:
+        mem = next((m for m in memories if m.base <= h.address < m.base + len(m.arena)), memories[0] if memories
+                   else None)
+        if mem is None:
+            continue
+        ctx = native_context(gpus, int(h.code))
+        ctx.update(workgroup=[int(x) for x in h.wg], wave=int(h.wave), address=int(h.address),
+                   access=f"{h.size} bytes, {'write' if h.write else 'read'}")
+        if h.lane >= 0:                         # (a scalar access has no lane)
+            ctx["lane"] = int(h.lane)
+        fault = GPUFault("memory access outside any allocation", address=int(h.address))
+        _report(s, mem, fault, ctx, ctx.get("program"), int(h.count))
+    if lost:
+        s.lost += lost
+
+
+def _on_dispatch(gpu) -> None:
+    collect()
+
+
+def _program_of(gpu, kernel: str | None):
+    """The loaded program holding the kernel named ``kernel`` (for its line tables)."""
+    if kernel is None:
         return None
     for p in list(gpu.programs):
         co = getattr(p, "code_object", None)
@@ -161,7 +240,7 @@ def _source(gpu, fault) -> str | None:
             continue
         try:
             if any(k.demangled == kernel for k in co.kernels.values()):
-                return line_for(co, pc)
+                return p
         except LoaderError:            # a code object whose kernels cannot be listed: no source position
             continue
     return None
@@ -177,7 +256,9 @@ def enable(checks="all", log: str | None = None, echo: bool = True) -> Session:
     s = _SESSION = Session(tuple(checks), log, echo)
     if _on_fault not in device.FAULT_LISTENERS:
         device.FAULT_LISTENERS.append(_on_fault)
-    memory.set_memcheck("memcheck" in s.checks, where)
+    if _on_dispatch not in device.DISPATCH_LISTENERS:
+        device.DISPATCH_LISTENERS.append(_on_dispatch)
+    memory.set_memcheck("memcheck" in s.checks, where if set(_ORIGINS) & set(s.checks) else None, _CHECKER)
     return s
 
 
@@ -185,10 +266,20 @@ def disable() -> Session | None:
     """Turn the checks off; returns the session that ended."""
     global _SESSION
     from ..emu import device, memory
-    s, _SESSION = _SESSION, None
+    collect()
+    s = _SESSION
+    if s is not None and "leaks" in s.checks:
+        for r in leaks.find(list(_CHECKER.memories)):
+            s.add(r)
+    _SESSION = None
     if _on_fault in device.FAULT_LISTENERS:
         device.FAULT_LISTENERS.remove(_on_fault)
+    if _on_dispatch in device.DISPATCH_LISTENERS:
+        device.DISPATCH_LISTENERS.remove(_on_dispatch)
     memory.set_memcheck(False)
+    if _CHECKER.memories:
+        native.arm(False, ())
+        _CHECKER.memories.clear()
     if s is not None:
         s.close()
     return s
@@ -197,7 +288,9 @@ def disable() -> Session | None:
 @contextlib.contextmanager
 def check(checks="all", log: str | None = None, echo: bool = True):
     """``with pyhip.check("memcheck") as session:`` — the checks on inside the block; ``session.reports``
-    holds what they found (the kernels' launches still fail with the fault's HIP error, as on a GPU)."""
+    holds what they found.  A bad access the GPU would not fault on, or on which it would read 0 / drop the
+    store, is reported and the kernel goes on as the GPU would; a fault that ends a dispatch on a GPU
+    (misaligned atomic, LDS / scratch out of range) still ends it with its HIP error."""
     s = enable(checks, log, echo)
     try:
         yield s
@@ -215,10 +308,41 @@ def from_environment() -> None:
         return
     s = enable(spec, os.environ.get("PYHIP_CHECK_LOG") or None)
     if os.environ.get("PYHIP_CHECK_SUMMARY", "1") != "0":
-        atexit.register(_exit_summary, s)
+        _at_exit(_exit_summary, s)
+    else:
+        _at_exit(_exit_quietly, s)
+
+
+_EXIT_HOOKS: list = []      # the C exit handlers' ctypes callbacks (kept alive)
+
+
+def _at_exit(fn, s: Session) -> None:
+    """``fn(s)`` when the process exits: Python's atexit, and — in a C or C++ program whose embedded
+    interpreter (pyhip's libamdhip64) is never finalized, so Python's atexit never runs — the C library's."""
+    atexit.register(fn, s)
+    try:
+        embedded = os.path.realpath("/proc/self/exe") != os.path.realpath(sys.executable or "/")
+    except OSError:
+        embedded = False
+    if embedded:
+        import ctypes
+        cb = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(lambda _arg: fn(s))
+        try:
+            ctypes.CDLL(None).__cxa_atexit(cb, None, None)      # what atexit() is made of (glibc, musl)
+            _EXIT_HOOKS.append(cb)
+        except (AttributeError, OSError):
+            pass                            # no C exit handler: the native engine's last records may be missed
+
+
+def _exit_quietly(s: Session) -> None:
+    """At exit under ``pyhip exec`` (which prints the summary from the log): the last reports into the log."""
+    if _SESSION is s:
+        disable()
 
 
 def _exit_summary(s: Session) -> None:
+    if _SESSION is s:
+        disable()                       # the native engine's last records, and the leaks
     print(s.summary(), file=sys.stderr, flush=True)
     if s.reports:
         sys.stdout.flush()

@@ -13,7 +13,7 @@ KINDS = ("use-after-free", "out-of-bounds", "invalid-address", "misaligned-atomi
          "scratch-out-of-bounds")
 
 
-def _allocation(start: int, size: int, kind: str, allocated=None, freed=None) -> dict:
+def allocation(start: int, size: int, kind: str, allocated=None, freed=None) -> dict:
     a = {"start": start, "size": size, "kind": kind}
     if allocated is not None:
         a["allocated"] = describe(allocated)
@@ -38,11 +38,11 @@ def classify(memory, fault) -> tuple[str, str, dict | None] | None:
     f = memory.freed_at(addr)
     if f is not None:
         return ("use-after-free", f"access at byte {addr - f.start} of a {f.size}-byte allocation that was freed",
-                _allocation(f.start, f.size, f.kind, f.allocated, f.freed))
+                allocation(f.start, f.size, f.kind, f.allocated, f.freed))
     near = memory.nearest(addr)
     if near is not None:
         start, end, pages_end, kind = near
-        alloc = _allocation(start, end - start, kind, memory.origins.get(start))
+        alloc = allocation(start, end - start, kind, memory.origins.get(start))
         where = f"access at byte {addr - start} of a {end - start}-byte allocation ({addr - end} bytes past its end"
         if addr < pages_end:
             return "out-of-bounds", where + "; inside the address space it owns: a GPU would not fault)", alloc

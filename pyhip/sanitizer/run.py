@@ -32,10 +32,14 @@ def checked(run, program: str, args: list[str], spec: str, log: str | None) -> i
             else:
                 os.environ[k] = v
         os.unlink(tmp)
-    reports = [json.loads(line) for line in text.splitlines() if line.strip()]
-    if log:
+    lines = [json.loads(line) for line in text.splitlines() if line.strip()]
+    reports = [r for r in lines if "totals" not in r]
+    totals = next((r["totals"] for r in reversed(lines) if "totals" in r), None)   # how often each was seen
+    if totals is None or len(totals) != len(reports):
+        totals = None
+    if log:                                  # each report with how often it was seen
         with open(log, "w", encoding="utf-8") as f:
-            f.write(text)
-    print(summarize(reports), file=sys.stderr, flush=True)
+            f.writelines(json.dumps({**r, "count": totals[i] if totals else 1}) + "\n" for i, r in enumerate(reports))
+    print(summarize(reports, totals), file=sys.stderr, flush=True)
     rc = 128 - rc if rc < 0 else rc
     return rc if rc else (1 if reports else 0)

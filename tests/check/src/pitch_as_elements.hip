@@ -1,7 +1,7 @@
 // Planted bug (the one hip-tests' hipMallocPitch_KernelLaunch has): a byte pitch used as an element stride,
 // so rows are read and written far past the end of both pitched allocations.  A GPU does not fault there
 // (the addresses lie in mapped memory of the 2 MiB block the runtime carved the allocation from), nor does
-// pyhip by default; memcheck reports the first access past the end.
+// pyhip by default; memcheck reports the first read and the first write past the end (each counted).
 #include <hip/hip_runtime.h>
 #include <cstdio>
 

@@ -1,0 +1,53 @@
+"""The native engine's side of memcheck going on after a bad access (native/engine/state.h, ``g_check``): the
+check switched on with the arenas' layout, and the engine's records taken and turned into reports.  The
+functions are exported by the engine's shared object and called through ctypes (they are the sanitizer's,
+not the engine's Python interface)."""
+from __future__ import annotations
+
+import ctypes
+import functools
+
+
+class CheckHit(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint64), ("address", ctypes.c_uint64), ("count", ctypes.c_uint64),
+                ("wave", ctypes.c_int32), ("lane", ctypes.c_int32), ("size", ctypes.c_int32),
+                ("write", ctypes.c_int32), ("wg", ctypes.c_uint32 * 3), ("pad", ctypes.c_int32)]
+
+
+@functools.lru_cache(maxsize=1)
+def _lib():
+    """The engine's shared object (None when the native engine is not available)."""
+    from ..emu import native
+    if not native.available():
+        return None
+    try:
+        lib = ctypes.CDLL(native.module().__file__)
+        lib.pyhip_check_set.argtypes = [ctypes.c_int32, ctypes.POINTER(ctypes.c_uint64), ctypes.c_int32]
+        lib.pyhip_check_take.argtypes = [ctypes.POINTER(CheckHit), ctypes.c_int32, ctypes.POINTER(ctypes.c_uint64)]
+        lib.pyhip_check_take.restype = ctypes.c_int32
+        return lib
+    except (OSError, AttributeError):          # an engine built before the sanitizer's hooks
+        return None
+
+
+def arm(on: bool, memories) -> None:
+    """memcheck going on in the native engine (or not), for the arenas of ``memories``."""
+    lib = _lib()
+    if lib is None:
+        return
+    flat = []
+    for m in memories:
+        flat += [m.base, m.base + len(m.arena), m.fragment]
+    arr = (ctypes.c_uint64 * max(1, len(flat)))(*flat)
+    lib.pyhip_check_set(1 if on else 0, arr, len(flat) // 3)
+
+
+def take() -> tuple[list[CheckHit], int]:
+    """The engine's records since the last call, and how many bad lanes found no record slot."""
+    lib = _lib()
+    if lib is None:
+        return [], 0
+    out = (CheckHit * 1024)()
+    lost = ctypes.c_uint64()
+    n = lib.pyhip_check_take(out, 1024, ctypes.byref(lost))
+    return [out[i] for i in range(n)], int(lost.value)

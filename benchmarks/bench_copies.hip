@@ -46,7 +46,27 @@ int main(int argc, char** argv) {
   hipEvent_t ev;
   hipEventCreate(&ev);
   double esync = per_call(n / 4, [&](int) { hipEventRecord(ev, 0); hipEventSynchronize(ev); });
-  std::printf("H2D %.2f D2H %.2f D2D %.2f memset %.2f device-sync %.2f stream-sync %.2f event-record+sync %.2f us, "
-              "%d wrong\n", h2d, d2h, d2d, fill, dsync, ssync, esync, bad);
+  double equery = per_call(n / 4, [&](int) { hipEventRecord(ev, 0); while (hipEventQuery(ev) == hipErrorNotReady) {} });
+  hipEvent_t ev2;
+  hipEventCreate(&ev2);
+  float total = 0.0f;
+  double elapsed = per_call(n / 4, [&](int) {
+    float ms = 0.0f;
+    hipEventRecord(ev, 0); hipEventRecord(ev2, 0); hipEventSynchronize(ev2);
+    bad += hipEventElapsedTime(&ms, ev, ev2) != hipSuccess || ms < 0.0f;
+    total += ms;
+  });
+  // asynchronous copies and fills on the null stream, each followed by a stream synchronize
+  double ah2d = per_call(n, [&](int i) { h[0] = (unsigned char)i; hipMemcpyAsync(d, h.data(), bytes, hipMemcpyHostToDevice, 0);
+                                          hipStreamSynchronize(0); });
+  double ad2h = per_call(n, [&](int) { hipMemcpyAsync(o.data(), d, bytes, hipMemcpyDeviceToHost, 0); hipStreamSynchronize(0); });
+  bad += std::memcmp(o.data(), h.data(), bytes) != 0;
+  double afill = per_call(n, [&](int i) { hipMemsetAsync(d2, i & 0xFF, bytes, 0); hipStreamSynchronize(0); });
+  hipMemcpy(o.data(), d2, bytes, hipMemcpyDeviceToHost);
+  for (size_t i = 0; i < bytes; ++i) bad += o[i] != (unsigned char)((n - 1) & 0xFF);
+  std::printf("H2D %.2f D2H %.2f D2D %.2f memset %.2f device-sync %.2f stream-sync %.2f event-record+sync %.2f "
+              "event-record+query %.2f event-elapsed %.2f async-H2D+sync %.2f async-D2H+sync %.2f "
+              "async-memset+sync %.2f us, %d wrong\n", h2d, d2h, d2d, fill, dsync, ssync, esync, equery, elapsed,
+              ah2d, ad2h, afill, bad);
   return bad != 0;
 }

@@ -7,3 +7,7 @@ hipError_t pyhip_slow_hipDeviceSynchronize(void);
 hipError_t pyhip_slow_hipStreamSynchronize(void* stream);
 hipError_t pyhip_slow_hipMemcpy(void* dst, const void* src, size_t sizeBytes, int kind);
 hipError_t pyhip_slow_hipMemset(void* dst, int value, size_t sizeBytes);
+hipError_t pyhip_slow_hipEventRecord(void* event, void* stream);
+hipError_t pyhip_slow_hipEventQuery(void* event);
+hipError_t pyhip_slow_hipEventSynchronize(void* event);
+hipError_t pyhip_slow_hipEventElapsedTime(float* ms, void* start, void* stop);

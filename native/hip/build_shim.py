@@ -130,7 +130,7 @@ TEXTURE_C = {"hipCreateChannelDesc", "hipMalloc3DArray", "hipMallocMipmappedArra
 # implemented in C (fastlaunch.c): the native launch path and the thread's last error
 C_IMPLEMENTED = {"__gnu_h2f_ieee", "__gnu_f2h_ieee", "hipLaunchKernel", "hipGetLastError", "hipPeekAtLastError", "__hipPushCallConfiguration",
                  "hipDeviceSynchronize", "hipStreamSynchronize", "hipMemcpy", "hipMemset",
-                 "hipEventRecord", "hipEventQuery", "hipEventSynchronize", "hipEventElapsedTime",
+                 "hipEventRecord", "hipEventQuery", "hipEventSynchronize", "hipEventElapsedTime", "hipMemcpyAsync", "hipMemsetAsync",
                  "__hipPopCallConfiguration", "_ZN8hip_impl22hipLaunchKernelGGLImplEmRK4dim3S2_jP12ihipStream_tPPv"}
 # what Python calls in the shim (fastlaunch.c)
 C_API = """
@@ -179,7 +179,9 @@ SLOW_DECL = ("int pyhip_slow_hipLaunchKernel(const void* function_address, dim3 
              "int pyhip_slow_hipMemset(void* dst, int value, size_t sizeBytes);\n"
              "int pyhip_slow_hipEventRecord(void* event, void* stream);\nint pyhip_slow_hipEventQuery(void* event);\n"
              "int pyhip_slow_hipEventSynchronize(void* event);\n"
-             "int pyhip_slow_hipEventElapsedTime(float* ms, void* start, void* stop);\n")
+             "int pyhip_slow_hipEventElapsedTime(float* ms, void* start, void* stop);\n"
+             "int pyhip_slow_hipMemcpyAsync(void* dst, const void* src, size_t sizeBytes, int kind, void* stream);\n"
+             "int pyhip_slow_hipMemsetAsync(void* dst, int value, size_t sizeBytes, void* stream);\n")
 
 # What an export pyhip does not implement returns, by the ABI class of its return type (exports.txt, from
 # the HIP 5.2 headers): (C return type, value, as docs/capi.md states it).  Structs returned by value come

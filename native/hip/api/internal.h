@@ -11,3 +11,5 @@ hipError_t pyhip_slow_hipEventRecord(void* event, void* stream);
 hipError_t pyhip_slow_hipEventQuery(void* event);
 hipError_t pyhip_slow_hipEventSynchronize(void* event);
 hipError_t pyhip_slow_hipEventElapsedTime(float* ms, void* start, void* stop);
+hipError_t pyhip_slow_hipMemcpyAsync(void* dst, const void* src, size_t sizeBytes, int kind, void* stream);
+hipError_t pyhip_slow_hipMemsetAsync(void* dst, int value, size_t sizeBytes, void* stream);

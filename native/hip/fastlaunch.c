@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define PYHIP_FAST_MAX 64
 #define PYHIP_FAST_MAX_ARGS 64
@@ -426,7 +427,7 @@ int hipMemset(void* dst, int value, size_t sizeBytes) {
  * (+1 first: an earlier record still in flight completes before it, in order), then one completing the
  * stream's counter (+1, counted as a native launch: a synchronize of the armed device waits for the event
  * too).  The processor writes the signal's end timestamp when the packet completes: hipEventElapsedTime reads
- * it.  hipEventQuery / hipEventSynchronize / hipEventElapsedTime of events whose latest record is native are
+ * it.  On an armed device with no grant (idle) a record of the null stream completes at once (timestamps now).  hipEventQuery / hipEventSynchronize / hipEventElapsedTime of events whose latest record is native are
  * answered here; anything else (never recorded, recorded through Python, other devices, timing disabled, not
  * armed) goes to Python, which adopts the native record first (runtime/stream.py, Event). */
 #define PYHIP_EVENT_BARRIER_HEADER (3u | 1u << 8 | 2u << 9 | 2u << 11)   /* barrier-AND, barrier, system fences */
@@ -507,6 +508,9 @@ static int pyhip_event_get(void* handle, pyhip_event_slot* out, int recorded) {
     return ok;
 }
 
+static int64_t pyhip_signal_value(void* sig) { return __atomic_load_n((int64_t*)((char*)sig + 8), __ATOMIC_ACQUIRE); }
+static uint64_t pyhip_signal_end_ns(void* sig) { return __atomic_load_n((uint64_t*)((char*)sig + 40), __ATOMIC_ACQUIRE); }
+
 static void pyhip_event_barrier(void* queue, int64_t idx, void* completion) {
     uint8_t pkt[64] = {0};
     uint16_t h = PYHIP_EVENT_BARRIER_HEADER;
@@ -532,7 +536,18 @@ static int pyhip_event_record_native(void* event, void* stream) {
     pthread_mutex_lock(&pyhip_sync_lock);
     pyhip_sync_state s = pyhip_sync[d];
     pthread_mutex_unlock(&pyhip_sync_lock);
-    if (s.counter && s.queue && s.stream == stream) {
+    if (s.counter && !s.queue && s.stream == stream && pyhip_signal_value(ev.signal) == 0 &&
+        pyhip_signal_value(s.counter) == 0) {
+        /* armed with no grant: the device is idle, the event completes now (Event.record's idle case) */
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+        __atomic_store_n((uint64_t*)((char*)ev.signal + 32), now, __ATOMIC_RELAXED);
+        __atomic_store_n((uint64_t*)((char*)ev.signal + 40), now, __ATOMIC_RELEASE);
+        __atomic_add_fetch(&ev.state[0], 1, __ATOMIC_RELEASE);
+        __atomic_store_n(&ev.state[1], 1, __ATOMIC_RELEASE);
+        done = 1;
+    } else if (s.counter && s.queue && s.stream == stream) {
         int64_t a = pyhip_q_reserve(s.queue, -1), b = a < 0 ? -1 : pyhip_q_reserve(s.queue, -1);
         if (b >= 0) {
             pyhip_sig_add(ev.signal, 1);
@@ -554,8 +569,6 @@ static int pyhip_event_record_native(void* event, void* stream) {
     return done;
 }
 
-static int64_t pyhip_signal_value(void* sig) { return __atomic_load_n((int64_t*)((char*)sig + 8), __ATOMIC_ACQUIRE); }
-static uint64_t pyhip_signal_end_ns(void* sig) { return __atomic_load_n((uint64_t*)((char*)sig + 40), __ATOMIC_ACQUIRE); }
 
 int hipEventRecord(void* event, void* stream) {
     if (pyhip_event_record_native(event, stream)) {

@@ -41,7 +41,20 @@ int main() {
   CHECK(hipEventCreate(&ev));
   CHECK(hipEventCreate(&ev2));
   for (auto& e : evs) CHECK(hipEventCreate(&e));
-  CHECK(hipDeviceSynchronize());                // arms the device
+  CHECK(hipDeviceSynchronize());                // arms the device (no kernel yet: no stream holds the grant)
+  // 0. an idle device: a record completes at once, elapsed times follow the wall clock
+  for (int k = 0; k < 50; ++k) {
+    double t0 = now_ms();
+    CHECK(hipEventRecord(evs[0], 0));
+    CHECK(hipEventQuery(evs[0]));
+    while (now_ms() - t0 < 0.2) {}
+    CHECK(hipEventRecord(evs[1], 0));
+    CHECK(hipEventSynchronize(evs[1]));
+    double wall = now_ms() - t0;
+    float ms = -1.0f;
+    CHECK(hipEventElapsedTime(&ms, evs[0], evs[1]));
+    WANT(ms >= 0.19f && ms <= wall + 0.05);
+  }
   // 1. ordering: a kernel, a record, hipEventSynchronize, the result read right away (random data each round)
   for (int k = 0; k < 300; ++k) {
     for (int i = 0; i < n; ++i) hin[i] = (int)rng();

@@ -2,7 +2,8 @@
 """Small copies, fills and synchronizes (issue 24): per-call latency of hipMemcpy (H2D, D2H, D2D), hipMemset,
 hipDeviceSynchronize, hipStreamSynchronize(0) and hipEventRecord + hipEventSynchronize on an idle emulated
 gfx90a, for ``--bytes`` bytes (256 by default); from C also hipEventRecord + hipEventQuery until done, two
-records + hipEventElapsedTime, and hipMemcpyAsync / hipMemsetAsync on the null stream + hipStreamSynchronize:
+records + hipEventElapsedTime, hipMemcpyAsync / hipMemsetAsync on the null stream + hipStreamSynchronize, and
+a one-block kernel launch followed by an event record + synchronize or an asynchronous copy + synchronize:
 
   Python           pyhip.hip in this process (numpy host buffers, hipMalloc'd device memory)
   C, pyhip         benchmarks/bench_copies.hip on pyhip's libamdhip64 (``pyhip exec``)
@@ -25,7 +26,8 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent
 OPS = ("H2D", "D2H", "D2D", "memset", "device-sync", "stream-sync", "event-record+sync")
-C_OPS = OPS + ("event-record+query", "event-elapsed", "async-H2D+sync", "async-D2H+sync", "async-memset+sync")
+C_OPS = OPS + ("event-record+query", "event-elapsed", "async-H2D+sync", "async-D2H+sync", "async-memset+sync",
+               "launch+event-sync", "launch+async-D2H+sync", "launch+async-D2D+sync")
 
 
 def run_c(exe: Path, n: int, nbytes: int, runtime: str) -> dict:
@@ -98,7 +100,7 @@ def main() -> None:
         rows["C, AMD HIP over pyhip's thunk"] = [run_c(exe, opts.n, opts.bytes, "amd") for _ in range(opts.processes)]
     print(f"{opts.bytes}-byte copies and fills on an idle device, µs per call (median of {opts.processes} processes "
           f"× 5 rounds of {opts.n})")
-    for ops in (OPS, C_OPS[len(OPS):]):             # the C-only rows (events, asynchronous copies) below
+    for ops in (OPS, C_OPS[len(OPS):len(OPS) + 5], C_OPS[len(OPS) + 5:]):   # the C-only rows below
         print(f"{'':<32}" + "".join(f"{op:>19}" for op in ops))
         for name, runs in rows.items():
             if all(op in runs[0] for op in ops):

@@ -22,7 +22,6 @@
  * Python's implementations set it after every call, the fast path sets it to hipSuccess.
  */
 #include <pthread.h>
-#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -263,11 +262,10 @@ void pyhip_sync_set_fns(void* sigwait, void* epoch) {
     pyhip_fault_epoch_now = (pyhip_epoch_fn)epoch;
 }
 
-static uint64_t pyhip_armed_inflight[PYHIP_SYNC_DEVICES];   /* native event records, copies, fills being published */
-
 /* counter NULL: disarm.  `epoch` is the fault epoch Python saw before it checked the device for errors.
- * `queue` / `launches`: the granted stream's (NULL: no grant).  Returns once no native event record, copy or fill
- * that may have seen the previous state is still publishing (pyhip_event_record_native, pyhip_async_publish). */
+ * `queue` / `launches`: the granted stream's (NULL: no grant).  Native event records, copies and fills publish
+ * into that queue under pyhip_fast_lock, as native launches do: Python's invalidation (pyhip_fast_invalidate),
+ * which follows every disarm that can precede the queue going away, waits for them. */
 void pyhip_sync_arm(int device, void* stream, void* counter, uint64_t epoch, void* queue, uint64_t* launches) {
     if (device < 0 || device >= PYHIP_SYNC_DEVICES) return;
     pthread_mutex_lock(&pyhip_sync_lock);
@@ -279,7 +277,6 @@ void pyhip_sync_arm(int device, void* stream, void* counter, uint64_t epoch, voi
     s->launches = s->counter ? launches : NULL;
     __atomic_add_fetch(&s->generation, 1, __ATOMIC_SEQ_CST);
     pthread_mutex_unlock(&pyhip_sync_lock);
-    while (__atomic_load_n(&pyhip_armed_inflight[device], __ATOMIC_SEQ_CST)) sched_yield();
 }
 
 uint64_t pyhip_sync_hit_count(void) { return __atomic_load_n(&pyhip_sync_hits, __ATOMIC_RELAXED); }
@@ -427,9 +424,11 @@ int hipMemset(void* dst, int value, size_t sizeBytes) {
  * (+1 first: an earlier record still in flight completes before it, in order), then one completing the
  * stream's counter (+1, counted as a native launch: a synchronize of the armed device waits for the event
  * too).  The processor writes the signal's end timestamp when the packet completes: hipEventElapsedTime reads
- * it.  On an armed device with no grant (idle) a record of the null stream completes at once (timestamps now).  hipEventQuery / hipEventSynchronize / hipEventElapsedTime of events whose latest record is native are
- * answered here; anything else (never recorded, recorded through Python, other devices, timing disabled, not
- * armed) goes to Python, which adopts the native record first (runtime/stream.py, Event). */
+ * it.  On an armed device with no grant (idle) a record of the null stream completes at once (timestamps now).
+ * hipEventQuery / hipEventSynchronize / hipEventElapsedTime of events whose latest record is native are answered
+ * here; anything else (never recorded, recorded through Python, other devices, timing disabled, not
+ * armed) goes to Python, which adopts the native record first (runtime/stream.py, Event).  Locks: pyhip_event_lock,
+ * then pyhip_fast_lock, then pyhip_sync_lock. */
 #define PYHIP_EVENT_BARRIER_HEADER (3u | 1u << 8 | 2u << 9 | 2u << 11)   /* barrier-AND, barrier, system fences */
 #define PYHIP_EVENT_DISABLE_TIMING 2u
 typedef struct {
@@ -532,7 +531,7 @@ static int pyhip_event_record_native(void* event, void* stream) {
     }
     pyhip_event_slot ev = *e;
     int done = 0;
-    __atomic_fetch_add(&pyhip_armed_inflight[d], 1, __ATOMIC_SEQ_CST);      /* then the state: pyhip_sync_arm */
+    pthread_mutex_lock(&pyhip_fast_lock);       /* as a native launch: pyhip_fast_invalidate waits for it */
     pthread_mutex_lock(&pyhip_sync_lock);
     pyhip_sync_state s = pyhip_sync[d];
     pthread_mutex_unlock(&pyhip_sync_lock);
@@ -564,7 +563,7 @@ static int pyhip_event_record_native(void* event, void* stream) {
             pyhip_event_barrier(s.queue, a, s.counter);
         }
     }
-    __atomic_fetch_sub(&pyhip_armed_inflight[d], 1, __ATOMIC_SEQ_CST);
+    pthread_mutex_unlock(&pyhip_fast_lock);
     pthread_mutex_unlock(&pyhip_event_lock);
     return done;
 }
@@ -632,7 +631,7 @@ static int pyhip_armed_device_of(void* stream) {
  * 1: published; 0: not armed with that grant (the caller decides). */
 static int pyhip_async_publish(int d, void* stream, uint16_t type, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3) {
     int done = 0;
-    __atomic_fetch_add(&pyhip_armed_inflight[d], 1, __ATOMIC_SEQ_CST);      /* then the state: pyhip_sync_arm */
+    pthread_mutex_lock(&pyhip_fast_lock);       /* as a native launch: pyhip_fast_invalidate waits for it */
     pthread_mutex_lock(&pyhip_sync_lock);
     pyhip_sync_state s = pyhip_sync[d];
     pthread_mutex_unlock(&pyhip_sync_lock);
@@ -652,7 +651,7 @@ static int pyhip_async_publish(int d, void* stream, uint16_t type, uint64_t a0, 
             done = 1;
         }
     }
-    __atomic_fetch_sub(&pyhip_armed_inflight[d], 1, __ATOMIC_SEQ_CST);
+    pthread_mutex_unlock(&pyhip_fast_lock);
     return done;
 }
 

@@ -101,10 +101,11 @@ def main() -> None:
     print(f"{opts.bytes}-byte copies and fills on an idle device, µs per call (median of {opts.processes} processes "
           f"× 5 rounds of {opts.n})")
     for ops in (OPS, C_OPS[len(OPS):len(OPS) + 5], C_OPS[len(OPS) + 5:]):   # the C-only rows below
-        print(f"{'':<32}" + "".join(f"{op:>19}" for op in ops))
+        w = max(19, max(map(len, ops)) + 2)
+        print(f"{'':<32}" + "".join(f"{op:>{w}}" for op in ops))
         for name, runs in rows.items():
             if all(op in runs[0] for op in ops):
-                print(f"{name:<32}" + "".join(f"{statistics.median(r[op] for r in runs):>19.2f}" for op in ops))
+                print(f"{name:<32}" + "".join(f"{statistics.median(r[op] for r in runs):>{w}.2f}" for op in ops))
 
 
 if __name__ == "__main__":

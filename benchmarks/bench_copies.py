@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Small copies, fills and synchronizes (issue 24): per-call latency of hipMemcpy (H2D, D2H, D2D), hipMemset,
 hipDeviceSynchronize, hipStreamSynchronize(0) and hipEventRecord + hipEventSynchronize on an idle emulated
-gfx90a, for ``--bytes`` bytes (256 by default):
+gfx90a, for ``--bytes`` bytes (256 by default); from C also hipEventRecord + hipEventQuery until done, two
+records + hipEventElapsedTime, hipMemcpyAsync / hipMemsetAsync on the null stream + hipStreamSynchronize, and
+a one-block kernel launch followed by an event record + synchronize or an asynchronous copy + synchronize:
 
   Python           pyhip.hip in this process (numpy host buffers, hipMalloc'd device memory)
   C, pyhip         benchmarks/bench_copies.hip on pyhip's libamdhip64 (``pyhip exec``)
@@ -24,16 +26,17 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent
 OPS = ("H2D", "D2H", "D2D", "memset", "device-sync", "stream-sync", "event-record+sync")
+C_OPS = OPS + ("event-record+query", "event-elapsed", "async-H2D+sync", "async-D2H+sync", "async-memset+sync",
+               "launch+event-sync", "launch+async-D2H+sync", "launch+async-D2D+sync")
 
 
 def run_c(exe: Path, n: int, nbytes: int, runtime: str) -> dict:
     out = subprocess.run([sys.executable, "-m", "pyhip", "exec", "--runtime", runtime, str(exe), str(n), str(nbytes)],
                          capture_output=True, text=True, check=True).stdout
-    m = re.search(r"H2D ([\d.]+) D2H ([\d.]+) D2D ([\d.]+) memset ([\d.]+) device-sync ([\d.]+) stream-sync ([\d.]+) "
-                  r"event-record\+sync ([\d.]+) us, 0 wrong", out)
+    m = re.search(" ".join(re.escape(op) + r" ([\d.]+)" for op in C_OPS) + " us, 0 wrong", out)
     if m is None:
         raise SystemExit(f"unexpected output from {runtime}: {out}")
-    return dict(zip(OPS, map(float, m.groups())))
+    return dict(zip(C_OPS, map(float, m.groups())))
 
 
 def per_call(n: int, fn) -> float:
@@ -97,9 +100,12 @@ def main() -> None:
         rows["C, AMD HIP over pyhip's thunk"] = [run_c(exe, opts.n, opts.bytes, "amd") for _ in range(opts.processes)]
     print(f"{opts.bytes}-byte copies and fills on an idle device, µs per call (median of {opts.processes} processes "
           f"× 5 rounds of {opts.n})")
-    print(f"{'':<32}" + "".join(f"{op:>19}" for op in OPS))
-    for name, runs in rows.items():
-        print(f"{name:<32}" + "".join(f"{statistics.median(r[op] for r in runs):>19.2f}" for op in OPS))
+    for ops in (OPS, C_OPS[len(OPS):len(OPS) + 5], C_OPS[len(OPS) + 5:]):   # the C-only rows below
+        w = max(19, max(map(len, ops)) + 2)
+        print(f"{'':<32}" + "".join(f"{op:>{w}}" for op in ops))
+        for name, runs in rows.items():
+            if all(op in runs[0] for op in ops):
+                print(f"{name:<32}" + "".join(f"{statistics.median(r[op] for r in runs):>{w}.2f}" for op in ops))
 
 
 if __name__ == "__main__":

@@ -10,7 +10,8 @@
  * pyhip_launch_publish(entry, bytes, n): the explicit arguments come packed (``extra``, a void** kernelParams).
  * The launch function (a CPython builtin, see pyhip_launch_functions) takes the argument values: each must
  * be of its slot's type exactly (anything else: False, and the caller takes the full path, which checks and
- * reports); it is read and packed as ``struct`` packs it (same ranges, same refusals: a refusal is False too),
+ * reports); it is read and packed as ``struct`` packs it (same ranges, same refusals: a refusal is False too)
+ * or, for hip-python's ``extra`` tuple of ctypes values, copied from the value's buffer (A_BUF),
  * then the segment is copied to the packet slot's kernarg buffer and the packet published — the GIL released
  * while a full queue is waited for.  Nothing is published unless every argument was packed.
  */
@@ -22,7 +23,7 @@
 #define PYHIP_LAUNCH_MAX_KERNARG 2048
 
 /* struct codes of the explicit arguments */
-enum { A_PAD = 0, A_I8, A_U8, A_I16, A_U16, A_I32, A_U32, A_I64, A_U64, A_F32, A_F64, A_BYTES };
+enum { A_PAD = 0, A_I8, A_U8, A_I16, A_U16, A_I32, A_U32, A_I64, A_U64, A_F32, A_F64, A_BYTES, A_BUF };
 
 typedef struct {
     uint16_t offset;
@@ -116,6 +117,16 @@ static int pack_one(uint8_t* out, const pyhip_launch_arg* a, PyObject* v) {
         if (isinf(f) && !isinf(d)) return 0;                  /* struct: float too large to pack with f */
         memcpy(out, &f, 4);
         return 1;
+    }
+    if (code == A_BUF) {                                      /* a ctypes value's own bytes (buffer protocol) */
+        PyObject* b = PyBytes_FromObject(v);                   /* bytes(v), in C (the limited API has no Py_buffer) */
+        if (!b) return 0;
+        char* p;
+        Py_ssize_t n;
+        int ok = PyBytes_AsStringAndSize(b, &p, &n) == 0 && n == a->size;
+        if (ok) memcpy(out, p, (size_t)n);
+        Py_DECREF(b);
+        return ok;
     }
     if (code == A_BYTES) {
         char* p;

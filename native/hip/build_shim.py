@@ -130,6 +130,7 @@ TEXTURE_C = {"hipCreateChannelDesc", "hipMalloc3DArray", "hipMallocMipmappedArra
 # implemented in C (fastlaunch.c): the native launch path and the thread's last error
 C_IMPLEMENTED = {"__gnu_h2f_ieee", "__gnu_f2h_ieee", "hipLaunchKernel", "hipGetLastError", "hipPeekAtLastError", "__hipPushCallConfiguration",
                  "hipDeviceSynchronize", "hipStreamSynchronize", "hipMemcpy", "hipMemset",
+                 "hipEventRecord", "hipEventQuery", "hipEventSynchronize", "hipEventElapsedTime", "hipMemcpyAsync", "hipMemsetAsync",
                  "__hipPopCallConfiguration", "_ZN8hip_impl22hipLaunchKernelGGLImplEmRK4dim3S2_jP12ihipStream_tPPv"}
 # what Python calls in the shim (fastlaunch.c)
 C_API = """
@@ -162,7 +163,9 @@ int pyhip_call_config_depth(void);
 int pyhip_call_config_push(const uint32_t* grid, const uint32_t* block, size_t shared, void* stream);
 int pyhip_call_config_pop(uint32_t* grid, uint32_t* block, size_t* shared, void** stream);
 void pyhip_sync_set_fns(void* sigwait, void* epoch);
-void pyhip_sync_arm(int device, void* stream, void* counter, uint64_t epoch);
+void pyhip_sync_arm(int device, void* stream, void* counter, uint64_t epoch, void* queue, uint64_t* launches);
+int pyhip_event_register(void* handle, int device, uint32_t flags, void* signal, uint64_t* state);
+uint64_t pyhip_event_hit_count(void);
 uint64_t pyhip_sync_hit_count(void);
 int pyhip_mem_set(int device, uint64_t lo, uint64_t hi, const uint64_t* spans, size_t n);
 uint64_t pyhip_copy_hit_count(void);
@@ -173,7 +176,12 @@ SLOW_DECL = ("int pyhip_slow_hipLaunchKernel(const void* function_address, dim3 
              "uint32_t sharedMemBytes, void* stream, void** config);\n"
              "int pyhip_slow_hipDeviceSynchronize(void);\nint pyhip_slow_hipStreamSynchronize(void* stream);\n"
              "int pyhip_slow_hipMemcpy(void* dst, const void* src, size_t sizeBytes, int kind);\n"
-             "int pyhip_slow_hipMemset(void* dst, int value, size_t sizeBytes);\n")
+             "int pyhip_slow_hipMemset(void* dst, int value, size_t sizeBytes);\n"
+             "int pyhip_slow_hipEventRecord(void* event, void* stream);\nint pyhip_slow_hipEventQuery(void* event);\n"
+             "int pyhip_slow_hipEventSynchronize(void* event);\n"
+             "int pyhip_slow_hipEventElapsedTime(float* ms, void* start, void* stop);\n"
+             "int pyhip_slow_hipMemcpyAsync(void* dst, const void* src, size_t sizeBytes, int kind, void* stream);\n"
+             "int pyhip_slow_hipMemsetAsync(void* dst, int value, size_t sizeBytes, void* stream);\n")
 
 # What an export pyhip does not implement returns, by the ABI class of its return type (exports.txt, from
 # the HIP 5.2 headers): (C return type, value, as docs/capi.md states it).  Structs returned by value come

@@ -16,7 +16,8 @@ import weakref
 import numpy as np
 
 from ..aql import KernelDispatchPacket
-from ..aql.native import ffi as aql_ffi, lib as aql_lib
+from ..aql.native import NativeBlock, ffi as aql_ffi, lib as aql_lib
+from ..aql.signal import Signal
 from ..emu.device import DEVICE_STRIDE
 
 MAX_ARGS = 64
@@ -34,6 +35,8 @@ class FastPath:
         lib.pyhip_fast_set_fns(*(ffi.cast("void*", int(f)) for f in fns))
         self.enabled = True
         self._handles: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()   # stream -> its C handle
+        self._event_memory: dict = {}           # C event handle -> (its signal, its state block)
+        self._retired: list = []                # those of destroyed events whose last record is in flight
         self.sync_enabled = getattr(runtime, "backend_kind", "emu") != "hsa"     # counters are pyhip signals
         if self.sync_enabled:
             waits = [aql_ffi.cast("uintptr_t", aql_ffi.addressof(aql_lib, n))
@@ -47,11 +50,39 @@ class FastPath:
         handle = None
         if stream is not None and self.enabled and self.sync_enabled:
             handle = 0 if stream.is_null else self._handles.get(stream)
+        null = self.ffi.NULL
         if handle is None:
-            self.lib.pyhip_sync_arm(dev.index, self.ffi.NULL, self.ffi.NULL, 0)
-        else:
-            self.lib.pyhip_sync_arm(dev.index, self.ffi.cast("void*", handle), self.ffi.cast("void*", counter.handle),
-                                    epoch)
+            self.lib.pyhip_sync_arm(dev.index, null, null, 0, null, null)
+            return
+        fs = stream._fast if dev.fast_stream is stream else None      # the grant's queue: events recorded in C
+        queue = null if fs is None else self.ffi.cast("void*", fs.queue.address)
+        launches = null if fs is None else self.ffi.cast("uint64_t*", fs.launches.address)
+        self.lib.pyhip_sync_arm(dev.index, self.ffi.cast("void*", handle), self.ffi.cast("void*", counter.handle),
+                                epoch, queue, launches)
+
+    # -- events in C (fastlaunch.c): each C ABI event's own signal and state block ----------------------------
+    def register_event(self, handle: int, event) -> None:
+        """Let C record ``event`` (C handle ``handle``) on an armed device and answer for such records."""
+        if not (self.enabled and self.sync_enabled):
+            return
+        sig = Signal(0)
+        sig.sticky = True
+        state = NativeBlock(16)
+        if self.lib.pyhip_event_register(self.ffi.cast("void*", handle), event.device.index, event.flags,
+                                         self.ffi.cast("void*", sig.handle), self.ffi.cast("uint64_t*", state.address)):
+            event.attach_native(sig, state.u64(0))
+            self._event_memory[handle] = (sig, state)
+
+    def unregister_event(self, handle: int, event) -> None:
+        """hipEventDestroy: C forgets the event (after a record in progress); its signal lives on while a record's
+        packet may still complete it."""
+        mem = self._event_memory.pop(handle, None)
+        if mem is None:
+            return
+        self.lib.pyhip_event_register(self.ffi.cast("void*", handle), 0, 0, self.ffi.NULL, self.ffi.NULL)
+        self._retired = [m for m in self._retired if m[0].load() != 0]
+        if mem[0].load() != 0:
+            self._retired.append(mem)
 
     def invalidate(self, stream=None) -> None:
         """Drop every native entry (streams, modules and devices changing make any of them suspect)."""

@@ -60,7 +60,8 @@ def install(c) -> None:
         ops.memcpy(addr(dst), addr(src), size, kind, None, sync=True)
 
     @c.export
-    def hipMemcpyAsync(dst, src, size, kind, stream):
+    def pyhip_slow_hipMemcpyAsync(dst, src, size, kind, stream):
+        # hipMemcpyAsync (fastlaunch.c) when C did not queue or do it
         ops.memcpy(addr(dst), addr(src), size, kind, c.stream_of(stream), sync=False)
 
     @c.export
@@ -69,7 +70,8 @@ def install(c) -> None:
         ops.memset(addr(dst), value, size, 1, None, sync=True)
 
     @c.export
-    def hipMemsetAsync(dst, value, size, stream):
+    def pyhip_slow_hipMemsetAsync(dst, value, size, stream):
+        # hipMemsetAsync (fastlaunch.c) when C did not queue or do it
         ops.memset(addr(dst), value, size, 1, c.stream_of(stream), sync=False)
 
     def memset_family(width):

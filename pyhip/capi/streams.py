@@ -78,31 +78,38 @@ def install(c) -> None:
             fn(handle, 0, user_data)
         st.host_op(call, "callback")
 
+    def new_event(out, flags=0):
+        ev = Event(flags)
+        c.new_handle(out, ev)
+        c.fast.register_event(id(ev), ev)           # records, queries, waits in C (fastlaunch.c)
+
     @c.export
     def hipEventCreate(event):
-        c.new_handle(event, Event())
+        new_event(event)
 
     @c.export
     def hipEventCreateWithFlags(event, flags):
-        c.new_handle(event, Event(int(flags)))
+        new_event(event, int(flags))
 
+    # hipEventRecord / Query / Synchronize / ElapsedTime: in C (fastlaunch.c) for events recorded natively,
+    # here for everything else
     @c.export
-    def hipEventRecord(event, stream):
+    def pyhip_slow_hipEventRecord(event, stream):
         if event == ffi.NULL:
             raise HipError(hipError_t.hipErrorInvalidHandle, "null event")
         c.obj(event, Event).record(c.stream(stream))
 
     @c.export
-    def hipEventSynchronize(event):
+    def pyhip_slow_hipEventSynchronize(event):
         c.obj(event, Event).synchronize()
 
     @c.export
-    def hipEventQuery(event):
+    def pyhip_slow_hipEventQuery(event):
         if not c.obj(event, Event).query():
             return int(hipError_t.hipErrorNotReady)
 
     @c.export
-    def hipEventElapsedTime(ms, start, stop):
+    def pyhip_slow_hipEventElapsedTime(ms, start, stop):
         c.need(ms)
         if start == ffi.NULL or stop == ffi.NULL:
             raise HipError(hipError_t.hipErrorInvalidHandle, "null event")
@@ -110,7 +117,9 @@ def install(c) -> None:
 
     @c.export
     def hipEventDestroy(event):
-        c.obj(event, Event).destroyed = True
+        ev = c.obj(event, Event)
+        c.fast.unregister_event(c.addr(event), ev)
+        ev.destroyed = True
         c.objects.pop(c.addr(event), None)
 
     @c.export_raw("hipGetStreamDeviceId")

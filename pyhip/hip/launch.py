@@ -12,7 +12,7 @@ from ..runtime import ops
 from ..runtime.context import runtime
 from ..runtime.module import Function, Module
 from ._api import _tls as _api_tls, hip_api
-from .packed_args import parse_extra
+from .packed_args import _entry as extra_layout, parse_extra
 from .pointers import Pointer, address_of, as_name
 from .structs import classes as _structs
 
@@ -146,6 +146,8 @@ def hipModuleLaunchKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY,
                 ok = e.launch(())
             elif kernelParams is None and isinstance(extra, ctypes.Array):       # the C config array
                 ok = e.launch_config(ctypes.addressof(extra))
+            elif kernelParams is None and type(extra) is tuple and e.launch_extra(extra, extra_layout):
+                ok = True                                                       # hip-python's tuple, packed natively
             elif extra is None or kernelParams is None:
                 blob = _packed(f, kernelParams, extra)
                 ok = blob is not None and e.launch_raw(blob)

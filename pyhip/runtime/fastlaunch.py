@@ -41,6 +41,7 @@ MAX_ARGS = 64
 # native/aql_launch.c's codes
 _CODES = {c: i + 1 for i, c in enumerate("bBhHiIqQfd")}
 A_BYTES = len(_CODES) + 1
+A_BUF = A_BYTES + 1                     # a ctypes value's own bytes (hip-python's ``extra`` tuple)
 _INT_CODES = {1: "b", 2: "h", 4: "i", 8: "q"}
 
 # the native launcher and its binder (CPython builtins; cffi gives no function a Python object, so they come
@@ -98,7 +99,8 @@ def _refuse(args) -> bool:
 
 
 class Entry:
-    __slots__ = ("generation", "device", "types", "nbytes", "whole", "cdata", "launch", "keep")
+    __slots__ = ("generation", "device", "types", "nbytes", "whole", "cdata", "launch", "keep", "extra", "extra_types",
+                 "extra_keep")
 
     def __init__(self, generation, device, types, nbytes, whole, cdata, keep):
         self.generation = generation
@@ -111,6 +113,47 @@ class Entry:
         # launch(args) -> bool: publish a repeat; False when it must take the runtime's full path instead
         self.launch = _refuse if types is None else \
             functools.partial(_native_launch, int(ffi.cast("uintptr_t", cdata)))
+        self.extra = self.extra_types = self.extra_keep = None      # see launch_extra
+
+    def launch_extra(self, entries: tuple, layout) -> bool:
+        """Publish a repeat given hip-python's ``extra`` tuple (ctypes values by value, anything else as an 8-byte
+        address; ``layout(type)`` -> (size, struct code, conversion), hip/packed_args.py's rule) with no ctypes
+        work per launch: the tuple's layout is bound into this prepacked-argument entry once per tuple of entry
+        types, then the native launcher packs it (the value's bytes, or the address as ``struct`` packs "Q").
+        False: the caller packs the tuple itself (a layout of another size) or takes the full path."""
+        if self.extra is not None:
+            if self.extra(entries):
+                return True
+            if tuple(map(type, entries)) == self.extra_types:
+                return False                    # refused as the packing would be, or a stale entry
+        if self.types is not None or not self._bind_extra(entries, layout):
+            return False
+        return self.extra(entries)
+
+    def _bind_extra(self, entries, layout) -> bool:
+        types = tuple(map(type, entries))
+        slots, pos = [], 0
+        for t in types:
+            size, code, conv = layout(t)
+            if conv is not None and code == "Q" and hasattr(t, "__hip_pointer__") and t is not type(None) and \
+                    not issubclass(t, ctypes.c_void_p):
+                conv = t.__hip_pointer__        # what the layout's address reading calls first for such a type
+            pos += -pos % (min(size, 8) or 1)
+            slots.append((pos, size, _CODES["Q"] if code == "Q" else A_BUF, conv if code == "Q" else None))
+            pos += size
+        if pos != self.nbytes or len(slots) > MAX_ARGS:
+            return False
+        e = self.cdata
+        e.nargs = len(slots)
+        for i, (offset, size, code, _) in enumerate(slots):
+            e.arg[i].offset, e.arg[i].size, e.arg[i].code = offset, size, code
+        convs = tuple(sl[3] for sl in slots)
+        address = int(ffi.cast("uintptr_t", e))
+        _native_bind(address, types, convs)
+        self.extra_keep = (types, convs)        # the native entry borrows them
+        self.extra_types = types
+        self.extra = functools.partial(_native_launch, address)
+        return True
 
     @property
     def hits(self) -> int:

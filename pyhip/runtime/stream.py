@@ -360,11 +360,39 @@ class Event(Handle):
             device = runtime().device()
         self.flags = flags
         self.device = device
-        self.command: Command | None = None
+        self._command: Command | None = None
+        self.native = None                          # (signal, state) when C may record it: see attach_native
+        self._native_seen = 0
         self.stream = None
         self.destroyed = False
         self.capture = self.capture_nodes = None    # set when recorded into a stream capture
         self.handle = id(self)
+
+    def attach_native(self, signal, state) -> None:
+        """Let the C ABI record this event natively (native/hip/fastlaunch.c): ``signal`` is the event's own
+        (never pooled), completed by every native record's packet; ``state`` words: [0] native records so far,
+        [1] 1 while the latest record is a native one.  Python adopts such a record before looking at the
+        event (:attr:`command`)."""
+        self.native = (signal, state)
+
+    @property
+    def command(self) -> Command | None:
+        n = self.native
+        if n is not None:
+            state = n[1]
+            seq = state[0]
+            if seq != self._native_seen and state[1]:
+                from .backend import CounterSignal
+                self._native_seen = seq
+                self._command = Command(CounterSignal(n[0]), what="marker")
+                self.capture = self.capture_nodes = None
+        return self._command
+
+    @command.setter
+    def command(self, cmd: Command | None) -> None:
+        if self.native is not None:
+            self.native[1][1] = 0                   # the latest record is this one (Python's)
+        self._command = cmd
 
     def record(self, stream: Stream) -> None:
         self._check()

@@ -444,3 +444,32 @@ def test_untyped_arguments_of_each_kind_repeat_natively(tmp_path, style):
         want = np.float64(a) * i + np.float64(s) + t + np.float64(h) + np.float64(w) + np.float64(c)
         np.testing.assert_array_equal(o.get(), want)
     assert fastlaunch.hits(k.function) == 3
+
+
+def test_extra_tuple_packed_natively_across_changing_entry_types(kinds_co):
+    """hip-python's ``extra`` tuple: its layout is bound into the native entry per tuple of entry types (the
+    native launcher packs it, no ctypes work per launch); the pointers given as pointer objects, int addresses,
+    numpy integers or c_void_p in turn (a new binding each time), every result checked against numpy, every
+    repeat published natively."""
+    hip.hipSetDevice(0)
+    rng = np.random.default_rng(2424)
+    err, mod = hip.hipModuleLoad(str(kinds_co).encode())
+    f = hip.hipModuleGetFunction(mod, b"_Z5kindsPdPKfijlmshfdbPKd")[1]
+    p_h, q_h, out, p, q = _device_buffers(rng)
+    forms = (lambda x: x, int, lambda x: np.uint64(int(x)), lambda x: ctypes.c_void_p(int(x)))
+    launches = 0
+    for k in range(16):
+        form = forms[k // 4]
+        v = _values(rng)
+        hip.hipMemset(out, 0xFF, 8 * N)
+        extra = _extra_tuple(v, form(out), form(p), form(q))
+        assert hip.hipModuleLaunchKernel(f, 1, 1, 1, N, 1, 1, 0, None, None, extra)[0] == hip.hipError_t.hipSuccess
+        launches += 1
+        assert hip.hipDeviceSynchronize()[0] == hip.hipError_t.hipSuccess
+        np.testing.assert_array_equal(_read(out), _expected(p_h, q_h, v), err_msg=f"launch {k}: {v}")
+    entries = list(f.fast.values())
+    assert len(entries) == 1 and entries[0].extra_types is not None
+    assert fastlaunch.hits(f) == launches - 1
+    for x in (out, p, q):
+        hip.hipFree(x)
+    hip.hipModuleUnload(mod)

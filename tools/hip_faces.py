@@ -3,7 +3,7 @@ C ABI (pyhip/capi).
 
 For every HIP function both faces define, the two bodies are read (ast, nothing imported) and put in one of:
 
-  shared    both bodies call the same function of the shared layer (pyhip/hipapi, pyhip/runtime, pyhip/registry)
+  shared    both bodies call the same function of the shared layer (pyhip/hipapi, runtime, registry, errors)
             and at most one of them raises HIP errors itself: the rule lives in one place
   delegates the C body calls the hip-python face (``H.hipX``, a pyhip.hip module): one implementation, but
             the C ABI reaches it through the other face
@@ -18,7 +18,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-SHARED_PACKAGES = ("pyhip.hipapi", "pyhip.runtime", "pyhip.registry")
+SHARED_PACKAGES = ("pyhip.hipapi", "pyhip.runtime", "pyhip.registry", "pyhip.errors")
 HIP_FACE_PACKAGES = ("pyhip.hip", "pyhip.hiprtc")
 ERROR_CALLS = {"invalid", "HipError"}                # helpers that build a HIP error where they are called
 
@@ -28,13 +28,15 @@ class Body:
     path: str
     node: ast.FunctionDef
     imports: dict[str, str]                          # local name -> dotted module (or module.attr)
+    helpers: dict[str, ast.FunctionDef]              # the file's other functions (followed when called)
     calls: set[str] = field(default_factory=set)     # resolved callees (dotted)
     checks: int = 0                                  # raise statements + HIP errors built here
     via_hip_face: bool = False
 
 
 def _module_name(root: Path, path: Path) -> str:
-    return ".".join(path.relative_to(root).with_suffix("").parts)
+    parts = path.relative_to(root).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
 def _imports(tree: ast.AST, module: str, is_package: bool) -> dict[str, str]:
@@ -68,8 +70,11 @@ def _dotted(expr: ast.AST) -> list[str] | None:
     return None
 
 
-def _analyse(body: Body) -> None:
-    for node in ast.walk(body.node):
+def _analyse(body: Body, fn: ast.FunctionDef | None = None, seen: set | None = None) -> None:
+    """Checks and callees of the body, and of the same file's helpers it calls (``_event``, ``new_stream``)."""
+    fn = fn or body.node
+    seen = seen if seen is not None else {fn.name}
+    for node in ast.walk(fn):
         if isinstance(node, ast.Raise):
             body.checks += 1
         if not isinstance(node, ast.Call):
@@ -78,6 +83,11 @@ def _analyse(body: Body) -> None:
         if not chain:
             continue
         head = chain[0]
+        helper = body.helpers.get(head) if len(chain) == 1 else None
+        if helper is not None and head not in seen:
+            seen.add(head)
+            _analyse(body, helper, seen)
+            continue
         if head in ERROR_CALLS and len(chain) == 1:
             body.checks += 1
             continue
@@ -93,15 +103,22 @@ def _analyse(body: Body) -> None:
         body.calls.add(name)
 
 
+def _helpers(tree: ast.AST) -> dict[str, ast.FunctionDef]:
+    """The file's functions that are not HIP functions themselves (module level or in an install closure)."""
+    return {n.name: n for n in ast.walk(tree)
+            if isinstance(n, ast.FunctionDef) and not n.name.startswith("hip") and _export_name(n) is None}
+
+
 def _hip_face(root: Path) -> dict[str, Body]:
     out: dict[str, Body] = {}
     for pkg in ("hip", "hiprtc"):
         for path in sorted((root / "pyhip" / pkg).glob("*.py")):
             tree = ast.parse(path.read_text())
             imports = _imports(tree, _module_name(root, path), path.name == "__init__.py")
+            helpers = _helpers(tree)
             for node in tree.body:
                 if isinstance(node, ast.FunctionDef) and node.name.startswith("hip"):
-                    out[node.name] = Body(str(path.relative_to(root)), node, imports)
+                    out[node.name] = Body(str(path.relative_to(root)), node, imports, helpers)
     return out
 
 
@@ -120,11 +137,12 @@ def _c_face(root: Path) -> dict[str, Body]:
     for path in sorted((root / "pyhip" / "capi").glob("*.py")):
         tree = ast.parse(path.read_text())
         imports = _imports(tree, _module_name(root, path), path.name == "__init__.py")
+        helpers = _helpers(tree)
         for node in ast.walk(tree):
             if isinstance(node, ast.FunctionDef):
                 name = _export_name(node)
                 if name and name.startswith("hip"):
-                    out[name] = Body(str(path.relative_to(root)), node, imports)
+                    out[name] = Body(str(path.relative_to(root)), node, imports, helpers)
     return out
 
 

@@ -3,6 +3,7 @@ rules are runtime/peer.py's."""
 from __future__ import annotations
 
 from ..errors import HipError, hipError_t
+from ..hipapi import devices as api
 from .common import invalid
 
 
@@ -13,17 +14,15 @@ def install(c) -> None:
     @c.export
     def hipDeviceCanAccessPeer(out, d, p):
         c.need(out)
-        out[0] = peer.can_access(int(d), int(p))
+        out[0] = api.can_access_peer(d, p)
 
     @c.export
     def hipDeviceEnablePeerAccess(p, flags):
-        if int(flags) != 0:
-            raise invalid("flags must be 0")
-        peer.enable(rt.current_index(), int(p))
+        api.enable_peer_access(p, flags)
 
     @c.export
     def hipDeviceDisablePeerAccess(p):
-        peer.disable(rt.current_index(), int(p))
+        api.disable_peer_access(p)
 
     @c.export
     def hipCtxEnablePeerAccess(ctx, flags):

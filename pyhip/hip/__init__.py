@@ -13,6 +13,7 @@ from .._hip_enums import (HIPaddress_mode, HIPaddress_mode_enum, HIPfilter_mode,
                           hipMemcpyKind, hipMemoryType, hipResourceType, hipResourceViewFormat, hipSharedMemConfig,
                           hipTextureAddressMode, hipTextureFilterMode, hipTextureReadMode)
 from ..errors import HipError, error_name
+from ..hipapi import devices as devices_api
 from ..runtime import ops
 from ..runtime.context import hipStreamPerThread, runtime
 from ..runtime.memory import DevicePointer, HostPointer
@@ -129,10 +130,7 @@ def hipGetErrorString(hipError):
 # -- devices -----------------------------------------------------------------------------------------
 @hip_api(1)
 def hipGetDeviceCount():
-    n = len(runtime().devices)
-    if n == 0:
-        raise HipError(hipError_t.hipErrorNoDevice, "no devices")
-    return n
+    return devices_api.count()
 
 
 @hip_api()

@@ -4,53 +4,38 @@ from __future__ import annotations
 import ctypes
 
 from ..errors import HipError, hipError_t
-from ..runtime.context import hipStreamPerThread, runtime
+from ..hipapi import streams as api
+from ..runtime.context import runtime
 from ..runtime.stream import Event, Stream
 from ..runtime import memops
-from ._api import SUCCESS, fast_path_of, hip_api, invalid
+from ._api import SUCCESS, fast_path_of, hip_api
 from .memory import _addr
 from .pointers import address_of
 
 
-def _event(ev) -> Event:
-    if not isinstance(ev, Event):
-        raise HipError(hipError_t.hipErrorInvalidHandle, f"not an event: {ev!r}")
-    if ev.destroyed:
-        raise HipError(hipError_t.hipErrorInvalidHandle, "event was destroyed")
-    return ev
-
-
 @hip_api(1)
 def hipStreamCreate():
-    return runtime().device().new_stream()
+    return api.stream_create()
 
 
 @hip_api(1)
 def hipStreamCreateWithFlags(flags):
-    return runtime().device().new_stream(flags)
+    return api.stream_create(flags)
 
 
 @hip_api(1)
 def hipStreamCreateWithPriority(flags, priority):
-    priority = max(-1, min(1, int(priority)))      # ROCclr: High -1, Normal 0, Low 1 (clamped)
-    return runtime().device().new_stream(int(flags), int(priority))
+    return api.stream_create(flags, priority)
 
 
 @hip_api()
 def hipStreamDestroy(stream):
-    if stream is None or stream == 0:
-        raise HipError(hipError_t.hipErrorInvalidHandle, "cannot destroy the null stream")
-    if isinstance(stream, int) and stream == hipStreamPerThread:
-        raise HipError(hipError_t.hipErrorInvalidResourceHandle, "cannot destroy hipStreamPerThread")
-    s = runtime().resolve_stream(stream)
-    s.destroy()
+    api.stream_destroy(stream)
 
 
 @hip_api()
 def hipStreamSynchronize(stream):
-    s = runtime().resolve_stream(stream)
-    s.check_not_capturing()
-    s.synchronize()
+    api.stream_synchronize(stream)
 
 
 @fast_path_of(hipStreamSynchronize)
@@ -67,8 +52,7 @@ def hipStreamSynchronize(stream):
 
 @hip_api()
 def hipStreamQuery(stream):
-    if not runtime().resolve_stream(stream).query():
-        raise HipError(hipError_t.hipErrorNotReady, "stream has pending work")
+    api.stream_query(stream)
 
 
 def _host_callable(fn, argtypes):
@@ -90,18 +74,14 @@ def hipStreamAddCallback(stream, callback, userData, flags):
     stream's later work waits for it.  An exception it raises is the stream's error at its next
     synchronisation; the stream stays usable.  ``callback``: a Python callable or a C function pointer
     (``void(*)(hipStream_t, hipError_t, void*)``, called with the stream handle and ``int(userData)``)."""
-    if flags != 0:
-        raise HipError(hipError_t.hipErrorInvalidValue, "flags must be 0")
-    if not callable(callback) and address_of(callback) == 0:
-        raise HipError(hipError_t.hipErrorInvalidValue, "callback is not callable")
-    fn = _host_callable(callback, (ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p))
-    st = runtime().resolve_stream(stream)
-    if isinstance(fn, ctypes._CFuncPtr):
-        handle, data = (st.handle if stream else 0), address_of(userData)
-        op = lambda: fn(handle, 0, data)  # noqa: E731
-    else:
-        op = lambda: fn(stream, hipError_t.hipSuccess, userData)  # noqa: E731
-    st.host_op(op, "stream callback")
+    def make_call(st):
+        fn = _host_callable(callback, (ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p))
+        if isinstance(fn, ctypes._CFuncPtr):
+            handle, data = (st.handle if stream else 0), address_of(userData)
+            return lambda: fn(handle, 0, data)
+        return lambda: fn(stream, hipError_t.hipSuccess, userData)
+    null = not callable(callback) and address_of(callback) == 0
+    api.stream_add_callback(stream, flags, None if null else make_call)
 
 
 @hip_api()
@@ -117,9 +97,7 @@ def hipLaunchHostFunc(stream, fn, userData):
 
 @hip_api()
 def hipStreamWaitEvent(stream, event, flags):
-    if flags != 0:
-        raise HipError(hipError_t.hipErrorInvalidValue, "flags must be 0")
-    runtime().resolve_stream(stream).wait_event(_event(event))
+    api.stream_wait_event(stream, event, flags)
 
 
 @hip_api(1)
@@ -134,42 +112,37 @@ def hipEventCreateWithFlags(flags):
 
 @hip_api()
 def hipEventRecord(event, stream):
-    _event(event).record(runtime().resolve_stream(stream))
+    api.event_record(event, stream)
 
 
 @hip_api()
 def hipEventSynchronize(event):
-    _event(event).synchronize()
+    api.event_synchronize(event)
 
 
 @hip_api()
 def hipEventQuery(event):
-    if not _event(event).query():
-        raise HipError(hipError_t.hipErrorNotReady, "event has not completed")
+    api.event_query(event)
 
 
 @hip_api(1)
 def hipEventElapsedTime(start, stop):
-    return _event(start).elapsed_ms(_event(stop))
+    return api.event_elapsed_ms(start, stop)
 
 
 @hip_api()
 def hipEventDestroy(event):
-    _event(event).destroyed = True
+    api.event_destroy(event)
 
 
 @hip_api(1)
 def hipStreamGetFlags(stream):
-    if stream is None or (isinstance(stream, int) and stream == 0):
-        raise invalid("null stream")
-    return runtime().resolve_stream(stream).flags
+    return api.stream_flags(stream)
 
 
 @hip_api(1)
 def hipStreamGetPriority(stream):
-    if stream is None or (isinstance(stream, int) and stream == 0):
-        return 0
-    return runtime().resolve_stream(stream).priority
+    return api.stream_priority(stream)
 
 
 # -- stream memory operations -------------------------------------------------------------------------------------

@@ -9,8 +9,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 PKG = ROOT / "pyhip"
 
-# Modules still in an import cycle (issue 25: runtime/ untied). Remove names as their cycles are broken.
+# Module-level imports: no cycle is left anywhere in pyhip.
 ALLOWED: set[str] = set()
+# Counting the imports inside functions too (issue 25's "12-module cycle hidden by in-function imports"): the
+# pyhip.runtime modules (hsa/ aside) still in such a cycle. It may only shrink: remove names as cycles break.
+ALLOWED_IN_FUNCTIONS = {f"pyhip.runtime.{m}" for m in (
+    "context", "copies", "device", "graph", "hostcall", "idlecopy", "module", "ops", "pointers", "pools",
+    "stream")}
 
 
 def _modules() -> dict[str, Path]:
@@ -20,6 +25,12 @@ def _modules() -> dict[str, Path]:
         name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
         out[name] = path
     return out
+
+
+def _all_statements(body):
+    """Every import statement, wherever it is (module level or inside functions)."""
+    for stmt in body:
+        yield from ast.walk(stmt)
 
 
 def _top_level(body):
@@ -44,12 +55,13 @@ def _extensions() -> set[str]:
     return {".".join(p.relative_to(ROOT).parts[:-1] + (p.name.split(".")[0],)) for p in PKG.rglob("*.so")}
 
 
-def import_graph() -> dict[str, set[str]]:
+def import_graph(in_functions: bool = False) -> dict[str, set[str]]:
     mods, leaves = _modules(), _extensions()
     graph: dict[str, set[str]] = {m: set() for m in mods}
     for name, path in mods.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-        for node in _top_level(ast.parse(path.read_text()).body):
+        statements = _all_statements if in_functions else _top_level
+        for node in statements(ast.parse(path.read_text()).body):
             targets = []
             if isinstance(node, ast.Import):
                 targets = [a.name for a in node.names]
@@ -122,10 +134,20 @@ def test_the_graph_sees_relative_and_package_imports():
     assert "pyhip.runtime.peer" in g["pyhip.hipapi.devices"]      # from ..runtime import peer
 
 
-def test_no_import_cycles_beyond_the_allowed():
-    found = cycles(import_graph())
+def _check(found, allowed):
     in_cycles = set().union(*found) if found else set()
-    new = [sorted(c) for c in found if not c <= ALLOWED]
-    assert not new, f"import cycles among modules not in ALLOWED: {new}"
-    stale = sorted(ALLOWED - in_cycles)
-    assert not stale, f"no longer in a cycle, remove from ALLOWED: {stale}"
+    new = [sorted(c) for c in found if not c <= allowed]
+    assert not new, f"import cycles among modules not allowed: {new}"
+    stale = sorted(allowed - in_cycles)
+    assert not stale, f"no longer in a cycle, remove from the allow-list: {stale}"
+
+
+def test_no_module_level_import_cycle():
+    _check(cycles(import_graph()), ALLOWED)
+
+
+def test_runtime_cycles_through_function_imports_only_shrink():
+    def inside(m):
+        return m.startswith("pyhip.runtime") and not m.startswith("pyhip.runtime.hsa")
+    graph = {m: {t for t in ts if inside(t)} for m, ts in import_graph(in_functions=True).items() if inside(m)}
+    _check(cycles(graph), ALLOWED_IN_FUNCTIONS)

@@ -41,12 +41,12 @@ def install(c) -> None:
         if attr == 0:                              # performance rank: the link type (XGMI = 4 between them)
             out[0] = peer.LINK_TYPE
         elif attr == 1:
-            out[0] = peer.can_access(src, dst)
+            out[0] = peer.can_access(rt, src, dst)
         elif attr == 2:
             out[0] = 1
         elif attr == 3:
             same = rt.devices[src].props.gcnArch == rt.devices[dst].props.gcnArch
-            out[0] = peer.can_access(src, dst) if same else 0
+            out[0] = peer.can_access(rt, src, dst) if same else 0
         else:
             raise invalid(f"P2P attribute {attr}")
 

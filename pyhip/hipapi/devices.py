@@ -96,14 +96,16 @@ def set_cache_config(config) -> None:
 
 
 def can_access_peer(ordinal, peer_ordinal) -> int:
-    return peer.can_access(int(ordinal), int(peer_ordinal))
+    return peer.can_access(runtime(), int(ordinal), int(peer_ordinal))
 
 
 def enable_peer_access(peer_ordinal, flags) -> None:
     if int(flags) != 0:
         raise invalid("flags must be 0")
-    peer.enable(runtime().current_index(), int(peer_ordinal))
+    rt = runtime()
+    peer.enable(rt, rt.current_index(), int(peer_ordinal))
 
 
 def disable_peer_access(peer_ordinal) -> None:
-    peer.disable(runtime().current_index(), int(peer_ordinal))
+    rt = runtime()
+    peer.disable(rt, rt.current_index(), int(peer_ordinal))

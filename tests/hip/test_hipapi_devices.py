@@ -6,6 +6,7 @@ import pytest
 
 from pyhip.errors import HipError, hipError_t as E
 from pyhip.hipapi import devices as api
+from pyhip.runtime import peer
 from pyhip.runtime.context import runtime
 
 
@@ -75,7 +76,7 @@ def test_peer_access_rules():
     assert api.stream_priority_range() == (1, -1)
     assert api.can_access_peer(0, 1) == 1 and api.can_access_peer(1, 1) == 0
     assert code(api.enable_peer_access, 1, 1) == E.hipErrorInvalidValue      # flags must be 0
-    assert (0, 1) not in rt.peers                                            # … and nothing was mapped
+    assert (0, 1) not in peer.enabled(rt)                                           # … and nothing was mapped
     assert code(api.enable_peer_access, 99, 0) == E.hipErrorInvalidDevice
     api.enable_peer_access(1, 0)
     try:
@@ -83,3 +84,25 @@ def test_peer_access_rules():
     finally:
         api.disable_peer_access(1)
     assert code(api.disable_peer_access, 1) == E.hipErrorPeerAccessNotEnabled
+
+
+def test_a_forked_child_starts_with_no_peer_access():
+    import os
+
+    rt = runtime()
+    rt.set_device(0)
+    api.enable_peer_access(1, 0)
+    try:
+        pid = os.fork()
+        if pid == 0:                                  # the child: new devices, no mapping, enabling works again
+            ok = not peer.enabled(rt)
+            try:
+                api.enable_peer_access(1, 0)
+                ok = ok and peer.enabled(rt) == {(0, 1)}
+            finally:
+                os._exit(0 if ok else 1)
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 0
+        assert peer.enabled(rt) == {(0, 1)}            # the parent keeps its own
+    finally:
+        api.disable_peer_access(1)

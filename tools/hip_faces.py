@@ -109,6 +109,12 @@ def _helpers(tree: ast.AST) -> dict[str, ast.FunctionDef]:
             if isinstance(n, ast.FunctionDef) and not n.name.startswith("hip") and _export_name(n) is None}
 
 
+def _is_face(node: ast.AST) -> bool:
+    return (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+            and node.targets[0].id.startswith("hip") and isinstance(node.value, ast.Call)
+            and isinstance(node.value.func, ast.Name) and node.value.func.id == "face" and len(node.value.args) > 1)
+
+
 def _hip_face(root: Path) -> dict[str, Body]:
     out: dict[str, Body] = {}
     for pkg in ("hip", "hiprtc"):
@@ -119,6 +125,12 @@ def _hip_face(root: Path) -> dict[str, Body]:
             for node in tree.body:
                 if isinstance(node, ast.FunctionDef) and node.name.startswith("hip"):
                     out[node.name] = Body(str(path.relative_to(root)), node, imports, helpers)
+                elif _is_face(node):      # hipX = face("hipX", api.x, …): a body that only calls api.x
+                    name = node.targets[0].id
+                    call = ast.Expr(ast.Call(func=node.value.args[1], args=[], keywords=[]))
+                    fn = ast.FunctionDef(name=name, args=ast.arguments([], [], None, [], [], None, []), body=[call],
+                                         decorator_list=[], returns=None, type_params=[])
+                    out[name] = Body(str(path.relative_to(root)), fn, imports, helpers)
     return out
 
 

@@ -166,16 +166,16 @@ def install(c) -> None:
 
     @c.export
     def hipDeviceGetPCIBusId(buf, length, d):
-        put_string(buf, api.pci_bus_id(d, length))
+        put_string(buf, api.pci_bus_id(length, d))
 
     @c.export
     def hipDeviceGetByPCIBusId(out, text):
         c.need(out, text)
-        out[0] = api.by_pci_bus_id(ffi.string(text).decode(errors="replace"))
+        out[0] = api.by_pci_bus_id(ffi.string(text))
 
     @c.export
     def hipDeviceGetName(buf, length, d):
-        put_string(buf, api.name(d, length))
+        put_string(buf, api.name(length, d))
 
     @c.export
     def hipDeviceTotalMem(out, d):

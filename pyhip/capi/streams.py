@@ -62,11 +62,11 @@ def install(c) -> None:
 
     @c.export
     def hipEventCreate(event):
-        c.new_handle(event, Event())
+        c.new_handle(event, api.event_create())
 
     @c.export
     def hipEventCreateWithFlags(event, flags):
-        c.new_handle(event, Event(int(flags)))
+        c.new_handle(event, api.event_create(flags))
 
     @c.export
     def hipEventRecord(event, stream):

@@ -13,7 +13,6 @@ from .._hip_enums import (HIPaddress_mode, HIPaddress_mode_enum, HIPfilter_mode,
                           hipMemcpyKind, hipMemoryType, hipResourceType, hipResourceViewFormat, hipSharedMemConfig,
                           hipTextureAddressMode, hipTextureFilterMode, hipTextureReadMode)
 from ..errors import HipError, error_name
-from ..hipapi import devices as devices_api
 from ..runtime import ops
 from ..runtime.context import hipStreamPerThread, runtime
 from ..runtime.memory import DevicePointer, HostPointer
@@ -128,11 +127,6 @@ def hipGetErrorString(hipError):
 
 
 # -- devices -----------------------------------------------------------------------------------------
-@hip_api(1)
-def hipGetDeviceCount():
-    return devices_api.count()
-
-
 @hip_api()
 def hipSetDevice(deviceId):
     runtime().set_device(deviceId)

@@ -6,36 +6,29 @@ import ctypes
 from ..errors import HipError, hipError_t
 from ..hipapi import streams as api
 from ..runtime.context import runtime
-from ..runtime.stream import Event, Stream
+from ..runtime.stream import Stream
 from ..runtime import memops
-from ._api import SUCCESS, fast_path_of, hip_api
+from ._api import SUCCESS, face, fast_path_of, hip_api
 from .memory import _addr
 from .pointers import address_of
 
 
-@hip_api(1)
-def hipStreamCreate():
-    return api.stream_create()
-
-
-@hip_api(1)
-def hipStreamCreateWithFlags(flags):
-    return api.stream_create(flags)
-
-
-@hip_api(1)
-def hipStreamCreateWithPriority(flags, priority):
-    return api.stream_create(flags, priority)
-
-
-@hip_api()
-def hipStreamDestroy(stream):
-    api.stream_destroy(stream)
-
-
-@hip_api()
-def hipStreamSynchronize(stream):
-    api.stream_synchronize(stream)
+hipStreamCreate = face("hipStreamCreate", api.stream_create, 1)
+hipStreamCreateWithFlags = face("hipStreamCreateWithFlags", api.stream_create, 1)
+hipStreamCreateWithPriority = face("hipStreamCreateWithPriority", api.stream_create, 1)
+hipStreamDestroy = face("hipStreamDestroy", api.stream_destroy)
+hipStreamSynchronize = face("hipStreamSynchronize", api.stream_synchronize)
+hipStreamQuery = face("hipStreamQuery", api.stream_query)
+hipStreamWaitEvent = face("hipStreamWaitEvent", api.stream_wait_event)
+hipStreamGetFlags = face("hipStreamGetFlags", api.stream_flags, 1)
+hipStreamGetPriority = face("hipStreamGetPriority", api.stream_priority, 1)
+hipEventCreate = face("hipEventCreate", api.event_create, 1)
+hipEventCreateWithFlags = face("hipEventCreateWithFlags", api.event_create, 1)
+hipEventRecord = face("hipEventRecord", api.event_record)
+hipEventSynchronize = face("hipEventSynchronize", api.event_synchronize)
+hipEventQuery = face("hipEventQuery", api.event_query)
+hipEventElapsedTime = face("hipEventElapsedTime", api.event_elapsed_ms, 1)
+hipEventDestroy = face("hipEventDestroy", api.event_destroy)
 
 
 @fast_path_of(hipStreamSynchronize)
@@ -48,11 +41,6 @@ def hipStreamSynchronize(stream):
     else:
         return None
     return SUCCESS if s.capture is None and s.device.sync_if_armed(s) else None
-
-
-@hip_api()
-def hipStreamQuery(stream):
-    api.stream_query(stream)
 
 
 def _host_callable(fn, argtypes):
@@ -93,56 +81,6 @@ def hipLaunchHostFunc(stream, fn, userData):
     f = _host_callable(fn, (ctypes.c_void_p,))
     data = address_of(userData) if isinstance(f, ctypes._CFuncPtr) else userData
     runtime().resolve_stream(stream).host_op(lambda: f(data), "host function")
-
-
-@hip_api()
-def hipStreamWaitEvent(stream, event, flags):
-    api.stream_wait_event(stream, event, flags)
-
-
-@hip_api(1)
-def hipEventCreate():
-    return Event()
-
-
-@hip_api(1)
-def hipEventCreateWithFlags(flags):
-    return Event(flags)
-
-
-@hip_api()
-def hipEventRecord(event, stream):
-    api.event_record(event, stream)
-
-
-@hip_api()
-def hipEventSynchronize(event):
-    api.event_synchronize(event)
-
-
-@hip_api()
-def hipEventQuery(event):
-    api.event_query(event)
-
-
-@hip_api(1)
-def hipEventElapsedTime(start, stop):
-    return api.event_elapsed_ms(start, stop)
-
-
-@hip_api()
-def hipEventDestroy(event):
-    api.event_destroy(event)
-
-
-@hip_api(1)
-def hipStreamGetFlags(stream):
-    return api.stream_flags(stream)
-
-
-@hip_api(1)
-def hipStreamGetPriority(stream):
-    return api.stream_priority(stream)
 
 
 # -- stream memory operations -------------------------------------------------------------------------------------

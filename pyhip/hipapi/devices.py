@@ -34,7 +34,7 @@ def get(ordinal) -> int:
     return device(ordinal).index
 
 
-def name(ordinal, length) -> bytes:
+def name(length, ordinal) -> bytes:
     """The device's name cut to fit ``length`` bytes with its NUL (the NUL not included)."""
     dev = device(ordinal)
     if int(length) <= 0:
@@ -42,14 +42,16 @@ def name(ordinal, length) -> bytes:
     return dev.props.name.encode()[:int(length) - 1]
 
 
-def pci_bus_id(ordinal, length) -> bytes:
+def pci_bus_id(length, ordinal) -> bytes:
     p = device(ordinal).props
     if int(length) < PCI_BUS_ID_LEN:
         raise invalid(f"the buffer must hold {PCI_BUS_ID_LEN} characters")
     return f"{p.pciDomainID:04x}:{p.pciBusID:02x}:{p.pciDeviceID:02x}.0".encode()[:int(length) - 1]
 
 
-def by_pci_bus_id(text: str) -> int:
+def by_pci_bus_id(text) -> int:
+    """The ordinal of the device at PCI bus id ``text`` (str or bytes, "dddd:bb:dd")."""
+    text = bytes(text).decode(errors="replace") if isinstance(text, (bytes, bytearray)) else str(text)
     m = re.match(r"\s*([0-9a-fA-F]+):([0-9a-fA-F]+):([0-9a-fA-F]+)", text)
     if m:
         want = tuple(int(x, 16) for x in m.groups())

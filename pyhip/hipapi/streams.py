@@ -32,6 +32,10 @@ def event(ev) -> Event:
     return ev
 
 
+def event_create(flags=0) -> Event:
+    return Event(int(flags))
+
+
 def stream_create(flags=0, priority=0):
     return runtime().device().new_stream(int(flags), max(PRIORITY_HIGH, min(PRIORITY_LOW, int(priority))))
 

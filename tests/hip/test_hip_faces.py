@@ -34,6 +34,8 @@ def test_verdicts_on_a_small_tree(tmp_path):
                 return d
             def hipOnlyPython(d):
                 return d
+            hipD = face("hipD", api.total_mem, 1)
+            hipE = face("hipE", api.other, 1)
         """,
         "pyhip/capi/device.py": """
             from ..hipapi import devices as api
@@ -50,13 +52,21 @@ def test_verdicts_on_a_small_tree(tmp_path):
                 @c.export
                 def hipC(out, d):
                     out[0] = c.check(H.hipC(d))
+                @c.export
+                def hipD(out, d):
+                    out[0] = api.total_mem(d)
+                @c.export
+                def hipE(out, d):
+                    if d < 0:
+                        raise invalid("d")
+                    out[0] = d
                 @c.export_raw("hipOnlyC")
                 def only_c(x):
                     return x
         """,
     })
     verdicts = {name: verdict for name, verdict, _h, _c in hip_faces.overlap(root)}
-    assert verdicts == {"hipA": "shared", "hipB": "twice", "hipC": "delegates"}
+    assert verdicts == {"hipA": "shared", "hipB": "twice", "hipC": "delegates", "hipD": "shared", "hipE": "twice"}
 
 
 def test_both_sides_raising_is_twice_even_with_a_shared_callee(tmp_path):

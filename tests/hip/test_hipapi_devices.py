@@ -23,8 +23,8 @@ def test_ordinals_are_checked_once():
     for fn in (api.get, api.total_mem, api.compute_capability):
         assert code(fn, n) == E.hipErrorInvalidDevice
         assert code(fn, -1) == E.hipErrorInvalidDevice
-    assert code(api.name, n, 64) == E.hipErrorInvalidDevice      # the device is checked before the length
-    assert code(api.pci_bus_id, -1, 0) == E.hipErrorInvalidDevice
+    assert code(api.name, 64, n) == E.hipErrorInvalidDevice      # the device is checked before the length
+    assert code(api.pci_bus_id, 0, -1) == E.hipErrorInvalidDevice
 
 
 def test_identity_from_the_properties():
@@ -32,20 +32,22 @@ def test_identity_from_the_properties():
         p = d.props
         assert api.total_mem(i) == p.totalGlobalMem
         assert api.compute_capability(i) == (p.major, p.minor)
-        assert api.name(i, 256) == p.name.encode()
-        assert api.name(i, 5) == p.name.encode()[:4]                # room for the NUL
+        assert api.name(256, i) == p.name.encode()
+        assert api.name(5, i) == p.name.encode()[:4]                # room for the NUL
         bus = "%04x:%02x:%02x.0" % (p.pciDomainID, p.pciBusID, p.pciDeviceID)
-        assert api.pci_bus_id(i, 13) == bus.encode()
+        assert api.pci_bus_id(13, i) == bus.encode()
         assert api.by_pci_bus_id(bus) == i
         assert api.by_pci_bus_id("  " + bus.upper()) == i
+        assert api.by_pci_bus_id(bus.encode()) == i
 
 
 def test_bad_buffers_and_ids():
     assert code(api.name, 0, 0) == E.hipErrorInvalidValue
-    assert code(api.name, 0, -3) == E.hipErrorInvalidValue
-    assert code(api.pci_bus_id, 0, 12) == E.hipErrorInvalidValue
+    assert code(api.name, -3, 0) == E.hipErrorInvalidValue
+    assert code(api.pci_bus_id, 12, 0) == E.hipErrorInvalidValue
     assert code(api.by_pci_bus_id, "not a bus id") == E.hipErrorInvalidValue
     assert code(api.by_pci_bus_id, "ffff:ff:ff.0") == E.hipErrorInvalidValue
+    assert code(api.by_pci_bus_id, b"\xff\xfe") == E.hipErrorInvalidValue
 
 
 def test_limits():

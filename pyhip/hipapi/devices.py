@@ -8,14 +8,11 @@ import re
 from ..errors import HipError, hipError_t
 from ..runtime import peer
 from ..runtime.context import runtime
+from . import invalid
 
 LIMIT_STACK, LIMIT_PRINTF_FIFO, LIMIT_MALLOC_HEAP = 0, 1, 2
 PRIORITY_LEAST, PRIORITY_GREATEST = 1, -1           # ROCclr: Priority::Low = 1, High = -1
 PCI_BUS_ID_LEN = 13                                 # "dddd:bb:dd.f" and its NUL
-
-
-def invalid(msg: str) -> HipError:
-    return HipError(hipError_t.hipErrorInvalidValue, msg)
 
 
 def device(ordinal):

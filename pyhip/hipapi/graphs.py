@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from ..errors import HipError, hipError_t
 from ..runtime.graph import Capture, Graph, GraphExec
-from .streams import _is_null, invalid, stream
+from . import invalid
+from .streams import _is_null, stream
 
 CAPTURE_NONE, CAPTURE_ACTIVE, CAPTURE_INVALIDATED = 0, 1, 2      # hipStreamCaptureStatus
 CAPTURE_MODES = range(3)                                          # global, thread local, relaxed

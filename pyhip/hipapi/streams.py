@@ -7,12 +7,9 @@ from __future__ import annotations
 from ..errors import HipError, hipError_t
 from ..runtime.context import hipStreamPerThread, runtime
 from ..runtime.stream import Event
+from . import invalid
 
 PRIORITY_HIGH, PRIORITY_LOW = -1, 1                 # ROCclr: High -1, Normal 0, Low 1
-
-
-def invalid(msg: str) -> HipError:
-    return HipError(hipError_t.hipErrorInvalidValue, msg)
 
 
 def _is_null(stream) -> bool:

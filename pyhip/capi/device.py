@@ -3,10 +3,10 @@ versions, error names, reset and synchronisation; hipChooseDevice, names, PCI bu
 capability, UUIDs (clr's hip_device_runtime.cpp / hip_device.cpp)."""
 from __future__ import annotations
 
-import re
 import struct
 
 from ..errors import error_name
+from ..hipapi import devices as api
 from ..runtime.properties import WALL_CLOCK_RATE_ATTR, device_attribute
 from .common import invalid
 
@@ -75,7 +75,7 @@ def install(c) -> None:
     @c.export
     def hipGetDeviceCount(count):
         c.need(count)
-        count[0] = len(rt.devices)
+        count[0] = api.count()
 
     @c.export
     def hipSetDevice(d):
@@ -150,55 +150,38 @@ def install(c) -> None:
 
     @c.export
     def hipDeviceComputeCapability(major, minor, d):
-        dev = c.device(d)
+        cc = api.compute_capability(d)
         c.need(major, minor)
-        major[0], minor[0] = dev.props.major, dev.props.minor
+        major[0], minor[0] = cc
 
     @c.export
     def hipDeviceGet(out, d):
         c.need(out)
-        out[0] = c.device(d).index
+        out[0] = api.get(d)
 
-    def bus_id(dev) -> str:
-        p = dev.props
-        return f"{p.pciDomainID:04x}:{p.pciBusID:02x}:{p.pciDeviceID:02x}.0"
+    def put_string(buf, text: bytes) -> None:
+        if buf == ffi.NULL:
+            raise invalid("null buffer")
+        ffi.memmove(buf, text + b"\0", len(text) + 1)
 
     @c.export
     def hipDeviceGetPCIBusId(buf, length, d):
-        dev = c.device(d)
-        if buf == ffi.NULL or int(length) <= 12:
-            raise invalid("the buffer must hold 13 characters")
-        text = bus_id(dev).encode()[:int(length) - 1] + b"\0"
-        ffi.memmove(buf, text, len(text))
+        put_string(buf, api.pci_bus_id(length, d))
 
     @c.export
     def hipDeviceGetByPCIBusId(out, text):
-        if out == ffi.NULL or text == ffi.NULL:
-            raise invalid("null pointer")
-        m = re.match(r"\s*([0-9a-fA-F]+):([0-9a-fA-F]+):([0-9a-fA-F]+)", ffi.string(text).decode(errors="replace"))
-        if m is None:
-            raise invalid("not a PCI bus id")
-        dom, bus, dev_id = (int(x, 16) for x in m.groups())
-        for d in rt.devices:
-            p = d.props
-            if (p.pciDomainID, p.pciBusID, p.pciDeviceID) == (dom, bus, dev_id):
-                out[0] = d.index
-                return
-        raise invalid("no device at that PCI bus id")
+        c.need(out, text)
+        out[0] = api.by_pci_bus_id(ffi.string(text))
 
     @c.export
     def hipDeviceGetName(buf, length, d):
-        dev = c.device(d)
-        if buf == ffi.NULL or int(length) <= 0:
-            raise invalid("null buffer")
-        name = dev.props.name.encode()[:int(length) - 1] + b"\0"
-        ffi.memmove(buf, name, len(name))
+        put_string(buf, api.name(length, d))
 
     @c.export
     def hipDeviceTotalMem(out, d):
-        dev = c.device(d)
+        total = api.total_mem(d)
         c.need(out)
-        out[0] = dev.props.totalGlobalMem
+        out[0] = total
 
     @c.export
     def hipDeviceGetUuid(out, d):

@@ -2,10 +2,9 @@
 and context forms), device flags, the stream priority range (clr's hip_device_runtime.cpp)."""
 from __future__ import annotations
 
-from ..errors import HipError, hipError_t
+from ..hipapi import devices as api
 from .common import invalid
 
-LIMIT_STACK, LIMIT_PRINTF_FIFO, LIMIT_MALLOC_HEAP = 0, 1, 2
 SCHEDULE_MASK, MAP_HOST, LMEM_RESIZE = 0x7, 0x8, 0x16
 
 
@@ -14,15 +13,8 @@ def install(c) -> None:
 
     @c.export
     def hipDeviceGetLimit(out, limit):
-        if out == ffi.NULL or not 0 <= int(limit) <= 2:
-            raise invalid("null pointer or unknown limit")
-        limit = int(limit)
-        if limit == LIMIT_MALLOC_HEAP:
-            out[0] = rt.device().props.totalGlobalMem
-        elif limit == LIMIT_STACK:
-            out[0] = rt.device().stack_size
-        else:
-            raise HipError(hipError_t.hipErrorUnsupportedLimit, "hipLimitPrintfFifoSize")
+        c.need(out)
+        out[0] = api.limit(limit)
 
     def config_get(out, value):
         c.need(out)
@@ -30,13 +22,11 @@ def install(c) -> None:
 
     @c.export
     def hipDeviceGetCacheConfig(out):
-        config_get(out, rt.device().cache_config)
+        config_get(out, api.cache_config())
 
     @c.export
     def hipDeviceSetCacheConfig(cfg):
-        if not 0 <= int(cfg) <= 3:
-            raise invalid(f"cache config {int(cfg)}")
-        rt.device().cache_config = int(cfg)
+        api.set_cache_config(cfg)
 
     @c.export
     def hipDeviceGetSharedMemConfig(out):
@@ -77,8 +67,9 @@ def install(c) -> None:
 
     @c.export
     def hipDeviceGetStreamPriorityRange(least, greatest):
+        low, high = api.stream_priority_range()
         if least != ffi.NULL:
-            least[0] = 1                         # ROCclr: Priority::Low = 1, High = -1
+            least[0] = low
         if greatest != ffi.NULL:
-            greatest[0] = -1
+            greatest[0] = high
 

@@ -6,22 +6,20 @@ from __future__ import annotations
 import threading
 
 from ..errors import HipError, hipError_t
+from ..hipapi import graphs as api
 from .common import invalid
 
 
 def install(c) -> None:
     ffi, rt = c.ffi, c.rt
-    from ..runtime.graph import Capture, Graph, GraphExec, Node
+    from ..runtime.graph import Graph, GraphExec, Node
     from ..runtime.stream import Event
     from . import graph_params as gp
 
     tls = threading.local()
 
     def graph(h) -> Graph:
-        g = c.obj(h, Graph, hipError_t.hipErrorInvalidValue)
-        if g.destroyed:
-            raise invalid("the graph was destroyed")
-        return g
+        return api.graph(c.obj(h, Graph, hipError_t.hipErrorInvalidValue))
 
     def node(h) -> Node:
         return c.obj(h, Node, hipError_t.hipErrorInvalidValue)
@@ -62,14 +60,11 @@ def install(c) -> None:
     @c.export
     def hipGraphCreate(out, flags):
         c.need(out)
-        if int(flags) != 0:
-            raise invalid("flags must be 0")
-        out[0] = handle(Graph())
+        out[0] = handle(api.graph_create(flags))
 
     @c.export
     def hipGraphDestroy(g):
-        gr = graph(g)
-        gr.destroyed = True
+        api.graph_destroy(graph(g))
         c.objects.pop(c.addr(g), None)
 
     # -- nodes ---------------------------------------------------------------------------------------------
@@ -233,23 +228,23 @@ def install(c) -> None:
     @c.export
     def hipGraphInstantiate(out, g, error_node, log, size):
         c.need(out)
-        out[0] = handle(GraphExec(graph(g)))
+        out[0] = handle(api.graph_instantiate(graph(g)))
 
     @c.export
     def hipGraphInstantiateWithFlags(out, g, flags):
         c.need(out)
         if int(flags) not in (0, 1):             # hipGraphInstantiateFlagAutoFreeOnLaunch
             raise invalid("flags")
-        out[0] = handle(GraphExec(graph(g)))
+        out[0] = handle(api.graph_instantiate(graph(g)))
 
     @c.export
     def hipGraphExecDestroy(e):
-        gexec(e)
+        api.graph_exec_destroy(gexec(e))
         c.objects.pop(c.addr(e), None)
 
     @c.export
     def hipGraphLaunch(e, stream):
-        gexec(e).launch(c.stream(stream))
+        api.graph_launch(gexec(e), c.stream_of(stream))
 
     @c.export
     def hipGraphExecUpdate(e, g, error_node, result):
@@ -327,32 +322,20 @@ def install(c) -> None:
 
     @c.export
     def hipStreamBeginCapture(stream, mode):
-        st = capturing_stream(stream)
-        if st is None:
-            raise HipError(hipError_t.hipErrorStreamCaptureUnsupported, "the null stream cannot be captured")
-        if not 0 <= int(mode) <= 2:
-            raise invalid(f"capture mode {int(mode)}")
-        if st.capture is not None:
-            raise HipError(hipError_t.hipErrorIllegalState, "the stream is capturing already")
-        st.disable_fast()                        # its launches must come through Python to be recorded
-        c.fast.invalidate()
-        st.capture = Capture(st, int(mode))
+        def no_native_launches(st):              # its launches must come through Python to be recorded
+            st.disable_fast()
+            c.fast.invalidate()
+        api.begin_capture(c.stream_of(stream), mode, no_native_launches)
 
     @c.export
     def hipStreamEndCapture(stream, out):
         c.need(out)
-        st = capturing_stream(stream)
-        if st is None or st.capture is None:
-            raise HipError(hipError_t.hipErrorIllegalState, "the stream is not capturing")
-        if st.capture.origin is not st:
-            raise HipError(hipError_t.hipErrorStreamCaptureUnmatched, "capture began on another stream")
-        out[0] = handle(st.capture.end())
+        out[0] = handle(api.end_capture(c.stream_of(stream)))
 
     @c.export
     def hipStreamIsCapturing(stream, status):
         c.need(status)
-        st = capturing_stream(stream)
-        status[0] = 0 if st is None or st.capture is None else (2 if st.capture.invalidated else 1)
+        status[0] = api.capture_status(c.stream_of(stream))
 
     @c.export
     def hipStreamGetCaptureInfo(stream, status, cid):

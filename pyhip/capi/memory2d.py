@@ -115,7 +115,7 @@ def install(c) -> None:
                        p.srcZ if z else 0, sp, sh)
         dst = endpoint(p.dstMemoryType, p.dstHost, p.dstDevice, p.dstArray, p.dstXInBytes, p.dstY,
                        p.dstZ if z else 0, dp, dh)
-        copy_3d(dst, src, w, h, d, c.stream_of(stream), sync)
+        copy_3d(c.rt, dst, src, w, h, d, c.stream_of(stream), sync)
         return True
 
     def param3d(p, stream, sync):

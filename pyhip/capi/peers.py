@@ -3,6 +3,7 @@ rules are runtime/peer.py's."""
 from __future__ import annotations
 
 from ..errors import HipError, hipError_t
+from ..hipapi import devices as api
 from .common import invalid
 
 
@@ -13,17 +14,15 @@ def install(c) -> None:
     @c.export
     def hipDeviceCanAccessPeer(out, d, p):
         c.need(out)
-        out[0] = peer.can_access(int(d), int(p))
+        out[0] = api.can_access_peer(d, p)
 
     @c.export
     def hipDeviceEnablePeerAccess(p, flags):
-        if int(flags) != 0:
-            raise invalid("flags must be 0")
-        peer.enable(rt.current_index(), int(p))
+        api.enable_peer_access(p, flags)
 
     @c.export
     def hipDeviceDisablePeerAccess(p):
-        peer.disable(rt.current_index(), int(p))
+        api.disable_peer_access(p)
 
     @c.export
     def hipCtxEnablePeerAccess(ctx, flags):
@@ -42,12 +41,12 @@ def install(c) -> None:
         if attr == 0:                              # performance rank: the link type (XGMI = 4 between them)
             out[0] = peer.LINK_TYPE
         elif attr == 1:
-            out[0] = peer.can_access(src, dst)
+            out[0] = peer.can_access(rt, src, dst)
         elif attr == 2:
             out[0] = 1
         elif attr == 3:
             same = rt.devices[src].props.gcnArch == rt.devices[dst].props.gcnArch
-            out[0] = peer.can_access(src, dst) if same else 0
+            out[0] = peer.can_access(rt, src, dst) if same else 0
         else:
             raise invalid(f"P2P attribute {attr}")
 

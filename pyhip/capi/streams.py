@@ -7,6 +7,7 @@ import os
 import struct
 
 from ..errors import HipError, hipError_t
+from ..hipapi import streams as api
 from ..runtime import ops
 from .common import invalid
 
@@ -16,13 +17,11 @@ IPC_EVENT_MAGIC = b"pyhipEVT"
 
 def install(c) -> None:
     ffi, rt = c.ffi, c.rt
-    from .. import hip as H
     from ..runtime.stream import Event
 
     def new_stream(out, flags=0, priority=0):
         c.need(out)
-        s = rt.device().new_stream(int(flags), int(priority))
-        out[0] = ffi.cast("void*", c.add_stream(s))
+        out[0] = ffi.cast("void*", c.add_stream(api.stream_create(flags, priority)))
 
     @c.export
     def hipStreamCreate(stream):
@@ -34,52 +33,35 @@ def install(c) -> None:
 
     @c.export
     def hipStreamCreateWithPriority(stream, flags, priority):
-        new_stream(stream, flags, max(-1, min(1, int(priority))))     # High -1, Normal 0, Low 1 (ROCclr)
+        new_stream(stream, flags, priority)
 
     @c.export
     def hipStreamDestroy(stream):
         s = c.stream_of(stream)
-        if s is None:
-            raise HipError(hipError_t.hipErrorInvalidHandle, "cannot destroy the null stream")
-        if s == 2:
-            raise HipError(hipError_t.hipErrorInvalidResourceHandle, "cannot destroy hipStreamPerThread")
-        s.destroy()
+        api.stream_destroy(s)
         c.streams.pop(id(s), None)
 
     @c.export
     def pyhip_slow_hipStreamSynchronize(stream):
         # hipStreamSynchronize (fastlaunch.c) when the stream's device is not armed for a native synchronize
-        st = c.stream(stream)
-        st.check_not_capturing()
-        st.synchronize()
+        api.stream_synchronize(c.stream_of(stream))
 
     @c.export
     def hipStreamQuery(stream):
-        st = c.stream(stream)
-        st.check_not_capturing()
-        if not st.query():
-            return int(hipError_t.hipErrorNotReady)
+        api.stream_query(c.stream_of(stream))
 
     @c.export
     def hipStreamWaitEvent(stream, event, flags):
-        c.check(H.hipStreamWaitEvent(c.stream(stream), c.obj(event, Event), int(flags)))
+        api.stream_wait_event(c.stream_of(stream), c.obj(event, Event), flags)
 
     @c.export
     def hipStreamAddCallback(stream, callback, user_data, flags):
-        if callback == ffi.NULL:
-            raise invalid("null callback")
-        if int(flags) != 0:
-            raise invalid("flags must be 0")
-        st = c.stream(stream)
-        handle = stream
         fn = ffi.cast("void(*)(void*, int, void*)", callback)
-
-        def call():
-            fn(handle, 0, user_data)
-        st.host_op(call, "callback")
+        make_call = None if callback == ffi.NULL else (lambda st: lambda: fn(stream, 0, user_data))
+        api.stream_add_callback(c.stream_of(stream), flags, make_call)
 
     def new_event(out, flags=0):
-        ev = Event(flags)
+        ev = api.event_create(flags)
         c.new_handle(out, ev)
         c.fast.register_event(id(ev), ev)           # records, queries, waits in C (fastlaunch.c)
 
@@ -97,29 +79,26 @@ def install(c) -> None:
     def pyhip_slow_hipEventRecord(event, stream):
         if event == ffi.NULL:
             raise HipError(hipError_t.hipErrorInvalidHandle, "null event")
-        c.obj(event, Event).record(c.stream(stream))
+        api.event_record(c.obj(event, Event), c.stream_of(stream))
 
     @c.export
     def pyhip_slow_hipEventSynchronize(event):
-        c.obj(event, Event).synchronize()
+        api.event_synchronize(c.obj(event, Event))
 
     @c.export
     def pyhip_slow_hipEventQuery(event):
-        if not c.obj(event, Event).query():
-            return int(hipError_t.hipErrorNotReady)
+        api.event_query(c.obj(event, Event))
 
     @c.export
     def pyhip_slow_hipEventElapsedTime(ms, start, stop):
         c.need(ms)
-        if start == ffi.NULL or stop == ffi.NULL:
-            raise HipError(hipError_t.hipErrorInvalidHandle, "null event")
-        ms[0] = c.obj(start, Event).elapsed_ms(c.obj(stop, Event))
+        ms[0] = api.event_elapsed_ms(c.obj(start, Event), c.obj(stop, Event))
 
     @c.export
     def hipEventDestroy(event):
         ev = c.obj(event, Event)
         c.fast.unregister_event(c.addr(event), ev)
-        ev.destroyed = True
+        api.event_destroy(ev)
         c.objects.pop(c.addr(event), None)
 
     @c.export_raw("hipGetStreamDeviceId")
@@ -135,9 +114,8 @@ def install(c) -> None:
 
     @c.export
     def hipStreamGetFlags(stream, flags):
-        if flags == ffi.NULL or stream == ffi.NULL:
-            raise invalid("null pointer")
-        flags[0] = c.stream(stream).flags
+        c.need(flags)
+        flags[0] = api.stream_flags(c.stream_of(stream))
 
     @c.export
     def hipStreamGetFlags_spt(stream, flags):
@@ -146,7 +124,7 @@ def install(c) -> None:
     @c.export
     def hipStreamGetPriority(stream, priority):
         c.need(priority)
-        priority[0] = 0 if stream == ffi.NULL else c.stream(stream).priority
+        priority[0] = api.stream_priority(c.stream_of(stream))
 
     @c.export
     def hipStreamGetPriority_spt(stream, priority):
@@ -154,20 +132,15 @@ def install(c) -> None:
 
     @c.export
     def hipStreamQuery_spt(stream):
-        st = c.stream(pt(stream))
-        st.check_not_capturing()
-        if not st.query():
-            return int(hipError_t.hipErrorNotReady)
+        return hipStreamQuery(pt(stream))
 
     @c.export
     def hipStreamSynchronize_spt(stream):
-        st = c.stream(pt(stream))
-        st.check_not_capturing()
-        st.synchronize()
+        return pyhip_slow_hipStreamSynchronize(pt(stream))
 
     @c.export
     def hipStreamWaitEvent_spt(stream, event, flags):
-        c.check(H.hipStreamWaitEvent(c.stream(pt(stream)), c.obj(event, Event), int(flags)))
+        return hipStreamWaitEvent(pt(stream), event, flags)
 
     @c.export
     def hipMemcpyToSymbol_spt(symbol, src, size, offset, kind):

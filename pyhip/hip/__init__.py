@@ -127,14 +127,6 @@ def hipGetErrorString(hipError):
 
 
 # -- devices -----------------------------------------------------------------------------------------
-@hip_api(1)
-def hipGetDeviceCount():
-    n = len(runtime().devices)
-    if n == 0:
-        raise HipError(hipError_t.hipErrorNoDevice, "no devices")
-    return n
-
-
 @hip_api()
 def hipSetDevice(deviceId):
     runtime().set_device(deviceId)

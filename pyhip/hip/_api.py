@@ -67,6 +67,23 @@ def hip_api(nvalues: int = 0):
     return deco
 
 
+def face(name: str, impl, nvalues: int = 0, result=None):
+    """The hip-python function ``name`` over a shared implementation (pyhip.hipapi): hip-python's parameters,
+    names and order from its API table, passed on to ``impl`` in that order; ``result`` (when given) turns what
+    ``impl`` returns into what hip-python returns (an enum member)."""
+    from ._hippython_api import FUNCTIONS
+
+    params = [inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD) for p, _ in FUNCTIONS[name]["params"]]
+
+    def fn(*args):
+        out = impl(*args)
+        return out if result is None else result(out)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = impl.__doc__
+    fn.__signature__ = inspect.Signature(params)
+    return hip_api(nvalues)(fn)
+
+
 SUCCESS = (hipError_t.hipSuccess,)
 
 

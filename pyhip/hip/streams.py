@@ -4,53 +4,31 @@ from __future__ import annotations
 import ctypes
 
 from ..errors import HipError, hipError_t
-from ..runtime.context import hipStreamPerThread, runtime
-from ..runtime.stream import Event, Stream
+from ..hipapi import streams as api
+from ..runtime.context import runtime
+from ..runtime.stream import Stream
 from ..runtime import memops
-from ._api import SUCCESS, fast_path_of, hip_api, invalid
+from ._api import SUCCESS, face, fast_path_of, hip_api
 from .memory import _addr
 from .pointers import address_of
 
 
-def _event(ev) -> Event:
-    if not isinstance(ev, Event):
-        raise HipError(hipError_t.hipErrorInvalidHandle, f"not an event: {ev!r}")
-    if ev.destroyed:
-        raise HipError(hipError_t.hipErrorInvalidHandle, "event was destroyed")
-    return ev
-
-
-@hip_api(1)
-def hipStreamCreate():
-    return runtime().device().new_stream()
-
-
-@hip_api(1)
-def hipStreamCreateWithFlags(flags):
-    return runtime().device().new_stream(flags)
-
-
-@hip_api(1)
-def hipStreamCreateWithPriority(flags, priority):
-    priority = max(-1, min(1, int(priority)))      # ROCclr: High -1, Normal 0, Low 1 (clamped)
-    return runtime().device().new_stream(int(flags), int(priority))
-
-
-@hip_api()
-def hipStreamDestroy(stream):
-    if stream is None or stream == 0:
-        raise HipError(hipError_t.hipErrorInvalidHandle, "cannot destroy the null stream")
-    if isinstance(stream, int) and stream == hipStreamPerThread:
-        raise HipError(hipError_t.hipErrorInvalidResourceHandle, "cannot destroy hipStreamPerThread")
-    s = runtime().resolve_stream(stream)
-    s.destroy()
-
-
-@hip_api()
-def hipStreamSynchronize(stream):
-    s = runtime().resolve_stream(stream)
-    s.check_not_capturing()
-    s.synchronize()
+hipStreamCreate = face("hipStreamCreate", api.stream_create, 1)
+hipStreamCreateWithFlags = face("hipStreamCreateWithFlags", api.stream_create, 1)
+hipStreamCreateWithPriority = face("hipStreamCreateWithPriority", api.stream_create, 1)
+hipStreamDestroy = face("hipStreamDestroy", api.stream_destroy)
+hipStreamSynchronize = face("hipStreamSynchronize", api.stream_synchronize)
+hipStreamQuery = face("hipStreamQuery", api.stream_query)
+hipStreamWaitEvent = face("hipStreamWaitEvent", api.stream_wait_event)
+hipStreamGetFlags = face("hipStreamGetFlags", api.stream_flags, 1)
+hipStreamGetPriority = face("hipStreamGetPriority", api.stream_priority, 1)
+hipEventCreate = face("hipEventCreate", api.event_create, 1)
+hipEventCreateWithFlags = face("hipEventCreateWithFlags", api.event_create, 1)
+hipEventRecord = face("hipEventRecord", api.event_record)
+hipEventSynchronize = face("hipEventSynchronize", api.event_synchronize)
+hipEventQuery = face("hipEventQuery", api.event_query)
+hipEventElapsedTime = face("hipEventElapsedTime", api.event_elapsed_ms, 1)
+hipEventDestroy = face("hipEventDestroy", api.event_destroy)
 
 
 @fast_path_of(hipStreamSynchronize)
@@ -63,12 +41,6 @@ def hipStreamSynchronize(stream):
     else:
         return None
     return SUCCESS if s.capture is None and s.device.sync_if_armed(s) else None
-
-
-@hip_api()
-def hipStreamQuery(stream):
-    if not runtime().resolve_stream(stream).query():
-        raise HipError(hipError_t.hipErrorNotReady, "stream has pending work")
 
 
 def _host_callable(fn, argtypes):
@@ -90,18 +62,14 @@ def hipStreamAddCallback(stream, callback, userData, flags):
     stream's later work waits for it.  An exception it raises is the stream's error at its next
     synchronisation; the stream stays usable.  ``callback``: a Python callable or a C function pointer
     (``void(*)(hipStream_t, hipError_t, void*)``, called with the stream handle and ``int(userData)``)."""
-    if flags != 0:
-        raise HipError(hipError_t.hipErrorInvalidValue, "flags must be 0")
-    if not callable(callback) and address_of(callback) == 0:
-        raise HipError(hipError_t.hipErrorInvalidValue, "callback is not callable")
-    fn = _host_callable(callback, (ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p))
-    st = runtime().resolve_stream(stream)
-    if isinstance(fn, ctypes._CFuncPtr):
-        handle, data = (st.handle if stream else 0), address_of(userData)
-        op = lambda: fn(handle, 0, data)  # noqa: E731
-    else:
-        op = lambda: fn(stream, hipError_t.hipSuccess, userData)  # noqa: E731
-    st.host_op(op, "stream callback")
+    def make_call(st):
+        fn = _host_callable(callback, (ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p))
+        if isinstance(fn, ctypes._CFuncPtr):
+            handle, data = (st.handle if stream else 0), address_of(userData)
+            return lambda: fn(handle, 0, data)
+        return lambda: fn(stream, hipError_t.hipSuccess, userData)
+    null = not callable(callback) and address_of(callback) == 0
+    api.stream_add_callback(stream, flags, None if null else make_call)
 
 
 @hip_api()
@@ -113,63 +81,6 @@ def hipLaunchHostFunc(stream, fn, userData):
     f = _host_callable(fn, (ctypes.c_void_p,))
     data = address_of(userData) if isinstance(f, ctypes._CFuncPtr) else userData
     runtime().resolve_stream(stream).host_op(lambda: f(data), "host function")
-
-
-@hip_api()
-def hipStreamWaitEvent(stream, event, flags):
-    if flags != 0:
-        raise HipError(hipError_t.hipErrorInvalidValue, "flags must be 0")
-    runtime().resolve_stream(stream).wait_event(_event(event))
-
-
-@hip_api(1)
-def hipEventCreate():
-    return Event()
-
-
-@hip_api(1)
-def hipEventCreateWithFlags(flags):
-    return Event(flags)
-
-
-@hip_api()
-def hipEventRecord(event, stream):
-    _event(event).record(runtime().resolve_stream(stream))
-
-
-@hip_api()
-def hipEventSynchronize(event):
-    _event(event).synchronize()
-
-
-@hip_api()
-def hipEventQuery(event):
-    if not _event(event).query():
-        raise HipError(hipError_t.hipErrorNotReady, "event has not completed")
-
-
-@hip_api(1)
-def hipEventElapsedTime(start, stop):
-    return _event(start).elapsed_ms(_event(stop))
-
-
-@hip_api()
-def hipEventDestroy(event):
-    _event(event).destroyed = True
-
-
-@hip_api(1)
-def hipStreamGetFlags(stream):
-    if stream is None or (isinstance(stream, int) and stream == 0):
-        raise invalid("null stream")
-    return runtime().resolve_stream(stream).flags
-
-
-@hip_api(1)
-def hipStreamGetPriority(stream):
-    if stream is None or (isinstance(stream, int) and stream == 0):
-        return 0
-    return runtime().resolve_stream(stream).priority
 
 
 # -- stream memory operations -------------------------------------------------------------------------------------

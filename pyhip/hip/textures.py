@@ -269,7 +269,7 @@ def _copy2d_to(dst, wOffset, hOffset, src, spitch, width, height, kind, stream, 
         raise HipError(hipError_t.hipErrorInvalidPitchValue, "source pitch 0")
     if height == 0:
         return                                    # an empty copy succeeds and copies nothing (HIP 5.2)
-    I.copy_3d(_arr(dst, wOffset, hOffset), _mem(src, kind, "src", spitch), width, height, 1, stream, sync)
+    I.copy_3d(runtime(), _arr(dst, wOffset, hOffset), _mem(src, kind, "src", spitch), width, height, 1, stream, sync)
 
 
 def _copy2d_from(dst, dpitch, src, wOffset, hOffset, width, height, kind, stream, sync):
@@ -277,7 +277,7 @@ def _copy2d_from(dst, dpitch, src, wOffset, hOffset, width, height, kind, stream
         raise HipError(hipError_t.hipErrorInvalidPitchValue, "destination pitch 0")
     if height == 0:
         return                                    # an empty copy succeeds and copies nothing (HIP 5.2)
-    I.copy_3d(_mem(dst, kind, "dst", dpitch), _arr(src, wOffset, hOffset), width, height, 1, stream, sync)
+    I.copy_3d(runtime(), _mem(dst, kind, "dst", dpitch), _arr(src, wOffset, hOffset), width, height, 1, stream, sync)
 
 
 @hip_api()
@@ -309,23 +309,23 @@ def _linear(a: I.ImageArray, count: int):
 @hip_api()
 def hipMemcpyToArray(dst, wOffset, hOffset, src, count, kind):
     w, h = _linear(array_of(dst), count)
-    I.copy_3d(_arr(dst, wOffset, hOffset), _mem(src, kind, "src", w), w, h, 1)
+    I.copy_3d(runtime(), _arr(dst, wOffset, hOffset), _mem(src, kind, "src", w), w, h, 1)
 
 
 @hip_api()
 def hipMemcpyFromArray(dst, srcArray, wOffset, hOffset, count, kind):
     w, h = _linear(array_of(srcArray), count)
-    I.copy_3d(_mem(dst, kind, "dst", w), _arr(srcArray, wOffset, hOffset), w, h, 1)
+    I.copy_3d(runtime(), _mem(dst, kind, "dst", w), _arr(srcArray, wOffset, hOffset), w, h, 1)
 
 
 @hip_api()
 def hipMemcpyHtoA(dstArray, dstOffset, srcHost, count):
-    I.copy_3d(_arr(dstArray, dstOffset), _mem(srcHost, hipMemcpyKind.hipMemcpyHostToDevice, "src"), count, 1, 1)
+    I.copy_3d(runtime(), _arr(dstArray, dstOffset), _mem(srcHost, hipMemcpyKind.hipMemcpyHostToDevice, "src"), count, 1, 1)
 
 
 @hip_api()
 def hipMemcpyAtoH(dst, srcArray, srcOffset, count):
-    I.copy_3d(_mem(dst, hipMemcpyKind.hipMemcpyDeviceToHost, "dst"), _arr(srcArray, srcOffset), count, 1, 1)
+    I.copy_3d(runtime(), _mem(dst, hipMemcpyKind.hipMemcpyDeviceToHost, "dst"), _arr(srcArray, srcOffset), count, 1, 1)
 
 
 def _memcpy3d(parms, stream, sync):
@@ -345,7 +345,7 @@ def _memcpy3d(parms, stream, sync):
         dst = _arr(dst_arr, p.dstPos.x * array_of(dst_arr).fmt.element_size, p.dstPos.y, p.dstPos.z)
     else:
         dst = _mem(p.dstPtr.ptr, p.kind, "dst", p.dstPtr.pitch, p.dstPtr.ysize, p.dstPos.x, p.dstPos.y, p.dstPos.z)
-    I.copy_3d(dst, src, ext.width * elem, ext.height, ext.depth, stream, sync)
+    I.copy_3d(runtime(), dst, src, ext.width * elem, ext.height, ext.depth, stream, sync)
 
 
 @hip_api()

@@ -248,3 +248,11 @@ class DeviceBackend:
 
     def unload_program(self, p) -> None:
         self.gpu.unload_program(p)
+
+
+def owner_of(devices, addr: int):
+    """The device of ``devices`` whose memory holds ``addr``, or None for host memory."""
+    for dev in devices:
+        if dev.backend.owns(addr):
+            return dev
+    return None

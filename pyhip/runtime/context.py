@@ -46,7 +46,6 @@ class Runtime:
         self.host_allocs: dict[int, object] = {}  # pinned/managed/registered host memory (runtime/pointers.py)
         self.pitched: dict[int, tuple] = {}      # hipMallocPitch/hipMalloc3D address -> (pitch, width, height, depth)
         self.advice: dict[int, dict] = {}         # hipMemAdvise hints by range start
-        self.peers: set[tuple[int, int]] = set()  # (device, peer) pairs with peer access enabled
         self.primary_active: set[int] = set()     # devices whose primary context was retained
         self.default_pools: dict[int, object] = {}  # memory pools (runtime/pools.py)
         self.current_pools: dict[int, object] = {}
@@ -66,7 +65,6 @@ class Runtime:
                     dev.backend.map_host(a.start, a.array)
         for table in (self.pitched, self.advice, self.default_pools, self.current_pools, self.pool_of):
             table.clear()
-        self.peers.clear()
         self.primary_active.clear()
 
     def _emu_devices(self) -> list[Device]:

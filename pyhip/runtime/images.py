@@ -18,6 +18,7 @@ import numpy as np
 from .._hip_enums import hipArray_Format as AF
 from ..emu import image_desc as D
 from ..errors import HipError, hipError_t
+from .backend import owner_of
 
 INVALID, NOT_SUPPORTED = hipError_t.hipErrorInvalidValue, hipError_t.hipErrorNotSupported
 ROW_ALIGN = 256
@@ -242,13 +243,9 @@ class Endpoint:
     z: int = 0
 
 
-def _owner(addr: int):
-    from .ops import owner
-    return owner(addr)
-
-
-def _np_view(ep: Endpoint, width: int, height: int, depth: int, writable: bool):
-    """(depth, height, width) uint8 view of the copied region; validates it first."""
+def _np_view(ep: Endpoint, width: int, height: int, depth: int, writable: bool, devices):
+    """(depth, height, width) uint8 view of the copied region; validates it first (``devices``: those whose
+    memory an address may be in)."""
     if ep.array is not None:
         a = ep.array
         if not a.addr:
@@ -278,7 +275,7 @@ def _np_view(ep: Endpoint, width: int, height: int, depth: int, writable: bool):
             addr = int(ep.addr) + offset
             if not ep.addr:
                 raise HipError(INVALID, "null pointer in a copy")
-            dev = _owner(addr)
+            dev = owner_of(devices, addr)
             if dev is not None:
                 dev.backend.check_range(addr, span)
                 mem = np.frombuffer(dev.backend.host_view(addr, span), np.uint8)
@@ -287,19 +284,18 @@ def _np_view(ep: Endpoint, width: int, height: int, depth: int, writable: bool):
     return np.lib.stride_tricks.as_strided(mem, (depth, height, width), (slice_, pitch, 1), writeable=writable)
 
 
-def copy_3d(dst: Endpoint, src: Endpoint, width: int, height: int, depth: int, stream=None, sync=True) -> None:
-    """Copy a ``width``-byte x ``height`` x ``depth`` region in the stream's order."""
-    from .context import runtime
-
+def copy_3d(rt, dst: Endpoint, src: Endpoint, width: int, height: int, depth: int, stream=None, sync=True) -> None:
+    """Copy a ``width``-byte x ``height`` x ``depth`` region in the order of ``stream`` of runtime ``rt``."""
     width, height, depth = int(width), max(int(height), 1), max(int(depth), 1)
     if width == 0:
         return
-    _np_view(src, width, height, depth, False)           # validate both sides before enqueueing
-    _np_view(dst, width, height, depth, True)
-    st = runtime().resolve_stream(stream)
+    _np_view(src, width, height, depth, False, rt.devices)    # validate both sides before enqueueing
+    _np_view(dst, width, height, depth, True, rt.devices)
+    st = rt.resolve_stream(stream)
 
     def op():
-        _np_view(dst, width, height, depth, True)[...] = _np_view(src, width, height, depth, False)
+        _np_view(dst, width, height, depth, True, rt.devices)[...] = _np_view(src, width, height, depth, False,
+                                                                               rt.devices)
     cmd = st.host_op(op, "memcpy3d", keep=(src.buf, dst.buf))
     if sync:
         cmd.signal.wait(None)

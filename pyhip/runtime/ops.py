@@ -6,6 +6,7 @@ import ctypes
 import numpy as np
 
 from ..errors import HipError, hipError_t
+from .backend import owner_of
 from .context import runtime
 from .copies import copy, fill3d
 from .idlecopy import fill_now
@@ -24,10 +25,7 @@ def malloc(size: int) -> DevicePointer:
 
 def owner(addr: int):
     """The device whose memory holds ``addr``, or None for host memory."""
-    for dev in runtime().devices:
-        if dev.backend.owns(addr):
-            return dev
-    return None
+    return owner_of(runtime().devices, addr)
 
 
 def free(ptr) -> None:

@@ -4,48 +4,58 @@ A's address space, so A's kernels read and write B's allocations at their own ad
 it.  Copies between devices (hipMemcpyPeer, D2D across devices) work with or without it, as on ROCm."""
 from __future__ import annotations
 
+import os
+import weakref
+
 from ..errors import HipError, hipError_t
-from .context import runtime
 
 LINK_TYPE = 4                        # HSA_AMD_LINK_INFO_TYPE_XGMI
 
+_enabled: "weakref.WeakKeyDictionary[object, set[tuple[int, int]]]" = weakref.WeakKeyDictionary()
+os.register_at_fork(after_in_child=_enabled.clear)      # a forked child's devices are new: no mapping survives
 
-def _check(*indices) -> None:
-    n = len(runtime().devices)
+
+def enabled(rt) -> set[tuple[int, int]]:
+    """The (device, peer) pairs of runtime ``rt`` with peer access enabled."""
+    return _enabled.setdefault(rt, set())
+
+
+def _check(rt, *indices) -> None:
+    n = len(rt.devices)
     for i in indices:
         if not 0 <= int(i) < n:
             raise HipError(hipError_t.hipErrorInvalidDevice, f"device {i}")
 
 
-def can_access(device: int, peer: int) -> int:
+def can_access(rt, device: int, peer: int) -> int:
     """1 between two emulated devices (pyhip's emulator backend maps memories into each other); 0 for the
     same device or a device on another backend (HSA peer mappings are not implemented)."""
     if device == peer:
         return 0
-    _check(device, peer)
-    devs = runtime().devices
+    _check(rt, device, peer)
+    devs = rt.devices
     return int(all(hasattr(devs[i].backend, "memory") and hasattr(devs[i].backend.memory, "map_peer")
                    for i in (device, peer)))
 
 
-def enable(device: int, peer: int) -> None:
-    rt = runtime()
-    if not can_access(device, peer):
+def enable(rt, device: int, peer: int) -> None:
+    if not can_access(rt, device, peer):
         raise HipError(hipError_t.hipErrorInvalidDevice, f"device {device} cannot access device {peer}")
     with rt._lock:
-        if (device, peer) in rt.peers:
+        pairs = enabled(rt)
+        if (device, peer) in pairs:
             raise HipError(hipError_t.hipErrorPeerAccessAlreadyEnabled, f"{device} -> {peer}")
         rt.devices[device].backend.memory.map_peer(rt.devices[peer].backend.memory)
-        rt.peers.add((device, peer))
+        pairs.add((device, peer))
 
 
-def disable(device: int, peer: int) -> None:
-    rt = runtime()
-    if not can_access(device, peer):
+def disable(rt, device: int, peer: int) -> None:
+    if not can_access(rt, device, peer):
         raise HipError(hipError_t.hipErrorInvalidDevice, f"device {device} cannot access device {peer}")
     with rt._lock:
-        if (device, peer) not in rt.peers:
+        pairs = enabled(rt)
+        if (device, peer) not in pairs:
             raise HipError(hipError_t.hipErrorPeerAccessNotEnabled, f"{device} -> {peer}")
         rt.devices[device].synchronize_quietly()
         rt.devices[device].backend.memory.unmap_peer(rt.devices[peer].backend.memory)
-        rt.peers.discard((device, peer))
+        pairs.discard((device, peer))

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field, fields
 from .._hip_enums import hipDeviceAttribute_t as A
 from ..emu import clocks
 from ..errors import HipError, hipError_t
+from .images import MAX_1D, MAX_1D_LINEAR, MAX_2D, MAX_3D
 
 # hipDeviceAttributeWallClockRate: added after HIP 5.2 (whose enum the table above is generated from) as the
 # AMD-specific attribute following hipDeviceAttributeFineGrainSupport; programs built against later headers
@@ -110,7 +111,6 @@ def image_support(processor: str) -> bool:
 
 
 def make_properties(isa, index: int, total_mem: int) -> DeviceProp:
-    from .images import MAX_1D, MAX_1D_LINEAR, MAX_2D, MAX_3D
 
     proc = isa.processor
     name, cus, (major, minor, step), l2 = PRESETS.get(proc, (f"{proc} (pyhip emulated)", 64, (9, 0, 0), 4 << 20))

@@ -48,14 +48,20 @@ def _imports(tree: ast.AST, module: str, is_package: bool) -> dict[str, str]:
             for a in node.names:
                 out[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
         elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parts = pkg.split(".")
-                parts = parts[:len(parts) - node.level + 1]
-                base = ".".join(parts + ([node.module] if node.module else []))
+            base = imported_module(pkg, node)
             for a in node.names:
                 out[a.asname or a.name] = f"{base}.{a.name}"
     return out
+
+
+def imported_module(package: str, node: ast.ImportFrom) -> str:
+    """The absolute name of the module a ``from ... import`` statement in ``package`` reads from."""
+    base = node.module or ""
+    if node.level:
+        parts = package.split(".")
+        parts = parts[:len(parts) - node.level + 1]
+        base = ".".join(parts + ([node.module] if node.module else []))
+    return base
 
 
 def _dotted(expr: ast.AST) -> list[str] | None:

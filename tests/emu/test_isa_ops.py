@@ -5,7 +5,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from asmkit import hi, lo, run
+from asmkit import engine, hi, lo, run  # noqa: F401 (engine: a fixture)
 
 RNG = np.random.default_rng(2024)
 TARGETS = ["gfx90a", "gfx942"]
@@ -178,7 +178,8 @@ def test_shifts_and_bitfields(target):
 
 
 @pytest.mark.parametrize("target", TARGETS)
-def test_conversions(target):
+def test_conversions(target, engine):
+    """On both engines (the compiled one converts whole chunks with compares and one in-range conversion)."""
     f = np.concatenate([RNG.standard_normal(48).astype(F32) * F32(3e9),
                         np.array([np.nan, -np.nan, np.inf, -np.inf, -0.5, 4294967295.0, 2.5, -2.5, 0.5, 1.5,
                                   -1e20, 1e20, 3e9, -3e9, 2147483647.0, -2147483648.0], F32)])
@@ -189,7 +190,9 @@ def test_conversions(target):
   v_cvt_f32_u32 v10, v4
   v_cvt_f32_i32 v11, v4
 """
+    engine(target)
     r0, r1 = run(body, f.view(U32).astype(U64), u, target=target)
+    engine(target)
     with np.errstate(all="ignore"):
         t = np.trunc(f.astype(F64))
         cu = np.where(np.isnan(f), 0, np.clip(t, 0, 2 ** 32 - 1)).astype(U64).astype(U32)
@@ -198,6 +201,18 @@ def test_conversions(target):
     assert np.array_equal(hi(r0), ci.view(U32))
     assert np.array_equal(lo(r1), lo(u).astype(F32).view(U32))
     assert np.array_equal(hi(r1), lo(u).view(np.int32).astype(F32).view(U32))
+    d = RNG.standard_normal(64) * 2.0 ** RNG.integers(-2, 34, 64)
+    d[:14] = [np.nan, np.inf, -np.inf, -0.75, -1.0, 4294967295.5, 4294967296.0, 2147483647.75, 2147483648.0,
+              -2147483648.5, -2147483649.0, 2147483648.5, -0.0, 1e300]
+    engine(target)
+    r0, _ = run("v_cvt_u32_f64 v8, v[2:3]\n  v_cvt_i32_f64 v9, v[2:3]", d, target=target)
+    engine(target)
+    with np.errstate(all="ignore"):
+        t = np.trunc(d)
+        cu = np.where(np.isnan(d), 0, np.clip(t, 0, 2 ** 32 - 1)).astype(U64).astype(U32)
+        ci = np.where(np.isnan(d), 0, np.clip(t, -2 ** 31, 2 ** 31 - 1)).astype(np.int64).astype(np.int32)
+    assert np.array_equal(lo(r0), cu)
+    assert np.array_equal(hi(r0), ci.view(U32))
     d = RNG.standard_normal(64) * 2.0 ** RNG.integers(-140, 130, 64)
     r0, r1 = run("v_cvt_f32_f64 v8, v[2:3]\n  v_cvt_f64_f32 v[10:11], v8", d, target=target)
     with np.errstate(all="ignore"):

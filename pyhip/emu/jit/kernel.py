@@ -52,7 +52,7 @@ class KernelIR(LaneRegions, GeneratedMemory):
         # runs one instruction and returns (ST_SLICE) with wave->ip at the next one; the scheduler counts
         self.lockstep = lockstep
         self.leaders = sorted(self.reach) if lockstep else self._leaders()
-        self.C = min(8, self.W)                 # lanes per chunk in lane regions (one AVX2 register of i32)
+        self.C = chunk_lanes(self.W)            # lanes per chunk in lane regions
         self.e = Emitter(self.W)
         self.e.read_hook = self._read
         self.e.word_hook = self._mask_word_of
@@ -456,6 +456,14 @@ define i32 @{self.name}(ptr noalias %w, ptr noalias %c) {{
         return e.emit(f"icmp {'eq' if zero else 'ne'} i{self.W} {word}, 0")
 
 
+def chunk_lanes(W: int) -> int:
+    """Lanes per chunk of a lane region: 16, one DPP row (two AVX2 registers of i32), so the row-local lane
+    moves (DPP's row shifts, rotations, mirrors, quad permutes, row_share/xmask, DPP8) stay inside the
+    chunk loop instead of splitting the region around a whole-wave shuffle (Triton softmax gfx90a: 9% fewer
+    host instructions than 8-lane chunks with the shuffles outside)."""
+    return min(16, W)
+
+
 __all__ = ["KernelIR", "Unsupported", "B1", "U32"]
 
 
@@ -466,7 +474,7 @@ def straight_line(insts, K, mode, layout, name="seq", regions: bool = True) -> s
         instructions = {}
     kir = KernelIR.__new__(KernelIR)
     kir.K, kir.W, kir.layout, kir.name = K, K.lanes, layout, name
-    kir.C = min(8, K.lanes)
+    kir.C = chunk_lanes(K.lanes)
     kir.stats = {"described": 0, "bridged": 0, "control": 0}
     kir.max_row = -1
     kir.descriptions = load_descriptions()

@@ -4,6 +4,7 @@ before the loop and lane-mask words assembled after it.  A mixin of KernelIR (ke
 from __future__ import annotations
 
 from .errors import Unsupported
+from .irgen import chunk_map
 
 CROSS_LANE = {"lane_read", "lane_shuffle", "lane_gather", "mask_word"}
 NAN_OPS = {"fadd", "fsub", "fmul", "fdiv", "fma", "sqrt", "floor", "ceil", "ftrunc", "rint", "fpext", "fptrunc",
@@ -26,7 +27,8 @@ class LaneRegions:
         if all(w.loc[0] in ("s", "scc", "mode") for w in writes) and all(n.uniform for n in nodes):
             return "uniform", uniform_reads, written
         if all(w.loc[0] == "v" or (w.loc[0] == "mask" and w.loc[1] not in (126, 127)) for w in writes) and \
-                not any(n.op in CROSS_LANE for n in nodes):
+                not any(n.op in CROSS_LANE and not (n.op == "lane_shuffle" and chunk_map(n.attr, self.C))
+                        for n in nodes):
             return "lane", uniform_reads, written
         return "wide", uniform_reads, written
 

@@ -225,6 +225,20 @@ INLINE int buffer_contig(const Ctx* c, const Wave* w, const NInst* in, uint64_t 
     return 1;
 }
 
+/* MUBUF offen addressing (no idxen, no ADD_TID) with no lane of m inside num_records (the test buf_inrange makes
+ * on vm_address's offsets): the access reads 0 / drops its writes, decided without the per-lane address arrays
+ * (Triton turns lanes off with the offset 0x80000000 and often a whole wave is off) */
+INLINE int buffer_all_outside(const Wave* w, const NInst* in, uint64_t size, uint64_t m) {
+    if (!m || VA_KIND(in) != AK_BUFFER || !VA_OFFEN(in) || VA_IDXEN(in)) return 0;
+    int rs = in->s[1] & 127;
+    if ((uint64_t)w->s[rs + 3] & ADD_TID_ENABLE) return 0;
+    uint64_t lim = w->s[rs + 2], base = ssrc(w, in, 2) + (uint64_t)in->imm + size;
+    const uint32_t* v0 = vreg(w, in->s[0]);
+    uint64_t inside = 0;
+    for (int l = 0; l < LANES; l++) inside |= (uint64_t)(base + v0[l] <= lim) << l;
+    return (inside & m) == 0;
+}
+
 /* 64 lanes' ``size``-byte values (size a multiple of 4) at consecutive addresses from p into VGPR rows from
  * ``reg``: vector moves for dwords and for 8-byte aligned dwordx2 / dwordx4 (state.h: each aligned value, or
  * 8-byte half, whole), else one lane at a time (sh_load: the naturally aligned pieces whole) */
@@ -309,6 +323,11 @@ static int vm_load(Ctx* c, Wave* w, const NInst* in) {
             return ST_CONT;
         }
     }
+    uint64_t sel = m;
+    if (buffer_all_outside(w, in, (uint64_t)size, m)) {
+        sel = 0;
+        goto fill;
+    }
     vm_address(c, w, in, &va);
     if (va.space == SP_GLOBAL && size >= 4 && !VA_D16(in)) {
         if (!m) return ST_CONT;
@@ -324,10 +343,10 @@ static int vm_load(Ctx* c, Wave* w, const NInst* in) {
         load_lanes(w, in, ptr, m, size);
         return ST_CONT;
     }
-    uint64_t sel = m;
     if (va.space == SP_BUFFER) sel = buf_inrange(&va, m, size);
     int st = vm_lanes(c, w, &va, sel, size, ptr, 0);
     if (st != ST_CONT) return st;
+fill:;
     uint8_t raw[LANES][16];
     memset(raw, 0, sizeof raw);
     for (int l = 0; l < LANES; l++)
@@ -378,6 +397,7 @@ static int vm_store(Ctx* c, Wave* w, const NInst* in) {
             goto lanes;
         }
     }
+    if (buffer_all_outside(w, in, (uint64_t)size, m)) return ST_CONT;
     vm_address(c, w, in, &va);
     if (va.space == SP_BUFFER) sel = buf_inrange(&va, m, size);
     if (!sel) return ST_CONT;

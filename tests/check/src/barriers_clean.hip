@@ -6,7 +6,7 @@
 __global__ void block_sum(int* out, const int* in, int n) {
   __shared__ int s[256];
   int t = threadIdx.x, i = blockIdx.x * blockDim.x + t;
-  if (blockIdx.x == gridDim.x - 1 && n % blockDim.x == 0) return;     // the whole workgroup (uniform)
+  if (i - t >= n) return;                    // the whole workgroup (uniform): the grid has one block too many
   s[t] = i < n ? in[i] : 0;
   __syncthreads();
   for (int k = blockDim.x / 2; k > 0; k >>= 1) {
@@ -18,13 +18,13 @@ __global__ void block_sum(int* out, const int* in, int n) {
 
 int main() {
   const int n = 1000, blocks = (n + 255) / 256;
-  int h[n], o[blocks];
+  int h[n], o[blocks + 1];
   for (int i = 0; i < n; ++i) h[i] = (i * 37) % 101;
   int *in, *out;
   hipMalloc(&in, sizeof h);
   hipMalloc(&out, sizeof o);
   hipMemcpy(in, h, sizeof h, hipMemcpyHostToDevice);
-  block_sum<<<blocks, 256>>>(out, in, n);
+  block_sum<<<blocks + 1, 256>>>(out, in, n);
   hipMemcpy(o, out, sizeof o, hipMemcpyDeviceToHost);
   int bad = 0;
   for (int b = 0; b < blocks; ++b) {

@@ -42,10 +42,13 @@ def numpy_release(dispatch, st, ready, add) -> None:
     """Before the numpy engine releases the barriers of the ``ready`` workgroups: ``add(report)`` for each
     waiting wave whose workgroup has a wave that ended, or waits at another barrier."""
     from ..emu.engine import describe
+    bad = _suspect(st, ready)
+    if not bad.any():
+        return
     prog = dispatch.program
     pcs = _barrier_pcs(prog)
     kernel = dispatch.kernel.demangled if dispatch.kernel is not None else None
-    for g in np.nonzero(ready)[0]:
+    for g in np.nonzero(bad)[0]:
         waves = np.nonzero(st.group == g)[0]
         done = [int(w) for w in waves if st.done[w]]
         at = {int(w): pcs.get(int(st.pc[w])) for w in waves if st.at_barrier[w] and not st.done[w]}
@@ -60,6 +63,20 @@ def numpy_release(dispatch, st, ready, add) -> None:
             for o, how, opc in pairs:
                 add(report(kernel, wg, int(st.wave_in_group[w]), pc - prog.base if pc is not None else None, text,
                            int(st.wave_in_group[o]), how, opc - prog.base if opc is not None else None))
+
+
+def _suspect(st, ready) -> np.ndarray:
+    """The ``ready`` workgroups (a mask) with a wave that ended, or waves waiting at different PCs."""
+    in_ready = ready[st.group]
+    bad = np.zeros(len(ready), dtype=bool)
+    bad[st.group[in_ready & st.done]] = True
+    waiting = in_ready & st.at_barrier & ~st.done
+    g, pc = st.group[waiting], st.pc[waiting]
+    lo = np.full(len(ready), np.iinfo(np.int64).max)
+    hi = np.full(len(ready), -1)
+    np.minimum.at(lo, g, pc)
+    np.maximum.at(hi, g, pc)
+    return bad | (ready & (hi >= 0) & (lo != hi))
 
 
 def _ended_at(program, pc: int):

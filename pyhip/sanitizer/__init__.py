@@ -19,11 +19,11 @@ import weakref
 import numpy as np
 
 from ..errors import HipError, LoaderError, hipError_t
-from . import leaks, memcheck, native, synccheck
+from . import initcheck, leaks, memcheck, native, synccheck
 from .origin import where
 
-CHECKS = ("memcheck", "leaks", "synccheck")   # the checks that exist (docs/check.md)
-PLANNED = ("initcheck", "racecheck")
+CHECKS = ("memcheck", "leaks", "synccheck", "initcheck")   # the checks that exist (docs/check.md)
+PLANNED = ("racecheck",)
 _ORIGINS = ("memcheck", "leaks")        # the checks that record where allocations are made and freed
 
 
@@ -270,11 +270,27 @@ def enable(checks="all", log: str | None = None, echo: bool = True) -> Session:
     if _on_dispatch not in device.DISPATCH_LISTENERS:
         device.DISPATCH_LISTENERS.append(_on_dispatch)
     memory.set_memcheck("memcheck" in s.checks, where if set(_ORIGINS) & set(s.checks) else None, _CHECKER)
+    if "initcheck" in s.checks:
+        device.ENGINE_OVERRIDE = "numpy"            # (initcheck.py: the native engine's stores are not seen)
+        memory.set_initcheck(lambda m: initcheck.Shadow(m, _on_unwritten))
     if "synccheck" in s.checks:
         from ..emu import engine
         engine.BARRIER_CHECKS.append(_on_barriers)
         native.sync(True)
     return s
+
+
+def _on_unwritten(memory, addrs, size: int, bad, got) -> None:
+    """initcheck: lanes of a numpy-engine load that read bytes nothing wrote (``got``: per lane and byte)."""
+    from .lanes import numpy_context
+    s = _SESSION
+    if s is None:
+        return
+    lanes = np.nonzero(bad)[0]
+    first = int(lanes[0])
+    ctx = numpy_context(first, len(addrs))
+    r = initcheck.report(memory, int(addrs[first]), size, int(size - got[first].sum()), ctx)
+    s.add(with_source(r, ctx.get("program")), len(lanes))
 
 
 def _on_barriers(dispatch, st, ready) -> None:
@@ -298,6 +314,8 @@ def disable() -> Session | None:
     if _on_dispatch in device.DISPATCH_LISTENERS:
         device.DISPATCH_LISTENERS.remove(_on_dispatch)
     memory.set_memcheck(False)
+    memory.set_initcheck(None)
+    device.ENGINE_OVERRIDE = None
     from ..emu import engine
     if _on_barriers in engine.BARRIER_CHECKS:
         engine.BARRIER_CHECKS.remove(_on_barriers)

@@ -289,7 +289,7 @@ class DeviceMemory:
             self.serials[addr] = self._serial
             self.used += rounded
             if self.shadow is not None:
-                self.shadow.allocated(off, size, kind)
+                self.shadow.allocated(off, size, span, kind)
             if self.origin is not None:
                 self.origins[addr] = self.origin("alloc")
             self._reindex()

@@ -25,11 +25,14 @@ class Shadow:
         self._mapping = got[1] if got is not None else None
         self.memory, self.on_read = memory, on_read
         for start, (end, _size, _kind, ext) in list(memory.table.items()):
-            if ext is None:
-                self.wrote(start - memory.base, end - start)
+            if ext is None:                     # live before the check: their history is unknown
+                self.wrote(start - memory.base, memory.spans.get(start, end - start))
 
-    def allocated(self, off: int, size: int, kind: str) -> None:
+    def allocated(self, off: int, size: int, span: int, kind: str) -> None:
+        """A new allocation of ``size`` bytes owning ``span`` bytes of address space: bytes past its end are
+        memcheck's (out of bounds), not initcheck's."""
         self.bits[off:off + size] = 0 if kind == "user" else 1
+        self.bits[off + size:off + span] = 1
 
     def wrote(self, off: int, size: int) -> None:
         self.bits[off:off + size] = 1

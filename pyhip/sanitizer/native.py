@@ -7,7 +7,6 @@ from __future__ import annotations
 import ctypes
 import functools
 
-
 CHECK_SYNC = 1      # a record's kind (its ``pad``): synccheck's (0: memcheck's)
 
 

@@ -16,14 +16,14 @@ _exec, _line = programs._exec, programs._line
 build = programs.build          # the hipcc programs, built once per module
 
 
-@pytest.mark.parametrize("engine", ["native", "numpy"])
+@pytest.mark.parametrize("kind", ["native", "numpy"])
 @pytest.mark.parametrize("debug", [True, False])
-def test_uninitialized_half(build, tmp_path, engine, debug):
+def test_uninitialized_half(build, tmp_path, kind, debug):
     exe = build("uninitialized", debug)
-    plain = _exec(exe, engine=engine)
+    plain = _exec(exe, engine=kind)
     assert plain.returncode == 0 and plain.stdout == "out[999] 3996\nhipSuccess\n", plain.stdout + plain.stderr
     log = tmp_path / "log.jsonl"
-    r = _exec(exe, "--check", "initcheck", "--check-log", str(log), engine=engine)
+    r = _exec(exe, "--check", "initcheck", "--check-log", str(log), engine=kind)
     assert r.returncode == 1, r.stdout + r.stderr
     assert r.stdout == plain.stdout
     reports = [json.loads(x) for x in log.read_text().splitlines() if "checker" in x]
@@ -39,7 +39,7 @@ def test_uninitialized_half(build, tmp_path, engine, debug):
         assert rep["source"].endswith(f"uninitialized.hip:{_line('uninitialized.hip', 'INIT-READ')}")
 
 
-def test_python_writes_count(engine):
+def test_python_writes_count(engine):  # noqa: F811 (the fixture)
     """From Python: a copy of the first 600 floats, a fill of 3 of the next 4 bytes, and a kernel reading and
     writing every element: the 400 elements from 600 on are reported (element 600: 1 byte nothing wrote), the
     results are the copied values scaled; a second launch reads what the first wrote: silent."""

@@ -180,7 +180,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--runtime", choices=("pyhip", "amd"), default="pyhip",
                    help="pyhip: pyhip's drop-in HIP (default); amd: AMD's libamdhip64 + ROCr on the emulated GPU")
     s.add_argument("--check", metavar="CHECKS",
-                   help="run under pyhip's sanitizer: a comma list of memcheck, leaks (or all); a summary at exit and "
+                   help="run under pyhip's sanitizer: a comma list of memcheck, leaks, synccheck, initcheck (or all); a summary at exit and "
                         "exit status 1 when anything was found (docs/check.md)")
     s.add_argument("--check-log", metavar="FILE", help="with --check: also write every report to FILE (JSON lines)")
     s.add_argument("program")

@@ -93,10 +93,12 @@ H(s_cbranch) {
     return ST_CONT;
 }
 H(s_endpgm) {
+    sync_check(c, w, 0);
     w->state = WS_DONE;
     return ST_DONE;
 }
 H(s_barrier) {
+    sync_check(c, w, 1);
     w->state = WS_BARRIER;
     return ST_BARRIER;
 }

@@ -221,29 +221,84 @@ __attribute__((visibility("default"))) int32_t pyhip_check_take(CheckHit* out, i
     return n;
 }
 
-static void check_hit(Ctx* c, const Wave* w, int lane, uint64_t address, int size, int write, uint64_t count) {
-    const Dispatch* d = c->d;
-    uint64_t code = d->code_base + (c->cur_ip >= 0 && c->cur_ip < d->ncode ? d->code[c->cur_ip].pc : 0);
+/* a record (kind: CHECK_MEM / CHECK_SYNC in its pad field), counted into the one at the same code and kind */
+static void check_put(const CheckHit* r) {
     while (__atomic_exchange_n(&g_check.lock, 1, __ATOMIC_ACQUIRE)) {}
     int i = 0;
-    while (i < g_check.n && g_check.hit[i].code != code) i++;
-    if (i < g_check.n) {
-        g_check.hit[i].count += count;
-    } else if (i < CHECK_SLOTS) {
-        CheckHit* h = &g_check.hit[g_check.n++];
-        memset(h, 0, sizeof *h);
-        h->code = code;
-        h->address = address;
-        h->count = count;
-        h->wave = w ? w->wave : 0;
-        h->lane = lane;
-        h->size = size;
-        h->write = write;
-        if (w && w->g) memcpy(h->wg, w->g->id, sizeof h->wg);
-    } else {
-        g_check.lost += count;
-    }
+    while (i < g_check.n && (g_check.hit[i].code != r->code || g_check.hit[i].pad != r->pad)) i++;
+    if (i < g_check.n) g_check.hit[i].count += r->count;
+    else if (i < CHECK_SLOTS) g_check.hit[g_check.n++] = *r;
+    else g_check.lost += r->count;
     __atomic_store_n(&g_check.lock, 0, __ATOMIC_RELEASE);
+}
+
+enum { CHECK_MEM = 0, CHECK_SYNC = 1 };
+
+static void check_hit(Ctx* c, const Wave* w, int lane, uint64_t address, int size, int write, uint64_t count) {
+    const Dispatch* d = c->d;
+    CheckHit h;
+    memset(&h, 0, sizeof h);
+    h.code = d->code_base + (c->cur_ip >= 0 && c->cur_ip < d->ncode ? d->code[c->cur_ip].pc : 0);
+    h.address = address;
+    h.count = count;
+    h.wave = w ? w->wave : 0;
+    h.lane = lane;
+    h.size = size;
+    h.write = write;
+    if (w && w->g) memcpy(h.wg, w->g->id, sizeof h.wg);
+    check_put(&h);
+}
+
+/* ---- synccheck: an s_barrier reached by only some waves of a workgroup (others ended, or wait at another
+ * s_barrier).  Execution is unchanged (waves that ended do not count, any s_barrier releases the others, as
+ * on hardware); each such pair is recorded at the waiting wave's barrier: wave, the other wave (size), how
+ * the other is (write: 1 ended, 2 at another barrier) and the other's PC (address). */
+static int32_t g_sync_on;
+__attribute__((visibility("default"))) void pyhip_check_sync(int32_t on) {
+    __atomic_store_n(&g_sync_on, on, __ATOMIC_RELEASE);
+}
+static __thread struct { const void* g; int32_t ip; } g_sync_at[64];  /* each wave's last barrier / s_endpgm */
+
+static int32_t sync_barrier_ip(const Wave* w) {
+    int k = w->wave & 63;
+    return g_sync_at[k].g == (const void*)w->g ? g_sync_at[k].ip : -1;
+}
+
+static void sync_hit(Ctx* c, const Wave* waiting, int32_t ip, const Wave* other, int32_t other_ip, int how) {
+    const Dispatch* d = c->d;
+    CheckHit h;
+    memset(&h, 0, sizeof h);
+    h.pad = CHECK_SYNC;
+    h.code = d->code_base + (ip >= 0 && ip < d->ncode ? d->code[ip].pc : 0);
+    h.address = d->code_base + (other_ip >= 0 && other_ip < d->ncode ? d->code[other_ip].pc : 0);
+    h.count = 1;
+    h.wave = waiting->wave;
+    h.lane = -1;
+    h.size = other->wave;
+    h.write = how;
+    if (waiting->g) memcpy(h.wg, waiting->g->id, sizeof h.wg);
+    check_put(&h);
+}
+
+/* the check at w's s_barrier (at_barrier) or s_endpgm, the instruction c->cur_ip */
+static void sync_check(Ctx* c, Wave* w, int at_barrier) {
+    if (!__atomic_load_n(&g_sync_on, __ATOMIC_ACQUIRE) || !w->g) return;
+    Group* g = w->g;
+    g_sync_at[w->wave & 63].g = g;
+    g_sync_at[w->wave & 63].ip = c->cur_ip;
+    for (int k = 0; k < g->nw; k++) {
+        Wave* o = &g->w[k];
+        if (o == w) continue;
+        if (at_barrier && o->state == WS_DONE) sync_hit(c, w, c->cur_ip, o, sync_barrier_ip(o), 1);
+        else if (o->state == WS_BARRIER) {
+            int32_t oip = sync_barrier_ip(o);           /* -1: not known here (the test schedule) */
+            if (!at_barrier) sync_hit(c, o, oip, w, c->cur_ip, 1);
+            else if (oip >= 0 && oip != c->cur_ip) {              /* each wave's side: both barriers named */
+                sync_hit(c, w, c->cur_ip, o, oip, 2);
+                sync_hit(c, o, oip, w, c->cur_ip, 2);
+            }
+        }
+    }
 }
 
 /* where the GPU would access [a, a + size): inside the fragments of the arena allocation below it, or NULL */

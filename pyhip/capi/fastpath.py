@@ -104,9 +104,9 @@ class FastPath:
         (start, end, host address) (``index``: the memory's table index, DeviceMemory.on_reindex's argument)."""
         memory = dev.backend.memory
         lo, hi = memory.base, memory.base + DEVICE_STRIDE
-        if not getattr(memory, "_fixed_arena", False):
+        if not getattr(memory, "_fixed_arena", False) or getattr(memory, "shadow", None) is not None:
             self.lib.pyhip_mem_set(dev.index, lo, hi, self.ffi.NULL, 0)    # every address in range: Python
-            return
+            return                                                          # (initcheck: its shadow sees them)
         if index is None:
             starts = np.array(memory.starts, np.uint64)
             ext = np.array([memory.table[a][3] is not None for a in memory.starts], bool)

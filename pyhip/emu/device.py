@@ -24,6 +24,7 @@ DEFAULT_ENGINE = "native"
 S_ENDPGM = bytes.fromhex("000081bf")
 _WARNED = False          # the native engine's absence is reported once per process
 FAULT_LISTENERS: list = []   # fn(gpu, fault): told of every dispatch fault a device records (pyhip/sanitizer)
+ENGINE_OVERRIDE: str | None = None   # the engine every device uses while a check needs it (pyhip/sanitizer)
 DISPATCH_LISTENERS: list = []    # fn(gpu): told after every dispatch run from Python (pyhip/sanitizer)
 GPUS: weakref.WeakSet[EmulatedGPU] = weakref.WeakSet()     # every emulated device (the sanitizer names code)
 
@@ -260,7 +261,7 @@ class EmulatedGPU:
                 fn(self)
 
     def _run(self, d, max_steps):
-        if self.engine != "numpy":
+        if (ENGINE_OVERRIDE or self.engine) != "numpy":
             nat = self.native_engine()
             if nat is not None:
                 reason, nprog = nat.support(d)
@@ -313,7 +314,7 @@ class EmulatedGPU:
 
     def _native_agent(self):
         from . import native
-        if self.engine != "native" or not self.memory._fixed_arena or not native.available():
+        if (ENGINE_OVERRIDE or self.engine) != "native" or not self.memory._fixed_arena or not native.available():
             return None                        # (the first dispatch warns about a missing engine, not this)
         nat = self.native_engine()
         if nat is None:

@@ -23,6 +23,7 @@ MAX_PRIVATE_PER_BATCH = 256 << 20
 ALL = slice(None)
 MAX_BLOCK = 256
 YIELD_STEPS = 64          # instruction steps between voluntary GIL releases
+BARRIER_CHECKS: list = []  # fn(dispatch, state, ready groups): told before barriers release (pyhip/sanitizer)
 # instructions after which the engine re-examines the waves' PCs (control flow, waits, traps)
 BLOCK_ENDS = ("s_branch", "s_cbranch", "s_endpgm", "s_barrier", "s_setpc", "s_swappc", "s_getpc", "s_call",
               "s_trap", "s_sethalt", "s_rfe", "s_subvector", "s_set_gpr_idx", "s_sleep", "ds_gws_barrier",
@@ -372,6 +373,8 @@ class Dispatch:
         if not ready.any():
             extra = gws.describe(st)
             raise GPUFault("barrier deadlock" + (f" ({extra})" if extra else ""), code=hipError_t.hipErrorLaunchFailure)
+        for fn in BARRIER_CHECKS:
+            fn(self, st, ready)
         st.at_barrier &= ~ready[st.group]
 
     def _wave_dump(self, st: WaveState, limit: int = 8) -> str:

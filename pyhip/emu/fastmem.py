@@ -28,6 +28,8 @@ def address_parts(inst):
 
 
 def global_offsets(memory, st, w, parts, size: int):
+    if memory.shadow is not None:           # initcheck: every lane through DeviceMemory (its shadow)
+        return None
     vr, wide, sa, off = parts
     lo = st.vgpr[vr, w]
     if wide:

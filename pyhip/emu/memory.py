@@ -142,6 +142,20 @@ def set_memcheck(exact: bool, origin=None, checker=None) -> None:
         m.set_memcheck(exact, origin, checker)
 
 
+_INITCHECK = None       # initcheck: fn(memory) -> its shadow (pyhip/sanitizer/initcheck.py), or None
+
+
+def set_initcheck(shadow_of=None) -> None:
+    """initcheck on (``shadow_of``: fn(memory) -> the shadow that tracks which bytes were written) or off
+    (None), for every device memory, now and later."""
+    global _INITCHECK
+    _INITCHECK = shadow_of
+    for m in list(_LIVE):
+        with m.lock:
+            m.shadow = shadow_of(m) if shadow_of is not None and m._fixed_arena else None
+            m._reindex()                        # (told to the C ABI's copies: fastpath.publish_memory)
+
+
 class DeviceMemory:
     def __init__(self, capacity: int = 16 << 30, initial: int = 1 << 32, base: int = DEVICE_BASE,
                  arena: np.ndarray | None = None):
@@ -181,9 +195,12 @@ class DeviceMemory:
         self.checker = None                     # memcheck: told of bad accesses and frees (set_memcheck)
         self._hw_ends = (None, None)            # (index, where the GPU's mapping of each allocation ends)
         self._quarantined = 0                   # the address space they hold
+        self.shadow = None                      # initcheck: which arena bytes were written (pyhip/sanitizer)
         _LIVE.add(self)
         if any(x is not None and x is not False for x in _MEMCHECK):
             self.set_memcheck(*_MEMCHECK)
+        if _INITCHECK is not None and self._fixed_arena:
+            self.shadow = _INITCHECK(self)
 
     def set_memcheck(self, exact: bool, origin=None, checker=None) -> None:
         with self.lock:
@@ -271,6 +288,8 @@ class DeviceMemory:
             self._serial += 1
             self.serials[addr] = self._serial
             self.used += rounded
+            if self.shadow is not None:
+                self.shadow.allocated(off, size, span, kind)
             if self.origin is not None:
                 self.origins[addr] = self.origin("alloc")
             self._reindex()
@@ -400,18 +419,20 @@ class DeviceMemory:
         return [s for s, (e, sz, k, ext) in self.table.items() if k == "user"]
 
     # -- host access -----------------------------------------------------------------------------------
-    def _span(self, addr: int, size: int):
+    def _span(self, addr: int, size: int, write: bool = False):
         hit = self.find(addr)
         if hit is None or addr + size > hit[1]:
             raise GPUFault(f"host access [0x{addr:x}, +{size}) is outside any allocation", address=addr)
         ext = self.table[hit[0]][3]
         if ext is not None:
             return ext, addr - hit[0]
+        if write and self.shadow is not None:      # initcheck: the host writes (or may, through the pointer)
+            self.shadow.wrote(addr - self.base, size)
         return self.arena, addr - self.base
 
     def host_address(self, addr: int, size: int = 1) -> int:
         """The host address of device address ``addr`` (``size`` bytes must lie in one allocation)."""
-        buf, off = self._span(addr, size)
+        buf, off = self._span(addr, size, write=True)
         return buf.ctypes.data + off
 
     def read(self, addr: int, size: int) -> bytes:
@@ -419,19 +440,19 @@ class DeviceMemory:
         return buf[off:off + size].tobytes()
 
     def view(self, addr: int, size: int) -> memoryview:
-        buf, off = self._span(addr, size)
+        buf, off = self._span(addr, size, write=True)
         return memoryview(buf[off:off + size])
 
     def write(self, addr: int, data) -> None:
         data = memoryview(data).cast("B")
-        buf, off = self._span(addr, len(data))
+        buf, off = self._span(addr, len(data), write=True)
         buf[off:off + len(data)] = np.frombuffer(data, dtype=np.uint8)
 
     def copy(self, dst: int, src: int, size: int) -> None:
         self.write(dst, self.read(src, size))
 
     def fill(self, dst: int, value: int, count: int, width: int) -> None:
-        buf, off = self._span(dst, count * width)
+        buf, off = self._span(dst, count * width, write=True)
         dt = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[width]
         buf[off:off + count * width] = np.full(count, value, dtype=dt).view(np.uint8)
 
@@ -490,6 +511,8 @@ class DeviceMemory:
         buf, offs = self.check(addrs, size)
         if buf is None:
             return self._gather_mixed(addrs, size, offs)
+        if self.shadow is not None and buf is self.arena:
+            self.shadow.read_lanes(addrs, offs, size)
         k, words = _word_view(buf, offs, size)
         if words is not None:
             n = size // k
@@ -504,6 +527,8 @@ class DeviceMemory:
         buf, offs = self.check(addrs, size, write=True)
         if buf is None:
             return self._scatter_mixed(addrs, data, offs)
+        if self.shadow is not None and buf is self.arena:
+            self.shadow.wrote_lanes(offs, size)
         k, words = _word_view(buf, offs, size)
         if words is not None:
             n = size // k
@@ -538,6 +563,8 @@ class DeviceMemory:
     def _gather_mixed(self, addrs, size, found):
         out = (np.empty if found[2] is None else np.zeros)((len(addrs), size), dtype=np.uint8)
         for sel, buf, offs in self._spans(addrs, size, found):
+            if self.shadow is not None and buf is self.arena:
+                self.shadow.read_lanes(addrs[sel], offs, size)
             k, words = self._aligned_words(buf, offs, size)
             if words is not None:
                 out[sel] = words[(offs // k)[:, None] + np.arange(size // k)].view(np.uint8).reshape(-1, size)
@@ -548,6 +575,8 @@ class DeviceMemory:
     def _scatter_mixed(self, addrs, data, found):
         size = data.shape[1]
         for sel, buf, offs in self._spans(addrs, size, found):
+            if self.shadow is not None and buf is self.arena:
+                self.shadow.wrote_lanes(offs, size)
             k, words = self._aligned_words(buf, offs, size)
             if words is not None:
                 words[(offs // k)[:, None] + np.arange(size // k)] = \

@@ -19,11 +19,11 @@ import weakref
 import numpy as np
 
 from ..errors import HipError, LoaderError, hipError_t
-from . import leaks, memcheck, native
+from . import initcheck, leaks, memcheck, native, synccheck
 from .origin import where
 
-CHECKS = ("memcheck", "leaks")          # the checks that exist (docs/check.md)
-PLANNED = ("initcheck", "synccheck", "racecheck")
+CHECKS = ("memcheck", "leaks", "synccheck", "initcheck")   # the checks that exist (docs/check.md)
+PLANNED = ("racecheck",)
 _ORIGINS = ("memcheck", "leaks")        # the checks that record where allocations are made and freed
 
 
@@ -158,12 +158,17 @@ def _report(s: Session, memory, fault, details: dict, program, times: int = 1) -
             r[k] = list(v) if isinstance(v, tuple) else v
     if allocation is not None:
         r["allocation"] = allocation
+    s.add(with_source(r, program), times)
+
+
+def with_source(r: dict, program) -> dict:
+    """``r`` with the source file:line of its PC when ``program``'s code object has DWARF line tables."""
     if program is not None and r.get("pc") is not None:
         from .source import line_for
         src = line_for(program.code_object, r["pc"])
         if src is not None:
             r["source"] = src
-    s.add(r, times)
+    return r
 
 
 class _Checker:
@@ -211,6 +216,12 @@ def collect() -> None:
     memories = list(_CHECKER.memories)
     gpus = list(GPUS)
     for h in hits:
+        if h.pad == native.CHECK_SYNC:
+            if "synccheck" in s.checks:
+                ctx = native_context(gpus, int(h.code))
+                s.add(with_source(synccheck.native_report(h, ctx, native_context(gpus, int(h.address))),
+                                  ctx.get("program")), int(h.count))
+            continue
         mem = next((m for m in memories if m.base <= h.address < m.base + len(m.arena)), memories[0] if memories
                    else None)
         if mem is None:
@@ -259,7 +270,33 @@ def enable(checks="all", log: str | None = None, echo: bool = True) -> Session:
     if _on_dispatch not in device.DISPATCH_LISTENERS:
         device.DISPATCH_LISTENERS.append(_on_dispatch)
     memory.set_memcheck("memcheck" in s.checks, where if set(_ORIGINS) & set(s.checks) else None, _CHECKER)
+    if "initcheck" in s.checks:
+        device.ENGINE_OVERRIDE = "numpy"            # (initcheck.py: the native engine's stores are not seen)
+        memory.set_initcheck(lambda m: initcheck.Shadow(m, _on_unwritten))
+    if "synccheck" in s.checks:
+        from ..emu import engine
+        engine.BARRIER_CHECKS.append(_on_barriers)
+        native.sync(True)
     return s
+
+
+def _on_unwritten(memory, addrs, size: int, bad, got) -> None:
+    """initcheck: lanes of a numpy-engine load that read bytes nothing wrote (``got``: per lane and byte)."""
+    from .lanes import numpy_context
+    s = _SESSION
+    if s is None:
+        return
+    lanes = np.nonzero(bad)[0]
+    first = int(lanes[0])
+    ctx = numpy_context(first, len(addrs))
+    r = initcheck.report(memory, int(addrs[first]), size, int(size - got[first].sum()), ctx)
+    s.add(with_source(r, ctx.get("program")), len(lanes))
+
+
+def _on_barriers(dispatch, st, ready) -> None:
+    s = _SESSION
+    if s is not None:
+        synccheck.numpy_release(dispatch, st, ready, lambda r: s.add(with_source(r, dispatch.program)))
 
 
 def disable() -> Session | None:
@@ -277,6 +314,12 @@ def disable() -> Session | None:
     if _on_dispatch in device.DISPATCH_LISTENERS:
         device.DISPATCH_LISTENERS.remove(_on_dispatch)
     memory.set_memcheck(False)
+    memory.set_initcheck(None)
+    device.ENGINE_OVERRIDE = None
+    from ..emu import engine
+    if _on_barriers in engine.BARRIER_CHECKS:
+        engine.BARRIER_CHECKS.remove(_on_barriers)
+        native.sync(False)
     if _CHECKER.memories:
         native.arm(False, ())
         _CHECKER.memories.clear()

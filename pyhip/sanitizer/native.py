@@ -7,6 +7,8 @@ from __future__ import annotations
 import ctypes
 import functools
 
+CHECK_SYNC = 1      # a record's kind (its ``pad``): synccheck's (0: memcheck's)
+
 
 class CheckHit(ctypes.Structure):
     _fields_ = [("code", ctypes.c_uint64), ("address", ctypes.c_uint64), ("count", ctypes.c_uint64),
@@ -25,6 +27,7 @@ def _lib():
         lib.pyhip_check_set.argtypes = [ctypes.c_int32, ctypes.POINTER(ctypes.c_uint64), ctypes.c_int32]
         lib.pyhip_check_take.argtypes = [ctypes.POINTER(CheckHit), ctypes.c_int32, ctypes.POINTER(ctypes.c_uint64)]
         lib.pyhip_check_take.restype = ctypes.c_int32
+        lib.pyhip_check_sync.argtypes = [ctypes.c_int32]
         return lib
     except (OSError, AttributeError):          # an engine built before the sanitizer's hooks
         return None
@@ -40,6 +43,13 @@ def arm(on: bool, memories) -> None:
         flat += [m.base, m.base + len(m.arena), m.fragment]
     arr = (ctypes.c_uint64 * max(1, len(flat)))(*flat)
     lib.pyhip_check_set(1 if on else 0, arr, len(flat) // 3)
+
+
+def sync(on: bool) -> None:
+    """synccheck on or off in the native engine."""
+    lib = _lib()
+    if lib is not None:
+        lib.pyhip_check_sync(1 if on else 0)
 
 
 def take() -> tuple[list[CheckHit], int]:

@@ -1,0 +1,74 @@
+"""initcheck (docs/check.md): a kernel load of hipMalloc'd bytes that nothing wrote — no copy, memset or
+kernel store since the allocation — reported once per instruction with its lane count, the first lane
+(kernel, workgroup, wave, lane, PC, source line) and the allocation; buffers written by a copy, a memset
+(both through the C ABI) and a kernel are silent; what the program computes is unchanged."""
+import json
+
+import numpy as np
+import pytest
+import test_memcheck_programs as programs
+from test_memcheck_python import _ok, _scale, engine  # noqa: F401 (engine: a fixture)
+
+import pyhip
+from pyhip import hip
+
+_exec, _line = programs._exec, programs._line
+build = programs.build          # the hipcc programs, built once per module
+
+
+@pytest.mark.parametrize("kind", ["native", "numpy"])
+@pytest.mark.parametrize("debug", [True, False])
+def test_uninitialized_half(build, tmp_path, kind, debug):
+    exe = build("uninitialized", debug)
+    plain = _exec(exe, engine=kind)
+    assert plain.returncode == 0 and plain.stdout == "out[999] 3996\nhipSuccess\n", plain.stdout + plain.stderr
+    log = tmp_path / "log.jsonl"
+    r = _exec(exe, "--check", "initcheck", "--check-log", str(log), engine=kind)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert r.stdout == plain.stdout
+    reports = [json.loads(x) for x in log.read_text().splitlines() if "checker" in x]
+    assert len(reports) == 1, reports
+    rep = reports[0]
+    assert rep["checker"] == "initcheck" and rep["kind"] == "uninitialized-read"
+    assert rep["count"] == 500                     # a[500..999]: the half the host did not copy in
+    assert rep["kernel"] == "add(int*, int const*, int const*, int const*, int)"
+    assert (rep["workgroup"][0] * 256 + rep["wave"] * 64 + rep["lane"]) == 500, rep     # the first such lane
+    assert rep["allocation"]["size"] == 4000 and rep["address"] == rep["allocation"]["start"] + 2000
+    assert rep["instruction"].startswith("global_load_dword")
+    if debug:
+        assert rep["source"].endswith(f"uninitialized.hip:{_line('uninitialized.hip', 'INIT-READ')}")
+
+
+def test_python_writes_count(engine):  # noqa: F811 (the fixture)
+    """From Python: a copy of the first 600 floats, a fill of 3 of the next 4 bytes, and a kernel reading and
+    writing every element: the 400 elements from 600 on are reported (element 600: 1 byte nothing wrote), the
+    results are the copied values scaled; a second launch reads what the first wrote: silent."""
+    n = 1000
+    host = np.random.default_rng(7).standard_normal(n).astype(np.float32)
+    K = hip.hipMemcpyKind
+    with pyhip.check("initcheck", echo=False) as session:
+        x = _ok(hip.hipMalloc(n * 4))
+        _ok_err(hip.hipMemcpy(x, host, 600 * 4, K.hipMemcpyHostToDevice))
+        _ok_err(hip.hipMemset(int(x) + 2400, 0, 3))
+        programs_scale(x, n)
+        (rep,) = session.reports
+        assert rep["checker"] == "initcheck" and session.count(rep) == n - 600, (rep, session.count(rep))
+        assert rep["lane"] == 600 % 64 and rep["wave"] == (600 % 256) // 64 and rep["workgroup"][0] == 2, rep
+        assert "of which 1 byte(s) nothing wrote" in rep["message"], rep
+        assert rep["address"] == int(x) + 2400 and rep["allocation"]["size"] == n * 4
+        programs_scale(x, n)
+        assert session.count(rep) == n - 600 and len(session.reports) == 1
+        out = np.empty(n, np.float32)
+        _ok_err(hip.hipMemcpy(out, x, n * 4, K.hipMemcpyDeviceToHost))
+        _ok_err(hip.hipFree(x))
+    np.testing.assert_array_equal(out[:600], host[:600] * 4)
+
+
+def programs_scale(x, n):
+    _scale(x, n)
+    _ok_err(hip.hipDeviceSynchronize())
+
+
+def _ok_err(result):
+    err = result[0] if isinstance(result, tuple) else result
+    assert err == hip.hipError_t.hipSuccess, err

@@ -119,7 +119,9 @@ class Device:
                 if s.destroyed and not s.is_null:
                     continue            # destroyed by another thread meanwhile: destroy() synchronised it
                 first = first or exc
-        first = first or self.take_error()
+        # a backend whose context a fault lost (HSA: amdkfd keeps the queues evicted) reports it at every
+        # synchronize, as HIP's sticky error does, even with nothing left pending
+        first = first or self.take_error() or getattr(self.backend, "lost", None)
         if first is not None:
             raise first
         self.arm_sync(epoch)

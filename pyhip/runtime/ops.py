@@ -147,3 +147,22 @@ def mem_get_info() -> tuple[int, int]:
     """(free, total) of the current device: what user allocations left (the runtime's own code objects,
     kernarg buffers and queue mirrors do not count, as on a GPU where they live outside the heap)."""
     return runtime().device().backend.mem_info()
+
+
+def device_heap_service(dev, addr: int, size: int) -> int:
+    """ROCclr's SERVICE_DEVMEM hostcall, made by ockl's ``__ockl_devmem_request(addr, size)`` when device
+    malloc's heap needs another slab: a nonzero ``size`` asks for that many bytes of device memory (the
+    address is returned, 0 when the device is out of memory, which device malloc reports as NULL); a zero
+    ``size`` frees ``addr`` and returns 0. Runs on the hostcall thread while the kernel waits, so it neither
+    synchronizes the device nor raises."""
+    if size:
+        try:
+            return int(dev.backend.alloc(int(size)))
+        except HipError:
+            return 0
+    if addr:
+        try:
+            dev.backend.free(int(addr))
+        except HipError:
+            pass
+    return 0

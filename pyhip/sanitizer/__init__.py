@@ -181,13 +181,10 @@ class _Checker:
 
     def bad_access(self, memory, addrs, size: int, bad, write: bool) -> None:
         from ..emu.memory import GPUFault
-        from .lanes import numpy_context
         s = _SESSION
         if s is None:
             return
-        lanes = np.nonzero(bad)[0]
-        first = int(lanes[0])
-        ctx = numpy_context(first, len(addrs))
+        lanes, first, ctx = _bad_lanes(addrs, bad)
         ctx.update(address=int(addrs[first]), access=f"{size} bytes, {'write' if write else 'read'}")
         fault = GPUFault("memory access outside any allocation", address=int(addrs[first]))
         _report(s, memory, fault, ctx, ctx.get("program"), len(lanes))
@@ -280,15 +277,20 @@ def enable(checks="all", log: str | None = None, echo: bool = True) -> Session:
     return s
 
 
+def _bad_lanes(addrs, bad):
+    """(the bad lanes, the first of them, its numpy-engine context) of a numpy-engine access."""
+    from .lanes import numpy_context
+    lanes = np.nonzero(bad)[0]
+    first = int(lanes[0])
+    return lanes, first, numpy_context(first, len(addrs))
+
+
 def _on_unwritten(memory, addrs, size: int, bad, got) -> None:
     """initcheck: lanes of a numpy-engine load that read bytes nothing wrote (``got``: per lane and byte)."""
-    from .lanes import numpy_context
     s = _SESSION
     if s is None:
         return
-    lanes = np.nonzero(bad)[0]
-    first = int(lanes[0])
-    ctx = numpy_context(first, len(addrs))
+    lanes, first, ctx = _bad_lanes(addrs, bad)
     r = initcheck.report(memory, int(addrs[first]), size, int(size - got[first].sum()), ctx)
     s.add(with_source(r, ctx.get("program")), len(lanes))
 

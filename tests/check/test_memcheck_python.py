@@ -102,18 +102,21 @@ def test_environment_variable_exit_status(tmp_path):
         scale = pyhip.load({BASIC!r}).kernel("scale<float>")
         err, d = hip.hipMalloc(4000)
         hip.hipFree(d)
+        err, e = hip.hipMalloc(4000)
         scale(4, 256, int(d), np.float32(2.0), 1000)
         pyhip.synchronize()
-        print("launch went on")
+        print("launch went on", int(e) == int(d))
     """))
     env = {**os.environ, "PYTHONPATH": str(ROOT), "PYHIP_CHECK": "memcheck"}
     r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300, check=False)
     assert r.returncode == 1 and "launch went on" in r.stdout, r.stdout + r.stderr
     assert "memcheck: use-after-free" in r.stderr and f"hipFree from {script}:6" in r.stderr, r.stderr
     assert "2 distinct error(s) found" in r.stderr and "2000 occurrence(s)" in r.stderr, r.stderr
-    env.pop("PYHIP_CHECK")          # unchecked: the freed block was reused (kernel arguments) and written over
+    assert "launch went on False" in r.stdout, r.stdout      # memcheck quarantines the freed block
+    env.pop("PYHIP_CHECK")          # unchecked: the next hipMalloc reuses the freed block, so the stale pointer is valid
     r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300, check=False)
     assert r.returncode == 0 and "pyhip check" not in r.stderr, r.stdout + r.stderr
+    assert "launch went on True" in r.stdout, r.stdout
 
 
 def test_leaks_at_the_end_of_the_block():

@@ -15,4 +15,4 @@ if [ ${#need[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq hipcc clang-19 lld-19 llvm-19 libhsa-runtime-dev libhsakmt-dev gcc >/dev/null
 fi
 python3 -m pip install -q -e '.[test]'
-exec python3 -m pytest -n 2 -p no:cacheprovider "$@"
+exec python3 -m pytest -n 2 -p no:cacheprovider --durations=20 "$@"

@@ -116,8 +116,11 @@ class EmulatedGPU:
         if n is None:
             return {"native": 0, "fallback": 0, "reasons": {}, "tier0": 0}
         agent = self._agent.counts() if self._agent is not None else {"dispatched": 0, "faults": 0}
-        return {"native": n.stats["native"] + agent["dispatched"], "fallback": n.stats["fallback"],
-                "reasons": dict(n.fallbacks), "tier0": n.stats["tier0"], "agent": agent}
+        out = {"native": n.stats["native"] + agent["dispatched"], "fallback": n.stats["fallback"],
+               "reasons": dict(n.fallbacks), "tier0": n.stats["tier0"], "agent": agent}
+        if n.jit is not None:            # compiles: all, tier 1 (quick), tier 2 (optimised), loaded from disk
+            out["compiled"] = dict(n.jit.stats)
+        return out
 
     # -- programs -----------------------------------------------------------------------------------------
     def load_program(self, co) -> LoadedProgram:

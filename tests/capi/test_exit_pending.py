@@ -7,17 +7,25 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from conftest import require_tool
 
 HERE = Path(__file__).resolve().parent
 
 
-def test_exit_with_pending_work(tmp_path):
+@pytest.mark.parametrize("hot", ["", "0"])
+def test_exit_with_pending_work(tmp_path, hot):
+    """``hot``: PYHIP_JIT_HOT=0 makes every kernel hot at its first compiled dispatch, so the program exits with
+    the optimised compile running in the background thread too (pyhip/emu/jit tier 2)."""
+    env = {**os.environ, "PYHIP_JIT_CACHE_DIR": ""}
+    if hot:
+        env["PYHIP_JIT_HOT"] = hot
     exe = tmp_path / "exit_pending"
     subprocess.run([require_tool("hipcc"), "--offload-arch=gfx90a", "-O2", str(HERE / "exit_pending.hip"), "-o", str(exe)],
                    check=True, capture_output=True, env={**os.environ, "HIP_PLATFORM": "amd"})
     t0 = time.monotonic()
-    r = subprocess.run([sys.executable, "-m", "pyhip", "exec", str(exe)], capture_output=True, text=True, timeout=120)
+    r = subprocess.run([sys.executable, "-m", "pyhip", "exec", str(exe)], capture_output=True, text=True, timeout=120,
+                       env=env)
     took = time.monotonic() - t0
     assert r.returncode == 0 and r.stdout.strip() == "queued", r.stdout + r.stderr
     assert took < 60, took

@@ -236,7 +236,7 @@ CACHE_CHILD = textwrap.dedent("""
         r, engine = t._dispatch(g, t._program(g, src), ops)
         assert engine == "native", engine
         np.testing.assert_array_equal(r, t._reference(src, ops))
-    codes = {{c.address for _, c in jit._done.values()}}
+    codes = {{v[1].address for v in jit._done.values()}}
     print(jit.stats["compiled"], jit.stats.get("cached", 0), len(jit._done), len(codes), objcache.stats["bad"],
           flush=True)
 """)

@@ -3,6 +3,7 @@ whole wave per operation as SIMD vectors, run by the native runtime's scheduler 
 GIL.  Instruction semantics come from the one description in pyhip/emu/spec (see docs/engine.md)."""
 from __future__ import annotations
 
+import atexit
 import os
 import threading
 
@@ -26,9 +27,10 @@ def _after_fork_parent() -> None:
 
 
 def _after_fork_child() -> None:
-    global _lock
+    global _lock, _optimiser
     from . import compiler
     _lock = threading.Lock()
+    _optimiser = None               # its thread is not in the child (kernels it had queued stay tier 1)
     compiler._lock = threading.RLock()
     compiler._depth = threading.local()
     lib = compiler._state.get("bound")
@@ -44,8 +46,13 @@ def enabled() -> bool:
 
 
 def tiering() -> bool:
-    """A kernel's small first dispatch runs on the numpy engine, and the kernel is compiled when it is
-    dispatched again (PYHIP_JIT_TIERING=0: always compile first)."""
+    """Tiers (PYHIP_JIT_TIERING=0: none, every kernel compiled optimised before its first dispatch):
+    0. a kernel's small loop-free first dispatch runs on the numpy engine;
+    1. the kernel is compiled quickly (QUICK_OPT: a few function passes) when it is dispatched again, or first
+       when its first dispatch is not small;
+    2. once its dispatches have run on tier-1 code for HOT_SECONDS (or as long as its quick compile took, if
+       that is longer; PYHIP_JIT_HOT=seconds sets the threshold), the kernel is compiled optimised (O1) by a background thread, and its next dispatch
+       takes that code.  The disk cache keeps both tiers; a later process starts from the best one there."""
     return os.environ.get("PYHIP_JIT_TIERING", "1") != "0"
 
 
@@ -53,6 +60,102 @@ def tiering() -> bool:
 # on the numpy engine: the numpy engine takes about a microsecond per wave-instruction
 # in batches, a compile tens to hundreds of milliseconds
 TIER0_WORK = 40_000
+QUICK_OPT = "fast"      # compiler._object's pass list for tier 1 (~3x faster to compile than O1, ~10% slower code)
+HOT_SECONDS = 0.05      # tier-1 run time after which a kernel is compiled optimised
+SMALL_RUNS = 4          # dispatches after which a kernel that is not hot runs tier-1 code from the native agent,
+SMALL_SECONDS = 0.002   # or at once if its dispatch took less than this (its time is the dispatch's overhead)
+
+
+class _Warm:
+    """A kernel running tier-1 code: its dispatches' time, and what the optimised compile needs."""
+
+    __slots__ = ("ir", "name", "ck", "runs", "seconds", "threshold", "queued")
+
+    def __init__(self, ir, name, ck, compile_seconds):
+        self.ir, self.name, self.ck = ir, name, ck
+        self.runs, self.seconds, self.queued = 0, 0.0, False
+        hot = os.environ.get("PYHIP_JIT_HOT")      # seconds; set, it replaces the rule
+        self.threshold = float(hot) if hot else max(HOT_SECONDS, compile_seconds)
+
+
+class _Optimiser:
+    """The background thread compiling hot kernels optimised (one at a time, oldest first)."""
+
+    def __init__(self):
+        self.cond = threading.Condition()
+        self.jobs: list = []
+        self.pending = 0                 # submitted and not yet finished
+        self.thread = None
+        self.closing = False
+
+    def submit(self, job) -> None:
+        with self.cond:
+            if self.closing:
+                return
+            self.jobs.append(job)
+            self.pending += 1
+            if self.thread is None:
+                self.thread = threading.Thread(target=self._loop, name="pyhip-jit-optimiser", daemon=True)
+                self.thread.start()
+            self.cond.notify_all()
+
+    def _loop(self) -> None:
+        while True:
+            with self.cond:
+                while not self.jobs and not self.closing:
+                    self.cond.wait()
+                if self.closing:
+                    self.pending -= len(self.jobs)
+                    self.jobs.clear()
+                    self.cond.notify_all()
+                    return
+                job = self.jobs.pop(0)
+            try:
+                job()
+            finally:
+                with self.cond:
+                    self.pending -= 1
+                    self.cond.notify_all()
+
+    def drain(self, timeout: float | None = None) -> bool:
+        """Wait until every submitted job has run; False if ``timeout`` passed first."""
+        with self.cond:
+            return self.cond.wait_for(lambda: self.pending == 0, timeout)
+
+    def close(self) -> None:
+        """At exit: no new job starts; the running one ends first (LLVM must not be mid-compile at exit)."""
+        with self.cond:
+            self.closing = True
+            self.cond.notify_all()
+            thread = self.thread
+        if thread is not None:
+            thread.join(30)
+
+
+_optimiser = None
+
+
+def _the_optimiser() -> _Optimiser:
+    global _optimiser
+    if _optimiser is None:
+        with _lock:
+            if _optimiser is None:
+                _optimiser = _Optimiser()
+    return _optimiser
+
+
+def settle(timeout: float | None = None) -> bool:
+    """Wait until the kernels queued for optimised compiling are compiled (benchmarks measure steady state)."""
+    opt = _optimiser
+    return True if opt is None else opt.drain(timeout)
+
+
+def _at_exit() -> None:
+    if _optimiser is not None:
+        _optimiser.close()
+
+
+atexit.register(_at_exit)
 
 
 def available() -> bool:
@@ -63,21 +166,27 @@ def available() -> bool:
     return True
 
 
-def _code_name(ck: str) -> str:
-    """The compiled function's name for the disk cache key ``ck``: unique to its code, so that kernels share
-    one execution engine (compiler.load_object)."""
-    return f"pyhip_k{ck[:32]}"
+def _code_name(ck: str, quick: bool = False) -> str:
+    """The compiled function's name for the disk cache key ``ck``: unique to its code (and tier), so that
+    kernels share one execution engine (compiler.load_object)."""
+    return f"pyhip_{'q' if quick else 'k'}{ck[:32]}"
+
+
+def _quick_key(ck: str | None) -> str | None:
+    return None if ck is None else ck + "-q"
 
 
 class KernelCache:
-    """Compiled kernels of one device: (program, accum_offset, lanes, entry, mode) → Compiled."""
+    """Compiled kernels of one device: (program, accum_offset, lanes, entry, mode) → (program, Compiled, warm),
+    ``warm`` a _Warm while the code is tier 1, None once it is final."""
 
     def __init__(self, ffi, lib):
         self.ffi, self.lib = ffi, lib
         self._done: dict = {}
         self._failed: dict = {}
+        self._retired: list = []       # tier-1 code replaced by optimised code: dispatches may still run it
         self.layout = None
-        self.stats = {"compiled": 0, "seconds": 0.0}
+        self.stats = {"compiled": 0, "seconds": 0.0, "quick": 0, "optimised": 0}
         self._compiling: dict = {}     # key -> Event set when the thread compiling it is done
 
     def _layout(self):
@@ -114,6 +223,7 @@ class KernelCache:
             return self._from_disk(key, nprog, program, K, entry_ip, mode, rows, lockstep)
 
     def _from_disk(self, key, nprog, program, K, entry_ip, mode, rows, lockstep):
+        """(lock held) The optimised code from the disk cache, else the tier-1 code (tiering on), else None."""
         from . import objcache
         from .compiler import bind_runtime, load_object
         bind_runtime(self.ffi, self.lib)
@@ -121,17 +231,29 @@ class KernelCache:
         if hit is not None and hit[0] is nprog:
             return hit[1].address
         ck = self._disk_key(nprog, program, K, entry_ip, mode, rows, lockstep)
-        data = objcache.load(ck) if ck is not None else None
-        if data is None:
+        if ck is None:
             return None
-        try:
-            comp = load_object(data, _code_name(ck), shared=True)
-        except Exception:  # noqa: BLE001 - a damaged entry: compiled and rewritten
-            objcache.stats["bad"] += 1
-            return None
-        self.stats["cached"] = self.stats.get("cached", 0) + 1
-        self._done[key] = (nprog, comp)
-        return comp.address
+        tiers = [(ck, False)]
+        if tiering() and not lockstep:
+            tiers.append((_quick_key(ck), True))
+        for k, quick in tiers:
+            data = objcache.load(k)
+            if data is None:
+                continue
+            try:
+                comp = load_object(data, _code_name(ck, quick), shared=True)
+            except Exception:  # noqa: BLE001 - a damaged entry: compiled and rewritten
+                objcache.stats["bad"] += 1
+                continue
+            self.stats["cached"] = self.stats.get("cached", 0) + 1
+            warm = None
+            if quick:
+                layout = self._layout()
+                warm = _Warm(lambda: KernelIR(nprog, program, K, entry_ip, mode, layout,
+                                              name=_code_name(ck)).build(), _code_name(ck), ck, 0.0)
+            self._done[key] = (nprog, comp, warm)
+            return comp.address
+        return None
 
     def _disk_key(self, nprog, program, K, entry_ip, mode, rows, lockstep):
         from . import objcache
@@ -181,12 +303,66 @@ class KernelCache:
                 raise
         # LLVM runs without this lock (one compile at a time, compiler.llvm_section): other kernels of this
         # device are found ready or loaded from the disk cache meanwhile
-        comp = compile_ir(ir, kir.name, keep_object=ck is not None, shared=ck is not None)
-        if ck is not None and comp.object is not None:
-            objcache.store(ck, comp.object)
+        quick = tiering() and not lockstep and "PYHIP_JIT_OPT" not in os.environ
+        if quick:
+            name = kir.name if ck is None else _code_name(ck, quick=True)
+            comp = compile_ir(ir.replace(f"@{kir.name}(", f"@{name}(", 1), name, opt=QUICK_OPT,
+                              keep_object=ck is not None, shared=ck is not None)
+            store = _quick_key(ck)
+        else:
+            comp = compile_ir(ir, kir.name, keep_object=ck is not None, shared=ck is not None)
+            store = ck
+        if store is not None and comp.object is not None:
+            objcache.store(store, comp.object)
             comp.object = None
         with _lock:
             self.stats["compiled"] += 1
+            self.stats["quick"] += int(quick)
             self.stats["seconds"] += comp.seconds
-            self._done[key] = (nprog, comp)
+            self._done[key] = (nprog, comp, _Warm(ir, kir.name, ck, comp.seconds) if quick else None)
         return comp.address
+
+    # -- tier 2 -----------------------------------------------------------------------------------------------
+    def ran(self, nprog, entry_ip: int, mode: int, rows: int, lockstep: bool, seconds: float) -> bool:
+        """A dispatch ran ``seconds`` on the code function() gave.  True when the native agent may take the
+        kernel's later dispatches: its code is final, or it is small (a dispatch under SMALL_SECONDS, or
+        SMALL_RUNS dispatches and not hot: it stays tier 1); a hot kernel is queued for optimised compiling, and its dispatches come back here until
+        that code is in."""
+        hit = self._done.get((id(nprog), entry_ip, mode, rows, lockstep))
+        if hit is None or hit[0] is not nprog or hit[2] is None:
+            return True
+        warm = hit[2]
+        with _lock:
+            warm.runs += 1
+            warm.seconds += seconds
+            hot = not warm.queued and warm.seconds >= warm.threshold
+            if hot:
+                warm.queued = True
+            small = not warm.queued and (warm.runs >= SMALL_RUNS or seconds < SMALL_SECONDS)
+        if hot:
+            key = (id(nprog), entry_ip, mode, rows, lockstep)
+            _the_optimiser().submit(lambda: self._optimise(key, nprog, warm))
+        return small
+
+    def _optimise(self, key, nprog, warm) -> None:
+        """(the optimiser thread) Compile ``warm``'s kernel at the full level and put it in place."""
+        from . import objcache
+        from .compiler import compile_ir
+        try:
+            ir = warm.ir() if callable(warm.ir) else warm.ir
+            comp = compile_ir(ir, warm.name, keep_object=warm.ck is not None, shared=warm.ck is not None)
+        except Exception as exc:  # noqa: BLE001 - the tier-1 code stays; say why once
+            import warnings
+            warnings.warn(f"pyhip: optimised compile of {warm.name} failed, tier-1 code kept: {exc}", stacklevel=1)
+            return
+        if warm.ck is not None and comp.object is not None:
+            objcache.store(warm.ck, comp.object)
+            comp.object = None
+        with _lock:
+            self.stats["compiled"] += 1
+            self.stats["optimised"] += 1
+            self.stats["seconds"] += comp.seconds
+            hit = self._done.get(key)
+            if hit is not None and hit[0] is nprog and hit[2] is warm:
+                self._retired.append(hit[1])
+                self._done[key] = (nprog, comp, None)

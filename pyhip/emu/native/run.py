@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import collections
 import threading
+import time
 
 import numpy as np
 
@@ -197,14 +198,17 @@ class NativeEngine:
             reg, reg_ptr = self.regions()
             c.regions = reg_ptr
             c.nregions = len(reg)
+            t0 = time.perf_counter()
             failed = lib.pyhip_engine_run(c)
+            seconds = time.perf_counter() - t0
         del reg
         self.stats["native"] += 1
         if failed:
             exc = self.fault(c, d, nprog)
             exc.capture = cap
             raise exc
-        if register is not None and not lockstep and not capture and not nthreads:
+        final = self.jit is None or self.jit.ran(nprog, c.entry, int(c.mode), rows, lockstep, seconds)
+        if register is not None and final and not lockstep and not capture and not nthreads:
             register.add(d, nprog, c)
         return Result(c, cap, rows, wpg)
 

@@ -182,12 +182,17 @@ class Emitter:
                 r = self.emit(f"fptrunc {ST} {args[0]} to {T}")
             return r if n.attr == "nf" else self._conv_nan(r, args[0], src, t, vec)
         if op == "fptoint":
-            if vec and src in (F32, F64) and t.bits <= 32:
+            if vec and src in (F16, F32, F64) and t.bits <= 32:   # f16 too: x86 AVX-512 gave NaN -> INT_MIN
                 return self._fptoint_lanes(args[0], src, t)
+            x = args[0]
+            if src is F16:                    # exactly as f32 (the f16 forms gave NaN -> INT_MIN on AVX-512)
+                src, ST0 = F32, ST
+                ST = self.ty(F32, vec)
+                x = self.emit(f"fpext {ST0} {x} to {ST}")
             kind = "fptosi" if t.signed else "fptoui"
             name = f"llvm.{kind}.sat.{self._mangle(t, vec)}.{self._mangle(src, vec)}"
             self.declare(f"declare {T} @{name}({ST})")
-            return self.emit(f"call {T} @{name}({ST} {args[0]})")
+            return self.emit(f"call {T} @{name}({ST} {x})")
         if op in ("fadd", "fsub", "fmul", "fdiv"):
             r = self.emit(f"{op} {T} {args[0]}, {args[1]}")
             return r if n.attr == "nf" else self._nan_rule(r, args, t, vec)
@@ -275,16 +280,19 @@ class Emitter:
         ik = (lambda v, n=32: self.splat(str(_signed(v & ((1 << n) - 1), n)), f"i{n}"))
         bits = t.bits
         hi = float(1 << (bits - 1)) if t.signed else float(1 << bits)
-        above = self.emit(f"fcmp oge {ST} {x}, {fk(hi)}")
+        if src is F16 and hi > 65504.0:       # beyond binary16: only an infinity is out of range
+            above = self.emit(f"fcmp ogt {ST} {x}, {fk(65504.0)}")
+        else:
+            above = self.emit(f"fcmp oge {ST} {x}, {fk(hi)}")
         if t.signed:
-            below = self.emit(f"fcmp olt {ST} {x}, {fk(-hi)}")
+            below = self.emit(f"fcmp olt {ST} {x}, {fk(max(-hi, -65504.0) if src is F16 else -hi)}")
             nan = self.emit(f"fcmp uno {ST} {x}, {x}")
             out = self.emit(f"or {B} {below}, {nan}")
         else:
             out = below = self.emit(f"fcmp ule {ST} {x}, {fk(-1.0)}")     # NaN too: both give 0
         out = self.emit(f"or {B} {out}, {above}")
         safe = self.emit(f"select {B} {out}, {ST} zeroinitializer, {ST} {x}")
-        if not t.signed and bits == 32:       # [2^31, 2^32): convert x - 2^31 (exact) and set the top bit
+        if not t.signed and bits == 32 and src is not F16:   # [2^31, 2^32): convert x - 2^31, set the top bit
             big = self.emit(f"fcmp oge {ST} {safe}, {fk(2.0 ** 31)}")
             low = self.emit(f"fsub {ST} {safe}, {fk(2.0 ** 31)}")
             safe = self.emit(f"select {B} {big}, {ST} {low}, {ST} {safe}")

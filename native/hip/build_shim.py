@@ -168,6 +168,8 @@ int pyhip_event_register(void* handle, int device, uint32_t flags, void* signal,
 uint64_t pyhip_event_hit_count(void);
 uint64_t pyhip_sync_hit_count(void);
 int pyhip_mem_set(int device, uint64_t lo, uint64_t hi, const uint64_t* spans, size_t n);
+int pyhip_mem_insert(int device, uint64_t start, uint64_t end, uint64_t host);
+int pyhip_mem_remove(int device, uint64_t start);
 uint64_t pyhip_copy_hit_count(void);
 """
 SLOW_DECL = ("int pyhip_slow_hipLaunchKernel(const void* function_address, dim3 numBlocks, dim3 dimBlocks, "

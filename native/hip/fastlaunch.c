@@ -338,7 +338,7 @@ typedef struct { uint64_t start, end, host; } pyhip_mem_span;
 typedef struct {
     uint64_t lo, hi;             /* the device's address range (hi == 0: unknown) */
     pyhip_mem_span* spans;       /* sorted by start; NULL: no table (every address in range goes to Python) */
-    size_t n;
+    size_t n, cap;
 } pyhip_mem_table;
 static pyhip_mem_table pyhip_mem[PYHIP_SYNC_DEVICES];
 static pthread_mutex_t pyhip_mem_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -359,8 +359,60 @@ int pyhip_mem_set(int device, uint64_t lo, uint64_t hi, const uint64_t* spans, s
     t->hi = hi;
     t->spans = spans ? (copy ? copy : malloc(sizeof *copy)) : NULL;     /* an empty table is not "no table" */
     t->n = spans ? n : 0;
+    t->cap = spans ? (n ? n : 1) : 0;
     pthread_mutex_unlock(&pyhip_mem_lock);
     return 1;
+}
+
+/* Under pyhip_mem_lock: the index of the first span starting at or above addr (a binary search). */
+static size_t pyhip_mem_lower(const pyhip_mem_table* t, uint64_t addr) {
+    size_t lo = 0, hi = t->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (t->spans[mid].start < addr) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+}
+
+/* One allocation added to / removed from a device's table (pyhip/capi/fastpath.py: a table change of one entry).
+ * 0: the device has no table, or no memory for it (the caller then publishes the whole table). */
+int pyhip_mem_insert(int device, uint64_t start, uint64_t end, uint64_t host) {
+    if (device < 0 || device >= PYHIP_SYNC_DEVICES) return 0;
+    int ok = 0;
+    pthread_mutex_lock(&pyhip_mem_lock);
+    pyhip_mem_table* t = &pyhip_mem[device];
+    if (t->spans) {
+        if (t->n == t->cap) {
+            pyhip_mem_span* grown = realloc(t->spans, 2 * t->cap * sizeof *grown);
+            if (grown) t->spans = grown, t->cap *= 2;
+        }
+        if (t->n < t->cap) {
+            size_t i = pyhip_mem_lower(t, start);
+            memmove(&t->spans[i + 1], &t->spans[i], (t->n - i) * sizeof *t->spans);
+            t->spans[i] = (pyhip_mem_span){start, end, host};
+            t->n++;
+            ok = 1;
+        }
+    }
+    pthread_mutex_unlock(&pyhip_mem_lock);
+    return ok;
+}
+
+int pyhip_mem_remove(int device, uint64_t start) {
+    if (device < 0 || device >= PYHIP_SYNC_DEVICES) return 0;
+    int ok = 0;
+    pthread_mutex_lock(&pyhip_mem_lock);
+    pyhip_mem_table* t = &pyhip_mem[device];
+    if (t->spans) {
+        size_t i = pyhip_mem_lower(t, start);
+        if (i < t->n && t->spans[i].start == start) {
+            memmove(&t->spans[i], &t->spans[i + 1], (t->n - i - 1) * sizeof *t->spans);
+            t->n--;
+        }
+        ok = 1;                                           /* (not there: nothing to do) */
+    }
+    pthread_mutex_unlock(&pyhip_mem_lock);
+    return ok;
 }
 
 uint64_t pyhip_copy_hit_count(void) { return __atomic_load_n(&pyhip_copy_hits, __ATOMIC_RELAXED); }

@@ -131,6 +131,7 @@ TEXTURE_C = {"hipCreateChannelDesc", "hipMalloc3DArray", "hipMallocMipmappedArra
 C_IMPLEMENTED = {"__gnu_h2f_ieee", "__gnu_f2h_ieee", "hipLaunchKernel", "hipGetLastError", "hipPeekAtLastError", "__hipPushCallConfiguration",
                  "hipDeviceSynchronize", "hipStreamSynchronize", "hipMemcpy", "hipMemset",
                  "hipEventRecord", "hipEventQuery", "hipEventSynchronize", "hipEventElapsedTime", "hipMemcpyAsync", "hipMemsetAsync",
+                 "hipMemsetD8", "hipMemsetD16", "hipMemsetD32", "hipMemsetD8Async", "hipMemsetD16Async", "hipMemsetD32Async",
                  "__hipPopCallConfiguration", "_ZN8hip_impl22hipLaunchKernelGGLImplEmRK4dim3S2_jP12ihipStream_tPPv"}
 # what Python calls in the shim (fastlaunch.c)
 C_API = """
@@ -168,6 +169,8 @@ int pyhip_event_register(void* handle, int device, uint32_t flags, void* signal,
 uint64_t pyhip_event_hit_count(void);
 uint64_t pyhip_sync_hit_count(void);
 int pyhip_mem_set(int device, uint64_t lo, uint64_t hi, const uint64_t* spans, size_t n);
+int pyhip_mem_insert(int device, uint64_t start, uint64_t end, uint64_t host);
+int pyhip_mem_remove(int device, uint64_t start);
 uint64_t pyhip_copy_hit_count(void);
 """
 SLOW_DECL = ("int pyhip_slow_hipLaunchKernel(const void* function_address, dim3 numBlocks, dim3 dimBlocks, "
@@ -181,7 +184,13 @@ SLOW_DECL = ("int pyhip_slow_hipLaunchKernel(const void* function_address, dim3 
              "int pyhip_slow_hipEventSynchronize(void* event);\n"
              "int pyhip_slow_hipEventElapsedTime(float* ms, void* start, void* stop);\n"
              "int pyhip_slow_hipMemcpyAsync(void* dst, const void* src, size_t sizeBytes, int kind, void* stream);\n"
-             "int pyhip_slow_hipMemsetAsync(void* dst, int value, size_t sizeBytes, void* stream);\n")
+             "int pyhip_slow_hipMemsetAsync(void* dst, int value, size_t sizeBytes, void* stream);\n"
+             "int pyhip_slow_hipMemsetD8(void* dst, unsigned char value, size_t count);\n"
+             "int pyhip_slow_hipMemsetD16(void* dst, unsigned short value, size_t count);\n"
+             "int pyhip_slow_hipMemsetD32(void* dst, int value, size_t count);\n"
+             "int pyhip_slow_hipMemsetD8Async(void* dst, unsigned char value, size_t count, void* stream);\n"
+             "int pyhip_slow_hipMemsetD16Async(void* dst, unsigned short value, size_t count, void* stream);\n"
+             "int pyhip_slow_hipMemsetD32Async(void* dst, int value, size_t count, void* stream);\n")
 
 # What an export pyhip does not implement returns, by the ABI class of its return type (exports.txt, from
 # the HIP 5.2 headers): (C return type, value, as docs/capi.md states it).  Structs returned by value come

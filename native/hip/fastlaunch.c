@@ -338,7 +338,7 @@ typedef struct { uint64_t start, end, host; } pyhip_mem_span;
 typedef struct {
     uint64_t lo, hi;             /* the device's address range (hi == 0: unknown) */
     pyhip_mem_span* spans;       /* sorted by start; NULL: no table (every address in range goes to Python) */
-    size_t n;
+    size_t n, cap;
 } pyhip_mem_table;
 static pyhip_mem_table pyhip_mem[PYHIP_SYNC_DEVICES];
 static pthread_mutex_t pyhip_mem_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -359,8 +359,60 @@ int pyhip_mem_set(int device, uint64_t lo, uint64_t hi, const uint64_t* spans, s
     t->hi = hi;
     t->spans = spans ? (copy ? copy : malloc(sizeof *copy)) : NULL;     /* an empty table is not "no table" */
     t->n = spans ? n : 0;
+    t->cap = spans ? (n ? n : 1) : 0;
     pthread_mutex_unlock(&pyhip_mem_lock);
     return 1;
+}
+
+/* Under pyhip_mem_lock: the index of the first span starting at or above addr (a binary search). */
+static size_t pyhip_mem_lower(const pyhip_mem_table* t, uint64_t addr) {
+    size_t lo = 0, hi = t->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (t->spans[mid].start < addr) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+}
+
+/* One allocation added to / removed from a device's table (pyhip/capi/fastpath.py: a table change of one entry).
+ * 0: the device has no table, or no memory for it (the caller then publishes the whole table). */
+int pyhip_mem_insert(int device, uint64_t start, uint64_t end, uint64_t host) {
+    if (device < 0 || device >= PYHIP_SYNC_DEVICES) return 0;
+    int ok = 0;
+    pthread_mutex_lock(&pyhip_mem_lock);
+    pyhip_mem_table* t = &pyhip_mem[device];
+    if (t->spans) {
+        if (t->n == t->cap) {
+            pyhip_mem_span* grown = realloc(t->spans, 2 * t->cap * sizeof *grown);
+            if (grown) t->spans = grown, t->cap *= 2;
+        }
+        if (t->n < t->cap) {
+            size_t i = pyhip_mem_lower(t, start);
+            memmove(&t->spans[i + 1], &t->spans[i], (t->n - i) * sizeof *t->spans);
+            t->spans[i] = (pyhip_mem_span){start, end, host};
+            t->n++;
+            ok = 1;
+        }
+    }
+    pthread_mutex_unlock(&pyhip_mem_lock);
+    return ok;
+}
+
+int pyhip_mem_remove(int device, uint64_t start) {
+    if (device < 0 || device >= PYHIP_SYNC_DEVICES) return 0;
+    int ok = 0;
+    pthread_mutex_lock(&pyhip_mem_lock);
+    pyhip_mem_table* t = &pyhip_mem[device];
+    if (t->spans) {
+        size_t i = pyhip_mem_lower(t, start);
+        if (i < t->n && t->spans[i].start == start) {
+            memmove(&t->spans[i], &t->spans[i + 1], (t->n - i - 1) * sizeof *t->spans);
+            t->n--;
+        }
+        ok = 1;                                           /* (not there: nothing to do) */
+    }
+    pthread_mutex_unlock(&pyhip_mem_lock);
+    return ok;
 }
 
 uint64_t pyhip_copy_hit_count(void) { return __atomic_load_n(&pyhip_copy_hits, __ATOMIC_RELAXED); }
@@ -387,7 +439,13 @@ static int pyhip_mem_translate(int device, uint64_t addr, uint64_t n, uint64_t* 
     return 0;
 }
 
-static int pyhip_copy_native(int device, void* dst, const void* src, size_t n, int fill, int value) {
+/* `fill`: 0 a copy of n bytes; 1, 2 or 4: a fill of n bytes with `value` in elements of that many bytes. */
+static void pyhip_fill_elements(uint8_t* d, size_t n, int width, uint32_t value) {
+    if (width == 1) { memset(d, (int)(value & 0xFF), n); return; }
+    for (size_t i = 0; i < n; i += (size_t)width) memcpy(d + i, &value, (size_t)width);     /* little-endian */
+}
+
+static int pyhip_copy_native(int device, void* dst, const void* src, size_t n, int fill, uint32_t value) {
     if (!n || !dst || (!fill && !src) || device < 0 || device >= PYHIP_SYNC_DEVICES) return 0;
     if (!__atomic_load_n(&pyhip_mem[device].hi, __ATOMIC_RELAXED)) return 0;
     if (!pyhip_sync_wait_armed(device)) return 0;
@@ -397,7 +455,7 @@ static int pyhip_copy_native(int device, void* dst, const void* src, size_t n, i
     int ks = fill ? 1 : pyhip_mem_translate(device, (uint64_t)(uintptr_t)src, n, &hs);
     int ok = kd >= 0 && ks >= 0 && (fill ? kd == 1 : (kd == 1 || ks == 1));
     if (ok) {
-        if (fill) memset((void*)(uintptr_t)hd, value, n);
+        if (fill) pyhip_fill_elements((uint8_t*)(uintptr_t)hd, n, fill, value);
         else memmove((void*)(uintptr_t)hd, (const void*)(uintptr_t)hs, n);
     }
     pthread_mutex_unlock(&pyhip_mem_lock);       /* held while copying: a table change waits for it */
@@ -656,7 +714,7 @@ static int pyhip_async_publish(int d, void* stream, uint16_t type, uint64_t a0, 
 }
 
 /* 1: done or queued natively; 0: Python. */
-static int pyhip_async_native(void* stream, void* dst, const void* src, size_t n, int fill, int value) {
+static int pyhip_async_native(void* stream, void* dst, const void* src, size_t n, int fill, uint32_t value) {
     int d = pyhip_armed_device_of(stream);
     if (d < 0 || !n || !dst || (!fill && !src) || !__atomic_load_n(&pyhip_mem[d].hi, __ATOMIC_RELAXED)) return 0;
     pthread_mutex_lock(&pyhip_sync_lock);
@@ -669,7 +727,8 @@ static int pyhip_async_native(void* stream, void* dst, const void* src, size_t n
     int ks = fill ? 1 : pyhip_mem_translate(d, (uint64_t)(uintptr_t)src, n, &hs);
     pthread_mutex_unlock(&pyhip_mem_lock);
     if (kd == 1 && ks == 1 && s.queue) {          /* device memory only: in stream order, asynchronously */
-        int ok = fill ? pyhip_async_publish(d, stream, 0x8002, (uint64_t)(uintptr_t)dst, (uint64_t)(value & 0xFF), n, 1)
+        int ok = fill ? pyhip_async_publish(d, stream, 0x8002, (uint64_t)(uintptr_t)dst, value, n / (size_t)fill,
+                                            (uint64_t)fill)
                       : pyhip_async_publish(d, stream, 0x8001, (uint64_t)(uintptr_t)dst, (uint64_t)(uintptr_t)src, n, 0);
         if (ok) __atomic_fetch_add(&pyhip_copy_hits, 1, __ATOMIC_RELAXED);
         return ok;
@@ -686,3 +745,22 @@ int hipMemsetAsync(void* dst, int value, size_t sizeBytes, void* stream) {
     if (pyhip_async_native(stream, dst, NULL, sizeBytes, 1, value & 0xFF)) return pyhip_tls_last_error = 0;
     return pyhip_slow_hipMemsetAsync(dst, value, sizeBytes, stream);
 }
+
+/* hipMemsetD8/D16/D32 (+Async): fills of `count` elements, as hipMemset / hipMemsetAsync do them (a count whose
+ * byte size overflows goes to Python, which reports it). */
+#define PYHIP_MEMSET_D(bits, vtype)                                                                                \
+    int hipMemsetD##bits(void* dst, vtype value, size_t count) {                                                   \
+        if (count <= SIZE_MAX / (bits / 8) &&                                                                      \
+            pyhip_copy_native(pyhip_tls_device, dst, NULL, count * (bits / 8), bits / 8, (uint32_t)value))         \
+            return pyhip_tls_last_error = 0;                                                                       \
+        return pyhip_slow_hipMemsetD##bits(dst, value, count);                                                     \
+    }                                                                                                              \
+    int hipMemsetD##bits##Async(void* dst, vtype value, size_t count, void* stream) {                              \
+        if (count <= SIZE_MAX / (bits / 8) &&                                                                      \
+            pyhip_async_native(stream, dst, NULL, count * (bits / 8), bits / 8, (uint32_t)value))                  \
+            return pyhip_tls_last_error = 0;                                                                       \
+        return pyhip_slow_hipMemsetD##bits##Async(dst, value, count, stream);                                      \
+    }
+PYHIP_MEMSET_D(8, unsigned char)
+PYHIP_MEMSET_D(16, unsigned short)
+PYHIP_MEMSET_D(32, int)

@@ -12,6 +12,13 @@
  *    auto-reset events it was given when it starts (as init_event_waiter does).
  *  - a GPU memory fault sets every memory event of the process and attaches the fault to it; the wait
  *    that returns it copies the fault into HsaEvent.EventData.MemoryAccessFault.
+ *  - deviation: a wait of an hour or more (ROCr's "forever": 0xFFFFFFFE ms, or INFINITE) returns
+ *    HSAKMT_STATUS_WAIT_TIMEOUT after FOREVER_SLICE_MS with nothing set, where amdkfd would go on sleeping.
+ *    ROCr re-checks its signal values after every return (InterruptSignal::WaitRelaxed, Signal::WaitAny), so
+ *    to it this is a spurious wake-up; it ends a lost wake-up of ROCr's own: its queue destructor and its
+ *    async-events thread wait on the queue's inactive signal, ONE auto-reset event, and when the destructor's
+ *    store sets it before the async thread sleeps, the destructor's own wait consumes the set — both then
+ *    sleep forever (seen in hsa_queue_destroy on this loaded box; tests/thunk/event_forever.c).
  *  - a wait holds the events it was given, not their ids or table entries: an event destroyed while waited
  *    on fails the wait (destroy_event clears each waiter's event, test_event_condition then fails), even
  *    when a new event took its id and entry at once — each entry's generation changes at destruction, so a
@@ -26,6 +33,8 @@
 #define KFD_FIRST_SYSTEM_EVENT_ID 0x80000000u
 #define UNSIGNALED_SLOT (~(uint64_t)0)
 #define MAX_EVENTS 8192
+#define FOREVER_MS 3600000u         /* a wait at least this long is ROCr's "forever" (see the deviation above) */
+#define FOREVER_SLICE_MS 50u
 
 #define ST_SUCCESS 0
 #define ST_ERROR 1
@@ -206,7 +215,8 @@ HSAKMT_STATUS hsaKmtWaitOnMultipleEvents(HsaEvent* Events[], uint32_t NumEvents,
     if (!evs || !seen || !gens || !active) { free(evs); free(seen); free(gens); free(active); return ST_ERROR; }
     struct timespec deadline;
     clock_gettime(CLOCK_MONOTONIC, &deadline);
-    if (Milliseconds != 0xFFFFFFFFu) {
+    if (Milliseconds >= FOREVER_MS) Milliseconds = FOREVER_SLICE_MS;
+    {
         deadline.tv_sec += Milliseconds / 1000;
         deadline.tv_nsec += (long)(Milliseconds % 1000) * 1000000L;
         if (deadline.tv_nsec >= 1000000000L) { deadline.tv_sec++; deadline.tv_nsec -= 1000000000L; }
@@ -233,9 +243,7 @@ HSAKMT_STATUS hsaKmtWaitOnMultipleEvents(HsaEvent* Events[], uint32_t NumEvents,
             }
             if (st != ST_SUCCESS || (WaitOnAll ? n == NumEvents : n > 0)) break;
             if (Milliseconds == 0) { st = ST_WAIT_TIMEOUT; break; }
-            int r = Milliseconds == 0xFFFFFFFFu ? pthread_cond_wait(&ev_cond, &ev_lock)
-                                                : pthread_cond_timedwait(&ev_cond, &ev_lock, &deadline);
-            if (r == ETIMEDOUT) { st = ST_WAIT_TIMEOUT; break; }
+            if (pthread_cond_timedwait(&ev_cond, &ev_lock, &deadline) == ETIMEDOUT) { st = ST_WAIT_TIMEOUT; break; }
         }
     }
     for (uint32_t i = 0; i < NumEvents; ++i) {

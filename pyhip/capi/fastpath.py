@@ -95,31 +95,43 @@ class FastPath:
             dev.fast_sync_arm = self.mirror_armed
             memory = getattr(dev.backend, "memory", None) if self.sync_enabled else None
             if memory is not None:
-                memory.on_reindex.append(lambda index, d=dev: self.publish_memory(d, index))
-                self.publish_memory(dev)
+                with memory.lock:               # no table change between the whole table and the first update
+                    memory.on_reindex.append(lambda index, d=dev: self.publish_memory(d, index))
+                    self.publish_memory(dev)
 
     # -- copies and fills in C (fastlaunch.c): the device's address range and allocation table mirrored ------
     def publish_memory(self, dev, index=None) -> None:
         """Hand C ``dev``'s address range and, when its arena never moves, its allocations in that range as
-        (start, end, host address) (``index``: the memory's table index, DeviceMemory.on_reindex's argument)."""
+        (start, end, host address) (``index``: the memory's table index, DeviceMemory.on_reindex's argument).
+        A change of one allocation (``index.change``) updates C's table in place: a binary search there."""
         memory = dev.backend.memory
         lo, hi = memory.base, memory.base + DEVICE_STRIDE
         if not getattr(memory, "_fixed_arena", False) or getattr(memory, "shadow", None) is not None:
             self.lib.pyhip_mem_set(dev.index, lo, hi, self.ffi.NULL, 0)    # every address in range: Python
             return                                                          # (initcheck: its shadow sees them)
         if index is None:
-            starts = np.array(memory.starts, np.uint64)
-            ext = np.array([memory.table[a][3] is not None for a in memory.starts], bool)
-        else:
-            starts, ext = index[0], index[2]
+            index = memory._index
+        change = index.change
+        if change is not None and self._publish_change(dev.index, index, change, lo, hi):
+            return
+        starts, _, ext, _ = index
         own = (starts >= lo) & (starts < hi) & ~ext            # arena allocations (mappings: Python)
-        start = starts[own].astype(np.uint64)
         # each allocation's exact end (the table's), not where its region ends: a region may reach to the end
         # of the address space the allocation owns (emu/memory.py), and a copy past the allocation is an error
-        end = np.array([memory.table[a][0] for a in start.tolist()], np.uint64)
-        arena = np.uint64(memory.arena.ctypes.data)
-        spans = np.ascontiguousarray(np.stack([start, end, start - np.uint64(lo) + arena], axis=1), np.uint64)
-        self.lib.pyhip_mem_set(dev.index, lo, hi, self.ffi.from_buffer("uint64_t[]", spans), len(start))
+        spans = np.ascontiguousarray(np.stack([starts[own], index.table_ends[own], index.hosts[own]], axis=1),
+                                     np.uint64)
+        self.lib.pyhip_mem_set(dev.index, lo, hi, self.ffi.from_buffer("uint64_t[]", spans), len(spans))
+
+    def _publish_change(self, device: int, index, change, lo: int, hi: int) -> bool:
+        """One allocation added or removed: C's table updated in place.  False: publish the whole table."""
+        if change[0] == "remove":
+            start = change[2]
+            return not lo <= start < hi or bool(self.lib.pyhip_mem_remove(device, start))
+        i = change[1]
+        start = int(index[0][i])
+        if index[2][i] or not lo <= start < hi:
+            return True                                         # a mapping: never in C's table
+        return bool(self.lib.pyhip_mem_insert(device, start, int(index.table_ends[i]), int(index.hosts[i])))
 
     def register(self, c_handle, c_stream, grid, block, shared: int, function, stream) -> bool:
         if not self.enabled:

@@ -82,10 +82,10 @@ def install(c) -> None:
             ops.memset(addr(dst), value, count, width, c.stream_of(stream), sync=False)
         return sync, asynchronous
 
-    for width in (1, 2, 4):
+    for width in (1, 2, 4):                      # hipMemsetD8/16/32 (+Async: fastlaunch.c) when C did not do them
         s, a = memset_family(width)
-        c.export_as(f"hipMemsetD{8 * width}", s)
-        c.export_as(f"hipMemsetD{8 * width}Async", a)
+        c.export_as(f"pyhip_slow_hipMemsetD{8 * width}", s)
+        c.export_as(f"pyhip_slow_hipMemsetD{8 * width}Async", a)
 
     @c.export
     def hipMemGetInfo(free, total):

@@ -33,6 +33,7 @@ import weakref
 import numpy as np
 
 from ..errors import HipError, hipError_t
+from .memindex import TableIndex
 
 DEVICE_BASE = 0x1000_0000_0000          # 16 TiB: far from the host heap and mmap areas
 SHARED_APERTURE = 0x1_0000_0000 * 0x10000   # src_shared_base (LDS aperture, 4 GiB aligned)
@@ -175,19 +176,21 @@ class DeviceMemory:
         self.fragment = FRAGMENT if self._mapping is not None else GRANULE   # module doc
         self.spans: dict[int, int] = {}         # arena allocation start -> the address space it owns
         self.arena = np.zeros(initial, dtype=np.uint8) if arena is None else arena
+        self._arena_address = self.arena.ctypes.data
         self._pins = 0                          # native dispatches holding raw pointers into the arena
         self._unpinned = threading.Condition(threading.RLock())
         self._top = 0                           # bump pointer (bytes into the arena)
         self._free: list[tuple[int, int]] = []  # (offset, size) free blocks
         self.starts: list[int] = []             # sorted allocation start addresses
         self.table: dict[int, tuple[int, int, str, np.ndarray | None]] = {}  # start -> (end, size, kind, ext)
-        self._index = (np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=bool), [])
+        self._index = TableIndex.empty()        # the table as sorted arrays (pyhip/emu/memindex.py)
         self.lock = threading.RLock()
         self.used = 0
         self.peer_views: list["DeviceMemory"] = []   # memories that map this arena (peer access)
         self.serials: dict[int, int] = {}       # start -> a number no other allocation/mapping ever had
         self._serial = 0
         self.on_reindex: list = []              # fn(index), called (lock held) whenever the table changed
+                                                # (index.change: the allocation added or removed, or None)
         self.exact = False                      # memcheck: lane checks against exact allocation ends
         self.origin = None                      # memcheck: fn(event) -> where an allocation / free happens
         self.origins: dict[int, object] = {}    # start -> where it was allocated (while ``origin`` is set)
@@ -232,16 +235,34 @@ class DeviceMemory:
 
     # -- allocation --------------------------------------------------------------------------------------
     def _reindex(self) -> None:
-        # one tuple, replaced atomically: lane checks running on other threads read a consistent snapshot
-        # an arena allocation's region ends where the address space it owns ends, or (memcheck) exactly
-        exact, spans = self.exact, self.spans
-        self._index = (np.array(self.starts, dtype=np.uint64),
-                       np.array([e if exact or x is not None else s + spans[s]
-                                 for s in self.starts for e, _, _, x in (self.table[s],)], dtype=np.uint64),
-                       np.array([self.table[s][3] is not None for s in self.starts], dtype=bool),
-                       [self.table[s][3] for s in self.starts])
+        """The index rebuilt from the table (a change of every entry: memcheck's exact ends, a grown arena)."""
+        entries = [self._entry(s) for s in self.starts]
+        self._indexed(TableIndex.build(self.starts, *zip(*entries)) if entries else TableIndex.empty())
+
+    def _entry(self, start: int) -> tuple:
+        """(region end, exact end, host address, mapped array or None) of the allocation at ``start``: an arena
+        allocation's region ends where the address space it owns ends, or (memcheck) exactly."""
+        end, _, _, x = self.table[start]
+        if x is not None:
+            return end, end, x.ctypes.data, x
+        return (end if self.exact else start + self.spans[start]), end, self._arena_address + start - self.base, None
+
+    def _indexed(self, index: TableIndex) -> None:
+        # one object, replaced atomically: lane checks running on other threads read a consistent snapshot
+        self._index = index
         for fn in self.on_reindex:
-            fn(self._index)
+            fn(index)
+
+    def _added(self, start: int) -> None:
+        """``start`` entered the table and self.starts."""
+        region_end, end, host, array = self._entry(start)
+        self._indexed(self._index.added(bisect.bisect_left(self.starts, start), start, region_end, end, array, host))
+
+    def _removed(self, start: int) -> None:
+        """``start`` left the table: out of self.starts too (a binary search, not a scan)."""
+        i = bisect.bisect_left(self.starts, start)
+        del self.starts[i]
+        self._indexed(self._index.removed(i))
 
     def alloc(self, size: int, kind: str = "user", align: int = ALIGN) -> int:
         if size <= 0:
@@ -250,6 +271,7 @@ class DeviceMemory:
         frag = self.fragment
         span = -(-size // frag) * frag                  # the address space it owns (module doc)
         align = max(align, frag)
+        grew = False
         with self.lock:
             if self.used + rounded > self.capacity:
                 raise HipError(hipError_t.hipErrorOutOfMemory,
@@ -273,11 +295,13 @@ class DeviceMemory:
                                    f"out of device memory: no {size}-byte range left in the arena")
                 self._top = off + span
                 if self._top > len(self.arena):
+                    grew = True
                     with self._unpinned:            # no dispatch may hold pointers into the old arena
                         self._unpinned.wait_for(lambda: self._pins == 0)
                     new = np.zeros(max(self._top, 2 * len(self.arena)), dtype=np.uint8)
                     new[:len(self.arena)] = self.arena
                     self.arena = new
+                    self._arena_address = new.ctypes.data
                     for m in list(self.peer_views):     # peers see the grown arena
                         m.unmap_host(self.base)
                         m.map_host(self.base, new, kind="peer")
@@ -292,7 +316,10 @@ class DeviceMemory:
                 self.shadow.allocated(off, size, span, kind)
             if self.origin is not None:
                 self.origins[addr] = self.origin("alloc")
-            self._reindex()
+            if grew:
+                self._reindex()                 # every arena allocation's host address moved
+            else:
+                self._added(addr)
             return addr
 
     def free(self, addr: int) -> None:
@@ -304,7 +331,6 @@ class DeviceMemory:
                 raise HipError(hipError_t.hipErrorInvalidDevicePointer, f"0x{addr:x} is not the start of an allocation")
             del self.table[addr]
             self.serials.pop(addr, None)
-            self.starts.remove(addr)
             self.used -= entry[1]
             span = self.spans.pop(addr)
             if self.exact:                  # memcheck: kept unreused, so that later accesses fault and are named
@@ -318,7 +344,7 @@ class DeviceMemory:
             else:
                 self.origins.pop(addr, None)
                 self._release(Freed(addr, entry[0] - addr, span, entry[2], None, None), quarantined=False)
-            self._reindex()
+            self._removed(addr)
 
     def _release(self, f: Freed, quarantined: bool = True) -> None:
         """A freed block back to the free list (lock held; a quarantined block was cleared when freed)."""
@@ -326,8 +352,15 @@ class DeviceMemory:
             self._quarantined -= f.span
         else:
             self._clear(f.start - self.base, f.span)
-        self._free.append((f.start - self.base, f.span))
-        self._free.sort()
+        off, size = f.start - self.base, f.span
+        free = self._free                       # sorted; neighbours joined (a binary search, no sort)
+        i = bisect.bisect_left(free, (off, 0))
+        if i < len(free) and off + size == free[i][0]:
+            size += free.pop(i)[1]
+        if i and free[i - 1][0] + free[i - 1][1] == off:
+            free[i - 1] = (free[i - 1][0], free[i - 1][1] + size)
+        else:
+            free.insert(i, (off, size))
 
     def freed_at(self, addr: int) -> Freed | None:
         """The quarantined allocation whose pages hold ``addr`` (memcheck), the latest freed first."""
@@ -364,13 +397,18 @@ class DeviceMemory:
     def map_host(self, addr: int, array: np.ndarray, kind: str = "host") -> None:
         """Make ``array`` addressable at ``addr`` (pinned host memory; kind 'peer': another device's arena)."""
         with self.lock:
+            old = self.table.get(addr)
+            if old is not None:                 # mapped again: the new array replaces the old one
+                if old[3] is None:
+                    raise HipError(hipError_t.hipErrorInvalidValue, f"0x{addr:x} is an allocation of this device")
+                self._removed(addr)
             bisect.insort(self.starts, addr)
             self.table[addr] = (addr + array.nbytes, array.nbytes, kind, array.view(np.uint8).reshape(-1))
             self._serial += 1
             self.serials[addr] = self._serial
             if self.origin is not None:
                 self.origins[addr] = self.origin("map")
-            self._reindex()
+            self._added(addr)
 
     def map_peer(self, other: "DeviceMemory") -> None:
         """Peer access: ``other``'s whole arena becomes addressable here (and stays so when it grows)."""
@@ -395,8 +433,7 @@ class DeviceMemory:
             del self.table[addr]
             self.serials.pop(addr, None)
             self.origins.pop(addr, None)
-            self.starts.remove(addr)
-            self._reindex()
+            self._removed(addr)
             return True
 
     def allocation_size(self, addr: int) -> int:

@@ -21,6 +21,25 @@ EVENT_FLAGS = hipEventBlockingSync | hipEventDisableTiming | hipEventInterproces
     hipEventReleaseToSystem
 
 
+# Another stream's last command, read by a submit that must wait for it, is pinned or found complete under
+# this lock, and its owner gives its signal back to the pool under it too: a signal checked pending and
+# released meanwhile would be reused by the next packet (often the barrier's own completion signal: a barrier
+# waiting for itself, the queue stuck for good).
+_WATCH_LOCK = threading.Lock()
+
+
+def _watch(cmd: "Command | None"):
+    """The signal of another stream's ``cmd`` pinned (never back to the pool while a barrier watches it), or
+    None when there is nothing to wait for."""
+    if cmd is None:
+        return None
+    with _WATCH_LOCK:
+        if cmd.done():
+            return None
+        cmd.signal.pinned = True
+        return cmd.signal
+
+
 class Command:
     """One enqueued AQL packet's completion: wraps the backend signal plus what must live until then."""
 
@@ -76,15 +95,14 @@ class Stream(Handle):
             raise HipError(hipError_t.hipErrorContextIsDestroyed, "stream was destroyed")
 
     def _implicit_deps(self) -> list:
-        """Signals this stream must wait for before its next command (legacy null-stream rules)."""
+        """Signals this stream must wait for before its next command (legacy null-stream rules), pinned."""
         if self.is_null:
-            return [s._last.signal for s in self.device.streams_snapshot()
-                    if s is not self and s.blocking and s._last is not None and not s._last.done()]
+            deps = [_watch(s._last) for s in self.device.streams_snapshot() if s is not self and s.blocking]
+            return [d for d in deps if d is not None]
         if self.blocking:
-            ns = self.device.null_stream
-            last = ns._last
-            if last is not None and not last.done():
-                return [last.signal]
+            d = _watch(self.device.null_stream._last)
+            if d is not None:
+                return [d]
         return []
 
     def _submit(self, make, keep=None, what: str = "", deps=(), pin: bool = False) -> Command:
@@ -139,7 +157,8 @@ class Stream(Handle):
         err = c.signal.error()
         if err is not None:
             self._errors.append(err)
-        c.signal.release()
+        with _WATCH_LOCK:                       # not while another stream's submit is pinning it (_watch)
+            c.signal.release()
 
     def _reap(self, raise_errors: bool) -> None:
         """Release completed commands' signals; a fault is kept on this stream until a synchronising call

@@ -17,3 +17,12 @@ def test_idle_copies_and_synchronizes(tmp_path):
     stats = run_counted(tmp_path, "idle_copies")
     assert counter(stats, "native synchronizes") >= 350, stats     # of 400; the 4 after a kernel launch take Python
     assert counter(stats, "native copies and fills") >= 1400, stats    # of 1600 copies and fills in the loop
+
+
+def test_allocation_table_follows_malloc_and_free(tmp_path):
+    """The allocation table C copies with (kept one hipMalloc / hipFree at a time: pyhip/capi/fastpath.py,
+    pyhip_mem_insert / pyhip_mem_remove) matches the program's allocations through 3000 random steps
+    (tests/capi/alloc_table.hip): copies into live buffers are done in C and right, a copy one byte past a
+    buffer's end and a fill of freed memory are refused."""
+    stats = run_counted(tmp_path, "alloc_table")
+    assert counter(stats, "native copies and fills") >= 5500, stats      # of ~5990 in-range copies

@@ -1,5 +1,8 @@
 """Streams and events on AQL: null-stream rules, events with timestamps, hipStreamWaitEvent, per-thread
 streams, several host threads and two devices, the Pythonic context managers, registration handles."""
+import subprocess
+import sys
+import textwrap
 import threading
 import time
 
@@ -247,3 +250,49 @@ def test_an_idle_stream_does_not_wait_on_its_last_signal_once_recycled(mods):
     finally:
         _release(flag)
         nb.synchronize()
+
+
+_WATCHED_RETIRE = textwrap.dedent("""
+    import sys, threading
+    import pyhip
+    from pyhip.runtime.context import runtime
+    from pyhip.runtime import stream as S
+
+    dev = runtime().device(0)
+    null, other = dev.null_stream, pyhip.Stream()._stream
+    for waiter, owner in ((null, other), (other, null)):
+        gate = threading.Event()
+        x = owner.host_op(gate.wait, "gated")           # the owner's last command: pending
+        real_done = S.Command.done
+
+        def done(self, x=x, gate=gate, owner=owner):
+            if self is not x or threading.current_thread() is not threading.main_thread():
+                return real_done(self)
+            gate.set()                                  # the waiter saw it pending; now it completes and its owner
+            t = threading.Thread(target=owner.synchronize)   # retires it (gives its signal back to the pool)
+            t.start()
+            t.join(0.5)                                 # (fixed: the retire waits until the waiter has pinned it)
+            return False
+
+        S.Command.done = done
+        try:
+            cmd = waiter.marker()                       # waits for the owner's last command (null-stream rules)
+        finally:
+            S.Command.done = real_done
+        if not cmd.signal.wait(10.0):
+            print("stuck", waiter is null, flush=True)
+            sys.exit(1)
+        waiter.synchronize()
+        owner.synchronize()
+    print("ok", flush=True)
+""")
+
+
+def test_a_dependency_retired_while_a_submit_pins_it_is_not_recycled():
+    """The hang of the threaded stress tests (four workers on their streams, the null stream's copies stuck): a
+    submit read another stream's last command as pending, that stream retired it meanwhile (its signal back to
+    the pool, LIFO), and the barrier the submit then made got that very signal as its own completion signal —
+    a barrier waiting for itself.  The interleaving is forced in both directions (the null stream waiting for
+    a blocking stream and the reverse); in a process of its own, so a regression fails instead of hanging."""
+    r = subprocess.run([sys.executable, "-c", _WATCHED_RETIRE], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", (r.stdout, r.stderr[-2000:])

@@ -60,3 +60,13 @@ def test_a_wait_never_wakes_on_the_event_that_reused_its_slot(tmp_path):
     (99 of 100 rounds)."""
     r = run_on_thunk(gcc(tmp_path, HERE / "event_reuse.c", "hsakmt", "pthread"), timeout=300)
     assert r.returncode == 0 and r.stdout.strip().endswith("PASS"), r.stdout + r.stderr
+
+
+def test_a_forever_wait_whose_set_another_waiter_consumed_comes_back(tmp_path):
+    """ROCr's queue destructor and its async-events thread wait on one auto-reset event (the queue's inactive
+    signal); when the destructor's own wait consumed the set meant for the async thread, both slept for good
+    (hsa_queue_destroy hung in test_hsa_backend's runtime tests).  A wait of ROCr's "forever" now comes back
+    with WAIT_TIMEOUT after a short slice (ROCr re-checks its signal values and waits again): tests/thunk/
+    event_forever.c, whose watchdog fails it if the wait never returns."""
+    r = run_on_thunk(gcc(tmp_path, HERE / "event_forever.c", "hsakmt", "pthread"), timeout=120)
+    assert r.returncode == 0 and r.stdout.strip().endswith("PASS"), r.stdout + r.stderr

@@ -14,7 +14,6 @@ from ..engine import ADD_TID_ENABLE, MAX_PRIVATE_PER_BATCH, MAX_WAVES_PER_BATCH,
 from ..memory import GPUFault
 from ..state import FLAT_SCRATCH, LANES
 from . import module
-from .layout import dtype
 from .lower import NativeProgram
 
 # native/engine/engine.h enum FaultKind
@@ -136,15 +135,12 @@ class NativeEngine:
         cached = self._regions
         if cached is not None and cached[0] is index:
             return cached[1], cached[3]
-        starts, ends, ext, exts = index
         arena = mem.arena
-        arena_ptr = arena.ctypes.data
-        reg = np.zeros(len(starts), dtype=dtype("Region"))
-        reg["start"], reg["end"] = starts, ends
-        for i, e in enumerate(exts):
-            reg["host"][i] = e.ctypes.data if e is not None else arena_ptr + int(starts[i]) - mem.base
+        # Region records (start, end, host: three u8 each, emu/native/layout.py) are the rows of an (n, 3) array
+        reg = np.empty((len(index[0]), 3), dtype=np.uint64)
+        reg[:, 0], reg[:, 1], reg[:, 2] = index[0], index[1], index.hosts
         ptr = self.ffi.cast("const Region*", reg.ctypes.data)
-        self._regions = (index, reg, (arena, exts), ptr)
+        self._regions = (index, reg, (arena, index[3]), ptr)
         return reg, ptr
 
     # -- one dispatch -----------------------------------------------------------------------------------------------

@@ -109,8 +109,6 @@ def test_clean_program_is_silent(build, engine):
 def test_bad_check_name(build):
     r = _exec(build("clean", False), "--check", "memcheck,nosuchcheck")
     assert r.returncode != 0 and "nosuchcheck" in r.stderr and "clean" not in r.stdout, r.stdout + r.stderr
-    r = _exec(build("clean", False), "--check", "racecheck")
-    assert r.returncode != 0 and "not implemented yet" in r.stderr, r.stderr
     r = _exec(build("clean", False), "--runtime", "amd", "--check", "all")
     assert r.returncode == 2 and "--check needs pyhip's runtime" in r.stderr, r.stderr
 

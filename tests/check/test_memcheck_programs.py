@@ -28,11 +28,11 @@ def build(tmp_path_factory):
     hipcc = require_tool("hipcc")
     built = {}
 
-    def get(name: str, debug: bool) -> Path:
-        key = (name, debug)
+    def get(name: str, debug: bool, opt: str = "-O2") -> Path:
+        key = (name, debug, opt)
         if key not in built:
-            exe = out / (name + ("-g" if debug else ""))
-            subprocess.run([hipcc, "--offload-arch=gfx90a", "-O2", *(["-g"] if debug else []), str(SRC / f"{name}.hip"),
+            exe = out / (name + ("-g" if debug else "") + opt)
+            subprocess.run([hipcc, "--offload-arch=gfx90a", opt, *(["-g"] if debug else []), str(SRC / f"{name}.hip"),
                             "-o", str(exe)], check=True, capture_output=True, env={**os.environ, "HIP_PLATFORM": "amd"})
             built[key] = exe
         return built[key]

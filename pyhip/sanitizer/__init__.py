@@ -310,6 +310,8 @@ def _on_lds(st, w, widx, lidx, o, size: int, data, kind: str) -> None:
     if at is None:
         return
     eng, pc = at
+    if kind == "read" and pc in racecheck.cas_loads(eng.program):
+        return                                  # (the atomic's own load: racecheck.py)
     pc -= eng.program.base
     for hazard in racecheck.access(st, w, widx, lidx, o, size, data, kind, pc):
         r = racecheck.report(eng, st, w, widx, lidx, size, hazard, pc, kind)

@@ -13,6 +13,9 @@ The rules (each with a test in tests/check/test_racecheck.py):
   instruction are one access: DPP, ds_swizzle, ds_bpermute exchange registers, not LDS bytes);
 - atomics (ds_add ..., ds_wrxchg*, ds_append/consume, flat atomics on LDS) do not race with atomics; an
   atomic against a plain read or write of another wave does;
+- the plain load that starts a compare-and-swap loop (what the compiler makes of an atomic the ISA lacks,
+  e.g. ``atomicAdd`` on a ``double`` in LDS: load, then ``ds_cmpst`` at the same address until it succeeds)
+  is part of the atomic: the CAS checks what it read (:func:`cas_loads`);
 - a write that leaves the byte as it was (the same value it already holds) is no hazard itself: it cannot
   change what another wave reads or leaves behind; a later write of another value races with it.  A byte
   no wave of the workgroup has written yet holds no value (LDS is not cleared between workgroups on a GPU):
@@ -49,6 +52,13 @@ class Lds:
         self.reader = np.full(n, -1, np.int64)
         self.other = np.full(n, -1, np.int64)
         self.defined = np.zeros(n, bool)        # written by a wave of the workgroup (the batch's)
+        self._stamp = np.zeros(n, np.int32)
+
+    def distinct(self, b) -> bool:
+        """Whether the bytes ``b`` are all different (one scatter and one gather: no sort)."""
+        idx = np.arange(len(b), dtype=np.int32)
+        self._stamp[b] = idx
+        return bool((self._stamp[b] == idx).all())
 
     def barrier(self, ready, row: int) -> None:
         """The workgroups ``ready`` (a mask) passed a barrier: their accesses so far are ordered before later ones."""
@@ -58,6 +68,11 @@ class Lds:
 
     def read(self, b, waves, me) -> None:
         """Readers ``me`` (packed) of waves ``waves`` at bytes ``b`` (one entry each, bytes may repeat)."""
+        if self.distinct(b):
+            old = self.reader[b]
+            self.other[b] = np.where((old >= 0) & (_wave(old) != waves), old, self.other[b])
+            self.reader[b] = me
+            return
         order = np.argsort(b, kind="stable")
         bs = b[order]
         start = np.r_[True, bs[1:] != bs[:-1]]
@@ -73,6 +88,34 @@ class Lds:
         keep = np.where((old >= 0) & (_wave(old) != new_wave), old, old_other)
         self.other[ub] = np.where(cand >= 0, cand, keep)
         self.reader[ub] = new
+
+
+_CAS = ("ds_cmpst", "ds_cmpstore")                  # GFX9/10 and GFX11 names
+_LOADS = ("ds_read_b", "ds_load_b")
+CAS_WINDOW = 32                                     # instructions from the load to its CAS
+
+
+def cas_loads(program) -> frozenset:
+    """The PCs of the plain LDS loads that start a compare-and-swap loop: a ``ds_read_b32/b64`` followed within
+    :data:`CAS_WINDOW` instructions by a ``ds_cmpst*`` with the same address register and offset."""
+    got = getattr(program, "_race_cas_loads", None)
+    if got is not None:
+        return got
+    insts = program.instructions
+    pcs = sorted(insts)
+    out = set()
+    for k, pc in enumerate(pcs):
+        i = insts[pc]
+        if not i.name.startswith(_LOADS):
+            continue
+        at = (i.fields.get("addr"), i.fields.get("offset0"), i.fields.get("offset1"))
+        for q in pcs[k + 1:k + 1 + CAS_WINDOW]:
+            j = insts[q]
+            if j.name.startswith(_CAS) and (j.fields.get("addr"), j.fields.get("offset0"), j.fields.get("offset1")) == at:
+                out.add(pc)
+                break
+    got = program._race_cas_loads = frozenset(out)
+    return got
 
 
 def access(st, w, widx, lidx, o, size: int, data, kind: str, pc: int) -> list[tuple]:
@@ -107,7 +150,7 @@ def access(st, w, widx, lidx, o, size: int, data, kind: str, pc: int) -> list[tu
     for r in (sh.reader[b], sh.other[b]):
         if not any(f[0] == "write-after-read" for f in found):
             _note(found, "write-after-read", changes & (r >= 0) & (_wave(r) != waves), b, r, size)
-    if not atomic:
+    if not atomic and not sh.distinct(b):
         _same_instruction(found, b, waves, me, np.ascontiguousarray(data).reshape(-1), size)
     sh.defined[b] = True
     upd = (who < 0) | changes

@@ -2,7 +2,8 @@
 between them, at least one writing.  A hipcc block reduction missing one ``__syncthreads()`` (-O1 and -O2,
 with and without -g) is reported once, with both accesses (kernel, waves, lanes, PCs, instructions and, with
 -g, both source lines); kernels without a race — the same reduction with its barriers, a shuffle-only warp
-reduction, shared atomics, a flag every wave sets to the same value, an exchange within one wave — are
+reduction, shared atomics, a flag every wave sets to the same value, an exchange within one wave, a
+compare-and-swap loop — are
 silent under ``--check all``; each rule of the check on a wave state of its own (below)."""
 import json
 
@@ -49,7 +50,8 @@ def test_race_free_kernels_are_silent(build):
     r = _exec(exe, "--check", "all")
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.splitlines() == ["block_sum mismatches 0", "warp_sum mismatches 0", "histogram mismatches 0",
-                                     "any_negative mismatches 0", "pair_swap mismatches 0 hipSuccess"], r.stdout
+                                     "any_negative mismatches 0", "cas_sum mismatches 0",
+                                     "pair_swap mismatches 0 hipSuccess"], r.stdout
     assert "pyhip check: no errors found" in r.stderr, r.stderr
 
 

@@ -1,6 +1,7 @@
 // No LDS race (racecheck stays silent): a block reduction with all its barriers; a warp reduction by
 // shuffles only (ds_bpermute / DPP, no LDS bytes); a histogram of shared atomics; a flag every wave may
-// set to the same value; an exchange through LDS within one wave.  Each result is checked on the host.
+// set to the same value; an exchange through LDS within one wave; a compare-and-swap loop (its first load is
+// a plain one).  Each result is checked on the host.
 #include <hip/hip_runtime.h>
 #include <cstdio>
 
@@ -51,6 +52,22 @@ __global__ void pair_swap(int* out, const int* in, int n) {
   if (i < n) out[i] = s[t ^ 1];
 }
 
+__global__ void cas_sum(double* out, const int* in, int n) {
+  __shared__ unsigned long long bits;
+  int t = threadIdx.x, i = blockIdx.x * blockDim.x + t;
+  if (t == 0) bits = __double_as_longlong(0.0);
+  __syncthreads();
+  if (i < n) {
+    unsigned long long old = bits, seen;             // the CAS loop's plain first load
+    do {
+      seen = old;
+      old = atomicCAS(&bits, seen, __double_as_longlong(__longlong_as_double(seen) + 0.5 * in[i]));
+    } while (old != seen);
+  }
+  __syncthreads();
+  if (t == 0) out[blockIdx.x] = __longlong_as_double(bits);
+}
+
 int main() {
   const int n = 1000, blocks = (n + 255) / 256, warps = (n + 63) / 64;
   int h[n], o[n];
@@ -98,6 +115,20 @@ int main() {
     bad += o[b] != neg;
   }
   std::printf("any_negative mismatches %d\n", bad);
+
+  double* sums;
+  double got[blocks];
+  hipMalloc(&sums, sizeof got);
+  cas_sum<<<blocks, 256>>>(sums, in, n);
+  hipMemcpy(got, sums, sizeof got, hipMemcpyDeviceToHost);
+  bad = 0;
+  for (int b = 0; b < blocks; ++b) {
+    double want = 0;
+    for (int i = b * 256; i < n && i < (b + 1) * 256; ++i) want += 0.5 * h[i];
+    bad += got[b] != want;                           // halves of small integers: exact in any order
+  }
+  std::printf("cas_sum mismatches %d\n", bad);
+  hipFree(sums);
 
   pair_swap<<<blocks, 256>>>(out, in, n);
   hipMemcpy(o, out, sizeof o, hipMemcpyDeviceToHost);

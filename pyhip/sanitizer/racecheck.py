@@ -124,7 +124,7 @@ def access(st, w, widx, lidx, o, size: int, data, kind: str, pc: int) -> list[tu
     first hazardous entry (lane-major, ``size`` entries per lane), its flat LDS byte, the other access
     (packed) and how many lanes of this access race."""
     from ..emu.state import indices
-    if not len(widx):
+    if not len(widx) or not st.wave_in_group.any():      # (workgroups of one wave: nothing can race)
         return []
     sh = st.shadow
     if not isinstance(sh, Lds):

@@ -59,6 +59,7 @@ class WaveState:
         self.mode = 0
         self.trap_sts = 0
         self._exec_cache = None
+        self.shadow = None          # a check's per-batch state (pyhip/sanitizer racecheck), reset with the batch
 
     def reset(self, sgpr: bool = True) -> None:
         """Reuse for the next batch of the same shape.  VGPRs keep what the previous waves left (as on
@@ -78,6 +79,7 @@ class WaveState:
         self.mode = 0
         self.trap_sts = 0
         self._exec_cache = None
+        self.shadow = None          # a check's per-batch state (pyhip/sanitizer racecheck), reset with the batch
 
     def exec_mask(self, w) -> np.ndarray:
         """EXEC as bool lanes; recomputed only when some wave's EXEC changed since the last call."""

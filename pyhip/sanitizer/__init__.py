@@ -19,11 +19,10 @@ import weakref
 import numpy as np
 
 from ..errors import HipError, LoaderError, hipError_t
-from . import initcheck, leaks, memcheck, native, synccheck
+from . import initcheck, leaks, memcheck, native, racecheck, synccheck
 from .origin import where
 
-CHECKS = ("memcheck", "leaks", "synccheck", "initcheck")   # the checks that exist (docs/check.md)
-PLANNED = ("racecheck",)
+CHECKS = ("memcheck", "leaks", "synccheck", "initcheck", "racecheck")   # the checks that exist (docs/check.md)
 _ORIGINS = ("memcheck", "leaks")        # the checks that record where allocations are made and freed
 
 
@@ -36,10 +35,8 @@ def parse(spec: str) -> tuple[str, ...]:
         return CHECKS
     unknown = names - set(CHECKS)
     if unknown:
-        later = sorted(unknown & set(PLANNED))
         raise HipError(hipError_t.hipErrorInvalidValue,
-                       f"unknown check {', '.join(sorted(unknown))} (available: {', '.join(CHECKS)}, all)"
-                       + (f"; {', '.join(later)} not implemented yet" if later else ""))
+                       f"unknown check {', '.join(sorted(unknown))} (available: {', '.join(CHECKS)}, all)")
     return tuple(c for c in CHECKS if c in names)
 
 
@@ -59,6 +56,9 @@ def format_report(r: dict, repeats: int = 1) -> str:
         lines.append(f"    source {r['source']}")
     if r.get("instruction"):
         lines.append(f"    instruction {r['instruction']}")
+    if r.get("other_instruction"):           # racecheck: the other access
+        lines.append(f"    other access: wave {r.get('other_wave')}, lane {r.get('other_lane')}, pc {_hex(r.get('other_pc'))}: "
+                     f"{r['other_instruction']}" + (f" ({r['other_source']})" if r.get("other_source") else ""))
     if r.get("address") is not None:
         lines.append(f"    address {_hex(r['address'])}" + (f" ({r['access']})" if r.get("access") else ""))
     a = r.get("allocation")
@@ -87,8 +87,9 @@ class Session:
 
     @staticmethod
     def key(r: dict) -> tuple:
-        """Reports at one instruction are one (a leak: one per allocation)."""
-        return r["checker"], r["kind"], r.get("kernel"), r.get("pc") if r.get("pc") is not None else r.get("address")
+        """Reports at one instruction are one (a leak: one per allocation; a race: one per pair of instructions)."""
+        return (r["checker"], r["kind"], r.get("kernel"), r.get("pc") if r.get("pc") is not None else r.get("address"),
+                r.get("other_pc") if r["checker"] == "racecheck" else None)
 
     def count(self, r: dict) -> int:
         return self._seen.get(self.key(r), 0)
@@ -274,6 +275,12 @@ def enable(checks="all", log: str | None = None, echo: bool = True) -> Session:
         from ..emu import engine
         engine.BARRIER_CHECKS.append(_on_barriers)
         native.sync(True)
+    if "racecheck" in s.checks:
+        from ..emu import engine
+        from ..emu.semantics import ds
+        device.ENGINE_OVERRIDE = "numpy"            # (racecheck.py: the numpy engine tells it of LDS accesses)
+        ds.LDS_CHECKS.append(_on_lds)
+        engine.BARRIER_CHECKS.append(_lds_barriers)
     return s
 
 
@@ -293,6 +300,27 @@ def _on_unwritten(memory, addrs, size: int, bad, got) -> None:
     lanes, first, ctx = _bad_lanes(addrs, bad)
     r = initcheck.report(memory, int(addrs[first]), size, int(size - got[first].sum()), ctx)
     s.add(with_source(r, ctx.get("program")), len(lanes))
+
+
+def _on_lds(st, w, widx, lidx, o, size: int, data, kind: str) -> None:
+    """racecheck: an LDS access of the numpy engine (pyhip/emu/semantics/ds.py ``LDS_CHECKS``)."""
+    from .lanes import running
+    s = _SESSION
+    at = running() if s is not None else None
+    if at is None:
+        return
+    eng, pc = at
+    if kind == "read" and pc in racecheck.cas_loads(eng.program):
+        return                                  # (the atomic's own load: racecheck.py)
+    pc -= eng.program.base
+    for hazard in racecheck.access(st, w, widx, lidx, o, size, data, kind, pc):
+        r = racecheck.report(eng, st, w, widx, lidx, size, hazard, pc, kind)
+        s.add(with_source(r, eng.program), hazard[-1])
+
+
+def _lds_barriers(dispatch, st, ready) -> None:
+    if isinstance(st.shadow, racecheck.Lds):
+        st.shadow.barrier(ready, st.lds.shape[1])
 
 
 def _on_barriers(dispatch, st, ready) -> None:
@@ -322,6 +350,10 @@ def disable() -> Session | None:
     if _on_barriers in engine.BARRIER_CHECKS:
         engine.BARRIER_CHECKS.remove(_on_barriers)
         native.sync(False)
+    if _lds_barriers in engine.BARRIER_CHECKS:
+        from ..emu.semantics import ds
+        engine.BARRIER_CHECKS.remove(_lds_barriers)
+        ds.LDS_CHECKS.remove(_on_lds)
     if _CHECKER.memories:
         native.arm(False, ())
         _CHECKER.memories.clear()

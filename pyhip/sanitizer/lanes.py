@@ -29,6 +29,23 @@ def _lanes_of(frame, n: int):
     return None
 
 
+def _is_engine(frame) -> bool:
+    """Whether ``frame`` is the numpy engine's loop running a block of instructions."""
+    return frame.f_code.co_filename.endswith(_ENGINE_FILE) and "pcs" in frame.f_locals and "st" in frame.f_locals
+
+
+def running():
+    """``(engine, pc)``: the numpy engine's dispatch and the absolute PC of the instruction it runs now (None
+    when not called from inside a dispatch)."""
+    f = sys._getframe(1)
+    while f is not None and not _is_engine(f):
+        f = f.f_back
+    if f is None:
+        return None
+    loc = f.f_locals
+    return loc["self"], loc["pcs"][loc.get("i", 0)]
+
+
 def numpy_context(first: int, n: int) -> dict:
     """The context of the ``first`` of ``n`` lane addresses an instruction of the numpy engine is accessing
     now (empty when not called from inside a dispatch)."""
@@ -39,7 +56,7 @@ def numpy_context(first: int, n: int) -> dict:
     while f is not None:
         if lanes is None:
             lanes = _lanes_of(f, n)
-        if f.f_code.co_filename.endswith(_ENGINE_FILE) and "pcs" in f.f_locals and "st" in f.f_locals:
+        if _is_engine(f):
             break
         f = f.f_back
     if f is None:

@@ -14,6 +14,15 @@ from . import op, register
 from .. import atomics
 
 U8, U16, U32, U64, I32, F32 = np.uint8, np.uint16, np.uint32, np.uint64, np.int32, np.float32
+# fn(st, w, widx, lidx, offsets, size, data, kind): told of every LDS access before it is made (pyhip/sanitizer
+# racecheck); ``kind`` "read", "write" (``data``: (n, size) uint8) or "atomic"
+LDS_CHECKS: list = []
+
+
+def check_lds(st, w, widx, lidx, o, size, data=None, kind="read"):
+    """Tell :data:`LDS_CHECKS` of an LDS access by the listed lanes (``o``: their LDS byte offsets)."""
+    for fn in LDS_CHECKS:
+        fn(st, w, widx, lidx, o, size, data, kind)
 
 
 def lds_address(offs):
@@ -21,17 +30,21 @@ def lds_address(offs):
     return offs.astype(np.int64, copy=False) & 0xFFFFFFFF
 
 
-def _lds_io(st, w, m, offs, size, data=None):
+def _lds_io(st, w, m, offs, size, data=None, atomic=False):
     """Gather (data None) → (nw, 64, size) uint8, or scatter ``data`` (nw, 64, size), ``size`` bytes per
     active lane at LDS byte addresses ``offs`` (nw, 64; wrapped to 32 bits here).  The batch's LDS is one flat
     buffer (workgroup g at g * row); aligned dword accesses go through a uint32 view (one gather per dword,
-    not per byte)."""
+    not per byte).  ``atomic``: one half of an atomic exchange (told to :data:`LDS_CHECKS` as its write)."""
     o = lds_address(offs)
     bad = m & (o + size > st.lds_size)
     if bad.any():
         wi, li = (int(x) for x in np.argwhere(bad)[0])      # the first wave of the batch with a lane out of range
         raise GPUFault(f"LDS access out of range (allocated {st.lds_size} bytes)", address=int(o[wi, li]),
                        access=f"{size} bytes", batch_wave=wi)
+    if LDS_CHECKS and (data is not None or not atomic):
+        widx, lidx = np.nonzero(m)
+        check_lds(st, w, widx, lidx, o[widx, lidx], size, None if data is None else data[widx, lidx],
+                  "atomic" if atomic else "read" if data is None else "write")
     row = st.lds.shape[1]
     flat = st.group[w][:, None] * row + o
     buf = st.lds.reshape(-1)
@@ -155,6 +168,8 @@ def _atomic(name, returns, swap_operands=False, size=4):
             if (o % size).any():
                 raise GPUFault(f"misaligned LDS atomic: address not aligned to {size} bytes",
                                address=int(o[np.argmax(o % size != 0)]), access=f"{size}-byte atomic")
+            if LDS_CHECKS:
+                check_lds(st, w, widx, lidx, o, size, kind="atomic")
             g = st.group[w][widx]
             groups = atomics.Groups(g * (st.lds_size + 16) + o)
             f0 = groups.first
@@ -215,9 +230,9 @@ def _wrxchg2(size, stride):
             m = st.exec_mask(w)
             base = st.vgpr[a, w].astype(np.int64)
             for i in range(2):
-                old = _lds_io(st, w, m, base + offs[i], size)
+                old = _lds_io(st, w, m, base + offs[i], size, atomic=True)
                 new = np.stack([st.vgpr[datas[i] + k, w] for k in range(n)], axis=-1)
-                _lds_io(st, w, m, base + offs[i], size, new.view(U8))
+                _lds_io(st, w, m, base + offs[i], size, new.view(U8), atomic=True)
                 ow = np.ascontiguousarray(old).view(U32)
                 for k in range(n):
                     write_v(st, w, dsts + i * n + k, ow[:, :, k], m)
@@ -242,12 +257,12 @@ def _condxchg(inst, K):
     def run(st, w):
         m = st.exec_mask(w)
         o = st.vgpr[a, w].astype(np.int64) + off
-        old = np.ascontiguousarray(_lds_io(st, w, m, o, 8)).view(U32)
+        old = np.ascontiguousarray(_lds_io(st, w, m, o, 8, atomic=True)).view(U32)
         new = old.copy()
         for k in range(2):
             v = st.vgpr[d0 + k, w]
             new[:, :, k] = np.where(v >> U32(31) != 0, v & U32(0x7FFFFFFF), old[:, :, k])
-        _lds_io(st, w, m, o, 8, new.view(U8))
+        _lds_io(st, w, m, o, 8, new.view(U8), atomic=True)
         write_v(st, w, dst, old[:, :, 0], m)
         write_v(st, w, dst + 1, old[:, :, 1], m)
     return run
@@ -290,7 +305,7 @@ def _append(sign):
             wm = np.zeros_like(m)
             wm[:, 0] = live                                  # one access per wave (lane 0 stands for it)
             oo = np.broadcast_to(o[:, None], m.shape)
-            cur = np.ascontiguousarray(_lds_io(st, w, wm, oo, 4)).view(U32)[:, :, 0][:, 0]
+            cur = np.ascontiguousarray(_lds_io(st, w, wm, oo, 4, atomic=True)).view(U32)[:, :, 0][:, 0]
             g = st.group[w]
             n = m.sum(axis=1).astype(np.int64) * sign
             key = g * (st.lds_size + 16) + o
@@ -302,7 +317,7 @@ def _append(sign):
                 last = np.zeros_like(wm)
                 last[sel[-1], 0] = True
                 _lds_io(st, w, last, oo, 4, np.broadcast_to(
-                    np.array([run_total[-1] & 0xFFFFFFFF], U32).view(U8), m.shape + (4,)))
+                    np.array([run_total[-1] & 0xFFFFFFFF], U32).view(U8), m.shape + (4,)), atomic=True)
             res = np.broadcast_to((old & 0xFFFFFFFF).astype(U32)[:, None], m.shape)
             write_v(st, w, d, res, m)
         return run

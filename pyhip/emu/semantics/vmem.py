@@ -11,6 +11,7 @@ from ..operands import sreader, write_loaded, write_v
 from ..state import count, indices
 from . import op, register
 from .. import atomics, fastmem
+from .ds import LDS_CHECKS, check_lds
 
 U8, U16, U32, U64, I32, I64 = np.uint8, np.uint16, np.uint32, np.uint64, np.int32, np.int64
 F32, F64 = np.float32, np.float64
@@ -142,6 +143,8 @@ class Space:
         if space == "lds":
             g = st.group[w][widx]
             _check_range(o, size, st.lds_size, "LDS")
+            if LDS_CHECKS:
+                check_lds(st, w, widx, lidx, o, size)
             return widx, lidx, st.lds[g[:, None], o[:, None] + np.arange(size)]
         _check_range(o, size, st.private_bytes, "scratch (private segment)")
         flat = st.private.reshape(st.private.shape[0], -1)
@@ -163,6 +166,8 @@ class Space:
         if space == "lds":
             _check_range(o, size, st.lds_size, "LDS")
             g = st.group[w][widx]
+            if LDS_CHECKS:
+                check_lds(st, w, widx, lidx, o, size, d, "write")
             st.lds[g[:, None], o[:, None] + np.arange(size)] = d
             return
         _check_range(o, size, st.private_bytes, "scratch (private segment)")
@@ -239,6 +244,8 @@ def lane_write(K, st, w, space, widx, lidx, o, data):
         return
     if space == "lds":
         _check_range(o, size, st.lds_size, "LDS")
+        if LDS_CHECKS:                      # (the atomics' write)
+            check_lds(st, w, widx, lidx, o, size, data, "atomic")
         st.lds[st.group[w][widx][:, None], o[:, None] + np.arange(size)] = data
         return
     _check_range(o, size, st.private_bytes, "scratch (private segment)")

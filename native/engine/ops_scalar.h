@@ -1,4 +1,4 @@
-/* Scalar memory, program control and system instructions (salu.py, salu_extra.py, smem.py; the scalar ALU
+/* Scalar memory, program control and system instructions (salu.py, gpr_indexing.py, smem.py; the scalar ALU
  * has a description, pyhip/emu/spec/salu.py, and no handler).  Handlers (H: static int h_NAME(Ctx* c,
  * Wave* w, const NInst* in)): ``c`` (Ctx*), ``w`` (Wave*), ``in`` (const NInst*) are in scope; a handler
  * that stops the wave returns its status. */

@@ -4,6 +4,7 @@ hipExtLaunchMultiKernelMultiDevice."""
 from __future__ import annotations
 
 from ..errors import HipError, hipError_t
+from ..hipapi import launch as api
 from .common import invalid
 
 COOP_NO_PRE_SYNC, COOP_NO_POST_SYNC = 0x2, 0x1
@@ -21,11 +22,8 @@ def install(c) -> None:
         if handle == ffi.NULL:
             raise HipError(hipError_t.hipErrorInvalidDeviceFunction, "null function")
         f = rt.registry.kernel(addr(handle), st.device)
-        g, b = (grid.x, grid.y, grid.z), (block.x, block.y, block.z)
-        if any(int(g_) * int(b_) > 0xFFFFFFFF for g_, b_ in zip(g, b)) or b[0] * b[1] * b[2] > \
-                st.device.props.maxThreadsPerBlock:
-            raise HipError(hipError_t.hipErrorInvalidConfiguration, f"grid {g} block {b}")
-        f.launch(st, g, b, int(shared), raw=f.packer.gather(addr(args)), cooperative=cooperative, multi=multi)
+        api.launch(f, st, (grid.x, grid.y, grid.z), (block.x, block.y, block.z), shared,
+                   raw=f.packer.gather(addr(args)), cooperative=cooperative, multi=multi)
 
     @c.export
     def hipLaunchCooperativeKernel(f, grid, block, args, shared, stream):

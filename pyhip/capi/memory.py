@@ -1,7 +1,7 @@
 """The C ABI's 1-D memory functions: allocation (device, pinned, managed), copies, fills, symbols, info."""
 from __future__ import annotations
 
-from .common import invalid
+from ..hipapi import memory as api
 
 
 def install(c) -> None:
@@ -23,27 +23,28 @@ def install(c) -> None:
     @c.export
     def hipMallocManaged(ptr, size, flags):
         c.need(ptr)
-        if int(flags) not in (1, 2):             # hipMemAttachGlobal = 1, hipMemAttachHost = 2
-            raise invalid(f"invalid flags {int(flags)}")
-        hp = ops.managed_malloc(size)
+        hp = api.malloc_managed(size, flags)
         c.keep[int(hp)] = hp
         ptr[0] = ffi.cast("void*", int(hp))
 
-    @c.export
-    def hipHostMalloc(ptr, size, flags):
+    def host_malloc(ptr, size, flags):
         c.need(ptr)
-        hp = ops.host_malloc(size, int(flags))
+        hp = api.host_malloc(size, flags)
         if int(hp):
             c.keep[int(hp)] = hp              # keep the buffer alive until hipHostFree
         ptr[0] = ffi.cast("void*", int(hp))
 
     @c.export
+    def hipHostMalloc(ptr, size, flags):
+        host_malloc(ptr, size, flags)
+
+    @c.export
     def hipMallocHost(ptr, size):
-        return hipHostMalloc(ptr, size, 0)
+        host_malloc(ptr, size, 0)
 
     @c.export
     def hipHostAlloc(ptr, size, flags):
-        return hipHostMalloc(ptr, size, flags)
+        host_malloc(ptr, size, flags)
 
     @c.export
     def hipHostFree(ptr):

@@ -8,6 +8,7 @@ copied by it too (runtime/images.py)."""
 from __future__ import annotations
 
 from ..errors import HipError, hipError_t
+from ..hipapi import memory2d as api
 from ..runtime import copies, ops
 from .common import invalid
 
@@ -23,22 +24,12 @@ def install(c) -> None:
             raise HipError(hipError_t.hipErrorInvalidMemcpyDirection, f"invalid hipMemcpyKind {int(kind)}")
 
     # -- pitched allocations -----------------------------------------------------------------------------
-    def malloc_pitch(width, height, depth):
-        width, height, depth = int(width), int(height), int(depth)
-        if width == 0 or height == 0 or depth == 0:
-            return 0, 0
-        align = rt.device().props.texturePitchAlignment
-        pitch = -(-width // align) * align
-        p = ops.malloc(pitch * height * depth)
-        rt.pitched[int(p)] = (pitch, width, height, depth)
-        return int(p), pitch
-
     @c.export
     def hipMallocPitch(ptr, pitch, width, height):
         c.need(ptr, pitch)
-        p, pt = malloc_pitch(width, height, 1)
-        ptr[0] = ffi.cast("void*", p)
-        if p:
+        p, pt = api.malloc_pitch(width, height, 1)
+        ptr[0] = ffi.cast("void*", int(p))
+        if int(p):
             pitch[0] = pt
 
     @c.export
@@ -51,22 +42,14 @@ def install(c) -> None:
     @c.export
     def hipMalloc3D(pitched, extent):
         c.need(pitched)
-        p, pt = malloc_pitch(extent.width, extent.height, extent.depth)
-        pitched.ptr = ffi.cast("void*", p)
-        if p:
+        p, pt = api.malloc_pitch(extent.width, extent.height, extent.depth)
+        pitched.ptr = ffi.cast("void*", int(p))
+        if int(p):
             pitched.pitch, pitched.xsize, pitched.ysize = pt, extent.width, extent.height
 
     # -- 2-D and 3-D copies ------------------------------------------------------------------------------
     def memcpy2d(dst, dpitch, src, spitch, width, height, kind, stream, sync):
-        check_kind(kind)
-        st = c.stream_of(stream)
-        for buf, pitch in ((src, spitch), (dst, dpitch)):
-            if buf == ffi.NULL:
-                raise invalid("null pointer")
-            if pitch == 0 or pitch < width:
-                raise HipError(hipError_t.hipErrorInvalidPitchValue, f"pitch {pitch} < width {width}")
-        copies.copy3d(addr(dst), dpitch, dpitch * height, addr(src), spitch, spitch * height, width, height, 1,
-                      st, sync, kind)
+        api.copy2d(addr(dst), dpitch, addr(src), spitch, width, height, kind, c.stream_of(stream), sync)
 
     @c.export
     def hipMemcpy2D(dst, dpitch, src, spitch, width, height, kind):
@@ -166,43 +149,24 @@ def install(c) -> None:
         param3d(p, stream, False)
 
     # -- 2-D and 3-D fills -------------------------------------------------------------------------------------
-    def memset3d(ptr, pitch, value, width, height, depth, stream, sync):
-        if width == 0 or height == 0 or depth == 0:
-            return
-        if ptr == ffi.NULL:
-            raise invalid("null pointer")
-        a = addr(ptr)
-        meta = rt.pitched.get(a)
-        if meta is not None and pitch == meta[0] and height > meta[2]:
-            raise invalid(f"height {height} exceeds the allocation's {meta[2]} rows")
-        ysize = meta[2] if meta is not None else height
-        copies.fill3d(a, pitch, pitch * ysize, value, width, height, depth, 1, c.stream_of(stream), sync)
+    def memset2d(ptr, pitch, value, width, height, stream, sync):
+        api.fill2d(addr(ptr), pitch, value, width, height, c.stream_of(stream), sync)
 
     @c.export
     def hipMemset2D(dst, pitch, value, width, height):
-        memset3d(dst, int(pitch), value, int(width), int(height), 1, ffi.NULL, True)
+        memset2d(dst, pitch, value, width, height, ffi.NULL, True)
 
     @c.export
     def hipMemset2D_spt(dst, pitch, value, width, height):
-        memset3d(dst, int(pitch), value, int(width), int(height), 1, ffi.cast("void*", 2), True)
+        memset2d(dst, pitch, value, width, height, ffi.cast("void*", 2), True)
 
     @c.export
     def hipMemset2DAsync(dst, pitch, value, width, height, stream):
-        memset3d(dst, int(pitch), value, int(width), int(height), 1, stream, False)
+        memset2d(dst, pitch, value, width, height, stream, False)
 
     def memset3d_pitched(pp, value, extent, stream, sync):
-        w, h, d = int(extent.width), int(extent.height), int(extent.depth)
-        if w == 0 or h == 0 or d == 0:
-            return
-        if pp.ptr == ffi.NULL:
-            raise invalid("null pointer")
-        pitch = int(pp.pitch)
-        if pitch == 0 or w > pitch:
-            raise invalid("pitch below the width")
-        ysize = int(pp.ysize) or h
-        if h > ysize:
-            raise invalid("height exceeds the pitched pointer's ysize")
-        copies.fill3d(addr(pp.ptr), pitch, pitch * ysize, value, w, h, d, 1, c.stream_of(stream), sync)
+        api.fill3d(addr(pp.ptr), pp.pitch, pp.ysize, value, (extent.width, extent.height, extent.depth),
+                   c.stream_of(stream), sync)
 
     @c.export
     def hipMemset3D(pp, value, extent):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..errors import HipError, hipError_t
+from ..hipapi import launch as api
 from ..loader.extent import image_at
 from .common import invalid
 
@@ -66,7 +67,7 @@ def install(c) -> None:
     def hipModuleLaunchKernel(f, gx, gy, gz, bx, by, bz, shared, stream, params, extra):
         func = c.obj(f, Function)
         st = c.stream(stream)
-        func.launch(st, (gx, gy, gz), (bx, by, bz), int(shared), raw=module_args(func, params, extra))
+        api.launch(func, st, (gx, gy, gz), (bx, by, bz), shared, raw=module_args(func, params, extra))
 
     def ext_module_launch(f, gx, gy, gz, lx, ly, lz, shared, stream, params, extra, start, stop):
         # global work-item sizes (a partial last workgroup is allowed), events recorded around the launch

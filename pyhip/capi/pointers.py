@@ -10,7 +10,8 @@ import struct
 
 from .._hip_enums import hipMemoryType
 from ..errors import HipError, hipError_t
-from ..runtime import ops, pointers
+from ..hipapi import memory as api
+from ..runtime import pointers
 from .common import invalid
 
 A_CONTEXT, A_MEMORY_TYPE, A_DEVICE_POINTER, A_HOST_POINTER, A_P2P_TOKENS, A_SYNC_MEMOPS, A_BUFFER_ID, \
@@ -34,9 +35,7 @@ def install(c) -> None:
         if attrs == ffi.NULL or ptr == ffi.NULL:
             raise invalid("null pointer")
         ffi.memmove(attrs, bytes(ffi.sizeof("hipPointerAttribute_t")), ffi.sizeof("hipPointerAttribute_t"))
-        a = pointers.attributes(addr(ptr))
-        if a is None:
-            raise invalid(f"0x{addr(ptr):x} was not allocated by HIP")
+        a = api.attributes(addr(ptr))
         attrs.memoryType, attrs.device = a.memoryType, a.device
         attrs.devicePointer = ffi.cast("void*", a.devicePointer)
         attrs.hostPointer = ffi.cast("void*", a.hostPointer)
@@ -108,20 +107,15 @@ def install(c) -> None:
     @c.export
     def hipMemPtrGetInfo(ptr, size):
         c.need(size)
-        a = pointers.attributes(addr(ptr)) if ptr != ffi.NULL else None
-        if a is None:
-            raise invalid("not a HIP allocation")
-        size[0] = a.size
+        size[0] = api.ptr_size(addr(ptr))
 
     @c.export
     def hipMemGetAddressRange(base, size, ptr):
-        a = pointers.attributes(addr(ptr)) if ptr != ffi.NULL else None
-        if a is None:
-            raise HipError(hipError_t.hipErrorNotFound, "not a HIP allocation")
+        start, length = api.address_range(addr(ptr))
         if base != ffi.NULL:
-            base[0] = ffi.cast("void*", a.start)
+            base[0] = ffi.cast("void*", start)
         if size != ffi.NULL:
-            size[0] = a.size
+            size[0] = length
 
     # -- host memory ------------------------------------------------------------------------------------------
     @c.export
@@ -135,37 +129,24 @@ def install(c) -> None:
     @c.export
     def hipHostGetDevicePointer(dev_ptr, host_ptr, flags):
         c.need(dev_ptr)
-        a = pointers.attributes(addr(host_ptr)) if host_ptr != ffi.NULL else None
-        if a is None:
-            raise invalid("not pinned or HIP memory")
-        dev_ptr[0] = ffi.cast("void*", a.devicePointer)
+        dev_ptr[0] = ffi.cast("void*", api.host_device_pointer(addr(host_ptr)))
 
     @c.export
     def hipHostGetFlags(flags, host_ptr):
-        if flags == ffi.NULL or host_ptr == ffi.NULL:
-            raise invalid("null pointer")
-        h = pointers.find_host(addr(host_ptr))
-        if h is None:
-            raise invalid("not hipHostMalloc / hipHostRegister memory")
-        flags[0] = h.flags
+        c.need(flags)
+        flags[0] = api.host_flags(addr(host_ptr))
 
     @c.export
     def hipMemAllocHost(ptr, size):
         c.need(ptr)
-        hp = ops.host_malloc(size, 0)
+        hp = api.host_malloc(size)
         c.keep[int(hp)] = hp
         ptr[0] = ffi.cast("void*", int(hp))
 
     @c.export
     def hipExtMallocWithFlags(ptr, size, flags):
         c.need(ptr)
-        if int(flags) & ~0x3:                   # hipDeviceMallocDefault / Finegrained / hipMallocSignalMemory
-            raise invalid(f"flags {int(flags)}")
-        if int(flags) == 2 and int(size) != 8:
-            raise invalid("signal memory is 8 bytes")
-        # signal memory is host memory the device also sees (ROCclr: an HSA signal's value), hipFree frees it
-        p = ops.host_malloc(size, 0) if int(flags) == 2 else ops.malloc(size)
-        ptr[0] = ffi.cast("void*", int(p))
+        ptr[0] = ffi.cast("void*", int(api.ext_malloc_with_flags(size, flags)))
 
     # -- managed memory hints (memory is coherent already: checked, then nothing to do) -----------------------------
     def managed_range(p, count):

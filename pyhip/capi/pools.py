@@ -5,6 +5,7 @@ from __future__ import annotations
 import struct
 
 from ..errors import HipError, hipError_t
+from ..hipapi import memory as api
 from .common import invalid
 
 LOCATION_DEVICE = 1
@@ -27,10 +28,7 @@ def install(c) -> None:
     @c.export
     def hipMallocAsync(ptr, size, stream):
         c.need(ptr)
-        if int(size) == 0:
-            raise invalid("size 0")
-        st = c.stream(stream)
-        ptr[0] = ffi.cast("void*", pools.current_pool(st.device).malloc(size, c.stream_of(stream)))
+        ptr[0] = ffi.cast("void*", int(api.malloc_async(size, c.stream_of(stream))))
 
     @c.export
     def hipMallocFromPoolAsync(ptr, size, pool, stream):
@@ -41,10 +39,7 @@ def install(c) -> None:
 
     @c.export
     def hipFreeAsync(ptr, stream):
-        if ptr == ffi.NULL:
-            raise invalid("null pointer")
-        c.stream(stream)
-        pools.free_async(c.addr(ptr), c.stream_of(stream))
+        api.free_async(c.addr(ptr), c.stream_of(stream))
 
     @c.export
     def hipMemPoolCreate(out, props):

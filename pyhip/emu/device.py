@@ -190,10 +190,10 @@ class EmulatedGPU:
                            address=pc)
         modes = getattr(program, "_gpr_index_modes", None)
         if modes is None:
-            from .semantics.salu_extra import gpr_index_modes
+            from .semantics.gpr_indexing import gpr_index_modes
             modes = program._gpr_index_modes = gpr_index_modes(program.instructions)
         if pc in modes:
-            from .semantics.salu_extra import indexed
+            from .semantics.gpr_indexing import indexed
             fn = indexed(inst, K, modes[pc], compile_instruction)
         else:
             fn = compile_instruction(inst, K)

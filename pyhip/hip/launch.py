@@ -7,6 +7,7 @@ import os
 
 from .._hip_enums import hipFunction_attribute as FA
 from ..errors import HipError, hipError_t
+from ..hipapi import launch as api
 from ..loader.extent import image_at
 from ..runtime import ops
 from ..runtime.context import runtime
@@ -103,14 +104,13 @@ def _hipModuleLaunchKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY
     except TypeError:
         key = None
     if extra is not None:
-        func.launch(st, grid, block, int(sharedMemBytes), raw=parse_extra(extra), cache_key=key)
+        api.launch(func, st, grid, block, sharedMemBytes, raw=parse_extra(extra), cache_key=key)
     elif kernelParams is not None and not isinstance(kernelParams, (list, tuple)):
-        func.launch(st, grid, block, int(sharedMemBytes), raw=read_kernel_params(func, kernelParams), cache_key=key)
+        api.launch(func, st, grid, block, sharedMemBytes, raw=read_kernel_params(func, kernelParams), cache_key=key)
     else:
-        params = list(kernelParams) if kernelParams is not None else []
         if func.packer.explicit and kernelParams is None:
             raise HipError(hipError_t.hipErrorInvalidValue, "kernel has parameters but neither kernelParams nor extra was given")
-        func.launch(st, grid, block, int(sharedMemBytes), args=params, cache_key=key)
+        api.launch(func, st, grid, block, sharedMemBytes, args=list(kernelParams or ()), cache_key=key)
 
 
 _hipModuleLaunchKernel.__name__ = _hipModuleLaunchKernel.__qualname__ = "hipModuleLaunchKernel"
@@ -261,5 +261,5 @@ def hipLaunchCooperativeKernel(f, gridDim, blockDimX, kernelParams, sharedMemByt
     from ..runtime.module import Function
     if not isinstance(f, Function):
         raise HipError(hipError_t.hipErrorInvalidDeviceFunction, "not a hipFunction_t")
-    f.launch(runtime().resolve_stream(stream), _dim3(gridDim), _dim3(blockDimX), int(sharedMemBytes),
-             args=list(kernelParams or ()), cooperative=True)
+    api.launch(f, stream, _dim3(gridDim), _dim3(blockDimX), sharedMemBytes, args=list(kernelParams or ()),
+               cooperative=True)

@@ -3,12 +3,13 @@ managed, stream-ordered and flagged allocations (the work is runtime/copies.py, 
 shared with the C ABI)."""
 from __future__ import annotations
 
-from .._hip_enums import hipError_t
+from ..hipapi import memory as api
 from ..errors import HipError
-from ..runtime import copies, ops, pointers, pools
+from ..runtime import copies, pointers
 from ..runtime.context import runtime
 from ..runtime.memory import DevicePointer, as_address
 from ._api import hip_api, invalid
+from .pointers import DeviceArray
 
 
 def _addr(p) -> int:
@@ -58,31 +59,29 @@ def hipMemcpyPeerAsync(dst, dstDeviceId, src, srcDevice, sizeBytes, stream):
 
 
 # -- pointers, host registration, managed and stream-ordered memory -------------------------------------------
-def _attrs(ptr) -> pointers.Attributes:
-    a = pointers.attributes(_addr(ptr)) if ptr is not None and _addr(ptr) else None
-    if a is None:
-        raise invalid("not memory HIP allocated or registered")
-    return a
+def _queried(p) -> int:
+    """The address a pointer query asks about; 0 (which no allocation has) for what is not a pointer."""
+    try:
+        return _addr(p)
+    except HipError:
+        return 0
 
 
 @hip_api(1)
 def hipMemPtrGetInfo(ptr):
-    return _attrs(ptr).size
+    return api.ptr_size(_queried(ptr))
 
 
 @hip_api(2)
 def hipMemGetAddressRange(dptr):
-    try:
-        a = _attrs(dptr)
-    except HipError:
-        raise HipError(hipError_t.hipErrorNotFound, "not a HIP allocation") from None
-    return DevicePointer(a.start), a.size
+    start, size = api.address_range(_queried(dptr))
+    return DevicePointer(start), size
 
 
 @hip_api()
 def hipPointerGetAttributes(attributes, ptr):
     """Fills ``attributes`` (a hipPointerAttribute_t) in place."""
-    a = _attrs(ptr)
+    a = api.attributes(_queried(ptr))
     for name in ("memoryType", "type"):
         if hasattr(attributes, name):
             setattr(attributes, name, a.memoryType)
@@ -105,55 +104,35 @@ def hipHostUnregister(hostPtr):
 
 @hip_api(1)
 def hipHostGetDevicePointer(hstPtr, flags):
-    return DevicePointer(_attrs(hstPtr).devicePointer)
+    return DevicePointer(api.host_device_pointer(_queried(hstPtr)))
 
 
 @hip_api(1)
 def hipHostGetFlags(hostPtr):
-    h = pointers.find_host(_addr(hostPtr))
-    if h is None:
-        raise invalid("not hipHostMalloc / hipHostRegister memory")
-    return h.flags
+    return api.host_flags(_addr(hostPtr))
 
 
 @hip_api(1)
 def hipMallocManaged(size, flags):
     """A DeviceArray of ``size`` bytes (as hip-python returns it) over memory the host and every device address."""
-    if int(flags) not in (1, 2):
-        raise invalid(f"flags {int(flags)}")
-    from .pointers import DeviceArray
-    return DeviceArray.from_allocation(ops.managed_malloc(size))
+    return DeviceArray.from_allocation(api.malloc_managed(size, flags))
 
 
 @hip_api(1)
 def hipMallocAsync(size, stream):
-    if int(size) == 0:
-        raise invalid("size 0")
-    from .pointers import DeviceArray
-    st = runtime().resolve_stream(stream)
-    return DeviceArray.from_allocation(DevicePointer(pools.current_pool(st.device).malloc(size, stream), st.device,
-                                                     int(size)))
+    return DeviceArray.from_allocation(api.malloc_async(size, stream))
 
 
 @hip_api()
 def hipFreeAsync(dev_ptr, stream):
-    if not _addr(dev_ptr):
-        raise invalid("null pointer")
-    pools.free_async(_addr(dev_ptr), stream)
+    api.free_async(_addr(dev_ptr), stream)
 
 
 @hip_api(1)
 def hipExtMallocWithFlags(sizeBytes, flags):
     """hipDeviceMallocDefault / hipDeviceMallocFinegrained: device memory; hipMallocSignalMemory (8 bytes):
     host memory the devices see."""
-    from .pointers import DeviceArray
-    if flags & ~0x3:
-        raise HipError(hipError_t.hipErrorInvalidValue, f"flags {flags}")
-    if flags == 2:
-        if sizeBytes != 8:
-            raise HipError(hipError_t.hipErrorInvalidValue, "signal memory is 8 bytes")
-        return DeviceArray.from_allocation(ops.host_malloc(8, 0))
-    p = ops.malloc(sizeBytes)
+    p = api.ext_malloc_with_flags(sizeBytes, flags)
     return DeviceArray.from_allocation(p) if int(p) else None
 
 

@@ -100,3 +100,6 @@ def test_runs_on_the_repository():
     assert summary, out
     total = int(summary[0].split()[0])
     assert total > 100                  # hipMalloc, hipStreamCreate, hipDeviceGet… are in both faces
+    twice = [line for line in out.splitlines() if line.startswith("twice")]
+    assert twice == [], "\n".join(twice)          # every HIP rule both faces share is written once (pyhip/hipapi)
+    assert summary[0].endswith(" 0 twice")

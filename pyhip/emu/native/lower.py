@@ -14,7 +14,7 @@ import numpy as np
 from ..clocks import counter_khz
 from ..engine import BLOCK_ENDS
 from ..memory import PRIVATE_APERTURE, SHARED_APERTURE
-from ..semantics.salu_extra import gpr_index_modes
+from ..semantics.gpr_indexing import gpr_index_modes
 from . import cache
 from .layout import F_BLOCK_END, dtype, op_ids
 from .lower_mem import lower_ds, lower_smem, lower_vmem

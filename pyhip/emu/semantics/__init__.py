@@ -28,7 +28,7 @@ def register(name, factory):
 
 def load_all():
     if not _INSTALLED:
-        from . import buffer_format, ds, gws, mfma, mimg, salu, salu_extra, smem, vmem  # noqa: F401
+        from . import buffer_format, ds, gpr_indexing, gws, mfma, mimg, salu, smem, vmem  # noqa: F401
         from . import rdna, rdna_lanes, wmma  # noqa: F401  (after the GFX9 modules: registers their RDNA names)
         from . import described
         from ..spec import load_all as spec_all

@@ -1,5 +1,5 @@
-"""Scalar program control and system instructions: branches, calls through SGPRs, hardware registers,
-barrier, end of program, waits and hints.  The scalar ALU (SOP1, SOP2, SOPC, SOPK arithmetic) has no
+"""Scalar program control and system instructions: branches, calls (s_call_b64 and through SGPRs), hardware
+registers, barrier, end of program, waits, messages and hints.  The scalar ALU (SOP1, SOP2, SOPC, SOPK arithmetic) has no
 numpy code here: both engines generate it from its description (pyhip/emu/spec/salu.py)."""
 from __future__ import annotations
 
@@ -100,11 +100,30 @@ register("s_cbranch_execz", _cbranch(lambda st, w: st.mask_word(w, EXEC) == 0))
 register("s_cbranch_execnz", _cbranch(lambda st, w: st.mask_word(w, EXEC) != 0))
 
 
-@op("s_endpgm")
+@op("s_endpgm", "s_endpgm_saved", "s_endpgm_ordered_ps_done")
 def _endpgm(inst, K):
     def run(st, w):
         st.done[w] = True
     return run
+
+
+@op("s_call_b64")
+def _call(inst, K):
+    target = _branch_target(inst)
+    d = inst.fields["sdst"]
+
+    def run(st, w):
+        write_s64(st, w, d, st.pc[w].astype(U64))        # the engine already advanced pc past this instruction
+        st.pc[w] = target
+    return run
+
+
+# messages to the SPI and performance / power hints have no effect on the emulated device; the debugger
+# branches are never taken (no debugger is attached)
+@op("s_sendmsg", "s_sendmsghalt", "s_incperflevel", "s_decperflevel", "s_wakeup", "s_setkill",
+    "s_cbranch_cdbgsys", "s_cbranch_cdbguser", "s_cbranch_cdbgsys_or_user", "s_cbranch_cdbgsys_and_user")
+def _no_effect(inst, K):
+    return lambda st, w: None
 
 
 @op("s_barrier")

@@ -1,17 +1,16 @@
-"""Scalar instructions beyond the everyday control set: relative SGPR moves (s_movrels/s_movreld by M0),
-s_call_b64, program-control messages and hints, and VGPR index mode (s_set_gpr_idx_*: the VALU
-instructions between _on and _off address VGPRs relative to M0[7:0]).  The scalar ALU has no numpy code
-here: both engines generate it from its description (pyhip/emu/spec/salu.py)."""
+"""Register indexing by M0: relative SGPR moves (s_movrels/s_movreld: SGPR[n + M0]) and VGPR index mode
+(s_set_gpr_idx_*: the VALU instructions between _on and _off address VGPRs relative to M0[7:0]; the engines
+wrap them with ``indexed``, the regions are found by ``gpr_index_modes``)."""
 from __future__ import annotations
 
 import copy
 
 import numpy as np
 
-from ..operands import sreader, sreader64, write_s64
+from ..operands import sreader, sreader64
 from ..state import M0
 from . import op, register
-from .salu import _branch_target, _simm
+from .salu import _simm
 
 U32, U64 = np.uint32, np.uint64
 
@@ -45,32 +44,6 @@ register("s_movrels_b32", _movrel(32, True))
 register("s_movrels_b64", _movrel(64, True))
 register("s_movreld_b32", _movrel(32, False))
 register("s_movreld_b64", _movrel(64, False))
-
-
-@op("s_call_b64")
-def _call(inst, K):
-    target = _branch_target(inst)
-    d = inst.fields["sdst"]
-
-    def run(st, w):
-        write_s64(st, w, d, st.pc[w].astype(U64))        # the engine already advanced pc past this instruction
-        st.pc[w] = target
-    return run
-
-
-@op("s_endpgm_saved", "s_endpgm_ordered_ps_done")
-def _endpgm(inst, K):
-    def run(st, w):
-        st.done[w] = True
-    return run
-
-
-# messages to the SPI and performance / power hints have no effect on the emulated device; the debugger
-# branches are never taken (no debugger is attached)
-@op("s_sendmsg", "s_sendmsghalt", "s_incperflevel", "s_decperflevel", "s_wakeup", "s_setkill",
-    "s_cbranch_cdbgsys", "s_cbranch_cdbguser", "s_cbranch_cdbgsys_or_user", "s_cbranch_cdbgsys_and_user")
-def _no_effect(inst, K):
-    return lambda st, w: None
 
 
 # ---- VGPR index mode ---------------------------------------------------------------------------------------------------

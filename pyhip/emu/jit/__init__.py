@@ -67,7 +67,8 @@ SMALL_SECONDS = 0.002   # or at once if its dispatch took less than this (its ti
 
 
 class _Warm:
-    """A kernel running tier-1 code: its dispatches' time, and what the optimised compile needs."""
+    """A kernel running tier-1 code: its dispatches' time, and what the optimised compile needs (``ir``: a
+    function making the kernel's IR)."""
 
     __slots__ = ("ir", "name", "ck", "runs", "seconds", "threshold", "queued")
 
@@ -319,7 +320,12 @@ class KernelCache:
             self.stats["compiled"] += 1
             self.stats["quick"] += int(quick)
             self.stats["seconds"] += comp.seconds
-            self._done[key] = (nprog, comp, _Warm(ir, kir.name, ck, comp.seconds) if quick else None)
+            warm = None
+            if quick:                # the IR is made again if the kernel gets hot (most never do: not kept)
+                layout = self._layout()
+                warm = _Warm(lambda: KernelIR(nprog, program, K, entry_ip, mode, layout, name=kir.name).build(),
+                             kir.name, ck, comp.seconds)
+            self._done[key] = (nprog, comp, warm)
         return comp.address
 
     # -- tier 2 -----------------------------------------------------------------------------------------------
@@ -349,7 +355,7 @@ class KernelCache:
         from . import objcache
         from .compiler import compile_ir
         try:
-            ir = warm.ir() if callable(warm.ir) else warm.ir
+            ir = warm.ir()
             comp = compile_ir(ir, warm.name, keep_object=warm.ck is not None, shared=warm.ck is not None)
         except Exception as exc:  # noqa: BLE001 - the tier-1 code stays; say why once
             import warnings

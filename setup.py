@@ -10,7 +10,7 @@ from setuptools.command.build_ext import build_ext
 from setuptools.command.build_py import build_py
 
 HIP_FILES = ("build_shim.py", "build_hiprtc.py", "exports.txt", "prototypes.txt", "libamdhip64.map", "fastlaunch.c",
-             "halfconv.c", "fork.c", "textures.c", "types.h", "api/*", "abi6.c")
+             "fastcopy.c", "fastevents.c", "fastasync.c", "halfconv.c", "fork.c", "textures.c", "types.h", "api/*", "abi6.c")
 THUNK_FILES = ("build_thunk.py", "exports.txt", "libhsakmt.map", "hsakmt_abi.h", "events.c")
 
 

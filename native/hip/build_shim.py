@@ -1,6 +1,6 @@
 """cffi embedding build of the drop-in ``libamdhip64.so.5``: the functions pyhip implements are declared
 with ``embedding_api`` (native/hip/api/*.h) and implemented in Python (pyhip.capi); a few are C
-(fastlaunch.c); every other 5.2 export is a C stub with the real return type that returns what
+(FAST_SOURCES: fastlaunch.c and its neighbours); every other 5.2 export is a C stub with the real return type that returns what
 STUB_RETURN says (hipErrorNotSupported for hipError_t functions).  The linker version script gives the
 exports the hip_4.2 … hip_5.2 version nodes.  The shim is cached per fingerprint: the build inputs and the
 interpreter it embeds."""
@@ -127,13 +127,13 @@ hipError_t hipTexRefGetFormat(int* pFormat, int* pNumChannels, const void* texRe
 # in C (textures.c): the entry points that take or return structs by value
 TEXTURE_C = {"hipCreateChannelDesc", "hipMalloc3DArray", "hipMallocMipmappedArray"}
 
-# implemented in C (fastlaunch.c): the native launch path and the thread's last error
+# implemented in C (FAST_SOURCES): the native launch path and the thread's last error
 C_IMPLEMENTED = {"__gnu_h2f_ieee", "__gnu_f2h_ieee", "hipLaunchKernel", "hipGetLastError", "hipPeekAtLastError", "__hipPushCallConfiguration",
                  "hipDeviceSynchronize", "hipStreamSynchronize", "hipMemcpy", "hipMemset",
                  "hipEventRecord", "hipEventQuery", "hipEventSynchronize", "hipEventElapsedTime", "hipMemcpyAsync", "hipMemsetAsync",
                  "hipMemsetD8", "hipMemsetD16", "hipMemsetD32", "hipMemsetD8Async", "hipMemsetD16Async", "hipMemsetD32Async",
                  "__hipPopCallConfiguration", "_ZN8hip_impl22hipLaunchKernelGGLImplEmRK4dim3S2_jP12ihipStream_tPPv"}
-# what Python calls in the shim (fastlaunch.c)
+# what Python calls in the shim (FAST_SOURCES)
 C_API = """
 typedef struct {
     const void* handle;
@@ -269,11 +269,15 @@ install()
 """
 
 
+# the native paths, one translation unit in this order (later files use the earlier ones' state)
+FAST_SOURCES = ("fastlaunch.c", "fastcopy.c", "fastevents.c", "fastasync.c")
+
+
 def make_builder() -> cffi.FFI:
     ffibuilder = cffi.FFI()
     ffibuilder.cdef(TYPES + C_API)
     ffibuilder.embedding_api(implemented_decls())
-    source = ("#include <stdint.h>\n#include <stddef.h>\n" + TYPES + SLOW_DECL + (HERE / "fastlaunch.c").read_text()
+    source = ("#include <stdint.h>\n#include <stddef.h>\n" + TYPES + SLOW_DECL + "".join((HERE / f).read_text() for f in FAST_SOURCES)
               + (HERE / "halfconv.c").read_text() + (HERE / "fork.c").read_text() + (HERE / "textures.c").read_text()
               + stubs_source())
     ffibuilder.set_source("_pyhip_hip_shim", source,
@@ -291,7 +295,7 @@ def fingerprint() -> str:
     # the shim embeds this interpreter: a shim built under one Python (version, venv, prefix) is not reused
     # under another
     h.update(f"{sys.executable}|{sys.prefix}|{sys.version}|{cffi.__version__}".encode())
-    for p in (HERE / "exports.txt", HERE / "prototypes.txt", HERE / "libamdhip64.map", HERE / "fastlaunch.c",
+    for p in (HERE / "exports.txt", HERE / "prototypes.txt", HERE / "libamdhip64.map", *(HERE / f for f in FAST_SOURCES),
               HERE / "halfconv.c", HERE / "fork.c", HERE / "textures.c", HERE / "build_hiprtc.py",
               HERE / "types.h", Path(__file__), *sorted(API_DIR.glob("*.*"))):
         h.update(p.read_bytes())

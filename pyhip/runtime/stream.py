@@ -388,7 +388,7 @@ class Event(Handle):
         self.handle = id(self)
 
     def attach_native(self, signal, state) -> None:
-        """Let the C ABI record this event natively (native/hip/fastlaunch.c): ``signal`` is the event's own
+        """Let the C ABI record this event natively (native/hip/fastevents.c): ``signal`` is the event's own
         (never pooled), completed by every native record's packet; ``state`` words: [0] native records so far,
         [1] 1 while the latest record is a native one.  Python adopts such a record before looking at the
         event (:attr:`command`)."""

@@ -247,11 +247,7 @@ class KernelCache:
                 objcache.stats["bad"] += 1
                 continue
             self.stats["cached"] = self.stats.get("cached", 0) + 1
-            warm = None
-            if quick:
-                layout = self._layout()
-                warm = _Warm(lambda: KernelIR(nprog, program, K, entry_ip, mode, layout,
-                                              name=_code_name(ck)).build(), _code_name(ck), ck, 0.0)
+            warm = self._warm(nprog, program, K, entry_ip, mode, _code_name(ck), ck, 0.0) if quick else None
             self._done[key] = (nprog, comp, warm)
             return comp.address
         return None
@@ -320,13 +316,16 @@ class KernelCache:
             self.stats["compiled"] += 1
             self.stats["quick"] += int(quick)
             self.stats["seconds"] += comp.seconds
-            warm = None
-            if quick:                # the IR is made again if the kernel gets hot (most never do: not kept)
-                layout = self._layout()
-                warm = _Warm(lambda: KernelIR(nprog, program, K, entry_ip, mode, layout, name=kir.name).build(),
-                             kir.name, ck, comp.seconds)
+            warm = self._warm(nprog, program, K, entry_ip, mode, kir.name, ck, comp.seconds) if quick else None
             self._done[key] = (nprog, comp, warm)
         return comp.address
+
+    def _warm(self, nprog, program, K, entry_ip, mode, name, ck, seconds) -> _Warm:
+        """The tier-2 record of a kernel now on tier-1 code: its IR is made again if it gets hot (most kernels
+        never do, so the text is not kept)."""
+        layout = self._layout()
+        return _Warm(lambda: KernelIR(nprog, program, K, entry_ip, mode, layout, name=name).build(), name, ck,
+                     seconds)
 
     # -- tier 2 -----------------------------------------------------------------------------------------------
     def ran(self, nprog, entry_ip: int, mode: int, rows: int, lockstep: bool, seconds: float) -> bool:

@@ -305,3 +305,112 @@ def test_an_lds_access_past_the_end_goes_to_the_handler(target, wave, store, eng
 
 
 _LDS_OUTCOMES: dict = {}
+
+
+
+def _buffer_syntax(target):
+    """(load/store mnemonic suffixes, DWORD3 of a raw buffer resource) for the target (Triton's values)."""
+    if target.startswith("gfx1"):
+        return {"d1": "b32", "d2": "b64", "d4": "b128"}, 0x31027000
+    return {"d1": "dword", "d2": "dwordx2", "d4": "dwordx4"}, 0x27000
+
+
+@pytest.mark.parametrize("target,wave", CASES)
+@pytest.mark.parametrize("lanes", [64, 41])
+def test_buffer_loads_and_stores(target, wave, lanes, engine):
+    """MUBUF OFFEN loads and stores of 1, 2 and 4 dwords per lane through raw buffer resources (stride 0):
+    consecutive offsets, a random set of lanes turned off with the offset 0x80000000 (as Triton masks them),
+    num_records ending inside the wave (the lanes past it read 0 and drop their stores), a whole wave
+    outside, soffset from an SGPR and as a constant, immediate offsets; reversed offsets go to the handler.
+    (The stores do not overlap: the wave32 workgroup's two waves do not order theirs.)  Checked against a numpy model of the buffer rules on both
+    engines."""
+    rng = np.random.default_rng([lanes, wave, int(target[3:], 16)])   # both engines see the same case
+    a, b, c = (rng.integers(0, 2 ** 64, 64, dtype=U64) for _ in range(3))
+    masked = rng.random(64) < 0.3                         # lanes Triton turns off
+    keep = sum(1 << i for i in range(64) if not masked[i])
+    nrec = int(rng.integers(100, 200)) * 4                # bytes of the input resource (inside a and b)
+    nout = 384                                            # bytes of the output resource (over c)
+    sz, dw3 = _buffer_syntax(target)
+    rdna = target.startswith("gfx1")
+    vcc, sub = ("vcc_lo", "v_sub_nc_u32") if rdna else ("vcc", "v_sub_u32")
+    body = f"""
+  s_mov_b32 s8, s4
+  s_and_b32 s9, s5, 0xffff
+  s_mov_b32 s10, {nrec}
+  s_mov_b32 s11, {dw3}
+  s_add_u32 s20, s4, 1024
+  s_addc_u32 s21, s5, 0
+  s_and_b32 s21, s21, 0xffff
+  s_mov_b32 s22, {nout}
+  s_mov_b32 s23, {dw3}
+  s_mov_b32 s24, s20
+  s_mov_b32 s25, s21
+  s_mov_b32 s26, 512
+  s_mov_b32 s27, {dw3}
+  s_mov_b32 s12, 8
+  s_mov_b32 s14, {keep & 0xFFFFFFFF}
+  s_mov_b32 s15, {keep >> 32}
+  v_lshrrev_b64 v[20:21], v0, s[14:15]
+  v_and_b32 v20, 1, v20
+  v_cmp_ne_u32 {vcc}, 0, v20
+  v_lshlrev_b32 v30, 2, v0
+  v_bfrev_b32 v29, 1
+  v_cndmask_b32 v31, v29, v30, {vcc}
+  v_lshlrev_b32 v35, 3, v0
+  v_cndmask_b32 v32, v29, v35, {vcc}
+  v_lshlrev_b32 v33, 4, v0
+  {sub} v34, 63, v0
+  v_lshlrev_b32 v34, 2, v34
+  buffer_load_{sz['d1']} v40, v31, s[8:11], s12 offen offset:4
+  buffer_load_{sz['d2']} v[42:43], v32, s[8:11], 0 offen
+  buffer_load_{sz['d4']} v[44:47], v33, s[8:11], 16 offen
+  buffer_load_{sz['d1']} v41, v34, s[8:11], 0 offen
+  buffer_load_{sz['d1']} v50, v29, s[8:11], 0 offen
+  s_waitcnt vmcnt(0)
+  s_barrier
+  buffer_store_{sz['d1']} v45, v31, s[20:23], s12 offen offset:8
+  buffer_store_{sz['d2']} v[46:47], v32, s[20:23], 0 offen offset:272
+  buffer_store_{sz['d1']} v44, v29, s[20:23], 0 offen
+  s_waitcnt vmcnt(0)
+  s_barrier
+  buffer_load_{sz['d2']} v[48:49], v35, s[24:27], 0 offen
+  s_waitcnt vmcnt(0)
+  v_xor_b32 v8, v40, v41
+  v_mov_b32 v9, v42
+  v_xor_b32 v10, v43, v44
+  v_xor_b32 v10, v10, v50
+  v_mov_b32 v11, v48
+  v_xor_b32 v11, v11, v49
+"""
+    engine(target)
+    kw = {"wave": wave} if rdna else {}
+    r0, r1 = run(body, a, b, c, target=target, lanes=lanes, **kw)
+    engine(target)
+    raw = np.concatenate([a, b, c]).view(np.uint8).copy()
+    n = lanes
+    i = np.arange(n)
+    on = ~masked[:n]
+
+    def load(mem, offs, inside):
+        return np.where(inside, _dwords(mem, np.where(inside, offs, 0)), U64(0))
+    o40 = 8 + 4 + 4 * i
+    v40 = load(raw, o40, on & (o40 + 4 <= nrec))
+    o42 = 8 * i
+    v42, v43 = (load(raw, o42 + 4 * k, on & (o42 + 8 <= nrec)) for k in range(2))
+    o44 = 16 + 16 * i
+    v44, v45, v46, v47 = (load(raw, o44 + 4 * k, o44 + 16 <= nrec) for k in range(4))
+    o41 = 4 * (63 - i)
+    v41 = load(raw, o41, o41 + 4 <= nrec)
+    out = raw[1024:].copy()                             # the stores, in order, lane by lane
+    for k in range(n):
+        o = 8 + 8 + 4 * k
+        if on[k] and o + 4 <= nout:
+            out[o:o + 4] = np.frombuffer(int(v45[k]).to_bytes(4, "little"), np.uint8)
+    for k in range(n):
+        o = 272 + 8 * k
+        if on[k] and o + 8 <= nout:
+            out[o:o + 8] = np.frombuffer((int(v46[k]) | int(v47[k]) << 32).to_bytes(8, "little"), np.uint8)
+    v48, v49 = _dwords(out, 8 * i), _dwords(out, 8 * i + 4)
+    assert np.array_equal(r0[:n], (v40 ^ v41) | (v42 << U64(32)))
+    assert np.array_equal(r1[:n], (v43 ^ v44) | ((v48 ^ v49) << U64(32)))   # v50 (a whole wave outside) reads 0
+    assert (r0[n:] == U64(POISON)).all()

@@ -436,7 +436,7 @@ define i32 @{self.name}(ptr noalias %w, ptr noalias %c) {{
             self._emit_writes(writes)
             self.stats["described"] += 1
             return False
-        if not (self._global_copy(ip) or self._lds_access(ip) or self._scalar_load(ip) or
+        if not (self._global_copy(ip) or self._buffer_copy(ip) or self._lds_access(ip) or self._scalar_load(ip) or
                 (not name.startswith(BLOCK_END) and self._no_op(ip))):
             self._bridge(ip)
         if name.startswith(BLOCK_END):

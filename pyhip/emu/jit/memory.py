@@ -80,18 +80,7 @@ class GeneratedMemory:
         rows = [self._ptr('%vbase', (data_row + j) * 256) for j in range(nw)]
         if store:
             vals = [e.emit(f"load {VT}, ptr {r}, align 4, !tbaa !3", "v") for r in rows]
-            if nw == 1:
-                mem = vals[0]
-            else:                             # interleaved: lane i's dwords j = 0.. consecutive
-                if nw == 2:
-                    ca, cb, L = vals[0], vals[1], W
-                else:
-                    cat = ", ".join(f"i32 {i}" for i in range(2 * W))
-                    ca = e.emit(f"shufflevector {VT} {vals[0]}, {VT} {vals[1]}, <{2 * W} x i32> <{cat}>")
-                    cb = e.emit(f"shufflevector {VT} {vals[2]}, {VT} {vals[3]}, <{2 * W} x i32> <{cat}>")
-                    L = 2 * W
-                idx = ", ".join(f"i32 {j * W + i}" for i in range(W) for j in range(nw))
-                mem = e.emit(f"shufflevector <{L} x i32> {ca}, <{L} x i32> {cb}, {NT} <{idx}>")
+            mem = vals[0] if nw == 1 else self._interleave(vals)
             e.line(f"store {NT} {mem}, ptr {p}, align 4")
             e.line(f"store i32 1, ptr {self._ptr('%w', self.layout['mm_pending'])}, align 4, !tbaa !4")
         else:
@@ -106,6 +95,140 @@ class GeneratedMemory:
         self._or_handler(k, ip)
         self.stats["inline_memory"] = self.stats.get("inline_memory", 0) + 1
         return True
+
+    def _buffer_copy(self, ip: int) -> bool:
+        """A MUBUF load or store of 1, 2 or 4 dwords per lane (OFFEN, no IDXEN, no ADD_TID) as generated code,
+        under any EXEC: each lane's offset soffset + inst offset + VADDR is checked against num_records as the
+        handler does (vmem.h: buf_inrange: the lane's bytes inside it, or it reads 0 and drops its write); when
+        no active lane is inside, a load writes 0 to the active lanes and a store does nothing (Triton turns
+        lanes off with an offset of 0x80000000, often a whole wave); when the lanes inside are at consecutive
+        offsets (lane f's offset + size * (l - f)), one translation of their span and a masked vector copy.
+        Anything else (scattered offsets, a translation that fails, so every fault report) runs the handler.
+        False: the instruction has no such form."""
+        rec = self.nprog.code[ip]
+        handler = self._vm_ops().get(int(rec["op"]))
+        if handler not in ("vm_load", "vm_store") or self.lockstep:
+            return False
+        store = handler == "vm_store"
+        size, a0 = int(rec["x"]), int(rec["a0"])
+        kind, d16, offen, idxen = a0 & 0xF, (a0 >> 5) & 3, (a0 >> 8) & 1, (a0 >> 9) & 1
+        if kind != 3 or d16 or not offen or idxen or size not in (4, 8, 16):
+            return False
+        soff = int(rec["s"][2])
+        e, W = self.e, self.W
+        if soff & 0xC000 == 0x4000:
+            so = e.emit(f"zext i32 {self._sload(soff & 0x3FFF)} to i64")
+        elif soff == 0x8000:
+            so = str(int(rec["k"][2]) & 0xFFFFFFFF)
+        else:
+            return False
+        nw, rs = size // 4, int(rec["s"][1]) & 127
+        VT, IV, QT = f"<{W} x i32>", f"<{W} x i1>", f"<{W} x i64>"
+        k = f"bc{ip}_{e.n}"
+        d3 = self._sload(rs + 3)
+        tid = e.emit(f"and i32 {d3}, {1 << 23}")
+        tid = e.emit(f"icmp ne i32 {tid}, 0")
+        e.line(f"br i1 {tid}, label %{k}slow, label %{k}a")
+        self._label(f"{k}a")
+        lanes = e.word_to_lanes(self._exec_word())
+        x = self._load_row(int(rec["s"][0]))
+        b = e.emit(f"add i64 {so}, {int(rec['imm'])}")
+        lim = e.emit(f"zext i32 {self._sload(rs + 2)} to i64")
+        xw = e.emit(f"zext {VT} {x} to {QT}")
+        end = e.emit(f"add {QT} {xw}, {e.splat(e.emit(f'add i64 {b}, {size}'), 'i64')}")
+        inr = e.emit(f"icmp ule {QT} {end}, {e.splat(lim, 'i64')}")
+        ok = e.emit(f"and {IV} {inr}, {lanes}")
+        okw = e.emit(f"bitcast {IV} {ok} to i{W}")
+        none = e.emit(f"icmp eq i{W} {okw}, 0")
+        rows = [self._ptr('%vbase', (int(rec["sd"] if store else rec["d"]) + j) * 256) for j in range(nw)]
+        e.line(f"br i1 {none}, label %{k}none, label %{k}b")
+        self._label(f"{k}none")
+        if not store:                           # the active lanes read 0
+            for r in rows:
+                old = e.emit(f"load {VT}, ptr {r}, align 4, !tbaa !3", "v")
+                e.line(f"store {VT} {e.emit(f'select {IV} {lanes}, {VT} zeroinitializer, {VT} {old}')}, "
+                       f"ptr {r}, align 4, !tbaa !3")
+        e.line(f"br label %{k}done")
+        self._label(f"{k}b")
+        e.declare(f"declare i{W} @llvm.cttz.i{W}(i{W}, i1)")
+        e.declare(f"declare i{W} @llvm.ctlz.i{W}(i{W}, i1)")
+        f = e.emit(f"call i{W} @llvm.cttz.i{W}(i{W} {okw}, i1 true)")
+        lz = e.emit(f"call i{W} @llvm.ctlz.i{W}(i{W} {okw}, i1 true)")
+        if W == 64:
+            f = e.emit(f"trunc i64 {f} to i32")
+            lz = e.emit(f"trunc i64 {lz} to i32")
+        span = e.emit(f"sub i32 {W}, {lz}")
+        span = e.emit(f"sub i32 {span}, {f}")                    # last - f + 1 lanes
+        xf = e.emit(f"extractelement {VT} {x}, i32 {f}")
+        fb = e.emit(f"mul i32 {f}, {size}")
+        x0 = e.emit(f"sub i32 {xf}, {fb}")                      # lane 0's offset on the line (mod 2^32)
+        step = ", ".join(f"i32 {size * i}" for i in range(W))
+        want = e.emit(f"add {VT} {e.splat(x0, 'i32')}, <{step}>")
+        ne = e.emit(f"icmp ne {VT} {x}, {want}")
+        ne = e.emit(f"and {IV} {ne}, {ok}")
+        e.declare(f"declare i1 @llvm.vector.reduce.or.v{W}i1({IV})")
+        scattered = e.emit(f"call i1 @llvm.vector.reduce.or.v{W}i1({IV} {ne})")
+        nbytes = e.emit(f"mul i32 {span}, {size}")
+        lastb = e.emit(f"add i64 {e.emit(f'zext i32 {xf} to i64')}, {e.emit(f'zext i32 {nbytes} to i64')}")
+        carry = e.emit(f"icmp ugt i64 {lastb}, 4294967296")      # offsets wrap at 32 bits inside the span
+        no = e.emit(f"or i1 {scattered}, {carry}")
+        e.line(f"br i1 {no}, label %{k}slow, label %{k}t")
+        self._label(f"{k}t")
+        d0 = e.emit(f"zext i32 {self._sload(rs)} to i64")
+        d1 = e.emit(f"zext i32 {self._sload(rs + 1)} to i64")
+        d1 = e.emit(f"and i64 {d1}, 65535")
+        d1 = e.emit(f"shl i64 {d1}, 32")
+        base = e.emit(f"or i64 {d0}, {d1}")
+        addr = e.emit(f"add i64 {base}, {b}")
+        addr = e.emit(f"add i64 {addr}, {e.emit(f'zext i32 {xf} to i64')}")
+        p = e.emit(f"call ptr @pyhip_jit_xlate(ptr %c, i32 {ip}, i64 {addr}, i32 {nbytes})")
+        null = e.emit(f"icmp eq ptr {p}, null")
+        e.line(f"br i1 {null}, label %{k}slow, label %{k}go")
+        self._label(f"{k}go")
+        back = e.emit(f"sub i64 0, {e.emit(f'zext i32 {fb} to i64')}")
+        p0 = e.emit(f"getelementptr i8, ptr {p}, i64 {back}")      # lane 0's place (lanes before f are off)
+        n = W * nw
+        NT, NM = f"<{n} x i32>", f"<{n} x i1>"
+        if nw == 1:
+            m = ok
+        else:                                   # each lane's flag for its nw consecutive dwords
+            idx = ", ".join(f"i32 {i // nw}" for i in range(n))
+            m = e.emit(f"shufflevector {IV} {ok}, {IV} poison, <{n} x i32> <{idx}>")
+        if store:
+            vals = [e.emit(f"load {VT}, ptr {r}, align 4, !tbaa !3", "v") for r in rows]
+            mem = self._interleave(vals) if nw > 1 else vals[0]
+            e.declare(f"declare void @llvm.masked.store.v{n}i32.p0({NT}, ptr, i32, {NM})")
+            e.line(f"call void @llvm.masked.store.v{n}i32.p0({NT} {mem}, ptr {p0}, i32 4, {NM} {m})")
+            e.line(f"store i32 1, ptr {self._ptr('%w', self.layout['mm_pending'])}, align 4, !tbaa !4")
+        else:
+            e.declare(f"declare {NT} @llvm.masked.load.v{n}i32.p0(ptr, i32, {NM}, {NT})")
+            mem = e.emit(f"call {NT} @llvm.masked.load.v{n}i32.p0(ptr {p0}, i32 4, {NM} {m}, {NT} zeroinitializer)")
+            for j, r in enumerate(rows):
+                if nw == 1:
+                    v = mem
+                else:
+                    idx = ", ".join(f"i32 {nw * i + j}" for i in range(W))
+                    v = e.emit(f"shufflevector {NT} {mem}, {NT} poison, <{W} x i32> <{idx}>")
+                old = e.emit(f"load {VT}, ptr {r}, align 4, !tbaa !3", "v")
+                v = e.emit(f"select {IV} {lanes}, {VT} {v}, {VT} {old}")   # active lanes outside read 0
+                e.line(f"store {VT} {v}, ptr {r}, align 4, !tbaa !3")
+        self._or_handler(k, ip)
+        self.stats["inline_memory"] = self.stats.get("inline_memory", 0) + 1
+        return True
+
+    def _interleave(self, vals: list) -> str:
+        """Rows of nw dwords (2 or 4) as one vector in memory order: lane i's dwords j = 0.. consecutive."""
+        e, W, nw = self.e, self.W, len(vals)
+        VT = f"<{W} x i32>"
+        if nw == 2:
+            ca, cb, L = vals[0], vals[1], W
+        else:
+            cat = ", ".join(f"i32 {i}" for i in range(2 * W))
+            ca = e.emit(f"shufflevector {VT} {vals[0]}, {VT} {vals[1]}, <{2 * W} x i32> <{cat}>")
+            cb = e.emit(f"shufflevector {VT} {vals[2]}, {VT} {vals[3]}, <{2 * W} x i32> <{cat}>")
+            L = 2 * W
+        idx = ", ".join(f"i32 {j * W + i}" for i in range(W) for j in range(nw))
+        return e.emit(f"shufflevector <{L} x i32> {ca}, <{L} x i32> {cb}, <{W * nw} x i32> <{idx}>")
 
     def _lds_access(self, ip: int) -> bool:
         """An LDS read of 1, 2 or 4 dwords per lane (one or two addresses: ds_read, ds_read2) or a dword write

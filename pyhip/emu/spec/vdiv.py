@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from . import fpops
 from .lang import (F16, F32, F64, I32, U32, U64, Node, bitcast, const, copysign, fabs, fbits, fma, is_denormal,
-                   isinf, isnan, maximum, select, signbit)
+                   isinf, isnan, maximum, nan_free, select, signbit)
 from .operands import VCC, Build, describe, valu
 
 # per width: (float type, mantissa bits, exponent bias, div_scale "N/D near MAX" exponent gap, scale exponent,
@@ -37,8 +37,12 @@ def _div_scale(width: int):
         scaling.  When both 1/s1 and s2/s1 are denormal, the denominator is scaled down (the old semantics)."""
         s0, s1, s2 = b.srcs((kind,) * 3)
         e1, e2 = _exponent(s1), _exponent(s2)
-        rcp_den = is_denormal(const(1.0, ty) / s1)
-        quo_den = is_denormal(s2 / s1)
+        # 1/s1 is denormal exactly where s1 is finite and beyond 2^(bias - 1) in magnitude (the reciprocal of the
+        # next value up already rounds below the smallest normal); the quotient is only classified, so its NaN
+        # bits do not matter
+        rcp_den = fpops.isfinite(s1) & (fabs(s1) > _pow2(_W[width][2] - 1, ty))
+        with nan_free():
+            quo_den = is_denormal(s2 / s1)
         up, down = fpops.ldexp(s0, const(sc, I32)), fpops.ldexp(s0, const(-sc, I32))
         zero = s2.eq(0.0) | s1.eq(0.0)
         c_big = ~zero & ((e2 - e1) >= big)
@@ -91,7 +95,8 @@ def _div_fmas_f32(b: Build) -> None:
     r = fma(a, c, d)
     vcc = _vcc(b)
     k = select(vcc, select(_exponent(d) >= 127, _pow2(64, F64), _pow2(-64, F64)), const(1.0, F64))
-    exact = (_round_to_odd_sum(a.to(F64) * c.to(F64), d.to(F64)) * k).to(F32)
+    with nan_free():                    # taken only where the fma is finite: then no NaN arises on the way
+        exact = (_round_to_odd_sum(a.to(F64) * c.to(F64), d.to(F64)) * k).to(F32)
     b.write_d(select(fpops.isfinite(r), exact, r), "f32")
 
 

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from asmkit import POISON, engine, gpu, run  # noqa: F401 (engine: a fixture)
+from pyhip.emu import jit
 
 U64 = np.uint64
 QNAN = 0x7FC12345          # a quiet NaN with a payload: it must come through unchanged
@@ -103,11 +104,19 @@ def test_engines_agree_bit_for_bit(target, wave, lanes, monkeypatch):
         c.view(np.uint32)[i] = 0x7F800001 + i
     kw = {"wave": wave} if target.startswith("gfx1") else {}
     out = {}
-    for eng in ("numpy", "compiled"):
-        monkeypatch.setenv("PYHIP_JIT_TIERING", "0")
+    for eng in ("numpy", "compiled", "quick"):
+        # quick: the tier-1 code (jit: compact, its masked loop exact at once)
+        monkeypatch.setenv("PYHIP_JIT_TIERING", "1" if eng == "quick" else "0")
+        monkeypatch.setenv("PYHIP_JIT_CACHE_DIR", "")
+        monkeypatch.setenv("PYHIP_JIT_HOT", "1000")
         monkeypatch.setattr(gpu(target), "engine", "numpy" if eng == "numpy" else "native")
+        if eng == "quick":
+            monkeypatch.setattr(jit, "TIER0_WORK", 0)     # compiled at once (not run on numpy first)
         before = gpu(target).engine_stats()["native"]
+        quick = gpu(target).engine_stats().get("compiled", {}).get("quick", 0)
         out[eng] = run(NAN_BODY, a, b, c, target=target, lanes=lanes, **kw)
-        assert (gpu(target).engine_stats()["native"] > before) == (eng == "compiled")
-    assert np.array_equal(out["numpy"][0], out["compiled"][0])
-    assert np.array_equal(out["numpy"][1], out["compiled"][1])
+        assert (gpu(target).engine_stats()["native"] > before) == (eng != "numpy")
+        assert (gpu(target).engine_stats().get("compiled", {}).get("quick", 0) > quick) == (eng == "quick")
+    for eng in ("compiled", "quick"):
+        assert np.array_equal(out["numpy"][0], out[eng][0]), eng
+        assert np.array_equal(out["numpy"][1], out[eng][1]), eng

@@ -289,9 +289,10 @@ class KernelCache:
             if addr is not None:
                 return addr
             ck = self._disk_key(nprog, program, K, entry_ip, mode, rows, lockstep)
+            quick = tiering() and not lockstep and "PYHIP_JIT_OPT" not in os.environ
             try:
                 kir = KernelIR(nprog, program, K, entry_ip, mode, self._layout(), lockstep=lockstep,
-                               name="kernel" if ck is None else _code_name(ck))
+                               name="kernel" if ck is None else _code_name(ck), compact=quick)
                 ir = kir.build()
                 if kir.max_row >= rows:
                     raise Unsupported(f"uses VGPR rows up to {kir.max_row + 1}, more than the {rows} allocated")
@@ -300,7 +301,6 @@ class KernelCache:
                 raise
         # LLVM runs without this lock (one compile at a time, compiler.llvm_section): other kernels of this
         # device are found ready or loaded from the disk cache meanwhile
-        quick = tiering() and not lockstep and "PYHIP_JIT_OPT" not in os.environ
         if quick:
             name = kir.name if ck is None else _code_name(ck, quick=True)
             comp = compile_ir(ir.replace(f"@{kir.name}(", f"@{name}(", 1), name, opt=QUICK_OPT,

@@ -35,8 +35,12 @@ CONTROL = CBRANCH | NOT_TAKEN | {"s_branch", "s_setpc_b64", "s_swappc_b64"}
 class KernelIR(LaneRegions, GeneratedMemory):
     """The IR of one kernel entry of a lowered program (``nprog``: pyhip/emu/native/lower.NativeProgram)."""
 
-    def __init__(self, nprog, program, K, entry_ip: int, mode: int, layout, name="kernel", lockstep: bool = False):
+    def __init__(self, nprog, program, K, entry_ip: int, mode: int, layout, name="kernel", lockstep: bool = False,
+                 compact: bool = False):
         self.nprog, self.program, self.K = nprog, program, K
+        # compact (the quick tier): a lane region's masked loop only in its exact form, no fast one (about a
+        # third less code to compile; a partial EXEC then always pays for the NaN rule)
+        self.compact = compact
         self.W = K.lanes
         self.layout = layout
         self.name = name

@@ -144,7 +144,8 @@ class LaneRegions:
         Two loops: under a full EXEC (the common case) one without any masking, else one that merges every
         result under the chunk's EXEC bits.  Float results are computed without the NaN rule first; a chunk
         where some NaN appeared is recomputed with it (the full loop hands that chunk, and the rest, to the
-        masked loop, whose recomputation is exact for any EXEC)."""
+        masked loop, whose recomputation is exact for any EXEC).  Compact (the quick tier): the masked loop
+        computes with the NaN rule at once."""
         from ..spec.lang import walk
         e = self.e
         W, C = self.W, self.C
@@ -234,9 +235,9 @@ class LaneRegions:
         e.invalidate()
         e.block = f"{rid}loop"
         e.line(f"%{rid}c = mul i32 %{rid}loopk, {C}")
-        rows_f, masks_f, flags = run_body(exact=not nan_ruled)
+        rows_f, masks_f, flags = run_body(exact=not nan_ruled or self.compact)
         fast_end = e.block
-        if nan_ruled and flags:
+        if nan_ruled and flags and not self.compact:
             acc = flags[0]
             for f in flags[1:]:
                 acc = e.emit(f"or <{C} x i1> {acc}, {f}")

@@ -96,7 +96,7 @@ class LaneRegions:
             return hit if hit is not None else self._load_row_chunk(loc[1])
         if k == "exec_lanes":
             if rs["full"]:
-                return "<" + ", ".join(["i1 true"] * self.C) + ">"
+                return "<" + ", ".join(["i1 true"] * self.C) + ">"      # (_emit_lane_region: all_true)
             return e.chunk_bits(rs["exec_word"], self.W)
         if k == "mask":
             hit = rs["masks"].get(loc[1])
@@ -163,6 +163,8 @@ class LaneRegions:
         exec_word = self._exec_word()
         self._rstate = {"rows": {}, "masks": {}, "words": {}, "exec_word": exec_word, "full": False}
 
+        all_true = "<" + ", ".join(["i1 true"] * C) + ">"
+
         def run_body(exact: bool):
             self._rstate["rows"], self._rstate["masks"] = {}, {}
             e.exact_nan, e.nan_flags = exact, []
@@ -178,7 +180,7 @@ class LaneRegions:
                 for wr, v, m in vals:
                     if wr.loc[0] == "v":
                         r = wr.loc[1]
-                        if m is not None:
+                        if m is not None and m != all_true:       # (a full EXEC's writes need no merge)
                             old = self._rstate["rows"].get(r)
                             if old is None:
                                 # (frozen: LLVM would otherwise turn select + store into a masked store,

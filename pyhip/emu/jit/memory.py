@@ -280,8 +280,9 @@ class GeneratedMemory:
         for n, a in enumerate(addrs):
             for j in range(size // 4):
                 aj = a if j == 0 else e.emit(f"add {VT} {a}, {e.splat(str(4 * j), 'i32')}")
-                wide = e.emit(f"zext {VT} {aj} to <{W} x i64>")
-                ptrs = e.emit(f"getelementptr i8, ptr {lds}, <{W} x i64> {wide}")
+                # 32-bit offsets (below the LDS size, checked above, so the GEP's sign extension keeps them):
+                # x86 gathers and scatters with dword indices, twice the lanes per instruction of qword ones
+                ptrs = e.emit(f"getelementptr i8, ptr {lds}, {VT} {aj}")
                 if store:
                     row = int(rec["s"][2] if n else rec["s"][1])
                     val = self._load_row(row)

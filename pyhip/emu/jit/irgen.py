@@ -21,6 +21,26 @@ SUFFIX = {"f16": "f16", "f32": "f32", "f64": "f64", "u8": "i8", "i8": "i8", "u16
           "u32": "i32", "i32": "i32", "u64": "i64", "i64": "i64", "b1": "i1"}
 
 
+def _lazy_walk(root: Node) -> list:
+    """walk([root]), except that the costly operand of a ``rare`` node is not entered (_rare computes it in
+    a block of its own; a node reached another way as well is computed before, as usual)."""
+    seen, order = set(), []
+    stack = [(root, False)]
+    while stack:
+        n, expanded = stack.pop()
+        if id(n) in seen:
+            continue
+        if expanded or not n.args:
+            seen.add(id(n))
+            order.append(n)
+            continue
+        stack.append((n, True))
+        for a in reversed((n.args[0], n.args[2]) if n.op == "rare" else n.args):
+            if id(a) not in seen:
+                stack.append((a, False))
+    return order
+
+
 def chunk_map(lane_map, C: int):
     """A wave's static lane map as a map within each chunk of C lanes, if it is one (every lane reads a lane
     of its own chunk, the same way in every chunk, or reads 0), else None."""
@@ -124,10 +144,13 @@ class Emitter:
         return name
 
     def node(self, root: Node) -> None:
-        for n in walk([root]):
+        for n in _lazy_walk(root):
             if id(n) in self.values:
                 continue
             vec = not n.uniform
+            if n.op == "rare" and vec:       # (a uniform one is a select: scalar work, and in chunk mode it
+                self.values[id(n)] = (self._rare(n, vec), vec)     # belongs before the loop, no place for a branch)
+                continue
             if n.op == "const":
                 self.values[id(n)] = (self.const_scalar(n), False)
                 continue
@@ -142,6 +165,42 @@ class Emitter:
                     self.lines = saved
                 continue
             self.values[id(n)] = (self.prim(n, vec), vec)
+
+    def _rare(self, n: Node, vec: bool) -> str:
+        """rare(c, a, b) per lane: b, or select(c, a, b) computed in a block entered only when some lane's c holds.
+        What is made inside the block (values, splats, NaN flags) does not outlive it: the flags leave
+        through a phi (none on the other edge)."""
+        cn, an, bn = n.args
+        T = self.ty(n.ty, vec)
+        b = self.value(bn, vec)
+        if cn.uniform:
+            c = self.value(cn, False)
+            anyc, ct = c, "i1"
+        else:
+            c = self.value(cn, True)
+            anyc, ct = self._any(c, True), self.vty("i1")
+        k = self.tmp("rare")[1:]
+        pre = self.block
+        self.line(f"br i1 {anyc}, label %{k}x, label %{k}j")
+        self.lines.append(f"{k}x:")
+        self.block = f"{k}x"
+        saved_values, saved_splats, nflags = dict(self.values), dict(self._splats), len(self.nan_flags)
+        a = self.value(an, vec)
+        r = self.emit(f"select {ct} {c}, {T} {a}, {T} {b}")
+        flags = self.nan_flags[nflags:]
+        del self.nan_flags[nflags:]
+        flag = flags[0] if flags else None
+        for f in flags[1:]:
+            flag = self.emit(f"or {self.vty('i1')} {flag}, {f}")
+        end = self.block
+        self.line(f"br label %{k}j")
+        self.lines.append(f"{k}j:")
+        self.block = f"{k}j"
+        self.values, self._splats = saved_values, saved_splats
+        out = self.emit(f"phi {T} [{r}, %{end}], [{b}, %{pre}]")
+        if flag is not None:
+            self.nan_flags.append(self.emit(f"phi {self.vty('i1')} [{flag}, %{end}], [zeroinitializer, %{pre}]"))
+        return out
 
     # -- primitives ------------------------------------------------------------------------------------------------
     def prim(self, n: Node, vec: bool) -> str:
@@ -162,7 +221,7 @@ class Emitter:
         if op == "fcmp":
             at = self.ty(n.args[0].ty, vec)
             return self.emit(f"fcmp {n.attr} {at} {args[0]}, {args[1]}")
-        if op == "select":
+        if op in ("select", "rare"):
             c = self.value(n.args[0], vec and not n.args[0].uniform) if n.args[0].uniform else args[0]
             ct = "i1" if n.args[0].uniform else self.vty("i1")
             return self.emit(f"select {ct} {c}, {T} {args[1]}, {T} {args[2]}")

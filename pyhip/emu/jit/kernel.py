@@ -479,6 +479,7 @@ def straight_line(insts, K, mode, layout, name="seq", regions: bool = True) -> s
     kir = KernelIR.__new__(KernelIR)
     kir.K, kir.W, kir.layout, kir.name = K, K.lanes, layout, name
     kir.C = chunk_lanes(K.lanes)
+    kir.compact = False
     kir.stats = {"described": 0, "bridged": 0, "control": 0}
     kir.max_row = -1
     kir.descriptions = load_descriptions()

@@ -33,7 +33,8 @@ Primitive contracts (every backend):
   float→float (``fpext``, ``fptrunc`` round to nearest even); ``fptoint``: toward zero, saturating to the
   destination's range, NaN → 0.  ``bitcast``: same width, bits unchanged.
 * ``ctpop ctlz cttz bitrev``: ctlz/cttz of 0 is the width.
-* ``select(c, a, b)``.
+* ``select(c, a, b)``.  ``rare(c, a, b)``: the same value, a hint that ``c`` seldom holds: a backend may
+  compute ``a`` only when some lane needs it (the compiled engine branches around it).
 * lane primitives: ``lane_read(v, i)`` (uniform: lane i mod W of v), ``lane_shuffle(v, map)`` (a static
   lane map; -1 reads 0), ``lane_gather(v, idx)`` (lane idx mod W of v, per lane), ``mask_word(c)`` (per-lane
   B1 → the W-bit word, lane i in bit i), ``word_lanes(x)`` (the reverse), ``lane_id()``.
@@ -101,7 +102,7 @@ NP_DTYPES = {"b1": np.dtype(bool), "u8": np.dtype(np.uint8), "i8": np.dtype(np.i
 PRIMITIVES = {
     "const": 0, "read": 0, "lane_id": 0,
     "add": 2, "sub": 2, "mul": 2, "and": 2, "or": 2, "xor": 2, "not": 1, "shl": 2, "lshr": 2, "ashr": 2,
-    "icmp": 2, "fcmp": 2, "select": 3,
+    "icmp": 2, "fcmp": 2, "select": 3, "rare": 3,
     "zext": 1, "sext": 1, "trunc": 1, "bitcast": 1, "itofp": 1, "fpext": 1, "fptrunc": 1, "fptoint": 1,
     "fadd": 2, "fsub": 2, "fmul": 2, "fdiv": 2, "fma": 3, "sqrt": 1, "floor": 1, "ceil": 1, "ftrunc": 1,
     "rint": 1, "ctpop": 1, "ctlz": 1, "cttz": 1, "bitrev": 1, "fminnum": 2, "fmaxnum": 2,
@@ -327,7 +328,7 @@ def prim(op: str, ty: Ty, *args, attr=None) -> Node:
 def _simplify(n: Node) -> Node:
     """Identities that hold bit for bit (integers only; floats are never rewritten)."""
     op, a = n.op, n.args
-    if op == "select" and a[0].is_const:
+    if op in ("select", "rare") and a[0].is_const:
         return a[1] if a[0].attr else a[2]
     if n.ty.is_float or n.ty is B1 and op not in ("and", "or"):
         return n
@@ -374,6 +375,15 @@ def select(c, a, b) -> Node:
 
 
 where = select
+
+
+def rare(c, a, b) -> Node:
+    """select(c, a, b) where ``c`` seldom holds and ``a`` is costly: the compiled engine computes ``a`` only
+    when some lane of ``c`` holds (the value is select's either way)."""
+    if not isinstance(c, Node) or c.ty is not B1:
+        raise SpecError("rare needs a B1 condition")
+    a, b = coerce(a, b)
+    return prim("rare", a.ty, c, a, b)
 
 
 # ---- conversions -----------------------------------------------------------------------------------------------

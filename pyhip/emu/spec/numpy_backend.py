@@ -317,7 +317,7 @@ class Source:
             return f"({a[0]} {ICMP_OP[rel]} {a[1]})"
         if op == "fcmp":
             return FCMP_SRC[n.attr].format(a=a[0], b=a[1])
-        if op == "select":
+        if op in ("select", "rare"):
             return f"np.where({a[0]}, {a[1]}, {a[2]})"
         src = n.args[0].ty if n.args else None
         if op == "zext":

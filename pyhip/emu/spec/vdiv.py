@@ -5,8 +5,8 @@ denormals and apply no output modifiers."""
 from __future__ import annotations
 
 from . import fpops
-from .lang import (F16, F32, F64, I32, U32, U64, Node, bitcast, const, copysign, fabs, fbits, fma, is_denormal,
-                   isinf, isnan, maximum, nan_free, select, signbit)
+from .lang import (B1, F16, F32, F64, I32, U32, U64, Node, bitcast, const, copysign, fabs, fbits, fma,
+                   is_denormal, isinf, isnan, maximum, nan_free, rare, select, signbit)
 from .operands import VCC, Build, describe, valu
 
 # per width: (float type, mantissa bits, exponent bias, div_scale "N/D near MAX" exponent gap, scale exponent,
@@ -41,8 +41,11 @@ def _div_scale(width: int):
         # next value up already rounds below the smallest normal); the quotient is only classified, so its NaN
         # bits do not matter
         rcp_den = fpops.isfinite(s1) & (fabs(s1) > _pow2(_W[width][2] - 1, ty))
+        # the quotient can only be denormal where the numerator is (or is 0), or where it is at least 2^(bias - 2)
+        # times smaller than the denominator (else it is at least half of 2^(2 - bias), the smallest normal)
+        maybe = (e2 - e1 < 2 - _W[width][2]) | e2.eq(0)
         with nan_free():
-            quo_den = is_denormal(s2 / s1)
+            quo_den = rare(maybe, is_denormal(s2 / s1), const(False, B1))
         up, down = fpops.ldexp(s0, const(sc, I32)), fpops.ldexp(s0, const(-sc, I32))
         zero = s2.eq(0.0) | s1.eq(0.0)
         c_big = ~zero & ((e2 - e1) >= big)
@@ -94,10 +97,12 @@ def _div_fmas_f32(b: Build) -> None:
     a, c, d = b.srcs(("f32",) * 3)
     r = fma(a, c, d)
     vcc = _vcc(b)
-    k = select(vcc, select(_exponent(d) >= 127, _pow2(64, F64), _pow2(-64, F64)), const(1.0, F64))
+    k = select(_exponent(d) >= 127, _pow2(64, F64), _pow2(-64, F64))
     with nan_free():                    # taken only where the fma is finite: then no NaN arises on the way
         exact = (_round_to_odd_sum(a.to(F64) * c.to(F64), d.to(F64)) * k).to(F32)
-    b.write_d(select(fpops.isfinite(r), exact, r), "f32")
+    # where VCC is clear the unscaled exact sum rounds to r itself (round to odd in binary64, then to binary32,
+    # is one correct rounding): only VCC's lanes need the binary64 work, and VCC is seldom set
+    b.write_d(rare(vcc & fpops.isfinite(r), exact, r), "f32")
 
 
 @describe("v_div_fmas_f64")

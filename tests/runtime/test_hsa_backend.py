@@ -476,3 +476,33 @@ def test_fault_loses_the_gpus_context_as_amdkfd_does():
     why = re.search(r"^why: (.*)$", r.stderr, re.M).group(1)
     assert "hipErrorIllegalAddress" in why and "scale<int>" in why and "0x1000" in why, r.stderr
     assert "lost its context" in re.search(r"^then: (.*)$", r.stderr, re.M).group(1), r.stderr
+
+
+@pytest.fixture(scope="module")
+def hostcall_programs(tmp_path_factory):
+    tmp, hip_env = tmp_path_factory.mktemp("hostcalls"), {**os.environ, "HIP_PLATFORM": "amd"}
+    for src in (HERE / "src" / "device_malloc.hip", ROOT / "tests" / "capi" / "kernel_api.hip"):
+        subprocess.run([require_tool("hipcc"), "--offload-arch=gfx90a", "-O2", str(src), "-o", str(tmp / src.stem)],
+                       check=True, capture_output=True, env=hip_env)
+    return tmp
+
+
+@pytest.mark.parametrize("quirks", ["", "no-svm"])
+def test_device_printf_and_malloc_on_the_hsa_backend(hostcall_programs, quirks):
+    """Hostcalls on ROCr's queues: device printf (120 lines, each equal to the host C library's for the same
+    format and values) and device malloc/free in 1000 work-items (ockl's heap asks the host for 2 MiB slabs
+    through SERVICE_DEVMEM; every sum checked on the host).  Both used to spin until the watchdog: a kernel
+    ROCr loaded had no metadata, so its hostcall buffer was never served; the slabs must be 2 MiB aligned as
+    libhsakmt aligns VRAM (ockl finds a slab's header by rounding down).  Under no-svm the hostcall buffer
+    is ROCr's system memory, which the GPU reaches at its host address (a locked numpy buffer faulted)."""
+    e = env(PYHIP_DEVICES="gfx90a:sramecc+:xnack-", PYHIP_THUNK_QUIRKS=quirks)
+    r = subprocess.run([sys.executable, "-m", "pyhip", "exec", str(hostcall_programs / "kernel_api"), "printf"],
+                       capture_output=True, text=True, timeout=600, env=e)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    lines = r.stdout.splitlines()
+    device = lines[lines.index("BEFORE") + 1:lines.index("AFTER")]
+    assert len(device) == 120 and device == [l[4:] for l in lines if l.startswith("REF ")], r.stdout[-3000:]
+    r = subprocess.run([sys.executable, "-m", "pyhip", "exec", str(hostcall_programs / "device_malloc"), "1000"],
+                       capture_output=True, text=True, timeout=600, env=e)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.strip().splitlines()[-1] == "device malloc 1000: hipSuccess, 0 wrong, 0 null", r.stdout + r.stderr

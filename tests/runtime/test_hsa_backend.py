@@ -480,8 +480,8 @@ def test_fault_loses_the_gpus_context_as_amdkfd_does():
 
 
 @pytest.fixture(scope="module")
-def hostcall_programs(tmp_path_factory):
-    tmp, hip_env = tmp_path_factory.mktemp("hostcalls"), {**os.environ, "HIP_PLATFORM": "amd"}
+def hip_programs(tmp_path_factory):
+    tmp, hip_env = tmp_path_factory.mktemp("hip_programs"), {**os.environ, "HIP_PLATFORM": "amd"}
     for src in (HERE / "src" / "device_malloc.hip", ROOT / "tests" / "capi" / "kernel_api.hip"):
         subprocess.run([require_tool("hipcc"), "--offload-arch=gfx90a", "-O2", str(src), "-o", str(tmp / src.stem)],
                        check=True, capture_output=True, env=hip_env)
@@ -490,7 +490,7 @@ def hostcall_programs(tmp_path_factory):
 
 
 @pytest.mark.parametrize("quirks", ["", "no-svm"])
-def test_device_printf_and_malloc_on_the_hsa_backend(hostcall_programs, quirks):
+def test_device_printf_and_malloc_on_the_hsa_backend(hip_programs, quirks):
     """Hostcalls on ROCr's queues: device printf (120 lines, each equal to the host C library's for the same
     format and values) and device malloc/free in 300 work-items (ockl's heap asks the host for 2 MiB slabs
     through SERVICE_DEVMEM; every sum checked on the host).  Both used to spin until the watchdog: a kernel
@@ -499,16 +499,30 @@ def test_device_printf_and_malloc_on_the_hsa_backend(hostcall_programs, quirks):
     is ROCr's system memory, which the GPU reaches at its host address (a locked numpy buffer faulted).  A code
     object V5 kernel's malloc finds the heap state in hidden_heap_v1 (it used to get 0)."""
     e = env(PYHIP_DEVICES="gfx90a:sramecc+:xnack-", PYHIP_THUNK_QUIRKS=quirks)
-    r = subprocess.run([sys.executable, "-m", "pyhip", "exec", str(hostcall_programs / "kernel_api"), "printf"],
+    r = subprocess.run([sys.executable, "-m", "pyhip", "exec", str(hip_programs / "kernel_api"), "printf"],
                        capture_output=True, text=True, timeout=600, env=e)
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
     lines = r.stdout.splitlines()
     device = lines[lines.index("BEFORE") + 1:lines.index("AFTER")]
     assert len(device) == 120 and device == [l[4:] for l in lines if l.startswith("REF ")], r.stdout[-3000:]
-    r = subprocess.run([sys.executable, "-m", "pyhip", "exec", str(hostcall_programs / "device_malloc"), "300"],
+    r = subprocess.run([sys.executable, "-m", "pyhip", "exec", str(hip_programs / "device_malloc"), "300"],
                        capture_output=True, text=True, timeout=600, env=e)
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.strip().splitlines()[-1] == "device malloc 300: hipSuccess, 0 wrong, 0 null", r.stdout + r.stderr
-    r = subprocess.run([sys.executable, "-c", V5_RUN, str(hostcall_programs / "device_malloc-v5.hsaco")],
+    r = subprocess.run([sys.executable, "-c", V5_RUN, str(hip_programs / "device_malloc-v5.hsaco")],
                        capture_output=True, text=True, timeout=600, env=e)
     assert r.returncode == 0 and r.stdout.split() == ["hipSuccess", "0", "wrong", "0", "null"], r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("quirks", ["", "no-svm"])
+def test_multi_device_cooperative_launch_with_peer_access(hip_programs, quirks):
+    """tests/capi/kernel_api.hip's multi part on two GPUs: hipDeviceEnablePeerAccess both ways, then a
+    cooperative multi-device launch whose kernels write their own buffer, meet in multi_grid.sync() and read
+    the other GPU's buffer.  Peer access is ROCr's hsa_amd_agents_allow_access on the peer's VRAM (it used to
+    be refused on this backend, and the reads faulted); the multi-grid sync blocks are in ROCr's system memory,
+    so without SVM the kernels still reach them at their host address (they faulted under no-svm)."""
+    r = subprocess.run([sys.executable, "-m", "pyhip", "exec", str(hip_programs / "kernel_api"), "multi"],
+                       capture_output=True, text=True, timeout=600, env=env(PYHIP_THUNK_QUIRKS=quirks))
+    assert r.returncode == 0 and r.stdout.rstrip().endswith("PASS"), r.stdout[-2000:] + r.stderr[-2000:]
+    assert "hipLaunchCooperativeKernelMultiDevice: ok" in r.stdout and "multi-grid sync data: ok" in r.stdout, \
+        r.stdout

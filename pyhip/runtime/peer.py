@@ -30,13 +30,14 @@ def _check(rt, *indices) -> None:
 
 
 def can_access(rt, device: int, peer: int) -> int:
-    """1 between two devices of one backend (the emulator maps memories into each other; on the HSA backend
-    ROCr grants the peer's agent access to the VRAM); 0 for the same device."""
+    """1 between two devices of one backend that can reach each other's memory (the emulator maps memories
+    into each other; on the HSA backend ROCr must not report the peer's VRAM pool never allowed to the
+    device's agent); 0 for the same device."""
     if device == peer:
         return 0
     _check(rt, device, peer)
     a, b = rt.devices[device].backend, rt.devices[peer].backend
-    return int(type(a) is type(b) and hasattr(a, "map_peer"))
+    return int(type(a) is type(b) and hasattr(a, "map_peer") and a.peer_reachable(b))
 
 
 def enable(rt, device: int, peer: int) -> None:

@@ -44,6 +44,8 @@ def test_enumeration_values_match_the_installed_headers(tmp_path):
              "HSA_AMD_MEMORY_POOL_INFO_GLOBAL_FLAGS": api.POOL_INFO_GLOBAL_FLAGS,
              "HSA_AMD_MEMORY_POOL_INFO_SIZE": api.POOL_INFO_SIZE,
              "HSA_AMD_MEMORY_POOL_INFO_RUNTIME_ALLOC_ALLOWED": api.POOL_INFO_ALLOC_ALLOWED,
+             "HSA_AMD_AGENT_MEMORY_POOL_INFO_ACCESS": api.AGENT_POOL_INFO_ACCESS,
+             "HSA_AMD_MEMORY_POOL_ACCESS_NEVER_ALLOWED": api.POOL_ACCESS_NEVER_ALLOWED,
              "HSA_AMD_SEGMENT_GLOBAL": api.SEGMENT_GLOBAL,
              "HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_KERNARG_INIT": api.FLAG_KERNARG_INIT,
              "HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_FINE_GRAINED": api.FLAG_FINE_GRAINED,
@@ -526,3 +528,23 @@ def test_multi_device_cooperative_launch_with_peer_access(hip_programs, quirks):
     assert r.returncode == 0 and r.stdout.rstrip().endswith("PASS"), r.stdout[-2000:] + r.stderr[-2000:]
     assert "hipLaunchCooperativeKernelMultiDevice: ok" in r.stdout and "multi-grid sync data: ok" in r.stdout, \
         r.stdout
+
+
+PEER = r"""
+import pyhip.hip as hip
+from pyhip.errors import hipError_t as E
+print(hip.hipDeviceCanAccessPeer(0, 1)[1], hip.hipDeviceCanAccessPeer(1, 0)[1], hip.hipDeviceCanAccessPeer(0, 0)[1],
+      E(hip.hipDeviceEnablePeerAccess(1, 0)[0]).name)
+"""
+
+
+@pytest.mark.parametrize("quirks, reachable", [("", True), ("no-p2p", False)])
+def test_peer_access_as_rocr_allows_it(quirks, reachable):
+    """hipDeviceCanAccessPeer asks ROCr whether one GPU's agent may access the other's VRAM pool: over the
+    thunk's peer-to-peer PCIe links it may (and enabling succeeds); with no-p2p (no GPU-GPU links, ROCr:
+    never allowed) the answer is 0 and hipDeviceEnablePeerAccess fails with hipErrorInvalidDevice, as AMD's
+    HIP does on such a board."""
+    r = subprocess.run([sys.executable, "-c", PEER], capture_output=True, text=True, timeout=300,
+                       env=env(PYHIP_THUNK_QUIRKS=quirks))
+    want = ["1", "1", "0", "hipSuccess"] if reachable else ["0", "0", "0", "hipErrorInvalidDevice"]
+    assert r.returncode == 0 and r.stdout.split() == want, r.stdout + r.stderr

@@ -7,6 +7,7 @@ import bisect
 
 from ...emu.memory import host_range_mapped
 from ...errors import HipError, hipError_t
+from . import api
 from .api import ffi
 
 
@@ -69,6 +70,14 @@ class DeviceMemory:
         agents = ffi.new("hsa_agent_t[]", [self.agent.struct] + [p.agent.struct for p in self.peers])
         self.hsa.check(self.hsa.lib.hsa_amd_agents_allow_access(len(agents), agents, ffi.NULL, ffi.cast("void*", addr)),
                        "hsa_amd_agents_allow_access (peer)")
+
+    def peer_reachable(self, other) -> bool:
+        """Whether ROCr lets this GPU's agent access ``other``'s VRAM pool at all (a board without peer-to-peer
+        over PCIe reports it never allowed)."""
+        out = ffi.new("uint32_t*", api.POOL_ACCESS_NEVER_ALLOWED)
+        st = self.hsa.lib.hsa_amd_agent_memory_pool_get_info(self.agent.struct, other.agent.vram_pool,
+                                                             api.AGENT_POOL_INFO_ACCESS, out)
+        return st == 0 and out[0] != api.POOL_ACCESS_NEVER_ALLOWED
 
     def map_peer(self, other) -> None:
         """This GPU's kernels reach the VRAM of backend ``other``'s GPU at its addresses: every allocation

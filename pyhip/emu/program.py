@@ -6,8 +6,9 @@ import struct
 
 import numpy as np
 
-from ..errors import HipError, hipError_t
+from ..errors import HipError, LoaderError, hipError_t
 from ..loader.codeobject import CodeObject
+from ..loader.metadata import amdgpu_metadata_notes, parse_metadata
 from .isa.decoder import decode
 from .memory import GPUFault
 
@@ -88,16 +89,17 @@ class LoadedProgram:
         return self.base <= addr < self.base + self.size
 
 
-PT_LOAD, PT_DYNAMIC, PF_X = 1, 2, 1
+PT_LOAD, PT_DYNAMIC, PT_NOTE, PF_X = 1, 2, 4, 1
 DT_NULL, DT_STRTAB, DT_SYMTAB, DT_STRSZ = 0, 5, 6, 10
 
 
 class ForeignKernel:
     """A kernel found in a code object some other loader (e.g. ROCr's) placed in device memory."""
 
-    def __init__(self, symbol: str):
+    def __init__(self, symbol: str, hidden_args: tuple = ()):
         self.name = symbol[:-3] if symbol.endswith(".kd") else symbol
         self.symbol = symbol
+        self.hidden_args = hidden_args      # from the image's metadata note (a hostcall buffer is found by it)
 
     @property
     def demangled(self) -> str:
@@ -146,11 +148,27 @@ class MemoryProgram:
             raise GPUFault(f"no executable segment in the image at 0x{start:x}",
                            code=hipError_t.hipErrorInvalidDeviceFunction, address=start)
         self._text = text
+        hidden = self._read_hidden_args([(p[3], p[6]) for p in phdrs if p[0] == PT_NOTE])
         dyn = [p for p in phdrs if p[0] == PT_DYNAMIC]
         if dyn:
-            self._read_symbols(dyn[0][3], dyn[0][6])
+            self._read_symbols(dyn[0][3], dyn[0][6], hidden)
 
-    def _read_symbols(self, vaddr: int, size: int) -> None:
+    def _read_hidden_args(self, notes) -> dict:
+        """Kernel symbol -> its hidden arguments, from the metadata note the loader placed with the image
+        (empty when there is none or it cannot be read: the kernels then run without host services)."""
+        for vaddr, size in notes:
+            if not 0 < size <= 1 << 20 or vaddr + size > self.size:
+                continue
+            try:
+                blobs = amdgpu_metadata_notes(self.gpu.memory.read(self.base + vaddr, size), 0, size)
+                if blobs:
+                    meta = parse_metadata(blobs[0])
+                    return {k.symbol: k.hidden_args for k in meta.kernels}
+            except LoaderError:
+                pass
+        return {}
+
+    def _read_symbols(self, vaddr: int, size: int, hidden: dict) -> None:
         mem, tags = self.gpu.memory, {}
         raw = mem.read(self.base + vaddr, min(size, 4096))
         for i in range(0, len(raw) - 15, 16):
@@ -173,7 +191,7 @@ class MemoryProgram:
                 continue
             name = strings[name_off:strings.index(b"\0", name_off)].decode(errors="replace")
             if name.endswith(".kd") and value + 64 <= self.size:
-                self.kernels[self.base + value] = ForeignKernel(name)
+                self.kernels[self.base + value] = ForeignKernel(name, hidden.get(name, ()))
 
     def entry_seen(self, entry: int) -> None:
         """A kernel of an image-less allocation enters at ``entry``: its code runs from there."""

@@ -18,7 +18,7 @@ from elftools.elf.sections import NoteSection, SymbolTableSection
 
 from ..errors import LoaderError, hipError_t
 from .descriptor import KD_SIZE, KernelDescriptor
-from .metadata import NT_AMDGPU_METADATA, ArgMeta, KernelMeta, parse_metadata
+from .metadata import ArgMeta, KernelMeta, amdgpu_metadata_notes, parse_metadata
 from .names import NameIndex, demangle, full_signature
 from .targetid import TargetID, target_from_eflags
 
@@ -268,17 +268,7 @@ class CodeObject:
         for sh_type, off, size in self._section_headers():
             if sh_type != 7:                      # SHT_NOTE
                 continue
-            pos, end = off, off + size
-            while pos + 12 <= end:
-                namesz, descsz, ntype = struct.unpack_from("<III", self.data, pos)
-                name_end = pos + 12 + namesz
-                desc = pos + 12 + (namesz + 3) // 4 * 4
-                nxt = desc + (descsz + 3) // 4 * 4
-                if namesz > size or descsz > size or nxt > end:
-                    raise LoaderError("corrupt ELF note")
-                if self.data[pos + 12:name_end].rstrip(b"\0") == b"AMDGPU" and ntype == NT_AMDGPU_METADATA:
-                    blobs.append(self.data[desc:desc + descsz])
-                pos = nxt
+            blobs += amdgpu_metadata_notes(self.data, off, off + size)
         if not blobs:
             raise LoaderError("code object has no AMDGPU metadata note")
         if len(blobs) > 1:

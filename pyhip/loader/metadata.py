@@ -5,6 +5,7 @@ Keys: docs/code-object.md §4.  Every value is type-checked; anything malformed 
 """
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass, field
 
 import msgpack
@@ -185,6 +186,23 @@ def _kernel(d, i: int) -> KernelMeta:
         reqd_workgroup_size=tuple(reqd) if reqd else None,
         uniform_work_group_size=bool(_get(d, ".uniform_work_group_size", int, where, required=False, default=0)),
         raw=d, **ints)
+
+
+def amdgpu_metadata_notes(data, start: int, end: int) -> list[bytes]:
+    """The descriptors of the AMDGPU metadata notes among the ELF notes in ``data[start:end]`` (a note
+    section or segment); a note running past ``end`` raises :class:`LoaderError`."""
+    blobs, pos, size = [], start, end - start
+    while pos + 12 <= end:
+        namesz, descsz, ntype = struct.unpack_from("<III", data, pos)
+        name_end = pos + 12 + namesz
+        desc = pos + 12 + (namesz + 3) // 4 * 4
+        nxt = desc + (descsz + 3) // 4 * 4
+        if namesz > size or descsz > size or nxt > end:
+            raise LoaderError("corrupt ELF note")
+        if bytes(data[pos + 12:name_end]).rstrip(b"\0") == b"AMDGPU" and ntype == NT_AMDGPU_METADATA:
+            blobs.append(bytes(data[desc:desc + descsz]))
+        pos = nxt
+    return blobs
 
 
 def parse_metadata(blob: bytes) -> CodeObjectMeta:

@@ -242,6 +242,17 @@ class DeviceBackend:
         for a in self.memory.user_allocations():
             self.memory.free(a)
 
+    def peer_reachable(self, other: "DeviceBackend") -> bool:
+        """Emulated devices sit on one XGMI hive: each may map every other's memory."""
+        return True
+
+    def map_peer(self, other: "DeviceBackend") -> None:
+        """Peer access: ``other``'s memory becomes addressable by this device's kernels at its own addresses."""
+        self.memory.map_peer(other.memory)
+
+    def unmap_peer(self, other: "DeviceBackend") -> None:
+        self.memory.unmap_peer(other.memory)
+
     # -- programs --------------------------------------------------------------------------------------------
     def load_program(self, co):
         return self.gpu.load_program(co)

@@ -8,8 +8,9 @@ the emulator then runs every work-group of the dispatch in one batch when the co
 ``hidden_multigrid_sync_arg`` points to ROCclr's MGSyncInfo (device.hpp): ``{MGSyncData* mgs; u32 grid_id;
 u32 num_grids; u64 prev_sum; u64 all_sum; MGSyncData sgs; u32 num_wg}`` with ``MGSyncData = {u32 w0, w1}``.
 A multi-device launch gives every grid the same ``mgs`` (counters the device libraries' multi_grid.sync()
-spins on); single launches get ``mgs = NULL``, grid 0 of 1.  The blocks live in pinned host memory mapped
-into every device and are cached by content (immutable), so native launch templates may hold them.
+spins on); single launches get ``mgs = NULL``, grid 0 of 1.  The blocks live in pinned host memory every
+device reaches at its host address (pinned.py) and are cached by content (immutable), so native launch
+templates may hold them.
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ import threading
 import numpy as np
 
 from ..errors import HipError, hipError_t
+from .pinned import pin
 
 MGINFO_SIZE = 48
 _lock = threading.Lock()
@@ -57,13 +59,8 @@ def _mapped_block(key: tuple, payload: bytes, devices) -> int:
     with _lock:
         hit = _blocks.get(key)
         if hit is None:
-            raw = np.zeros(MGINFO_SIZE + 64, dtype=np.uint8)
-            off = -raw.ctypes.data % 64
-            arr = raw[off:off + MGINFO_SIZE]
+            a, arr = pin(devices, MGINFO_SIZE, align=64)
             arr[:] = np.frombuffer(payload.ljust(MGINFO_SIZE, b"\0"), dtype=np.uint8)
-            a = int(arr.ctypes.data)
-            for dev in devices:
-                dev.backend.map_host(a, arr)
             hit = _blocks[key] = (a, arr)
         return hit[0]
 
@@ -80,10 +77,4 @@ def sync_info(devices, grid, block, grid_id: int = 0, num_grids: int = 1, prev_s
 
 def multi_grid_sync_data(devices) -> tuple[int, np.ndarray]:
     """A fresh, zeroed MGSyncData shared by the grids of one multi-device launch (mapped everywhere)."""
-    raw = np.zeros(128, dtype=np.uint8)
-    off = -raw.ctypes.data % 64
-    arr = raw[off:off + 64]
-    a = int(arr.ctypes.data)
-    for dev in devices:
-        dev.backend.map_host(a, arr)
-    return a, arr
+    return pin(devices, 64, align=64)

@@ -14,6 +14,7 @@ from .stream import Stream
 KERNARG_CHUNK = 4096
 STACK_SIZE = 1024                   # hipLimitStackSize: bytes per work-item, ROCclr's default
 MAX_STACK_SIZE = 64 << 10           # what a dispatch may ask per work-item (COMPUTE_TMPRING_SIZE's reach)
+HEAP_STATE_SIZE = 128 << 10         # code object V5's hidden_heap_v1: ROCclr's HiddenHeapAlloc size
 ARMED_SPIN_NS = 20_000            # a synchronize spins this long before sleeping (as the C ABI's does)
 ARMED_WAIT_CHUNK_NS = 100_000_000
 
@@ -58,6 +59,7 @@ class Device:
         self._kernarg_busy: list[tuple[int, int, object]] = []
         self._kernarg_scanned = 0           # length of the busy list after its last full scan
         self._hostcalls: dict[int, object] = {}     # hostcall buffer address -> HostcallBuffer
+        self._heap_state = 0                        # device malloc's heap state of V5 code (hidden_heap_v1)
         self.flags = 0                              # hipSetDeviceFlags scheduling mode
         self.stack_size = STACK_SIZE                # hipLimitStackSize
         self.cache_config = 0                       # hipDeviceSetCacheConfig
@@ -209,6 +211,18 @@ class Device:
         with self._lock:
             return self._errors.pop(0) if self._errors else None
 
+    # -- device malloc's heap state (code object V5) ------------------------------------------------
+    def heap_state(self) -> int:
+        """Address of the state of ockl's device-malloc heap that V5 kernels get as ``hidden_heap_v1``: one per
+        device, made on first need, zeroed (no initial slabs: every slab comes through the SERVICE_DEVMEM
+        hostcall), as ROCclr's ``HiddenHeapAlloc``.  V4 code keeps this state in its own code object."""
+        with self._lock:
+            if not self._heap_state:
+                addr = self.backend.alloc(HEAP_STATE_SIZE, kind="heap")
+                self.backend.fill(addr, 0, HEAP_STATE_SIZE, 1)
+                self._heap_state = addr
+            return self._heap_state
+
     # -- hostcalls (device printf) ---------------------------------------------------------------------
     def new_hostcall_buffer(self):
         from .hostcall import HostcallBuffer
@@ -288,6 +302,8 @@ class Device:
         with self._lock:
             self._errors.clear()
         self.backend.free_all_user()
+        if self._heap_state:            # its slabs were user memory, freed with the rest: an empty heap again
+            self.backend.fill(self._heap_state, 0, HEAP_STATE_SIZE, 1)
 
     def synchronize_quietly(self) -> None:
         """Wait for all work; a fault found on the way stays recorded for the next synchronising call."""

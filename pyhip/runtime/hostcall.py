@@ -22,6 +22,7 @@ import threading
 
 import numpy as np
 
+from .pinned import pin, unpin
 from .printf import format_message, emit
 
 NUM_PACKETS = 256           # waves that may wait on the host at once (more simply wait for a free packet)
@@ -39,10 +40,7 @@ class HostcallBuffer:
         self.payload_start = (HEADER_START + HEADER_SIZE * n + 63) // 64 * 64
         self.signal_off = self.payload_start + PAYLOAD_SIZE * n
         size = self.signal_off + SIGNAL_SIZE
-        raw = np.zeros(size + 4096, dtype=np.uint8)
-        start = -raw.ctypes.data % 4096
-        self.mem = raw[start:start + size]
-        self.address = int(self.mem.ctypes.data)
+        self.address, self.mem = pin([device], size)       # one address for host and GPU (pinned.py)
         self.words = self.mem.view(np.uint64)
         w = self.words
         w[0] = self.address + HEADER_START                  # headers
@@ -63,10 +61,9 @@ class HostcallBuffer:
         self.messages: dict[int, list[int]] = {}
         self._free_ids: list[int] = []
         self._next_id = 0
-        device.backend.map_host(self.address, self.mem)
 
     def close(self) -> None:
-        self.device.backend.unmap_host(self.address)
+        unpin([self.device], self.address)
 
     # -- the host side -------------------------------------------------------------------------------------
     def service(self) -> None:

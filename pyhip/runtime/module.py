@@ -26,11 +26,13 @@ class Function(Handle):
 
     def hidden_values(self, stream, grid, block, multi: dict | None = None) -> dict:
         """Hidden arguments the packer cannot derive from the geometry alone: the stream's hostcall buffer
-        (device printf), the multi-grid sync information (cooperative groups; ``multi`` describes this
-        grid's place in a multi-device launch)."""
+        (device printf, device malloc), the multi-grid sync information (cooperative groups; ``multi`` describes
+        this grid's place in a multi-device launch), the device's heap state for device malloc (V5 code)."""
         out = {}
         if "hidden_hostcall_buffer" in self.hidden_kinds:
             out["hidden_hostcall_buffer"] = stream.hostcall_buffer().address
+        if "hidden_heap_v1" in self.hidden_kinds:
+            out["hidden_heap_v1"] = self.device.heap_state()
         if "hidden_multigrid_sync_arg" in self.hidden_kinds:
             from .context import runtime
             from .cooperative import sync_info

@@ -1,8 +1,6 @@
 """Memory operations of the runtime, in stream order: allocation, copies in every direction, fills."""
 from __future__ import annotations
 
-import ctypes
-
 import numpy as np
 
 from ..errors import HipError, hipError_t
@@ -11,6 +9,7 @@ from .context import runtime
 from .copies import copy, fill3d
 from .idlecopy import fill_now
 from .memory import DevicePointer, HostPointer, as_address
+from .pinned import pin, unpin
 
 
 def malloc(size: int) -> DevicePointer:
@@ -65,22 +64,7 @@ def host_malloc(size: int, flags: int = 0, kind: str = "hostmalloc") -> HostPoin
     if size == 0:                                    # as hipMalloc(0) and AMD's runtime: success, a null pointer
         return HostPointer(0, runtime().device(), 0, np.zeros(0, np.uint8))
     rt = runtime()
-    own = getattr(rt.device().backend, "alloc_host", None)
-    if own is not None:         # the HSA backend: ROCr's system memory, one address for the host and every GPU
-        addr = own(size)
-        arr = np.ctypeslib.as_array((ctypes.c_ubyte * size).from_address(addr))
-        record(addr, size, kind, flags, arr)
-        return HostPointer(addr, rt.device(), size, arr)
-    try:
-        arr = np.zeros(size + 4096, dtype=np.uint8)
-    except (MemoryError, ValueError, OverflowError):           # more than the host has (or can address)
-        raise HipError(hipError_t.hipErrorOutOfMemory, f"cannot pin {size} bytes of host memory") from None
-    base = arr.ctypes.data
-    start = (-base) % 4096
-    arr = arr[start:start + size]
-    addr = arr.ctypes.data
-    for dev in rt.devices:
-        dev.backend.map_host(addr, arr)
+    addr, arr = pin(rt.devices, size, zero=False)
     record(addr, size, kind, flags, arr)
     return HostPointer(addr, rt.device(), size, arr)
 
@@ -111,10 +95,7 @@ def host_free(ptr) -> None:
         raise HipError(hipError_t.hipErrorInvalidValue, f"0x{addr:x} was not allocated by hipHostMalloc")
     for dev in rt.devices:
         dev.synchronize_quietly()
-    own = getattr(rt.device(a.device).backend, "free_host", None)
-    if own is None or not own(addr):
-        for dev in rt.devices:
-            dev.backend.unmap_host(addr)
+    unpin(rt.devices, addr)
     forget(addr)
 
 

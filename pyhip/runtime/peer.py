@@ -1,7 +1,9 @@
-"""Peer access between emulated devices: every pair of devices of one runtime can access each other's
-memory (they sit on one emulated XGMI hive).  Enabling access from device A to device B maps B's memory into
-A's address space, so A's kernels read and write B's allocations at their own addresses; disabling unmaps
-it.  Copies between devices (hipMemcpyPeer, D2D across devices) work with or without it, as on ROCm."""
+"""Peer access between devices: every pair of devices of one runtime can access each other's memory (they
+sit on one emulated XGMI hive).  Enabling access from device A to device B maps B's memory into A's address
+space, so A's kernels read and write B's allocations at their own addresses; disabling unmaps it (on the
+HSA backend ROCr grants B's allocations to A's agent, and cannot take a grant back: disabling only stops
+granting B's later allocations).  Copies between devices (hipMemcpyPeer, D2D across devices) work with or
+without it, as on ROCm."""
 from __future__ import annotations
 
 import os
@@ -28,14 +30,14 @@ def _check(rt, *indices) -> None:
 
 
 def can_access(rt, device: int, peer: int) -> int:
-    """1 between two emulated devices (pyhip's emulator backend maps memories into each other); 0 for the
-    same device or a device on another backend (HSA peer mappings are not implemented)."""
+    """1 between two devices of one backend that can reach each other's memory (the emulator maps memories
+    into each other; on the HSA backend ROCr must not report the peer's VRAM pool never allowed to the
+    device's agent); 0 for the same device."""
     if device == peer:
         return 0
     _check(rt, device, peer)
-    devs = rt.devices
-    return int(all(hasattr(devs[i].backend, "memory") and hasattr(devs[i].backend.memory, "map_peer")
-                   for i in (device, peer)))
+    a, b = rt.devices[device].backend, rt.devices[peer].backend
+    return int(type(a) is type(b) and hasattr(a, "map_peer") and a.peer_reachable(b))
 
 
 def enable(rt, device: int, peer: int) -> None:
@@ -45,7 +47,7 @@ def enable(rt, device: int, peer: int) -> None:
         pairs = enabled(rt)
         if (device, peer) in pairs:
             raise HipError(hipError_t.hipErrorPeerAccessAlreadyEnabled, f"{device} -> {peer}")
-        rt.devices[device].backend.memory.map_peer(rt.devices[peer].backend.memory)
+        rt.devices[device].backend.map_peer(rt.devices[peer].backend)
         pairs.add((device, peer))
 
 
@@ -57,5 +59,5 @@ def disable(rt, device: int, peer: int) -> None:
         if (device, peer) not in pairs:
             raise HipError(hipError_t.hipErrorPeerAccessNotEnabled, f"{device} -> {peer}")
         rt.devices[device].synchronize_quietly()
-        rt.devices[device].backend.memory.unmap_peer(rt.devices[peer].backend.memory)
+        rt.devices[device].backend.unmap_peer(rt.devices[peer].backend)
         pairs.discard((device, peer))

@@ -30,6 +30,7 @@ from ..emu.memory import host_range_mapped
 from . import abi
 
 PAGE = 4096
+HUGE_PAGE = 2 << 20         # libhsakmt's GPU_HUGE_PAGE_SIZE
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.mmap.restype = ctypes.c_void_p
 _libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
@@ -65,6 +66,16 @@ def mprotect(addr: int, size: int, prot: int) -> None:
 def host_array(addr: int, size: int) -> np.ndarray:
     """A uint8 view of ``size`` bytes of this process's memory at ``addr``."""
     return np.frombuffer((ctypes.c_uint8 * size).from_address(addr), dtype=np.uint8)
+
+
+def vram_alignment(size: int, page: int) -> int:
+    """Where libhsakmt starts a VRAM allocation (fmm.c, aperture_allocate_area_aligned): big buffers aligned
+    to the largest power of two not above their size, up to a huge page — a 2 MiB buffer is 2 MiB aligned,
+    which device malloc's slabs rely on (ockl finds a slab's header by rounding a pointer down to 2 MiB)."""
+    align = max(page, PAGE)
+    while align < HUGE_PAGE and size >= align << 1:
+        align <<= 1
+    return align
 
 
 def page_floor(a: int) -> int:
@@ -281,7 +292,7 @@ class ProcessMemory:
                     raise abi.KfdError(abi.NO_MEMORY, "fixed-address VRAM allocations are not supported")
                 from ..errors import HipError
                 try:
-                    addr = self.gpus[node].memory.alloc(size, kind="kfd", align=max(page, PAGE))
+                    addr = self.gpus[node].memory.alloc(size, kind="kfd", align=vram_alignment(size, page))
                 except HipError as exc:
                     raise abi.KfdError(abi.NO_MEMORY, str(exc), "ENOMEM") from None
                 o = MemObject(addr, size, node, flags, abi.PTR_ALLOCATED, vram_of=node)

@@ -5,7 +5,9 @@
   instead of its board's; ROCr's agent, and whatever sizes work from it, see N;
 * ``no-svm``: locked host memory gets a GPU address different from its host address, as libhsakmt's
   userptr path without the SVM API gives it (the GPU reaches it only through the address ROCr returns);
-* ``small-bar``: VRAM is not CPU-mapped (no large BAR): the host reaches it only through copies.
+* ``small-bar``: VRAM is not CPU-mapped (no large BAR): the host reaches it only through copies;
+* ``no-p2p``: no IO links between GPUs (boards on a PCIe topology without peer-to-peer): ROCr reports a
+  GPU's VRAM never accessible to the others, so peer access is refused.
 """
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ class Quirks:
     cus: int = 0                # 0: the board's own count
     no_svm: bool = False
     small_bar: bool = False
+    no_p2p: bool = False
 
     @classmethod
     def parse(cls, text: str) -> "Quirks":
@@ -32,12 +35,12 @@ class Quirks:
                     cus = -1
                 if cus <= 0:
                     raise abi.KfdError(abi.ERROR, f"PYHIP_THUNK_QUIRKS: {word!r} needs a positive CU count")
-            elif word in ("no-svm", "small-bar"):
+            elif word in ("no-svm", "small-bar", "no-p2p"):
                 flags.add(word)
             else:
                 raise abi.KfdError(abi.ERROR, f"PYHIP_THUNK_QUIRKS: unknown quirk {word!r} "
-                                              "(cus=N, no-svm, small-bar)")
-        return cls(cus, "no-svm" in flags, "small-bar" in flags)
+                                              "(cus=N, no-svm, small-bar, no-p2p)")
+        return cls(cus, "no-svm" in flags, "small-bar" in flags, "no-p2p" in flags)
 
     @classmethod
     def from_environment(cls) -> "Quirks":

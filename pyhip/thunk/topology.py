@@ -162,9 +162,9 @@ class Topology:
             mhz = clocks.core_khz(isa.processor) // 1000
             self.gpus.append(GpuNode(i + 1, 0x1000 + i, isa, BOARDS[isa.processor], name, cus, mhz, l2,
                                      _engine_override(engine)))
-        for g in self.gpus:              # PCIe to the CPU, and peer-to-peer PCIe links between GPUs
-            g.links = [(CPU_NODE, abi.IOLINK_PCIE, 20)] + [(o.node_id, abi.IOLINK_PCIE, 40)
-                                                          for o in self.gpus if o is not g]
+        for g in self.gpus:              # PCIe to the CPU, and peer-to-peer PCIe links between GPUs (unless no-p2p)
+            g.links = [(CPU_NODE, abi.IOLINK_PCIE, 20)] + [(o.node_id, abi.IOLINK_PCIE, 40) for o in self.gpus
+                                                          if o is not g and not quirks.no_p2p]
         self.cpu_cores = os.cpu_count() or 1
         self.system_ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
 

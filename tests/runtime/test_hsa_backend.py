@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import BIN, require_tool
+from test_device_malloc import V5_RUN, build_v5
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -43,6 +44,8 @@ def test_enumeration_values_match_the_installed_headers(tmp_path):
              "HSA_AMD_MEMORY_POOL_INFO_GLOBAL_FLAGS": api.POOL_INFO_GLOBAL_FLAGS,
              "HSA_AMD_MEMORY_POOL_INFO_SIZE": api.POOL_INFO_SIZE,
              "HSA_AMD_MEMORY_POOL_INFO_RUNTIME_ALLOC_ALLOWED": api.POOL_INFO_ALLOC_ALLOWED,
+             "HSA_AMD_AGENT_MEMORY_POOL_INFO_ACCESS": api.AGENT_POOL_INFO_ACCESS,
+             "HSA_AMD_MEMORY_POOL_ACCESS_NEVER_ALLOWED": api.POOL_ACCESS_NEVER_ALLOWED,
              "HSA_AMD_SEGMENT_GLOBAL": api.SEGMENT_GLOBAL,
              "HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_KERNARG_INIT": api.FLAG_KERNARG_INIT,
              "HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_FINE_GRAINED": api.FLAG_FINE_GRAINED,
@@ -476,3 +479,72 @@ def test_fault_loses_the_gpus_context_as_amdkfd_does():
     why = re.search(r"^why: (.*)$", r.stderr, re.M).group(1)
     assert "hipErrorIllegalAddress" in why and "scale<int>" in why and "0x1000" in why, r.stderr
     assert "lost its context" in re.search(r"^then: (.*)$", r.stderr, re.M).group(1), r.stderr
+
+
+@pytest.fixture(scope="module")
+def hip_programs(tmp_path_factory):
+    tmp, hip_env = tmp_path_factory.mktemp("hip_programs"), {**os.environ, "HIP_PLATFORM": "amd"}
+    for src in (HERE / "src" / "device_malloc.hip", ROOT / "tests" / "capi" / "kernel_api.hip"):
+        subprocess.run([require_tool("hipcc"), "--offload-arch=gfx90a", "-O2", str(src), "-o", str(tmp / src.stem)],
+                       check=True, capture_output=True, env=hip_env)
+    build_v5(tmp)
+    return tmp
+
+
+@pytest.mark.parametrize("quirks", ["", "no-svm"])
+def test_device_printf_and_malloc_on_the_hsa_backend(hip_programs, quirks):
+    """Hostcalls on ROCr's queues: device printf (120 lines, each equal to the host C library's for the same
+    format and values) and device malloc/free in 300 work-items (ockl's heap asks the host for 2 MiB slabs
+    through SERVICE_DEVMEM; every sum checked on the host).  Both used to spin until the watchdog: a kernel
+    ROCr loaded had no metadata, so its hostcall buffer was never served; the slabs must be 2 MiB aligned as
+    libhsakmt aligns VRAM (ockl finds a slab's header by rounding down).  Under no-svm the hostcall buffer
+    is ROCr's system memory, which the GPU reaches at its host address (a locked numpy buffer faulted).  A code
+    object V5 kernel's malloc finds the heap state in hidden_heap_v1 (it used to get 0)."""
+    e = env(PYHIP_DEVICES="gfx90a:sramecc+:xnack-", PYHIP_THUNK_QUIRKS=quirks)
+    r = subprocess.run([sys.executable, "-m", "pyhip", "exec", str(hip_programs / "kernel_api"), "printf"],
+                       capture_output=True, text=True, timeout=600, env=e)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    lines = r.stdout.splitlines()
+    device = lines[lines.index("BEFORE") + 1:lines.index("AFTER")]
+    assert len(device) == 120 and device == [l[4:] for l in lines if l.startswith("REF ")], r.stdout[-3000:]
+    r = subprocess.run([sys.executable, "-m", "pyhip", "exec", str(hip_programs / "device_malloc"), "300"],
+                       capture_output=True, text=True, timeout=600, env=e)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.strip().splitlines()[-1] == "device malloc 300: hipSuccess, 0 wrong, 0 null", r.stdout + r.stderr
+    r = subprocess.run([sys.executable, "-c", V5_RUN, str(hip_programs / "device_malloc-v5.hsaco")],
+                       capture_output=True, text=True, timeout=600, env=e)
+    assert r.returncode == 0 and r.stdout.split() == ["hipSuccess", "0", "wrong", "0", "null"], r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("quirks", ["", "no-svm"])
+def test_multi_device_cooperative_launch_with_peer_access(hip_programs, quirks):
+    """tests/capi/kernel_api.hip's multi part on two GPUs: hipDeviceEnablePeerAccess both ways, then a
+    cooperative multi-device launch whose kernels write their own buffer, meet in multi_grid.sync() and read
+    the other GPU's buffer.  Peer access is ROCr's hsa_amd_agents_allow_access on the peer's VRAM (it used to
+    be refused on this backend, and the reads faulted); the multi-grid sync blocks are in ROCr's system memory,
+    so without SVM the kernels still reach them at their host address (they faulted under no-svm)."""
+    r = subprocess.run([sys.executable, "-m", "pyhip", "exec", str(hip_programs / "kernel_api"), "multi"],
+                       capture_output=True, text=True, timeout=600, env=env(PYHIP_THUNK_QUIRKS=quirks))
+    assert r.returncode == 0 and r.stdout.rstrip().endswith("PASS"), r.stdout[-2000:] + r.stderr[-2000:]
+    assert "hipLaunchCooperativeKernelMultiDevice: ok" in r.stdout and "multi-grid sync data: ok" in r.stdout, \
+        r.stdout
+
+
+PEER = r"""
+import pyhip.hip as hip
+from pyhip.errors import hipError_t as E
+print(hip.hipDeviceCanAccessPeer(0, 1)[1], hip.hipDeviceCanAccessPeer(1, 0)[1], hip.hipDeviceCanAccessPeer(0, 0)[1],
+      E(hip.hipDeviceEnablePeerAccess(1, 0)[0]).name)
+"""
+
+
+@pytest.mark.parametrize("quirks, reachable", [("", True), ("no-p2p", False)])
+def test_peer_access_as_rocr_allows_it(quirks, reachable):
+    """hipDeviceCanAccessPeer asks ROCr whether one GPU's agent may access the other's VRAM pool: over the
+    thunk's peer-to-peer PCIe links it may (and enabling succeeds); with no-p2p (no GPU-GPU links, ROCr:
+    never allowed) the answer is 0 and hipDeviceEnablePeerAccess fails with hipErrorInvalidDevice, as AMD's
+    HIP does on such a board."""
+    r = subprocess.run([sys.executable, "-c", PEER], capture_output=True, text=True, timeout=300,
+                       env=env(PYHIP_THUNK_QUIRKS=quirks))
+    want = ["1", "1", "0", "hipSuccess"] if reachable else ["0", "0", "0", "hipErrorInvalidDevice"]
+    assert r.returncode == 0 and r.stdout.split() == want, r.stdout + r.stderr

@@ -91,3 +91,18 @@ def test_user_memory_overlapping_an_allocation_is_refused(kfd):
         m.register_user(a + PAGE, PAGE, HOST)
     assert e.value.status == abi.MEMORY_ALREADY_REGISTERED
     m.free(a)
+
+
+def test_vram_is_aligned_as_libhsakmt_aligns_it(kfd):
+    """libhsakmt aligns a VRAM buffer to the largest power of two not above its size, up to 2 MiB (fmm.c):
+    device malloc relies on it (ockl finds a 2 MiB slab's header by rounding a pointer down), so slabs the
+    HSA backend allocates for it must be 2 MiB aligned.  Small buffers between them must not disturb that."""
+    vram = abi.pack_bits(abi.MEM_FLAGS, NonPaged=1)
+    m, got = kfd.memory, []
+    for size in (PAGE, 3 * PAGE, 2 << 20, PAGE, 5 * PAGE, 6 << 20, 64 << 10, 2 << 20):
+        addr = m.alloc(1, size, vram)
+        got.append(addr)
+        want = min(2 << 20, 1 << (size.bit_length() - 1))
+        assert addr % want == 0, (size, hex(addr))
+    for addr in got:
+        m.free(addr)

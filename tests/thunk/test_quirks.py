@@ -19,7 +19,8 @@ ONE = "gfx90a:sramecc+:xnack-"
 
 
 @pytest.mark.parametrize("text, want", [("", Quirks()), ("cus=228", Quirks(cus=228)),
-                                        ("small-bar, no-svm,cus=20", Quirks(20, True, True))])
+                                        ("small-bar, no-svm,cus=20", Quirks(20, True, True)),
+                                        ("no-p2p", Quirks(no_p2p=True))])
 def test_parse(text, want):
     assert Quirks.parse(text) == want
 
@@ -80,3 +81,16 @@ def test_cu_count_quirk_sizes_the_node():
     finally:
         base.close()
         small.close()
+
+
+@pytest.mark.parametrize("no_p2p", [False, True])
+def test_no_p2p_leaves_the_gpus_unlinked(no_p2p):
+    """no-p2p: each GPU links to the CPU only (ROCr then never allows one GPU's VRAM to another)."""
+    k = Kfd(FakeNative(), f"{ONE},{ONE}", Quirks(no_p2p=no_p2p))
+    try:
+        for node, other in ((1, 2), (2, 1)):
+            ends = [l["NodeTo"] for l in k.topology.io_links(node)]
+            assert 0 in ends and (other in ends) != no_p2p, ends
+            assert k.topology.node_properties(node)["NumIOLinks"] == len(ends)
+    finally:
+        k.close()

@@ -51,6 +51,8 @@ hsa_status_t hsa_isa_get_info_alt(hsa_isa_t isa, int attribute, void* value);
 hsa_status_t hsa_amd_agent_iterate_memory_pools(hsa_agent_t agent,
     hsa_status_t (*callback)(hsa_amd_memory_pool_t pool, void* data), void* data);
 hsa_status_t hsa_amd_memory_pool_get_info(hsa_amd_memory_pool_t pool, int attribute, void* value);
+hsa_status_t hsa_amd_agent_memory_pool_get_info(hsa_agent_t agent, hsa_amd_memory_pool_t pool, int attribute,
+                                                void* value);
 hsa_status_t hsa_amd_memory_pool_allocate(hsa_amd_memory_pool_t pool, size_t size, uint32_t flags, void** ptr);
 hsa_status_t hsa_amd_memory_pool_free(void* ptr);
 hsa_status_t hsa_amd_agents_allow_access(uint32_t num_agents, const hsa_agent_t* agents, const uint32_t* flags,
@@ -111,6 +113,7 @@ AMD_AGENT_INFO_MEMORY_MAX_FREQUENCY, AMD_AGENT_INFO_MAX_WAVES_PER_CU, AMD_AGENT_
 SEGMENT_GROUP = 3
 ISA_INFO_NAME_LENGTH, ISA_INFO_NAME = 0, 1
 POOL_INFO_SEGMENT, POOL_INFO_GLOBAL_FLAGS, POOL_INFO_SIZE, POOL_INFO_ALLOC_ALLOWED = 0, 1, 2, 5
+AGENT_POOL_INFO_ACCESS, POOL_ACCESS_NEVER_ALLOWED = 0, 0
 SEGMENT_GLOBAL = 0
 FLAG_KERNARG_INIT, FLAG_FINE_GRAINED, FLAG_COARSE_GRAINED = 1, 2, 4
 SYMBOL_INFO_KERNEL_OBJECT, SYMBOL_INFO_VARIABLE_ADDRESS, SYMBOL_INFO_VARIABLE_SIZE = 22, 21, 9

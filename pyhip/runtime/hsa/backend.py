@@ -49,6 +49,7 @@ class HsaDeviceBackend(DeviceMemory):
         self._locked: dict[int, int] = {}
         self._host_visible: set[int] = set()     # starts of allocations the CPU accesses directly
         self._host_hidden: set[int] = set()      # starts of VRAM allocations it cannot (a small BAR)
+        self.peers: list = []                    # backends of GPUs allowed to access this one's VRAM
         self._lock = threading.Lock()
         self._slab = (0, 0)                      # kernarg slab: next free address, end
         self.used = 0

@@ -7,6 +7,7 @@ import bisect
 
 from ...emu.memory import host_range_mapped
 from ...errors import HipError, hipError_t
+from . import api
 from .api import ffi
 
 
@@ -56,11 +57,46 @@ class DeviceMemory:
             a = ffi.new("hsa_agent_t[1]", [self.agent.struct])
             self.hsa.check(self.hsa.lib.hsa_amd_agents_allow_access(1, a, ffi.NULL, out[0]), "allow access")
             self._host_visible.add(addr)
+        elif self.peers:
+            self._allow_peers(addr)
         with self._lock:
             self._allocs[addr] = (size, kind)
             bisect.insort(self._starts, addr)
             self.used += size
         return addr
+
+    # -- peer access (hipDeviceEnablePeerAccess from another GPU to this one) ------------------------------
+    def _allow_peers(self, addr: int) -> None:
+        agents = ffi.new("hsa_agent_t[]", [self.agent.struct] + [p.agent.struct for p in self.peers])
+        self.hsa.check(self.hsa.lib.hsa_amd_agents_allow_access(len(agents), agents, ffi.NULL, ffi.cast("void*", addr)),
+                       "hsa_amd_agents_allow_access (peer)")
+
+    def peer_reachable(self, other) -> bool:
+        """Whether ROCr lets this GPU's agent access ``other``'s VRAM pool at all (a board without peer-to-peer
+        over PCIe reports it never allowed)."""
+        out = ffi.new("uint32_t*", api.POOL_ACCESS_NEVER_ALLOWED)
+        st = self.hsa.lib.hsa_amd_agent_memory_pool_get_info(self.agent.struct, other.agent.vram_pool,
+                                                             api.AGENT_POOL_INFO_ACCESS, out)
+        return st == 0 and out[0] != api.POOL_ACCESS_NEVER_ALLOWED
+
+    def map_peer(self, other) -> None:
+        """This GPU's kernels reach the VRAM of backend ``other``'s GPU at its addresses: every allocation
+        ``other`` made so far and every later one (ROCr's hsa_amd_agents_allow_access, as AMD's HIP grants
+        peer access)."""
+        with other._lock:
+            if self in other.peers:
+                return
+            other.peers.append(self)
+            vram = [a for a, (_, kind) in other._allocs.items() if not kind.startswith("kernarg")]
+        for addr in vram:
+            other._allow_peers(addr)
+
+    def unmap_peer(self, other) -> None:
+        """``other``'s later allocations are not granted to this GPU any more; ROCr cannot take access back
+        from those already granted, so they stay reachable (as under AMD's HIP)."""
+        with other._lock:
+            if self in other.peers:
+                other.peers.remove(self)
 
     def track(self, addr: int, size: int, kind: str) -> None:
         """Device memory this backend did not allocate (variables of loaded code objects)."""

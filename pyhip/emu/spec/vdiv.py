@@ -170,7 +170,7 @@ def _div_fixup(width: int):
         under = (_exponent(n) - _exponent(d)) < under_gap
         inf = const(float("inf"), ty)
         r = select(under, signed(const(0.0, ty)), select(isnan(q), signed(inf), signed(fabs(q))))
-        b.write_d(select(special, n / d, r), kind)
+        b.write_d(rare(special, n / d, r), kind)
     return build
 
 
@@ -183,7 +183,7 @@ def _div_fixup_f16(q, d, n):
     magnitude with the quotient's sign (no underflow or overflow rules)."""
     neg = signbit(n) ^ signbit(d)
     mag = fabs(q)
-    return select(_fixup_special(d, n), (n.to(F32) / d.to(F32)).to(F16), select(neg, -mag, mag))
+    return rare(_fixup_special(d, n), (n.to(F32) / d.to(F32)).to(F16), select(neg, -mag, mag))
 
 
 valu("v_div_fixup_f16 v_div_fixup_legacy_f16", ("f16", "f16", "f16"), "f16", _div_fixup_f16)

@@ -8,7 +8,8 @@ its descriptor fixes), and the user SGPRs that change per dispatch are named.  K
 ``s_endpgm`` are registered as trivial when the agent starts or their program loads.
 
 What makes a registration stale is watched here: the allocation holding the code freed or reused (every
-memory table change is published to the agent, and kernels whose allocation changed are dropped), the
+memory table change reaches the agent's own table — one region added or removed, or a rebuilt table copied
+whole — and kernels whose allocation changed are dropped), the
 program unloaded, the watchdog changed.  Kernels that need the host while they run (hostcall / device printf),
 that preload kernargs into SGPRs, or that run in the differential mode, never register.  A growable arena
 (no up-front address space reservation) disables the agent: its raw pointers could move.

@@ -15,10 +15,10 @@
  * geometry, LDS above 64 KiB, a kernarg pointer outside every allocation.  A fault (return 2) leaves the
  * failed Dispatch in the queue's record; Python turns it into the GPUFault the full path would raise.
  *
- * Lifetimes: the memory table (regions) is the agent's own sorted array; a dispatch takes the current set,
- * and a change (one allocation added or removed, pyhip_agent_change_region) is made in place when no dispatch
- * holds it, else in a copy while the held set retires; retired sets are freed once no dispatch runs
- * (`inflight`).  A rebuilt table is copied in whole (pyhip_agent_set_regions).  Python keeps the arrays and compiled code
+ * Lifetimes: the memory table (regions) is the agent's own sorted array; a dispatch takes the current set
+ * (its `refs`), and a change (one allocation added or removed, pyhip_agent_change_region) is made in place when
+ * no dispatch holds it, else in a copy while the held set retires; a retired set is freed once no dispatch
+ * holds it.  A rebuilt table is copied in whole (pyhip_agent_set_regions).  Python keeps the arrays and compiled code
  * a removed kernel referred to until pyhip_agent_quiescent() says no dispatch that could use them runs.
  */
 
@@ -41,7 +41,8 @@ typedef struct FastKernel {
 typedef struct RegionSet {
     Region* r;
     int32_t n, cap;
-    struct RegionSet* next;      /* retired sets, freed when no dispatch runs */
+    int64_t refs;                /* dispatches (or copies) using it */
+    struct RegionSet* next;      /* retired sets, freed when no dispatch holds them */
 } RegionSet;
 
 typedef struct Agent {
@@ -101,14 +102,17 @@ void pyhip_agent_free(Agent* a) {
     free(a);
 }
 
-static void agent_free_retired(Agent* a) {   /* a->mu held (or the agent unreachable), no dispatch in flight */
-    RegionSet* s = a->retired;
-    a->retired = NULL;
-    while (s) {
-        RegionSet* n = s->next;
+static void agent_free_retired(Agent* a) {   /* a->mu held (or the agent unreachable): those no dispatch holds */
+    RegionSet** link = &a->retired;
+    while (*link) {
+        RegionSet* s = *link;
+        if (s->refs) {
+            link = &s->next;
+            continue;
+        }
+        *link = s->next;
         free(s->r);
         free(s);
-        s = n;
     }
 }
 
@@ -236,7 +240,7 @@ static void agent_install_regions(Agent* a, RegionSet* s) {   /* a->mu held */
         a->retired = a->regions;
     }
     a->regions = s;
-    if (!a->inflight) agent_free_retired(a);
+    agent_free_retired(a);
 }
 
 /* The memory table (sorted, as Region records): copied. */
@@ -264,7 +268,7 @@ int pyhip_agent_change_region(Agent* a, int32_t add, int32_t i, int32_t n, uint6
              (i == s->n || start < s->r[i].start) && start < end;
     else if (ok)
         ok = s->n - 1 == n && i >= 0 && i < s->n && s->r[i].start == start;
-    if (ok && (a->inflight || (add && s->n == s->cap))) {
+    if (ok && (s->refs || (add && s->n == s->cap))) {
         RegionSet* c = region_set_new(s->r, s->n);
         if (c)
             agent_install_regions(a, s = c);
@@ -318,13 +322,21 @@ void pyhip_agent_counts(Agent* a, uint64_t* out3) {
     pthread_mutex_unlock(&a->mu);
 }
 
-/* a dispatch (or copy) that took the regions is over; what it did is counted */
-static void agent_release(Agent* a, int ran, int failed, int declined) {
+/* a dispatch (or copy) takes the current regions (a->mu held) */
+static RegionSet* agent_take(Agent* a) {
+    a->regions->refs++;
+    a->inflight++;
+    return a->regions;
+}
+
+/* a dispatch (or copy) that took the regions `rs` is over; what it did is counted */
+static void agent_release(Agent* a, RegionSet* rs, int ran, int failed, int declined) {
     pthread_mutex_lock(&a->mu);
     if (ran) a->dispatched++;
     if (failed) a->faults++;
     if (declined) a->declined++;
-    if (--a->inflight == 0 && a->retired) agent_free_retired(a);
+    a->inflight--;
+    if (--rs->refs == 0 && a->retired) agent_free_retired(a);
     pthread_mutex_unlock(&a->mu);
 }
 
@@ -355,9 +367,9 @@ static int agent_copy_fill(AgentQueue* q, const uint8_t* pkt) {
         pthread_mutex_unlock(&a->mu);
         return 1;
     }
-    const Region* regs = a->regions->r;
-    int32_t nregs = a->regions->n;
-    a->inflight++;
+    RegionSet* rs = agent_take(a);
+    const Region* regs = rs->r;
+    int32_t nregs = rs->n;
     pthread_mutex_unlock(&a->mu);
     uint8_t* dst = regions_host(regs, nregs, arg[0], bytes);
     uint8_t* src = type == 0x8001 ? regions_host(regs, nregs, arg[1], bytes) : NULL;
@@ -372,7 +384,7 @@ static int agent_copy_fill(AgentQueue* q, const uint8_t* pkt) {
         }
         r = 0;
     }
-    agent_release(a, 0, 0, 0);
+    agent_release(a, rs, 0, 0, 0);
     return r;
 }
 
@@ -410,18 +422,18 @@ int pyhip_agent_dispatch(void* ctx, const uint8_t* pkt, uint64_t index) {
     memcpy(skind, k->slot_kind, sizeof skind);
     memcpy(sfirst, k->slot_first, sizeof sfirst);
     memcpy(scount, k->slot_count, sizeof scount);
-    const Region* regs = a->regions->r;
-    int32_t nregs = a->regions->n;
+    RegionSet* rs = agent_take(a);
+    const Region* regs = rs->r;
+    int32_t nregs = rs->n;
     int64_t max_steps = a->max_steps;
-    a->inflight++;
     pthread_mutex_unlock(&a->mu);
 
     if (kernarg_size && !regions_host(regs, nregs, kernarg, 1)) {
-        agent_release(a, 0, 0, 1);
+        agent_release(a, rs, 0, 0, 1);
         return 1;
     }
     if (trivial) {
-        agent_release(a, 1, 0, 0);
+        agent_release(a, rs, 1, 0, 0);
         return 0;
     }
     for (int i = 0; i < 3; i++) {
@@ -460,7 +472,7 @@ int pyhip_agent_dispatch(void* ctx, const uint8_t* pkt, uint64_t index) {
     d.max_steps = max_steps;
     int failed = pyhip_engine_run(&d);
     if (failed) q->fault = d;
-    agent_release(a, 1, failed, 0);
+    agent_release(a, rs, 1, failed, 0);
     return failed ? 2 : 0;
 
 decline_unlocked:

@@ -153,7 +153,8 @@ def _python_face(code_object: str, n: int, inputs: str, output: str) -> None:
     np.concatenate(parts).astype(np.uint32).tofile(output)
     for s in streams:
         assert hip.hipStreamDestroy(s) == (E.hipSuccess,)
-    print(f"{THREADS * (n + n // SNAP_EVERY)} launches from {THREADS} threads: submitted in {t1 - t0:.2f} s, done in {t2 - t0:.2f} s")
+    print(f"{THREADS * (n + n // SNAP_EVERY)} launches from {THREADS} threads: submitted in {t1 - t0:.2f} s, "
+          f"done in {t2 - t0:.2f} s")
 
 
 if __name__ == "__main__":

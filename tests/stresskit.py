@@ -154,9 +154,10 @@ def _python_face(code_object: str, n: int, inputs: str, output: str) -> None:
     for s in streams:
         assert hip.hipStreamDestroy(s) == (E.hipSuccess,)
     from pyhip.runtime.context import runtime
-    agent = runtime().device(0).backend.emulated_gpu.engine_stats().get("agent", {})
+    gpu = getattr(runtime().device(0).backend, "emulated_gpu", None)      # None: the HSA backend (ROCr's queues)
+    native = gpu.engine_stats().get("agent", {}).get("dispatched", 0) if gpu is not None else -1
     print(f"{THREADS * (n + n // SNAP_EVERY)} launches from {THREADS} threads: submitted in {t1 - t0:.2f} s, "
-          f"done in {t2 - t0:.2f} s; {agent.get('dispatched', 0)} dispatches in native code")
+          f"done in {t2 - t0:.2f} s; {native} dispatches in native code")
 
 
 if __name__ == "__main__":

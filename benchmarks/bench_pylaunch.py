@@ -89,8 +89,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         co = build(Path(tmp))
         ok(hip.hipSetDevice(0))
-        mod = ok(hip.hipModuleLoad(str(co).encode()))
-        f = ok(hip.hipModuleGetFunction(mod, NAME.encode()))
+        # one module per hipModuleLaunchKernel style: a style's repeats are not packed by the native entry another
+        # style prepared for the same function (a program passes its arguments one way per call site)
+        funcs = [ok(hip.hipModuleGetFunction(ok(hip.hipModuleLoad(str(co).encode())), NAME.encode())) for _ in range(5)]
         kernel = pyhip.load(co).kernel(NAME)
 
     rng = np.random.default_rng(5)
@@ -121,19 +122,21 @@ def main() -> None:
 
     def styles():
         py = with_k([out, p, 0, i1, i2, i3, d0, d1, d2, d3, l0, l1, l2, l3, q, n], int)
-        yield "Python ints/floats", lambda k: launch(f, 1, 1, 1, 64, 1, 1, 0, None, py(k), None), out
+        yield "Python ints/floats", lambda k, f=funcs[0]: launch(f, 1, 1, 1, 64, 1, 1, 0, None, py(k), None), out
         npa = with_k([out, p, 0, np.int32(i1), np.int32(i2), np.int32(i3), np.float64(d0), np.float64(d1),
                       np.float64(d2), np.float64(d3), np.int64(l0), np.int64(l1), np.int64(l2), np.int64(l3), q,
                       np.int32(n)], np.int32)
-        yield "numpy scalars", lambda k: launch(f, 1, 1, 1, 64, 1, 1, 0, None, npa(k), None), out
+        yield "numpy scalars", lambda k, f=funcs[1]: launch(f, 1, 1, 1, 64, 1, 1, 0, None, npa(k), None), out
         cta = with_k([cp(int(out)), cp(int(p)), 0, ci(i1), ci(i2), ci(i3), cd(d0), cd(d1), cd(d2), cd(d3),
                       cl(l0), cl(l1), cl(l2), cl(l3), cp(int(q)), ci(n)], ci)
-        yield "ctypes values (kernelParams)", lambda k: launch(f, 1, 1, 1, 64, 1, 1, 0, None, cta(k), None), out
+        yield "ctypes values (kernelParams)", \
+            lambda k, f=funcs[2]: launch(f, 1, 1, 1, 64, 1, 1, 0, None, cta(k), None), out
         ext = with_k([out, p, 0, ci(i1), ci(i2), ci(i3), cd(d0), cd(d1), cd(d2), cd(d3), cl(l0), cl(l1), cl(l2),
                       cl(l3), q, ci(n)], ci)
-        yield "ctypes tuple (extra)", lambda k: launch(f, 1, 1, 1, 64, 1, 1, 0, None, None, tuple(ext(k))), out
+        yield "ctypes tuple (extra)", \
+            lambda k, f=funcs[3]: launch(f, 1, 1, 1, 64, 1, 1, 0, None, None, tuple(ext(k))), out
 
-        def extra_buffer(k):
+        def extra_buffer(k, f=funcs[4]):
             cargs.i0 = k
             return launch(f, 1, 1, 1, 64, 1, 1, 0, None, None, config)
         yield "extra buffer (config array)", extra_buffer, out

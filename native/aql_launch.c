@@ -49,6 +49,8 @@ typedef struct {
     uint64_t hits;             /* launches published through this entry */
     uint64_t* generation_word; /* the device's launch generation, then its launches in progress (device.py) */
     uint64_t generation;       /* its value when the entry was made: moved on = the entry is stale */
+    uint32_t foreign;          /* ROCr's queue and signal (the HSA backend): reserved, counted and published as
+                                * the C ABI does there (pyhip_foreign_*, pyhip_raw_signal_add) */
 } pyhip_launch_entry;
 
 /* Reserve, copy the template then the explicit bytes, publish.  1: published; 0: the entry is stale or the
@@ -60,7 +62,7 @@ static int launch_publish(pyhip_launch_entry* e, const uint8_t* args, uint32_t n
         __atomic_fetch_sub(inflight, 1, __ATOMIC_RELEASE);
         return 0;
     }
-    int64_t idx = pyhip_queue_reserve(e->queue, -1);
+    int64_t idx = e->foreign ? pyhip_foreign_reserve(e->queue, -1) : pyhip_queue_reserve(e->queue, -1);
     if (idx < 0) {
         __atomic_fetch_sub(inflight, 1, __ATOMIC_RELEASE);
         return 0;
@@ -72,10 +74,16 @@ static int launch_publish(pyhip_launch_entry* e, const uint8_t* args, uint32_t n
     memcpy(pkt, e->packet, 64);
     uint64_t kaddr = (uint64_t)(uintptr_t)ka;
     memcpy(pkt + 40, &kaddr, 8);
-    pyhip_signal_add(e->counter, 1);
+    if (e->foreign)
+        pyhip_raw_signal_add(e->counter, 1);
+    else
+        pyhip_signal_add(e->counter, 1);
     __atomic_fetch_add(e->launches, 1, __ATOMIC_RELAXED);
     __atomic_fetch_add(&e->hits, 1, __ATOMIC_RELAXED);
-    pyhip_queue_publish(e->queue, (uint64_t)idx, pkt);
+    if (e->foreign)
+        pyhip_foreign_publish(e->queue, (uint64_t)idx, pkt);
+    else
+        pyhip_queue_publish(e->queue, (uint64_t)idx, pkt);
     __atomic_fetch_sub(inflight, 1, __ATOMIC_RELEASE);
     return 1;
 }

@@ -82,6 +82,7 @@ typedef struct {
     uint64_t hits;
     uint64_t* generation_word;
     uint64_t generation;
+    uint32_t foreign;
 } pyhip_launch_entry;
 int pyhip_launch_publish(pyhip_launch_entry* e, const uint8_t* args, uint32_t nbytes);
 int pyhip_launch_publish_config(pyhip_launch_entry* e, const void* const* cfg, int whole);

@@ -69,6 +69,9 @@ int pyhip_agent_remove_kernel(Agent* a, uint64_t kobj);
 int pyhip_agent_has_kernel(Agent* a, uint64_t kobj);
 void pyhip_agent_clear(Agent* a);
 int pyhip_agent_set_regions(Agent* a, const Region* r, int32_t n);
+int pyhip_agent_change_region(Agent* a, int32_t add, int32_t i, int32_t n, uint64_t start, uint64_t end,
+                              uint64_t host);
+int32_t pyhip_agent_regions(Agent* a, Region* out, int32_t cap);
 void pyhip_agent_set_max_steps(Agent* a, int64_t steps);
 int pyhip_agent_quiescent(Agent* a);
 void pyhip_agent_counts(Agent* a, uint64_t* out3);

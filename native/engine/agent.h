@@ -15,8 +15,10 @@
  * geometry, LDS above 64 KiB, a kernarg pointer outside every allocation.  A fault (return 2) leaves the
  * failed Dispatch in the queue's record; Python turns it into the GPUFault the full path would raise.
  *
- * Lifetimes: the memory table (regions) is copied in on every change; a dispatch takes the current copy
- * and older copies are freed once no dispatch runs (`inflight`).  Python keeps the arrays and compiled code
+ * Lifetimes: the memory table (regions) is the agent's own sorted array; a dispatch takes the current set
+ * (its `refs`), and a change (one allocation added or removed, pyhip_agent_change_region) is made in place when
+ * no dispatch holds it, else in a copy while the held set retires; a retired set is freed once no dispatch
+ * holds it.  A rebuilt table is copied in whole (pyhip_agent_set_regions).  Python keeps the arrays and compiled code
  * a removed kernel referred to until pyhip_agent_quiescent() says no dispatch that could use them runs.
  */
 
@@ -38,8 +40,9 @@ typedef struct FastKernel {
 
 typedef struct RegionSet {
     Region* r;
-    int32_t n;
-    struct RegionSet* next;      /* retired sets, freed when no dispatch runs */
+    int32_t n, cap;
+    int64_t refs;                /* dispatches (or copies) using it */
+    struct RegionSet* next;      /* retired sets, freed when no dispatch holds them */
 } RegionSet;
 
 typedef struct Agent {
@@ -99,14 +102,17 @@ void pyhip_agent_free(Agent* a) {
     free(a);
 }
 
-static void agent_free_retired(Agent* a) {   /* a->mu held (or the agent unreachable), no dispatch in flight */
-    RegionSet* s = a->retired;
-    a->retired = NULL;
-    while (s) {
-        RegionSet* n = s->next;
+static void agent_free_retired(Agent* a) {   /* a->mu held (or the agent unreachable): those no dispatch holds */
+    RegionSet** link = &a->retired;
+    while (*link) {
+        RegionSet* s = *link;
+        if (s->refs) {
+            link = &s->next;
+            continue;
+        }
+        *link = s->next;
         free(s->r);
         free(s);
-        s = n;
     }
 }
 
@@ -216,23 +222,81 @@ void pyhip_agent_clear(Agent* a) {
     pthread_mutex_unlock(&a->mu);
 }
 
-/* The memory table (sorted, as Region records): copied. */
-int pyhip_agent_set_regions(Agent* a, const Region* r, int32_t n) {
+/* A set of n regions (room for a few more) copied from r. */
+static RegionSet* region_set_new(const Region* r, int32_t n) {
     RegionSet* s = calloc(1, sizeof *s);
-    if (!s) return 0;
-    s->r = malloc(sizeof(Region) * (size_t)(n > 0 ? n : 1));
-    if (!s->r) { free(s); return 0; }
+    if (!s) return NULL;
+    s->cap = n + n / 2 + 16;
+    s->r = malloc(sizeof(Region) * (size_t)s->cap);
+    if (!s->r) { free(s); return NULL; }
     if (n > 0) memcpy(s->r, r, sizeof(Region) * (size_t)n);
     s->n = n;
-    pthread_mutex_lock(&a->mu);
+    return s;
+}
+
+static void agent_install_regions(Agent* a, RegionSet* s) {   /* a->mu held */
     if (a->regions) {
         a->regions->next = a->retired;
         a->retired = a->regions;
     }
     a->regions = s;
-    if (!a->inflight) agent_free_retired(a);
+    agent_free_retired(a);
+}
+
+/* The memory table (sorted, as Region records): copied. */
+int pyhip_agent_set_regions(Agent* a, const Region* r, int32_t n) {
+    RegionSet* s = region_set_new(r, n);
+    if (!s) return 0;
+    pthread_mutex_lock(&a->mu);
+    agent_install_regions(a, s);
     pthread_mutex_unlock(&a->mu);
     return 1;
+}
+
+/* One change of the memory table (TableIndex.change, pyhip/emu/memindex.py): the region (start, end, host)
+ * inserted at position i (add), or the one at position i, which starts at start, removed; n is the table's
+ * size after it.  In place when no dispatch holds the current set and it has room; otherwise in a copy, and
+ * the held set retires.  0 when the change does not fit the set the agent has (the caller then publishes the
+ * whole table). */
+int pyhip_agent_change_region(Agent* a, int32_t add, int32_t i, int32_t n, uint64_t start, uint64_t end,
+                              uint64_t host) {
+    pthread_mutex_lock(&a->mu);
+    RegionSet* s = a->regions;
+    int ok = s != NULL;
+    if (ok && add)
+        ok = s->n + 1 == n && i >= 0 && i <= s->n && (i == 0 || s->r[i - 1].start < start) &&
+             (i == s->n || start < s->r[i].start) && start < end;
+    else if (ok)
+        ok = s->n - 1 == n && i >= 0 && i < s->n && s->r[i].start == start;
+    if (ok && (s->refs || (add && s->n == s->cap))) {
+        RegionSet* c = region_set_new(s->r, s->n);
+        if (c)
+            agent_install_regions(a, s = c);
+        else
+            ok = 0;
+    }
+    if (ok && add) {
+        memmove(s->r + i + 1, s->r + i, sizeof(Region) * (size_t)(s->n - i));
+        s->r[i].start = start;
+        s->r[i].end = end;
+        s->r[i].host = (uint8_t*)(uintptr_t)host;
+        s->n++;
+    } else if (ok) {
+        memmove(s->r + i, s->r + i + 1, sizeof(Region) * (size_t)(s->n - i - 1));
+        s->n--;
+    }
+    pthread_mutex_unlock(&a->mu);
+    return ok;
+}
+
+/* The agent's memory table (tests compare it with the memory's index): up to cap regions copied to out;
+ * returns how many there are. */
+int32_t pyhip_agent_regions(Agent* a, Region* out, int32_t cap) {
+    pthread_mutex_lock(&a->mu);
+    int32_t n = a->regions ? a->regions->n : 0;
+    if (n > 0 && cap > 0) memcpy(out, a->regions->r, sizeof(Region) * (size_t)(n < cap ? n : cap));
+    pthread_mutex_unlock(&a->mu);
+    return n;
 }
 
 void pyhip_agent_set_max_steps(Agent* a, int64_t steps) {
@@ -258,13 +322,21 @@ void pyhip_agent_counts(Agent* a, uint64_t* out3) {
     pthread_mutex_unlock(&a->mu);
 }
 
-/* a dispatch (or copy) that took the regions is over; what it did is counted */
-static void agent_release(Agent* a, int ran, int failed, int declined) {
+/* a dispatch (or copy) takes the current regions (a->mu held) */
+static RegionSet* agent_take(Agent* a) {
+    a->regions->refs++;
+    a->inflight++;
+    return a->regions;
+}
+
+/* a dispatch (or copy) that took the regions `rs` is over; what it did is counted */
+static void agent_release(Agent* a, RegionSet* rs, int ran, int failed, int declined) {
     pthread_mutex_lock(&a->mu);
     if (ran) a->dispatched++;
     if (failed) a->faults++;
     if (declined) a->declined++;
-    if (--a->inflight == 0 && a->retired) agent_free_retired(a);
+    a->inflight--;
+    if (--rs->refs == 0 && a->retired) agent_free_retired(a);
     pthread_mutex_unlock(&a->mu);
 }
 
@@ -295,9 +367,9 @@ static int agent_copy_fill(AgentQueue* q, const uint8_t* pkt) {
         pthread_mutex_unlock(&a->mu);
         return 1;
     }
-    const Region* regs = a->regions->r;
-    int32_t nregs = a->regions->n;
-    a->inflight++;
+    RegionSet* rs = agent_take(a);
+    const Region* regs = rs->r;
+    int32_t nregs = rs->n;
     pthread_mutex_unlock(&a->mu);
     uint8_t* dst = regions_host(regs, nregs, arg[0], bytes);
     uint8_t* src = type == 0x8001 ? regions_host(regs, nregs, arg[1], bytes) : NULL;
@@ -312,7 +384,7 @@ static int agent_copy_fill(AgentQueue* q, const uint8_t* pkt) {
         }
         r = 0;
     }
-    agent_release(a, 0, 0, 0);
+    agent_release(a, rs, 0, 0, 0);
     return r;
 }
 
@@ -350,18 +422,18 @@ int pyhip_agent_dispatch(void* ctx, const uint8_t* pkt, uint64_t index) {
     memcpy(skind, k->slot_kind, sizeof skind);
     memcpy(sfirst, k->slot_first, sizeof sfirst);
     memcpy(scount, k->slot_count, sizeof scount);
-    const Region* regs = a->regions->r;
-    int32_t nregs = a->regions->n;
+    RegionSet* rs = agent_take(a);
+    const Region* regs = rs->r;
+    int32_t nregs = rs->n;
     int64_t max_steps = a->max_steps;
-    a->inflight++;
     pthread_mutex_unlock(&a->mu);
 
     if (kernarg_size && !regions_host(regs, nregs, kernarg, 1)) {
-        agent_release(a, 0, 0, 1);
+        agent_release(a, rs, 0, 0, 1);
         return 1;
     }
     if (trivial) {
-        agent_release(a, 1, 0, 0);
+        agent_release(a, rs, 1, 0, 0);
         return 0;
     }
     for (int i = 0; i < 3; i++) {
@@ -400,7 +472,7 @@ int pyhip_agent_dispatch(void* ctx, const uint8_t* pkt, uint64_t index) {
     d.max_steps = max_steps;
     int failed = pyhip_engine_run(&d);
     if (failed) q->fault = d;
-    agent_release(a, 1, failed, 0);
+    agent_release(a, rs, 1, failed, 0);
     return failed ? 2 : 0;
 
 decline_unlocked:

@@ -23,7 +23,8 @@ Entries ride on the stream's native launch state (:meth:`Stream.fast_state`, the
 path): granted to one stream per device while no other stream has unfinished work; when another stream
 submits, the grant ends and ``Device.launch_generation`` moves on, which retires every entry at once (the
 native launcher compares it with the entry's).  On the
-HSA backend (HsaFastLaunchState: ROCr's queues) no entry is prepared: repeats from Python take the full path.
+HSA backend (HsaFastLaunchState: ROCr's queues) the entry publishes as the C ABI does there: ROCr's ring and
+doorbell, the counter's value word.
 """
 from __future__ import annotations
 
@@ -214,10 +215,6 @@ def prepare(function, stream, grid, block, shared: int, args, raw=None):
     fs = stream.fast_state()
     if fs is None or packer.size > fs.SLOT:
         return None
-    if getattr(fs, "publish_functions", None) is not None:
-        # ROCr's queues (HSA backend): after a fault the queue needs the runtime's full path (seen to hang
-        # test_fault_matrix's repeat after a misaligned atomic); repeats from Python take the full path there
-        return None
     template = bytes(packer.pack_raw(bytes(pos), grid, block, dynamic_lds=shared))
     kernel = function.kernel
     items = tuple(g * b for g, b in zip(grid, block))
@@ -241,6 +238,9 @@ def prepare(function, stream, grid, block, shared: int, args, raw=None):
     e.launches = ffi.cast("uint64_t*", fs.launches.address)
     e.generation_word = dev.generation_word.u64(0)
     e.generation = generation
+    # ROCr's queue and signal (HSA backend): a fault there moves the generation before any waiter hears of it
+    # (HsaBackend.lose_queues, Device.drop_native_launches), so no repeat publishes into the dead queue
+    e.foreign = int(getattr(fs, "publish_functions", None) is not None)
     convs = tuple(s[3] for s in slots)
     if types is not None:
         _native_bind(int(ffi.cast("uintptr_t", e)), types, convs)

@@ -213,6 +213,52 @@ def test_no_gpu_is_said_plainly(command):
     assert "PYHIP_HSA_THUNK=pyhip" in r.stderr and "OutOfMemory" not in r.stderr, r.stderr
 
 
+PYTHON_REPEATS = r"""
+import sys
+import numpy as np
+import pyhip
+from pyhip.errors import HipError
+from pyhip.runtime import fastlaunch
+
+k = pyhip.load(sys.argv[1]).kernel("atomic_at")
+rng = np.random.default_rng(5)
+buf = pyhip.to_device(np.zeros(4, np.int32))
+base, total = int(buf.ptr), 0
+for v in rng.integers(-1000, 1000, 60).tolist():
+    k(1, 64, base + 4, v)                 # lane 0 adds v
+    total += v
+pyhip.synchronize()
+assert buf.get().tolist() == [0, total, 0, 0], (buf.get(), total)
+print("repeats", fastlaunch.hits(k.function))
+for what in ("fault", "after", "after", "after"):
+    try:
+        k(1, 64, base + (2 if what == "fault" else 4), 5)
+        pyhip.synchronize()
+        print(what, "hipSuccess")
+    except HipError as exc:
+        print(what, exc.code.name)
+"""
+
+
+def test_python_repeats_publish_into_rocrs_queues_and_stop_at_a_fault(tmp_path):
+    """Kernel calls from Python on the HSA backend: repeats are published natively into ROCr's queue (the
+    entry's hit count; the sum of 60 random atomic adds checked), then a repeat that faults (a misaligned
+    atomic): it and the launches after it report hipErrorIllegalAddress (the GPU's context is lost, as amdkfd
+    leaves it) and none of them is published into the dead queue to hang the synchronize."""
+    import relkit
+
+    co = relkit.build(tmp_path)
+    script = tmp_path / "repeats.py"
+    script.write_text(PYTHON_REPEATS)
+    r = subprocess.run([sys.executable, str(script), str(co)], capture_output=True, text=True, timeout=120,
+                       env=env(PYHIP_DEVICES="gfx90a:sramecc+:xnack-"))
+    assert r.returncode == 0, r.stdout + r.stderr
+    lines = r.stdout.split()
+    assert int(lines[lines.index("repeats") + 1]) == 59, r.stdout
+    want = ["fault hipErrorIllegalAddress"] + ["after hipErrorIllegalAddress"] * 3
+    assert r.stdout.strip().splitlines()[-4:] == want, r.stdout + r.stderr
+
+
 COOPERATIVE = r"""
 import sys
 import numpy as np

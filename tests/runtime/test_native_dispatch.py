@@ -125,6 +125,72 @@ def test_unloading_a_module_takes_its_kernels_out_of_the_native_table(tmp_path):
     assert not agent.registered(kobj)
 
 
+def test_the_agents_memory_table_follows_allocations_and_frees_while_kernels_run(rel):
+    """The agent's memory table (native/engine/agent.h) takes each allocation added or removed as one change,
+    in place or (while a dispatch holds it) in a copy: after random hipMalloc / hipFree, many while another
+    thread's kernels run, it equals the memory's index, and kernels writing the newest buffers run natively
+    with every result checked."""
+    import pyhip.hip as hip
+
+    n = 100
+    src = RNG.normal(size=n + 64).astype(np.float32)
+    src_d = pyhip.to_device(src)
+    for _ in range(3):                                  # registered (after the compiler's tiers)
+        launch(rel, n, 0, (src_d,) * 3, (src,) * 3, pyhip.empty(n, np.float32), RNG)
+    pyhip.synchronize()
+    agent, mem = gpu()._agent, gpu().memory
+    stop, errors = threading.Event(), []
+
+    def churn_kernels():
+        try:
+            s, out, busy = pyhip.Stream(), pyhip.empty(64, np.int32), rel.kernel("busy")
+            while not stop.is_set():
+                for _ in range(4):
+                    busy(1, 64, out, 300, stream=s)
+                s.synchronize()
+        except Exception as exc:  # noqa: BLE001 - reported by the main thread
+            errors.append(exc)
+
+    def table_matches():
+        with mem.lock:
+            index, table = mem._index, agent.regions()
+        return np.array_equal(table, np.stack([index.rows[0], index.rows[1], index.rows[3]], axis=1))
+
+    assert table_matches()
+    updates = dict(agent.table_updates)
+    th = threading.Thread(target=churn_kernels)
+    th.start()
+    live = []
+    try:
+        for step in range(300):
+            if live and RNG.random() < 0.45:
+                assert hip.hipFree(live.pop(int(RNG.integers(len(live))))) == (E.hipSuccess,)
+            else:
+                err, ptr = hip.hipMalloc(int(RNG.integers(1, 200_000)))
+                assert err == E.hipSuccess
+                live.append(ptr)
+            if step % 30 == 29:
+                assert table_matches(), f"after step {step}"
+    finally:
+        stop.set()
+        th.join(60)
+    assert not errors and not th.is_alive(), errors
+    assert table_matches()
+    assert agent.table_updates["changed"] - updates["changed"] >= 300
+    assert agent.table_updates["copied"] == updates["copied"]
+    before = agent_counts()["dispatched"]
+    for k in range(6):                                  # new allocations between the survivors
+        out_d = pyhip.to_device(np.full(n + 8, np.nan, np.float32))
+        args = launch(rel, n, k, (src_d,) * 3, (src,) * 3, out_d, RNG)
+        got = out_d.get()
+        np.testing.assert_allclose(got[:n], want(args, src, n), rtol=1e-5, atol=1e-5)
+        assert np.isnan(got[n:]).all()
+    assert agent_counts()["dispatched"] - before >= 6
+    for ptr in live:
+        assert hip.hipFree(ptr) == (E.hipSuccess,)
+    assert table_matches()
+
+
 def test_streams_from_threads_every_result_checked(rel):
     """4 threads, each on its own stream, 300 launches each, every output checked."""
     n, per = 200, 300

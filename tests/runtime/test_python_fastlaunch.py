@@ -252,6 +252,26 @@ def test_each_argument_kind_repeats_natively_with_new_values(kinds_co, style):
     hip.hipModuleUnload(mod)
 
 
+def test_device_arrays_in_kernel_params_repeat_natively(kinds_co):
+    """pyhip DeviceArrays (``__hip_pointer__`` objects) in a hipModuleLaunchKernel kernelParams list: repeats
+    are published natively, every result checked."""
+    hip.hipSetDevice(0)
+    rng = np.random.default_rng(17)
+    mod = hip.hipModuleLoad(str(kinds_co).encode())[1]
+    f = hip.hipModuleGetFunction(mod, b"_Z5kindsPdPKfijlmshfdbPKd")[1]
+    p_h, q_h = rng.standard_normal(N).astype(np.float32), rng.standard_normal(N)
+    out, p, q = pyhip.empty(N, np.float64), pyhip.to_device(p_h), pyhip.to_device(q_h)
+    for _ in range(4):
+        v = _values(rng)
+        out.set(np.full(N, np.nan))
+        err = hip.hipModuleLaunchKernel(f, 1, 1, 1, N, 1, 1, 0, None, _typed(v, out, p, q, "python"), None)[0]
+        assert err == hip.hipError_t.hipSuccess, last_exception()
+        assert hip.hipDeviceSynchronize()[0] == hip.hipError_t.hipSuccess
+        np.testing.assert_array_equal(out.get(), _expected(p_h, q_h, v))
+    assert fastlaunch.hits(f) == 3
+    hip.hipModuleUnload(mod)
+
+
 @pytest.mark.parametrize("style", ("python", "numpy", "ctypes"))
 def test_kernel_call_of_each_kind_repeats_natively(kinds_co, style):
     pyhip.set_device(0)

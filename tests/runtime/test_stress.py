@@ -1,9 +1,11 @@
-"""Concurrency stress through the Python runtime: 8 host threads × 1,000 launches, four threads on private
-streams and four sharing two streams, with events recorded every 100 launches and waited for by another
-thread's stream.  Each launch is a kernel that appends its sequence number to its stream's log (position
-from an atomic counter) and counts it in a global table: the test proves no packet was lost or run twice,
-and that every stream ran each producer's launches in submission order."""
-import threading
+"""Concurrency stress through the Python runtime (issue 24; tests/stresskit.py): 8 host threads launching
+through hip-python's argument styles on private and shared streams, cross-stream events with snapshots,
+every launch's result checked against numpy.  The suite runs 1,000 launches per thread; the issue's 10,000:
+PYHIP_STRESS_LAUNCHES=10000."""
+import os
+import re
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -13,8 +15,10 @@ import pyhip.hip as hip
 from pyhip.hip import hipError_t as E
 
 import relkit
+import stresskit
+from conftest import require_tool
 
-THREADS, PER_THREAD = 8, 1000
+SUITE_LAUNCHES = 1000
 
 
 @pytest.fixture(scope="module")
@@ -22,47 +26,19 @@ def rel(tmp_path_factory):
     return relkit.load(tmp_path_factory)
 
 
-def test_eight_threads_thousand_launches_each(rel):
-    record = rel.kernel("record")
-    streams = [hip.hipStreamCreate()[1] for _ in range(4)] + [hip.hipStreamCreateWithFlags(1)[1] for _ in range(2)]
-    stream_of = [streams[t] if t < 4 else streams[4 + (t - 4) // 2] for t in range(THREADS)]
-    logs = {id(s): pyhip.to_device(np.full(THREADS * PER_THREAD, -1, np.int32)) for s in streams}
-    counters = {id(s): pyhip.to_device(np.zeros(1, np.int32)) for s in streams}
-    seen = pyhip.to_device(np.zeros(THREADS * PER_THREAD, np.int32))
-    errors = []
-
-    def worker(t):
-        try:
-            s = stream_of[t]
-            other = stream_of[(t + 1) % THREADS]
-            for i in range(PER_THREAD):
-                record(1, 64, logs[id(s)], counters[id(s)], seen, t * PER_THREAD + i, stream=s)
-                if i % 100 == 99:
-                    ev = hip.hipEventCreate()[1]
-                    assert hip.hipEventRecord(ev, s) == (E.hipSuccess,)
-                    assert hip.hipStreamWaitEvent(other, ev, 0) == (E.hipSuccess,)
-                    assert hip.hipEventDestroy(ev) == (E.hipSuccess,)
-        except BaseException as exc:  # noqa: BLE001 - reported by the main thread
-            errors.append(exc)
-
-    ts = [threading.Thread(target=worker, args=(t,)) for t in range(THREADS)]
-    for t in ts:
-        t.start()
-    for t in ts:
-        t.join(600)
-    assert not errors and not any(t.is_alive() for t in ts), errors
-    pyhip.synchronize()
-    assert np.array_equal(seen.get(), np.ones(THREADS * PER_THREAD, np.int32))   # 0 lost, 0 duplicated
-    for s in streams:
-        n = int(counters[id(s)].get()[0])
-        log = logs[id(s)].get()[:n]
-        producers = [t for t in range(THREADS) if stream_of[t] is s]
-        assert n == PER_THREAD * len(producers)
-        for t in producers:                                   # each producer's launches in its order
-            mine = log[(log >= t * PER_THREAD) & (log < (t + 1) * PER_THREAD)]
-            assert np.array_equal(mine, t * PER_THREAD + np.arange(PER_THREAD))
-    for s in streams:
-        assert hip.hipStreamDestroy(s) == (E.hipSuccess,)
+def test_eight_threads_of_small_launches_every_result_checked(tmp_path):
+    co = tmp_path / "stress-gfx90a.hsaco"
+    subprocess.run([require_tool("hipcc"), "--genco", "--offload-arch=gfx90a", "-O2", str(stresskit.SOURCE),
+                    "-o", str(co)], check=True, capture_output=True, env={**os.environ, "HIP_PLATFORM": "amd"})
+    n = stresskit.launches(SUITE_LAUNCHES)
+    state0, mul = stresskit.write_inputs(tmp_path / "in.bin", seed=n)
+    out = stresskit.run([sys.executable, stresskit.__file__, str(co), str(n), str(tmp_path / "in.bin"),
+                         str(tmp_path / "out.bin")], timeout=max(120, n * 0.05))
+    assert f"{8 * (n + n // 100)} launches from 8 threads" in out, out
+    stresskit.check(tmp_path / "out.bin", state0, mul, n)
+    native = int(re.search(r"(-?\d+) dispatches in native code", out).group(1))
+    if native >= 0:                                       # known on the emulator backend (-1: ROCr's queues)
+        assert native >= 8 * n * 0.9, out                 # the device side ran them without Python
 
 
 def test_event_destroyed_while_a_stream_still_waits_for_it(rel):

@@ -8,7 +8,8 @@ its descriptor fixes), and the user SGPRs that change per dispatch are named.  K
 ``s_endpgm`` are registered as trivial when the agent starts or their program loads.
 
 What makes a registration stale is watched here: the allocation holding the code freed or reused (every
-memory table change is published to the agent, and kernels whose allocation changed are dropped), the
+memory table change reaches the agent's own table — one region added or removed, or a rebuilt table copied
+whole — and kernels whose allocation changed are dropped), the
 program unloaded, the watchdog changed.  Kernels that need the host while they run (hostcall / device printf),
 that preload kernargs into SGPRs, or that run in the differential mode, never register.  A growable arena
 (no up-front address space reservation) disables the agent: its raw pointers could move.
@@ -20,6 +21,8 @@ from __future__ import annotations
 
 import threading
 import weakref
+
+import numpy as np
 
 from ...aql.native import ffi as aql_ffi
 from .run import INSTRUCTIONS_PER_STEP, layout_for
@@ -42,27 +45,51 @@ class NativeAgent:
         self._kernels: dict[int, tuple] = {}   # kernel object -> (program, serial of its allocation, keep-alive)
         self._graveyard: list = []             # what removed kernels referred to, until no dispatch runs
         self._steps = None
+        self.table_updates = {"changed": 0, "copied": 0}   # memory table changes sent as one region / whole
         mem = gpu.memory
         ref = weakref.ref(self)
-        mem.on_reindex.append(lambda index, ref=ref: (lambda a: a and a._reindexed())(ref()))
-        self._publish_regions()
+        with mem.lock:                         # no table change between the whole copy and the first update
+            mem.on_reindex.append(lambda index, ref=ref: (lambda a: a and a._reindexed(index))(ref()))
+            self._publish_regions()
         self.sync_watchdog()
         for k in gpu.trivial_kernels:
             self.add_trivial(k)
 
     # -- what the agent sees ----------------------------------------------------------------------------
     def _publish_regions(self) -> None:
+        self.table_updates["copied"] += 1
         reg, ptr = self.nat.regions()
         self.lib.pyhip_agent_set_regions(self.ptr, ptr, len(reg))
 
-    def _reindexed(self) -> None:
-        """The memory table changed (memory.lock held): publish it; drop kernels whose code went away."""
-        self._publish_regions()
+    def _reindexed(self, index) -> None:
+        """The memory table changed (memory.lock held): the agent's table updated in place for one allocation
+        added or removed (else copied whole); kernels whose code went away dropped."""
+        change = index.change
+        if change is not None and self._change_region(index, change):
+            self.table_updates["changed"] += 1
+        else:
+            self._publish_regions()
         serials = self.gpu.memory.serials
         with self._lock:
             gone = [k for k, (p, serial, _) in self._kernels.items() if serials.get(p.base) != serial]
         for k in gone:
             self.remove(k)
+
+    def _change_region(self, index, change) -> bool:
+        n = len(index[0])
+        if change[0] == "add":
+            i = change[1]
+            start, end, _, host = index.rows[:, i].tolist()
+            return bool(self.lib.pyhip_agent_change_region(self.ptr, 1, i, n, start, end, host))
+        _, i, start = change
+        return bool(self.lib.pyhip_agent_change_region(self.ptr, 0, i, n, start, 0, 0))
+
+    def regions(self):
+        """The agent's memory table as (start, end, host address) rows (what the tests compare with the index)."""
+        n = self.lib.pyhip_agent_regions(self.ptr, self.ffi.NULL, 0)
+        buf = self.ffi.new("Region[]", max(n, 1))
+        n = min(n, self.lib.pyhip_agent_regions(self.ptr, buf, n))
+        return np.frombuffer(self.ffi.buffer(buf), dtype=np.uint64)[:3 * n].reshape(n, 3).copy()
 
     def sync_watchdog(self) -> None:
         steps = self.gpu.watchdog_steps

@@ -40,7 +40,7 @@ class Runtime:
             self.devices = self._hsa_devices()
         else:
             self.devices = self._emu_devices()
-        self.registry = Registry(make_module=_module_on)
+        self.registry = Registry(make_module=_module_on, allocate_managed=_managed_memory)
         self._tls = threading.local()
         self._lock = threading.RLock()
         self.host_allocs: dict[int, object] = {}  # pinned/managed/registered host memory (runtime/pointers.py)
@@ -137,6 +137,13 @@ def _module_on(device, code_object):
     from .module import Module
 
     return Module(device, None, code_object=code_object)
+
+
+def _managed_memory(size: int):
+    """The registry's managed variables' memory: hipMallocManaged's kind of host memory."""
+    from .ops import host_malloc
+
+    return host_malloc(size, kind="managed")
 
 
 _runtime: Runtime | None = None

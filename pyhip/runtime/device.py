@@ -4,7 +4,7 @@ from __future__ import annotations
 import threading
 import weakref
 
-from ..aql.native import NativeBlock, lib as _aql
+from ..aql.native import NativeBlock, fault_epoch, lib as _aql
 from ..errors import HipError, hipError_t
 from ..loader.targetid import DeviceISA
 from .backend import DeviceBackend
@@ -16,11 +16,6 @@ STACK_SIZE = 1024                   # hipLimitStackSize: bytes per work-item, RO
 MAX_STACK_SIZE = 64 << 10           # what a dispatch may ask per work-item (COMPUTE_TMPRING_SIZE's reach)
 ARMED_SPIN_NS = 20_000            # a synchronize spins this long before sleeping (as the C ABI's does)
 ARMED_WAIT_CHUNK_NS = 100_000_000
-
-
-def fault_epoch() -> int:
-    """Completions with an error so far, process-wide (native/aql_atomics.c)."""
-    return _aql.pyhip_fault_epoch()
 
 
 _IDLE = []
@@ -58,6 +53,7 @@ class Device:
         self._kernarg_busy: list[tuple[int, int, object]] = []
         self._kernarg_scanned = 0           # length of the busy list after its last full scan
         self._hostcalls: dict[int, object] = {}     # hostcall buffer address -> HostcallBuffer
+        self.pools: weakref.WeakSet = weakref.WeakSet()   # its memory pools (runtime/pools.py's MemPool adds itself)
         self.flags = 0                              # hipSetDeviceFlags scheduling mode
         self.stack_size = STACK_SIZE                # hipLimitStackSize
         self.cache_config = 0                       # hipDeviceSetCacheConfig
@@ -138,10 +134,9 @@ class Device:
         fs = st._fast if st is not None else None
         if (st is not None and (fs is None or st.destroyed)) or getattr(self.backend, "kind", "") != "emu":
             return
-        from .pools import has_cached
         with self._lock:                            # no submit (Stream._submit) nor grant between checks and arming
             streams = [self.null_stream] + self.streams_snapshot()
-            if self.submitting or self._errors or any(s._errors for s in streams) or has_cached(self) or \
+            if self.submitting or self._errors or any(s._errors for s in streams) or self.pools_hold_freed() or \
                     not all(s.query_own() for s in streams) or self.fast_stream is not st:
                 return
             self._armed = (st, fs, epoch)
@@ -208,6 +203,18 @@ class Device:
     def take_error(self) -> HipError | None:
         with self._lock:
             return self._errors.pop(0) if self._errors else None
+
+    # -- memory pools ----------------------------------------------------------------------------------
+    def pools_hold_freed(self) -> bool:
+        """Some pool of the device holds freed blocks (a synchronize may give memory back)."""
+        return any(p.cached for p in list(self.pools))
+
+    def trim_pools(self) -> None:
+        """At a synchronize: the device's pools give back what they hold beyond their release thresholds
+        (blocks whose free has completed), as AMD's runtime does at synchronization points."""
+        for p in list(self.pools):
+            if p.cached:
+                p.trim_to_threshold()
 
     # -- hostcalls (device printf) ---------------------------------------------------------------------
     def new_hostcall_buffer(self):

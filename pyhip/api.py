@@ -18,8 +18,8 @@ from .errors import HipError, hipError_t
 from .runtime import ops
 from .runtime.context import runtime
 from .runtime.memory import DevicePointer
-from .runtime.module import Function, Module as _Module
-from .runtime.stream import Event as _Event, Stream as _Stream
+from .runtime.module import Function
+from .runtime.event import Event as _Event
 
 kDLROCM = 10
 
@@ -119,7 +119,7 @@ class Kernel:
 
 class Module:
     def __init__(self, source):
-        self._module = _Module(runtime().device(), source)
+        self._module = runtime().load_module(source)
 
     @property
     def code_object(self):

@@ -74,3 +74,8 @@ class NativeBlock:
 def now_ns() -> int:
     """CLOCK_MONOTONIC in ns (the clock of signal start_ts / end_ts; equals ``time.monotonic_ns()``)."""
     return lib.pyhip_now_ns()
+
+
+def fault_epoch() -> int:
+    """Completions with an error so far, process-wide (native/aql_atomics.c)."""
+    return lib.pyhip_fault_epoch()

@@ -26,7 +26,6 @@ class CApi:
     def __init__(self, ffi, lib, rt):
         self.ffi, self.lib, self.rt = ffi, lib, rt
         self.lock = threading.Lock()
-        self.fatbins: dict[int, tuple[object, int]] = {}   # void** handle address -> (cdata slot, registry handle)
         self.streams: dict[int, object] = {}
         self.keep: dict[int, object] = {}                   # buffers and strings C holds pointers into
         self.objects: dict[int, object] = {}                # events, modules, functions, graphs… by handle

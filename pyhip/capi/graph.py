@@ -13,7 +13,7 @@ from .common import invalid
 def install(c) -> None:
     ffi, rt = c.ffi, c.rt
     from ..runtime.graph import Graph, GraphExec, Node
-    from ..runtime.stream import Event
+    from ..runtime.event import Event
     from . import graph_params as gp
 
     tls = threading.local()

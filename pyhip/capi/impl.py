@@ -42,7 +42,7 @@ def install() -> None:
     from ..runtime.module import Module
     from .textures import install as install_textures
     install_textures(ffi, rt, c.export, c.check, c.addr, c.stream_of, c.symbol_address,
-                     lambda h: c.obj(h, Module), c.fatbin_handle)
+                     lambda h: c.obj(h, Module))
 
     def forget_parent():                         # a forked child: the parent's streams and queues are gone
         lib.pyhip_fast_invalidate(ffi.NULL)

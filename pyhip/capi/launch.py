@@ -13,7 +13,7 @@ COOP_NO_PRE_SYNC, COOP_NO_POST_SYNC = 0x2, 0x1
 def install(c) -> None:
     ffi, rt = c.ffi, c.rt
     from ..runtime.cooperative import multi_grid_sync_data
-    from ..runtime.stream import Event
+    from ..runtime.event import Event
 
     addr = c.addr
 

@@ -102,7 +102,7 @@ def install(c) -> None:
 
     # -- symbols ---------------------------------------------------------------------------------------------
     def symbol_address(symbol, offset: int = 0, size: int = 0) -> int:
-        """The device address of ``symbol`` + offset on the current device (registry/fatbin.py's rule)."""
+        """The device address of ``symbol`` + offset on the current device (registry/variables.py's bounds rule)."""
         return rt.registry.variable_address(addr(symbol), rt.device(), offset, size)
 
     c.symbol_address = symbol_address

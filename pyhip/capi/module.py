@@ -12,7 +12,7 @@ def install(c) -> None:
     ffi = c.ffi
     from .. import hip as H
     from ..runtime.module import Function, Module
-    from ..runtime.stream import Event
+    from ..runtime.event import Event
 
     addr = c.addr
 

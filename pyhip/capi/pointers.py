@@ -12,6 +12,7 @@ from .._hip_enums import hipMemoryType
 from ..errors import HipError, hipError_t
 from ..hipapi import memory as api
 from ..runtime import pointers
+from ..runtime.hostmem import buffer_id
 from .common import invalid
 
 A_CONTEXT, A_MEMORY_TYPE, A_DEVICE_POINTER, A_HOST_POINTER, A_P2P_TOKENS, A_SYNC_MEMOPS, A_BUFFER_ID, \
@@ -71,7 +72,7 @@ def install(c) -> None:
                 raise invalid("device memory has no host pointer")
             return put("Q", a.hostPointer)
         if attr == A_BUFFER_ID:
-            return put("I", pointers.buffer_id(a.start))
+            return put("I", buffer_id(a.start))
         if attr == A_IS_MANAGED:
             return put("?", bool(a.isManaged))
         if attr == A_DEVICE_ORDINAL:

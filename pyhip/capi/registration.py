@@ -10,64 +10,44 @@ from ..errors import HipError, hipError_t
 
 def install(c) -> None:
     ffi, rt = c.ffi, c.rt
-    from ..runtime import ops
 
+    # the registration calls run in the program's constructors: nothing may unwind into C (a failure shows
+    # at the first use of what was not registered)
     @c.export_raw("__hipRegisterFatBinary")
     def register_fatbin(data):
         try:
-            handle = rt.registry.register_wrapper(c.addr(data))
-            slot = ffi.new("void*[1]")
-            with c.lock:
-                c.fatbins[c.addr(slot)] = (slot, handle)
-            return ffi.cast("void**", slot)
+            return ffi.cast("void**", rt.registry.register_wrapper(c.addr(data)))
         except Exception:  # noqa: BLE001
             return ffi.NULL
-
-    def fatbin_handle(modules) -> int:
-        entry = c.fatbins.get(c.addr(modules))
-        if entry is None:
-            raise HipError(hipError_t.hipErrorInvalidHandle, "unknown fat binary handle")
-        return entry[1]
-
-    c.fatbin_handle = fatbin_handle
 
     @c.export_raw("__hipRegisterFunction")
     def register_function(modules, host_fn, device_fn, device_name, thread_limit, tid, bid, bdim, gdim, wsize):
         try:
-            rt.registry.register_function(fatbin_handle(modules), c.addr(host_fn), ffi.string(device_name).decode())
+            rt.registry.register_function(c.addr(modules), c.addr(host_fn), ffi.string(device_name))
         except Exception:  # noqa: BLE001
             pass
 
     @c.export_raw("__hipRegisterVar")
     def register_var(modules, var, host_var, device_var, ext, size, constant, glob):
         try:
-            rt.registry.register_variable(fatbin_handle(modules), c.addr(var), ffi.string(device_var).decode(),
-                                          int(size), bool(constant))
+            rt.registry.register_variable(c.addr(modules), c.addr(var), ffi.string(device_var), int(size),
+                                          bool(constant))
         except Exception:  # noqa: BLE001
             pass
 
     @c.export_raw("__hipRegisterManagedVar")
     def register_managed(modules, pointer, init_value, name, size, align):
-        # managed memory = pinned host memory mapped into every device at its own address: host and kernels
-        # see the same bytes.  The device-side variable `name` (a pointer) is bound when the code object loads.
         try:
-            size = int(size)
-            hp = ops.host_malloc(max(size, 1), kind="managed")
-            a = int(hp)
-            c.keep[a] = hp
-            if init_value != ffi.NULL and size:
-                ffi.memmove(ffi.cast("void*", a), init_value, size)
-            pointer[0] = ffi.cast("void*", a)
-            rt.registry.register_variable(fatbin_handle(modules), c.addr(pointer), ffi.string(name).decode(), size,
-                                          managed=True, managed_address=a)
-        except Exception:  # noqa: BLE001 - nothing may unwind into C (a later use reports the error)
+            rt.registry.register_managed(c.addr(modules), c.addr(pointer), ffi.string(name), int(size),
+                                         c.addr(init_value))
+        except Exception:  # noqa: BLE001
             pass
 
     @c.export_raw("__hipUnregisterFatBinary")
     def unregister(modules):
         c.fast.invalidate()
         try:
-            rt.registry.unregister_fatbin(fatbin_handle(modules))
+            rt.registry.unregister_fatbin(c.addr(modules))
         except Exception:  # noqa: BLE001
             pass
 

@@ -17,7 +17,7 @@ IPC_EVENT_MAGIC = b"pyhipEVT"
 
 def install(c) -> None:
     ffi, rt = c.ffi, c.rt
-    from ..runtime.stream import Event
+    from ..runtime.event import Event
 
     def new_stream(out, flags=0, priority=0):
         c.need(out)

@@ -12,7 +12,7 @@ from ..runtime import textures as T
 
 INVALID = hipError_t.hipErrorInvalidValue
 
-def install(ffi, rt, guarded, check, addr, stream_of, symbol_address, module_of, fatbin_handle) -> None:
+def install(ffi, rt, guarded, check, addr, stream_of, symbol_address, module_of) -> None:
     """Define the extern "Python" functions (called from pyhip.capi.impl.install; prototypes in
     native/hip/build_shim.py's TEXTURE_API, the by-value struct entry points in native/hip/textures.c)."""
     def view(p):
@@ -215,7 +215,7 @@ def install(ffi, rt, guarded, check, addr, stream_of, symbol_address, module_of,
 
     def _register(modules, var, device_var):
         try:
-            rt.registry.register_variable(fatbin_handle(modules), addr(var), ffi.string(device_var).decode(),
+            rt.registry.register_variable(addr(modules), addr(var), ffi.string(device_var).decode(),
                                           ctypes.sizeof(structs.ctypes_type("textureReference")))
         except Exception:  # noqa: BLE001 - nothing may unwind into C (a later bind reports the error)
             pass

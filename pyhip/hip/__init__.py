@@ -18,9 +18,9 @@ from ..runtime.context import hipStreamPerThread, runtime
 from ..runtime.memory import DevicePointer, HostPointer
 from ..runtime.properties import device_attribute
 from ..runtime.module import Function, Module
-from ..runtime.stream import Event, Stream
-from ..runtime.stream import (hipEventBlockingSync, hipEventDefault, hipEventDisableTiming,
-                              hipEventInterprocess, hipStreamDefault, hipStreamNonBlocking)
+from ..runtime.event import (Event, hipEventBlockingSync, hipEventDefault, hipEventDisableTiming,
+                             hipEventInterprocess)
+from ..runtime.stream import Stream, hipStreamDefault, hipStreamNonBlocking
 from . import structs
 from ._api import SUCCESS, as_str, fast_path_of, get_last_error, hip_api, last_exception
 from .pointers import HostMemory

@@ -9,7 +9,7 @@ from .._hip_enums import hipFunction_attribute as FA
 from ..errors import HipError, hipError_t
 from ..hipapi import launch as api
 from ..loader.extent import image_at
-from ..runtime import ops
+from ..runtime import pointers
 from ..runtime.context import runtime
 from ..runtime.module import Function, Module
 from ._api import _tls as _api_tls, hip_api
@@ -37,7 +37,7 @@ def hipModuleLoad(fname):
     path = os.fspath(fname) if isinstance(fname, os.PathLike) else as_name(fname)
     if not path:                                 # HIP 5.2: no file name and no image is an invalid value
         raise HipError(hipError_t.hipErrorInvalidValue, "empty file name")
-    return Module(runtime().device(), path)
+    return runtime().load_module(path)
 
 
 def image_bytes(image) -> bytes:
@@ -51,18 +51,18 @@ def image_bytes(image) -> bytes:
         except TypeError:
             pass
     addr = address_of(image)
-    ops.check_host_address(addr)
+    pointers.check_host_address(addr)
     return image_at(addr)
 
 
 @hip_api(1)
 def hipModuleLoadData(image):
-    return Module(runtime().device(), image_bytes(image))
+    return runtime().load_module(image_bytes(image))
 
 
 @hip_api(1)
 def hipModuleLoadDataEx(image, numOptions, options, optionValues):
-    return Module(runtime().device(), image_bytes(image))   # JIT options do not apply to code objects
+    return runtime().load_module(image_bytes(image))   # JIT options do not apply to code objects
 
 
 @hip_api()

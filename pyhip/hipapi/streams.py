@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ..errors import HipError, hipError_t
 from ..runtime.context import hipStreamPerThread, runtime
-from ..runtime.stream import Event
+from ..runtime.event import Event
 from . import invalid
 
 PRIORITY_HIGH, PRIORITY_LOW = -1, 1                 # ROCclr: High -1, Normal 0, Low 1

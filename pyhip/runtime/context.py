@@ -8,6 +8,7 @@ from ..errors import HipError, hipError_t
 from ..loader.targetid import DeviceISA
 from ..registry import Registry
 from .device import Device
+from .hostmem import HostAllocations
 
 DEFAULT_DEVICES = "gfx90a:sramecc+:xnack-"          # PYHIP_DEVICES=gfx90a,gfx942 (any list) for several
 DEFAULT_MEMORY = 16 << 30          # virtual capacity per emulated device
@@ -40,10 +41,10 @@ class Runtime:
             self.devices = self._hsa_devices()
         else:
             self.devices = self._emu_devices()
-        self.registry = Registry(make_module=_module_on)
         self._tls = threading.local()
         self._lock = threading.RLock()
-        self.host_allocs: dict[int, object] = {}  # pinned/managed/registered host memory (runtime/pointers.py)
+        self.host = HostAllocations(self)         # pinned/managed/registered host memory
+        self.registry = Registry(make_module=_module_on, allocate_managed=self.host.managed)
         self.pitched: dict[int, tuple] = {}      # hipMallocPitch/hipMalloc3D address -> (pitch, width, height, depth)
         self.advice: dict[int, dict] = {}         # hipMemAdvise hints by range start
         self.primary_active: set[int] = set()     # devices whose primary context was retained
@@ -59,10 +60,7 @@ class Runtime:
         self._lock = threading.RLock()
         self.registry.after_fork()
         self.devices = self._hsa_devices() if self.backend_kind == "hsa" else self._emu_devices()
-        for a in self.host_allocs.values():
-            if a.array is not None:
-                for dev in self.devices:
-                    dev.backend.map_host(a.start, a.array)
+        self.host.map_into(self.devices)
         for table in (self.pitched, self.advice, self.default_pools, self.current_pools, self.pool_of):
             table.clear()
         self.primary_active.clear()
@@ -120,6 +118,13 @@ class Runtime:
     def launch_by_handle(self, handle: int, grid, block, args, shared: int = 0, stream=None):
         st = self.resolve_stream(stream)
         return self.registry.kernel(handle, st.device).launch(st, grid, block, shared, args=args)
+
+    def load_module(self, source, device=None):
+        """hipModuleLoad*: the code object (file, bytes, Binary) loaded on ``device`` (the current one), its
+        ``__managed__`` variables given managed memory."""
+        from .module import Module
+
+        return Module(device or self.device(), source, host_memory=(self.host.managed, self.host.free))
 
     def per_thread_stream(self):
         dev = self.device()

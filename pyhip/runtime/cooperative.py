@@ -16,15 +16,16 @@ from __future__ import annotations
 
 import struct
 import threading
+import weakref
 
 import numpy as np
 
 from ..errors import HipError, hipError_t
-from .pinned import pin
+from .pinned import pin, reach
 
 MGINFO_SIZE = 48
 _lock = threading.Lock()
-_blocks: dict[tuple, tuple[int, np.ndarray]] = {}
+_blocks: dict[tuple, tuple] = {}     # payload -> (address, its memory, the devices it is mapped into)
 
 
 def blocks_per_cu(kernel, block: int, dyn_shared: int) -> int:
@@ -55,24 +56,28 @@ def check_cooperative(function, grid, block, shared: int) -> None:
                        f"{groups} work-groups; at most {limit} fit on the device at once")
 
 
-def _mapped_block(key: tuple, payload: bytes, devices) -> int:
+def _mapped_block(key: tuple, payload: bytes, device) -> int:
+    """The pinned block holding ``payload`` (one per content), reachable from ``device`` (pinned.py)."""
     with _lock:
         hit = _blocks.get(key)
         if hit is None:
-            a, arr = pin(devices, MGINFO_SIZE, align=64)
+            a, arr = pin([device], MGINFO_SIZE, align=64)
             arr[:] = np.frombuffer(payload.ljust(MGINFO_SIZE, b"\0"), dtype=np.uint8)
-            hit = _blocks[key] = (a, arr)
+            hit = _blocks[key] = (a, arr, weakref.WeakSet([device]))
+        if device not in hit[2]:
+            reach(device, hit[0], hit[1])
+            hit[2].add(device)
         return hit[0]
 
 
-def sync_info(devices, grid, block, grid_id: int = 0, num_grids: int = 1, prev_sum: int = 0,
+def sync_info(device, grid, block, grid_id: int = 0, num_grids: int = 1, prev_sum: int = 0,
               all_sum: int | None = None, mgs: int = 0) -> int:
-    """Address of an MGSyncInfo for a launch of ``grid`` work-groups of ``block`` work-items."""
+    """Address of an MGSyncInfo for a launch of ``grid`` work-groups of ``block`` work-items on ``device``."""
     items = int(np.prod([int(g) * int(b) for g, b in zip(grid, block)]))
     num_wg = int(np.prod([int(g) for g in grid]))
     all_sum = items if all_sum is None else all_sum
     payload = struct.pack("<QIIQQIII", mgs, grid_id, num_grids, prev_sum, all_sum, 0, 0, num_wg)
-    return _mapped_block((payload,), payload, devices)
+    return _mapped_block((payload,), payload, device)
 
 
 def multi_grid_sync_data(devices) -> tuple[int, np.ndarray]:

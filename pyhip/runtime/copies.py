@@ -18,6 +18,7 @@ from ..errors import HipError, hipError_t
 from .context import runtime
 from .idlecopy import copy_now
 from .memory import as_address
+from .pointers import check_host_address
 
 KINDS = range(5)                    # hipMemcpyHostToHost .. hipMemcpyDefault
 
@@ -99,7 +100,6 @@ def locate(p, writable: bool = False) -> Place:
             if kind == "host":
                 return Place("pinned", addr, None, start, end)
             return Place("device", addr, dev, start, end)
-    from .ops import check_host_address
     check_host_address(addr)                              # e.g. a freed device pointer: not a host address
     return Place("host", addr)
 

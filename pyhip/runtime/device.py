@@ -4,7 +4,7 @@ from __future__ import annotations
 import threading
 import weakref
 
-from ..aql.native import NativeBlock, lib as _aql
+from ..aql.native import NativeBlock, fault_epoch, lib as _aql
 from ..errors import HipError, hipError_t
 from ..loader.targetid import DeviceISA
 from .backend import DeviceBackend
@@ -17,11 +17,6 @@ MAX_STACK_SIZE = 64 << 10           # what a dispatch may ask per work-item (COM
 HEAP_STATE_SIZE = 128 << 10         # code object V5's hidden_heap_v1: ROCclr's HiddenHeapAlloc size
 ARMED_SPIN_NS = 20_000            # a synchronize spins this long before sleeping (as the C ABI's does)
 ARMED_WAIT_CHUNK_NS = 100_000_000
-
-
-def fault_epoch() -> int:
-    """Completions with an error so far, process-wide (native/aql_atomics.c)."""
-    return _aql.pyhip_fault_epoch()
 
 
 _IDLE = []
@@ -60,6 +55,7 @@ class Device:
         self._kernarg_scanned = 0           # length of the busy list after its last full scan
         self._hostcalls: dict[int, object] = {}     # hostcall buffer address -> HostcallBuffer
         self._heap_state = 0                        # device malloc's heap state of V5 code (hidden_heap_v1)
+        self.pools: weakref.WeakSet = weakref.WeakSet()   # its memory pools (runtime/pools.py's MemPool adds itself)
         self.flags = 0                              # hipSetDeviceFlags scheduling mode
         self.stack_size = STACK_SIZE                # hipLimitStackSize
         self.cache_config = 0                       # hipDeviceSetCacheConfig
@@ -140,10 +136,9 @@ class Device:
         fs = st._fast if st is not None else None
         if (st is not None and (fs is None or st.destroyed)) or getattr(self.backend, "kind", "") != "emu":
             return
-        from .pools import has_cached
         with self._lock:                            # no submit (Stream._submit) nor grant between checks and arming
             streams = [self.null_stream] + self.streams_snapshot()
-            if self.submitting or self._errors or any(s._errors for s in streams) or has_cached(self) or \
+            if self.submitting or self._errors or any(s._errors for s in streams) or self.pools_hold_freed() or \
                     not all(s.query_own() for s in streams) or self.fast_stream is not st:
                 return
             self._armed = (st, fs, epoch)
@@ -222,6 +217,18 @@ class Device:
                 self.backend.fill(addr, 0, HEAP_STATE_SIZE, 1)
                 self._heap_state = addr
             return self._heap_state
+
+    # -- memory pools ----------------------------------------------------------------------------------
+    def pools_hold_freed(self) -> bool:
+        """Some pool of the device holds freed blocks (a synchronize may give memory back)."""
+        return any(p.cached for p in list(self.pools))
+
+    def trim_pools(self) -> None:
+        """At a synchronize: the device's pools give back what they hold beyond their release thresholds
+        (blocks whose free has completed), as AMD's runtime does at synchronization points."""
+        for p in list(self.pools):
+            if p.cached:
+                p.trim_to_threshold()
 
     # -- hostcalls (device printf) ---------------------------------------------------------------------
     def new_hostcall_buffer(self):

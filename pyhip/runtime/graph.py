@@ -206,6 +206,10 @@ class Capture:
         self.frontier[id(stream)] = [n]
         return n
 
+    def record(self, stream, kind: str, params: dict) -> "CapturedCommand":
+        """An enqueue on a capturing stream: a node added (:meth:`add`), the command the enqueue returns."""
+        return CapturedCommand(self.add(stream, kind, params))
+
     def join(self, stream, nodes: list[Node]) -> None:
         if id(stream) not in self.frontier:
             self.frontier[id(stream)] = []

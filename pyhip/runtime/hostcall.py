@@ -23,6 +23,7 @@ import threading
 import numpy as np
 
 from .pinned import pin, unpin
+from ..errors import HipError
 from .printf import format_message, emit
 
 NUM_PACKETS = 256           # waves that may wait on the host at once (more simply wait for a free packet)
@@ -99,7 +100,6 @@ class HostcallBuffer:
             fn(out, args)
             slot[0], slot[1] = out[0], out[1]
         elif service == SERVICE_DEVMEM:
-            from .ops import device_heap_service
             slot[0] = device_heap_service(self.device, int(slot[0]), int(slot[1]))
         else:
             slot[0] = np.uint64(0xFFFFFFFFFFFFFFFF)
@@ -129,3 +129,22 @@ class HostcallBuffer:
     def _new_id(self) -> int:
         self._next_id += 1
         return self._next_id - 1
+
+
+def device_heap_service(dev, addr: int, size: int) -> int:
+    """ROCclr's SERVICE_DEVMEM hostcall, made by ockl's ``__ockl_devmem_request(addr, size)`` when device
+    malloc's heap needs another slab: a nonzero ``size`` asks for that many bytes of device memory (the
+    address is returned, 0 when the device is out of memory, which device malloc reports as NULL); a zero
+    ``size`` frees ``addr`` and returns 0. Runs on the hostcall thread while the kernel waits, so it neither
+    synchronizes the device nor raises."""
+    if size:
+        try:
+            return int(dev.backend.alloc(int(size)))
+        except HipError:
+            return 0
+    if addr:
+        try:
+            dev.backend.free(int(addr))
+        except HipError:
+            pass
+    return 0

@@ -34,10 +34,9 @@ class Function(Handle):
         if "hidden_heap_v1" in self.hidden_kinds:
             out["hidden_heap_v1"] = self.device.heap_state()
         if "hidden_multigrid_sync_arg" in self.hidden_kinds:
-            from .context import runtime
             from .cooperative import sync_info
 
-            out["hidden_multigrid_sync_arg"] = sync_info(runtime().devices, grid, block, **(multi or {}))
+            out["hidden_multigrid_sync_arg"] = sync_info(stream.device, grid, block, **(multi or {}))
         return out
 
     @property
@@ -86,14 +85,12 @@ class Function(Handle):
 
             check_cooperative(self, grid, block, shared)
         if stream.capture is not None:            # recorded into the capture's graph, not run
-            from .graph import CapturedCommand
             if raw is None:
                 packed = self.packer.pack(list(args or ()), grid, block, dynamic_lds=shared, extra_hidden=extra)
                 raw = bytes(packed[:self.packer.explicit_end])
-            node = stream.capture.add(stream, "kernel", {
+            return stream.capture.record(stream, "kernel", {
                 "function": self, "grid": None if items is not None else grid, "block": block, "shared": shared,
                 "raw": bytes(raw), "items": items})
-            return CapturedCommand(node)
         extra.update(self.hidden_values(stream, grid, block, multi))
         if raw is not None:
             kernarg = self.packer.pack_raw(raw, grid, block, dynamic_lds=shared, extra_hidden=extra)
@@ -124,8 +121,9 @@ class Function(Handle):
 class Module(Handle):
     """A code object loaded on one device (hipModuleLoad* binds it to the current device)."""
 
-    def __init__(self, device, source, code_object: CodeObject | None = None):
+    def __init__(self, device, source, code_object: CodeObject | None = None, host_memory=None):
         self.device = device
+        self.host_memory = host_memory          # (allocate(size), free(memory)): managed memory (Runtime.load_module)
         if code_object is None:
             binary = source if isinstance(source, Binary) else load(source)
             code_object = binary.select(device.isa)
@@ -155,14 +153,14 @@ class Module(Handle):
         ROCclr does for dynamically loaded modules)."""
         import struct
 
-        from .ops import host_malloc
-
         for g in self.code_object.globals:
             if not g.name.endswith(".managed"):
                 continue
             name = g.name[:-len(".managed")]
             init_addr, size = self.program.global_address(g.name), g.size
-            mem = host_malloc(max(size, 1), kind="managed")
+            if self.host_memory is None:
+                raise HipError(hipError_t.hipErrorInvalidValue, f"no managed memory for {name} (Runtime.load_module)")
+            mem = self.host_memory[0](max(size, 1))
             mem.array[:size] = memoryview(self.device.backend.read(init_addr, size))
             self.device.backend.write(self.program.global_address(name), struct.pack("<Q", int(mem)))
             self.managed[name] = (mem, size)
@@ -185,7 +183,6 @@ class Module(Handle):
         self.unloaded = True
         self.device.launch_generation += 1      # no repeat launch of its kernels any more
         self.device.backend.unload_program(self.program)
-        from .ops import host_free
         for mem, _ in self.managed.values():
-            host_free(mem)
+            self.host_memory[1](mem)
         self.managed.clear()

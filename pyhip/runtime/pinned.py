@@ -39,6 +39,13 @@ def pin(devices, size: int, align: int = 4096, zero: bool = True) -> tuple[int, 
     return addr, arr
 
 
+def reach(device, addr: int, arr: np.ndarray) -> None:
+    """Make memory of :func:`pin` reachable from one more device: ROCr's system memory already is; the emulator
+    maps it."""
+    if getattr(device.backend, "alloc_host", None) is None:
+        device.backend.map_host(addr, arr)
+
+
 def unpin(devices, addr: int) -> None:
     """Give back memory of :func:`pin` (the devices are done with it)."""
     own = getattr(devices[0].backend, "free_host", None) if devices else None

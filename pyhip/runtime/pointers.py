@@ -1,16 +1,13 @@
 """What the runtime knows about an address: pointer attributes (hipPointerGetAttributes and friends) and
 host memory made visible to the devices (hipHostMalloc, hipMallocManaged, hipHostRegister).
 
-Host allocations are recorded in ``runtime().host_allocs``: start -> :class:`HostAlloc` (kind
-'hostmalloc' | 'managed' | 'registered', size, flags, the device current when it was made).  Every one is
-mapped into every emulated device at its own address (unified addressing: device pointer == host
-pointer).  Device allocations are the devices' own memory tables.
+Host allocations are the runtime's ``host`` (runtime/hostmem.py), each mapped into every emulated device at
+its own address (unified addressing: device pointer == host pointer).  Device allocations are the devices'
+own memory tables.
 """
 from __future__ import annotations
 
-import bisect
 import ctypes
-import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,20 +16,9 @@ from ..emu.memory import host_range_mapped
 from .._hip_enums import hipMemoryType
 from ..errors import HipError, hipError_t
 from .context import runtime
+from .hostmem import HostAlloc
 
-HOST_MALLOC_FLAGS = 0x1 | 0x2 | 0x4 | 0x20000000 | 0x40000000 | 0x80000000
 HOST_REGISTER_FLAGS = 0x1 | 0x2 | 0x4 | 0x8
-
-
-@dataclass
-class HostAlloc:
-    start: int
-    size: int
-    kind: str                 # 'hostmalloc' | 'managed' | 'registered'
-    flags: int
-    device: int
-    array: object = None
-    registrations: int = 1    # 'registered': the same range registered again counts (AMD's runtime accepts it)
 
 
 @dataclass
@@ -48,15 +34,18 @@ class Attributes:
     size: int
 
 
+def check_host_address(addr: int) -> None:
+    """Refuse to dereference NULL or an address in an emulated device's range (e.g. a freed device pointer)
+    on the host."""
+    if addr == 0:
+        raise HipError(hipError_t.hipErrorInvalidValue, "null host pointer")
+    for dev in runtime().devices:
+        if dev.backend.in_device_range(addr):
+            raise HipError(hipError_t.hipErrorInvalidValue, f"0x{addr:x} is device memory, not a host address")
+
+
 def find_host(addr: int) -> HostAlloc | None:
-    allocs = runtime().host_allocs
-    starts = sorted(allocs)
-    i = bisect.bisect_right(starts, addr) - 1
-    if i >= 0:
-        a = allocs[starts[i]]
-        if addr < a.start + a.size:
-            return a
-    return None
+    return runtime().host.find(addr)
 
 
 def attributes(addr: int) -> Attributes | None:
@@ -75,42 +64,19 @@ def attributes(addr: int) -> Attributes | None:
     return None
 
 
-_BUFFER_IDS: dict[int, int] = {}
-_NEXT_BUFFER_ID = itertools.count(1)
-
-
-def buffer_id(start: int) -> int:
-    """HIP_POINTER_ATTRIBUTE_BUFFER_ID: unique per allocation — a new allocation at a freed one's address
-    gets a new id (numbered on first query; dropped when the allocation is freed)."""
-    return _BUFFER_IDS.setdefault(start, next(_NEXT_BUFFER_ID))
-
-
-def drop_buffer_id(start: int) -> None:
-    _BUFFER_IDS.pop(start, None)
-
-
-def record(addr: int, size: int, kind: str, flags: int, array=None) -> None:
-    rt = runtime()
-    rt.host_allocs[addr] = HostAlloc(addr, size, kind, flags, rt.current_index(), array)
-
-
-def forget(addr: int) -> HostAlloc | None:
-    drop_buffer_id(addr)
-    return runtime().host_allocs.pop(addr, None)
-
-
 def host_register(addr: int, size: int, flags: int) -> None:
     """Pin ``size`` bytes of the caller's memory at ``addr``: every device maps them at the same address."""
     size, flags = int(size), int(flags)
     if addr == 0 or size <= 0 or flags & ~HOST_REGISTER_FLAGS:
         raise HipError(hipError_t.hipErrorInvalidValue, "hipHostRegister needs a pointer, a size and valid flags")
-    same = runtime().host_allocs.get(addr)
+    host = runtime().host
+    same = host.get(addr)
     if same is not None and same.kind == "registered" and same.size == size:
         # AMD's runtime registers the same range again (libhsakmt counts it): one more hipHostUnregister
         same.registrations += 1
         same.flags = flags
         return
-    for a in list(runtime().host_allocs.values()):
+    for a in list(host.allocs.values()):
         if a.start < addr + size and addr < a.start + a.size:
             raise HipError(hipError_t.hipErrorHostMemoryAlreadyRegistered, f"0x{addr:x} is already pinned")
     if not host_range_mapped(addr, size):
@@ -118,11 +84,11 @@ def host_register(addr: int, size: int, flags: int) -> None:
     arr = np.ctypeslib.as_array((ctypes.c_ubyte * size).from_address(addr))
     for dev in runtime().devices:
         dev.backend.map_host(addr, arr)
-    record(addr, size, "registered", flags, arr)
+    host.record(addr, size, "registered", flags, arr)
 
 
 def host_unregister(addr: int) -> None:
-    a = runtime().host_allocs.get(addr)
+    a = runtime().host.get(addr)
     if addr == 0:
         raise HipError(hipError_t.hipErrorInvalidValue, "null pointer")
     if a is None or a.kind != "registered":
@@ -133,4 +99,4 @@ def host_unregister(addr: int) -> None:
     for dev in runtime().devices:
         dev.synchronize_quietly()
         dev.backend.unmap_host(addr)
-    forget(addr)
+    runtime().host.forget(addr)

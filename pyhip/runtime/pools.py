@@ -12,33 +12,14 @@ pool (hipDeviceSetMemPool) is what hipMallocAsync draws from.
 from __future__ import annotations
 
 import threading
-import weakref
 
 from ..errors import HipError, hipError_t
 from .context import runtime
-from .pointers import drop_buffer_id
+from .hostmem import drop_buffer_id
 
 REUSE_FOLLOW_EVENTS, REUSE_OPPORTUNISTIC, REUSE_INTERNAL_DEPS, RELEASE_THRESHOLD, RESERVED_CURRENT, \
     RESERVED_HIGH, USED_CURRENT, USED_HIGH = range(1, 9)
 ACCESS_NONE, ACCESS_READ, ACCESS_READWRITE = 0, 1, 3
-
-
-_LIVE: "weakref.WeakSet[MemPool]" = weakref.WeakSet()     # every pool, for the synchronize hook
-
-
-def after_synchronize(device) -> None:
-    """A synchronize on ``device`` returns what its pools hold beyond their release thresholds (blocks whose
-    free has completed), as AMD's runtime does at synchronization points."""
-    if not _LIVE:
-        return
-    for p in list(_LIVE):
-        if p.device is device and p.cached:
-            p._release(p.attrs[RELEASE_THRESHOLD])
-
-
-def has_cached(device) -> bool:
-    """Some pool of ``device`` holds freed blocks (a synchronize may give memory back)."""
-    return any(p.device is device and p.cached for p in list(_LIVE))
 
 
 def invalid(msg: str) -> HipError:
@@ -69,7 +50,7 @@ class MemPool:
         self.access: dict[int, int] = {device.index: ACCESS_READWRITE}
         self.destroyed = False
         self.lock = threading.Lock()
-        _LIVE.add(self)
+        device.pools.add(self)
 
     def _take_block(self, size: int, st):
         """The smallest cached block this stream may reuse for ``size`` bytes (at most twice as large)."""
@@ -123,6 +104,10 @@ class MemPool:
             if self.destroyed:
                 self._release(0)
         st.host_op(reached, "free async")
+
+    def trim_to_threshold(self) -> None:
+        """What a synchronize gives back (Device.trim_pools): blocks beyond the release threshold."""
+        self._release(self.attrs[RELEASE_THRESHOLD])
 
     def _release(self, keep: int) -> None:
         """Give blocks whose free the stream has reached back to the device until at most ``keep`` bytes

@@ -4,21 +4,18 @@ A stream owns one AQL queue (fed through :mod:`pyhip.runtime.backend`).  Every c
 completion signal; the stream remembers the last one.  Ordering rules (HIP 5.2 legacy semantics):
 the null stream first waits (barrier-AND packet) for the last command of every *blocking* stream of its
 device, and a blocking stream's command first waits for the null stream; non-blocking streams never
-synchronise with the null stream.  Events are completion signals with timestamps.
+synchronise with the null stream.  Events (runtime/event.py) are completion signals with timestamps.
 """
 from __future__ import annotations
 
 import threading
 
+from ..aql.native import fault_epoch
 from ..errors import HipError, hipError_t
 from .handle import Handle
 
 hipStreamDefault = 0
 hipStreamNonBlocking = 1
-hipEventDefault, hipEventBlockingSync, hipEventDisableTiming, hipEventInterprocess = 0, 1, 2, 4
-hipEventReleaseToDevice, hipEventReleaseToSystem = 0x40000000, 0x80000000
-EVENT_FLAGS = hipEventBlockingSync | hipEventDisableTiming | hipEventInterprocess | hipEventReleaseToDevice | \
-    hipEventReleaseToSystem
 
 
 # Another stream's last command, read by a submit that must wait for it, is pinned or found complete under
@@ -190,8 +187,7 @@ class Stream(Handle):
         """A host-side operation (copy to/from host memory, fill, callback) in stream order; while the stream
         captures, a host node of the capture's graph."""
         if self.capture is not None:
-            from .graph import CapturedCommand
-            return CapturedCommand(self.capture.add(self, "host", {"fn": fn}))
+            return self.capture.record(self, "host", {"fn": fn})
         return self._submit(lambda q: q.callback(fn), keep=keep, what=what)
 
     def wait_event(self, ev) -> None:
@@ -318,7 +314,6 @@ class Stream(Handle):
         dev = self.device
         if timeout is None and dev.sync_if_armed(self):
             return                              # only native launches since an idle point: wait for them
-        from .device import fault_epoch
         epoch = fault_epoch()
         if self.is_null:
             # the legacy null stream is ordered after every blocking stream of its device (hipStreamPerThread
@@ -332,8 +327,7 @@ class Stream(Handle):
         if last is not None:
             if not last.signal.wait(timeout):
                 raise HipError(hipError_t.hipErrorLaunchTimeOut, f"stream did not finish within {timeout}s")
-        from .pools import after_synchronize
-        after_synchronize(self.device)
+        self.device.trim_pools()
         with self._lock:
             self._reap(raise_errors=True)
         if dev.fast_stream is self or dev.fast_stream is None:
@@ -362,107 +356,3 @@ class Stream(Handle):
             if self._hostcall is not None:
                 self.device.drop_hostcall_buffer(self._hostcall)
                 self._hostcall = None
-
-
-class Event(Handle):
-    """A marker in a stream.  It belongs to the device current when it was created (ROCclr: recording it
-    on another device's stream is hipErrorInvalidHandle).  Flags as ROCclr accepts them: at most one
-    release scope, hipEventInterprocess only with hipEventDisableTiming."""
-
-    def __init__(self, flags: int = hipEventDefault, device=None):
-        release = flags & (hipEventReleaseToDevice | hipEventReleaseToSystem)
-        if flags & ~EVENT_FLAGS or release == (hipEventReleaseToDevice | hipEventReleaseToSystem) or \
-                (flags & hipEventInterprocess and not flags & hipEventDisableTiming):
-            raise HipError(hipError_t.hipErrorInvalidValue, f"invalid event flags 0x{flags:x}")
-        if device is None:
-            from .context import runtime
-            device = runtime().device()
-        self.flags = flags
-        self.device = device
-        self._command: Command | None = None
-        self.native = None                          # (signal, state) when C may record it: see attach_native
-        self._native_seen = 0
-        self.stream = None
-        self.destroyed = False
-        self.capture = self.capture_nodes = None    # set when recorded into a stream capture
-        self.handle = id(self)
-
-    def attach_native(self, signal, state) -> None:
-        """Let the C ABI record this event natively (native/hip/fastevents.c): ``signal`` is the event's own
-        (never pooled), completed by every native record's packet; ``state`` words: [0] native records so far,
-        [1] 1 while the latest record is a native one.  Python adopts such a record before looking at the
-        event (:attr:`command`)."""
-        self.native = (signal, state)
-
-    @property
-    def command(self) -> Command | None:
-        n = self.native
-        if n is not None:
-            state = n[1]
-            seq = state[0]
-            if seq != self._native_seen and state[1]:
-                from .backend import CounterSignal
-                self._native_seen = seq
-                self._command = Command(CounterSignal(n[0]), what="marker")
-                self.capture = self.capture_nodes = None
-        return self._command
-
-    @command.setter
-    def command(self, cmd: Command | None) -> None:
-        if self.native is not None:
-            self.native[1][1] = 0                   # the latest record is this one (Python's)
-        self._command = cmd
-
-    def record(self, stream: Stream) -> None:
-        self._check()
-        if stream.device is not self.device:
-            raise HipError(hipError_t.hipErrorInvalidHandle, f"event of device {self.device.index} recorded on a "
-                           f"stream of device {stream.device.index}")
-        if stream.capture is not None:              # recorded into the capture: other streams may join there
-            self.capture = stream.capture
-            self.capture_nodes = list(stream.capture.frontier.get(id(stream), []))
-            stream.capture.add(stream, "event_record", {"event": self})
-            return
-        self.capture = self.capture_nodes = None
-        stream._check()
-        if stream.device.idle_if_armed():           # nothing to wait for: complete now, nothing queued
-            self.command = Command(stream._q().completed(), what="marker")
-            self.command.signal.pinned = True
-        else:
-            self.command = stream.marker(pin=True)  # the event keeps its own signal
-        self.stream = stream
-
-    def _check(self):
-        if self.destroyed:
-            raise HipError(hipError_t.hipErrorInvalidHandle, "event was destroyed")
-
-    def query(self) -> bool:
-        self._check()
-        return self.command is None or self.command.done()
-
-    def synchronize(self) -> None:
-        self._check()
-        if self.command is not None:
-            self.command.signal.wait(None)
-
-    def timestamp(self) -> float:
-        """Completion time in seconds (host monotonic clock, stamped by the packet processor)."""
-        if self.command is None:
-            raise HipError(hipError_t.hipErrorInvalidHandle, "event was never recorded")
-        if not self.command.done():
-            raise HipError(hipError_t.hipErrorNotReady, "event has not completed")
-        return self.command.signal.end_time()
-
-    def elapsed_ms(self, end: "Event") -> float:
-        """ROCclr's order of checks: other device, never recorded, timing disabled, not complete."""
-        for e in (self, end):
-            e._check()
-        if self.device is not end.device:
-            raise HipError(hipError_t.hipErrorInvalidHandle, "events of different devices")
-        if self.command is None or end.command is None:
-            raise HipError(hipError_t.hipErrorInvalidHandle, "event was never recorded")
-        if (self.flags | end.flags) & hipEventDisableTiming:
-            raise HipError(hipError_t.hipErrorInvalidHandle, "event created with hipEventDisableTiming")
-        if not self.command.done() or not end.command.done():
-            raise HipError(hipError_t.hipErrorNotReady, "event has not completed")
-        return (end.timestamp() - self.timestamp()) * 1000.0

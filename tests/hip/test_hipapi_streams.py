@@ -11,7 +11,7 @@ from pyhip.errors import HipError, hipError_t as E
 from pyhip.hipapi import streams as api
 from pyhip.runtime.context import hipStreamPerThread, runtime
 from pyhip.runtime.graph import Capture
-from pyhip.runtime.stream import Event
+from pyhip.runtime.event import Event
 
 
 def code(fn, *args):

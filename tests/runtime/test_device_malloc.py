@@ -40,7 +40,8 @@ def test_devmem_service_allocates_and_frees():
     """The service itself: a size allocates device memory the backend owns, size 0 frees the address, and an
     impossible size answers 0 (device malloc's NULL) instead of raising on the hostcall thread."""
     from pyhip.runtime.context import runtime
-    from pyhip.runtime.ops import device_heap_service, owner
+    from pyhip.runtime.hostcall import device_heap_service
+    from pyhip.runtime.ops import owner
 
     dev = runtime().device()
     addr = device_heap_service(dev, 0, 2 << 20)

@@ -92,9 +92,9 @@ def test_enumeration_values_match_the_installed_headers(tmp_path):
 
 def test_runtime_tests_on_the_hsa_backend():
     """The runtime's own tests with PYHIP_BACKEND=hsa: the API, streams' ordering, faults and recovery, a full
-    queue, teardown, multi-threaded stress, registration and kernel arguments.  Deselected: the checks of
-    the suite's device list (4 emulated devices incl. gfx942/RDNA, which ROCr 5.2 does not know)."""
-    files = ["test_hip_api.py", "test_fault_matrix.py", "test_teardown.py", "test_stress.py", "test_registry.py",
+    queue, teardown, multi-threaded stress and kernel arguments (tests/registry needs no backend).  Deselected:
+    the checks of the suite's device list (4 emulated devices incl. gfx942/RDNA, which ROCr 5.2 does not know)."""
+    files = ["test_hip_api.py", "test_fault_matrix.py", "test_teardown.py", "test_stress.py",
              "test_kernargs.py"]
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-x",
                         "-k", RUNTIME_DESELECTED, *[str(HERE / f) for f in files]],
@@ -104,11 +104,11 @@ def test_runtime_tests_on_the_hsa_backend():
 
 @pytest.mark.parametrize("quirks", ["no-svm", "small-bar", "cus=228"])
 def test_runtime_tests_under_each_thunk_quirk(quirks):
-    """The runtime's API, kernel-argument, registry and teardown tests on the HSA backend over each hardware
+    """The runtime's API, kernel-argument and teardown tests on the HSA backend over each hardware
     variation of the thunk (PYHIP_THUNK_QUIRKS): locked host memory at another GPU address (no-svm), VRAM the
     CPU cannot map (small-bar), another CU count.  Under small-bar a device array's host view is a copy, so
     the tests that write device memory through it (test_fault_matrix's flag) are not run there."""
-    files = ["test_hip_api.py", "test_kernargs.py", "test_registry.py", "test_teardown.py"]
+    files = ["test_hip_api.py", "test_kernargs.py", "test_teardown.py"]
     if quirks != "small-bar":
         files += ["test_fault_matrix.py"]
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-x",

@@ -370,7 +370,7 @@ def test_events_on_an_idle_device_complete_at_once_and_wait_for_native_launches(
     """An event recorded on an armed, idle device is complete at once with no packet queued; one recorded
     after native launches still in flight completes after them (their output is in memory when its
     synchronize returns: read without any other synchronize)."""
-    from pyhip.runtime.stream import Event
+    from pyhip.runtime.event import Event
     n = 777
     src, p7, p11 = (RNG.normal(size=n + 64).astype(np.float32) for _ in range(3))
     dev_arrays = tuple(pyhip.to_device(a) for a in (src, p7, p11))

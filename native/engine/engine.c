@@ -353,13 +353,17 @@ static void llvm_mu_init(void) {
     pthread_mutex_init(&g_llvm_mu, &a);
     pthread_mutexattr_destroy(&a);
 }
+static void llvm_first_use(void) {
+    llvm_mu_init();
+    atexit(llvm_at_exit);           /* the first compile may still run at exit (leave registers it again, later) */
+}
 void pyhip_llvm_enter(void) {
-    pthread_once(&g_llvm_once, llvm_mu_init);
+    pthread_once(&g_llvm_once, llvm_first_use);
     llvm_mu_take();
 }
 /* in a forked child (pyhip/emu/jit: the parent held the lock's Python side, so no thread was inside) */
 void pyhip_llvm_after_fork(void) {
-    pthread_once(&g_llvm_once, llvm_mu_init);
+    pthread_once(&g_llvm_once, llvm_first_use);
     llvm_mu_init();
 }
 void pyhip_llvm_leave(void) {

@@ -220,15 +220,21 @@ def collect() -> None:
                 s.add(with_source(synccheck.native_report(h, ctx, native_context(gpus, int(h.address))),
                                   ctx.get("program")), int(h.count))
             continue
+        ctx = native_context(gpus, int(h.code))
+        ctx.update(workgroup=[int(x) for x in h.wg], wave=int(h.wave), lane=int(h.lane))
+        if h.pad == native.CHECK_LDS:
+            if "memcheck" in s.checks:
+                r = memcheck.lds_report(int(h.address), int(h.size), bool(h.write), int(h.lds_size),
+                                        int(h.lds_alloc), ctx)
+                s.add(with_source(r, ctx.get("program")), int(h.count))
+            continue
         mem = next((m for m in memories if m.base <= h.address < m.base + len(m.arena)), memories[0] if memories
                    else None)
         if mem is None:
             continue
-        ctx = native_context(gpus, int(h.code))
-        ctx.update(workgroup=[int(x) for x in h.wg], wave=int(h.wave), address=int(h.address),
-                   access=f"{h.size} bytes, {'write' if h.write else 'read'}")
-        if h.lane >= 0:                         # (a scalar access has no lane)
-            ctx["lane"] = int(h.lane)
+        ctx.update(address=int(h.address), access=f"{h.size} bytes, {'write' if h.write else 'read'}")
+        if h.lane < 0:                          # (a scalar access has no lane)
+            del ctx["lane"]
         fault = GPUFault("memory access outside any allocation", address=int(h.address))
         _report(s, mem, fault, ctx, ctx.get("program"), int(h.count))
     if lost:
@@ -268,6 +274,9 @@ def enable(checks="all", log: str | None = None, echo: bool = True) -> Session:
     if _on_dispatch not in device.DISPATCH_LISTENERS:
         device.DISPATCH_LISTENERS.append(_on_dispatch)
     memory.set_memcheck("memcheck" in s.checks, where if set(_ORIGINS) & set(s.checks) else None, _CHECKER)
+    if "memcheck" in s.checks:
+        from ..emu.semantics import ds
+        ds.LDS_BOUNDS.append(_on_lds_bounds)
     if "initcheck" in s.checks:
         device.ENGINE_OVERRIDE = "numpy"            # (initcheck.py: the native engine's stores are not seen)
         memory.set_initcheck(lambda m: initcheck.Shadow(m, _on_unwritten))
@@ -318,6 +327,17 @@ def _on_lds(st, w, widx, lidx, o, size: int, data, kind: str) -> None:
         s.add(with_source(r, eng.program), hazard[-1])
 
 
+def _on_lds_bounds(st, w, widx, lidx, o, size: int, write: bool) -> None:
+    """memcheck: lanes of a numpy-engine LDS access past the group segment (semantics/ds.py ``LDS_BOUNDS``)."""
+    from .lanes import numpy_context
+    s = _SESSION
+    if s is None:
+        return
+    ctx = numpy_context(0, len(o))
+    r = memcheck.lds_report(int(o[0]), size, write, st.lds_size, st.lds_alloc, ctx)
+    s.add(with_source(r, ctx.get("program")), len(o))
+
+
 def _lds_barriers(dispatch, st, ready) -> None:
     if isinstance(st.shadow, racecheck.Lds):
         st.shadow.barrier(ready, st.lds.shape[1])
@@ -345,6 +365,9 @@ def disable() -> Session | None:
         device.DISPATCH_LISTENERS.remove(_on_dispatch)
     memory.set_memcheck(False)
     memory.set_initcheck(None)
+    from ..emu.semantics import ds
+    if _on_lds_bounds in ds.LDS_BOUNDS:
+        ds.LDS_BOUNDS.remove(_on_lds_bounds)
     device.ENGINE_OVERRIDE = None
     from ..emu import engine
     if _on_barriers in engine.BARRIER_CHECKS:
@@ -366,8 +389,9 @@ def disable() -> Session | None:
 def check(checks="all", log: str | None = None, echo: bool = True):
     """``with pyhip.check("memcheck") as session:`` — the checks on inside the block; ``session.reports``
     holds what they found.  A bad access the GPU would not fault on, or on which it would read 0 / drop the
-    store, is reported and the kernel goes on as the GPU would; a fault that ends a dispatch on a GPU
-    (misaligned atomic, LDS / scratch out of range) still ends it with its HIP error."""
+    store, is reported and the kernel goes on as the GPU would (an LDS access past the group segment too: a GPU
+    never faults on LDS); a fault that ends a dispatch on a GPU (misaligned atomic, scratch out of range) still
+    ends it with its HIP error."""
     s = enable(checks, log, echo)
     try:
         yield s

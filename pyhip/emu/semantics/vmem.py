@@ -11,7 +11,7 @@ from ..operands import sreader, write_loaded, write_v
 from ..state import count, indices
 from . import op, register
 from .. import atomics, fastmem
-from .ds import LDS_CHECKS, check_lds
+from .ds import LDS_CHECKS, check_lds, lds_keep
 
 U8, U16, U32, U64, I32, I64 = np.uint8, np.uint16, np.uint32, np.uint64, np.int32, np.int64
 F32, F64 = np.float32, np.float64
@@ -141,11 +141,7 @@ class Space:
         if space == "global":
             return widx, lidx, K.memory.gather(o.astype(U64), size)
         if space == "lds":
-            g = st.group[w][widx]
-            _check_range(o, size, st.lds_size, "LDS")
-            if LDS_CHECKS:
-                check_lds(st, w, widx, lidx, o, size)
-            return widx, lidx, st.lds[g[:, None], o[:, None] + np.arange(size)]
+            return widx, lidx, lane_read(K, st, w, space, widx, lidx, o, size, atomic=False)
         _check_range(o, size, st.private_bytes, "scratch (private segment)")
         flat = st.private.reshape(st.private.shape[0], -1)
         wave = indices(st, w)[widx]
@@ -164,11 +160,7 @@ class Space:
             K.memory.scatter(o.astype(U64), d)
             return
         if space == "lds":
-            _check_range(o, size, st.lds_size, "LDS")
-            g = st.group[w][widx]
-            if LDS_CHECKS:
-                check_lds(st, w, widx, lidx, o, size, d, "write")
-            st.lds[g[:, None], o[:, None] + np.arange(size)] = d
+            lane_write(K, st, w, space, widx, lidx, o, d, "write")
             return
         _check_range(o, size, st.private_bytes, "scratch (private segment)")
         flat = st.private.reshape(st.private.shape[0], -1)
@@ -221,31 +213,43 @@ def lane_keys(st, w, space, widx, lidx, o):
     if space == "global":
         return o.astype(U64)
     if space == "lds":
-        return st.group[w][widx].astype(I64) * (st.lds_size + 16) + o
+        return (st.group[w][widx].astype(I64) << 33) + o           # (o < 2^32)
     return (indices(st, w)[widx] * st.lanes + lidx) * (st.private_bytes + 16) + o
 
 
-def lane_read(K, st, w, space, widx, lidx, o, size):
-    """``size`` bytes per listed lane → (n, size) uint8 (bounds-checked)."""
+def lane_read(K, st, w, space, widx, lidx, o, size, atomic=True):
+    """``size`` bytes per listed lane → (n, size) uint8 (bounds-checked); ``atomic``: the read half of an
+    atomic (not told to :data:`LDS_CHECKS`)."""
     if space == "global":
         return K.memory.gather(o.astype(U64), size)
     if space == "lds":
-        _check_range(o, size, st.lds_size, "LDS")
+        # out of the workgroup's LDS: reads 0, no fault (ds.lds_keep)
+        keep = lds_keep(st, w, widx, lidx, o, size)
+        if keep is not None:
+            out = np.zeros((len(o), size), np.uint8)
+            out[keep] = lane_read(K, st, w, space, widx[keep], lidx[keep], o[keep], size, atomic)
+            return out
+        if LDS_CHECKS and not atomic:
+            check_lds(st, w, widx, lidx, o, size)
         return st.lds[st.group[w][widx][:, None], o[:, None] + np.arange(size)]
     _check_range(o, size, st.private_bytes, "scratch (private segment)")
     flat = st.private.reshape(st.private.shape[0], -1)
     return flat[indices(st, w)[widx][:, None], (lidx * st.private_bytes + o)[:, None] + np.arange(size)]
 
 
-def lane_write(K, st, w, space, widx, lidx, o, data):
+def lane_write(K, st, w, space, widx, lidx, o, data, kind="atomic"):
+    """``data`` (n, size) uint8 to the listed lanes' bytes (bounds-checked); ``kind``: what
+    :data:`LDS_CHECKS` is told ("atomic": the atomics' write)."""
     size = data.shape[-1]
     if space == "global":
         K.memory.scatter(o.astype(U64), data)
         return
     if space == "lds":
-        _check_range(o, size, st.lds_size, "LDS")
-        if LDS_CHECKS:                      # (the atomics' write)
-            check_lds(st, w, widx, lidx, o, size, data, "atomic")
+        keep = lds_keep(st, w, widx, lidx, o, size, True)
+        if keep is not None:                # out of the workgroup's LDS: dropped, no fault (ds.lds_keep)
+            widx, lidx, o, data = widx[keep], lidx[keep], o[keep], data[keep]
+        if LDS_CHECKS:
+            check_lds(st, w, widx, lidx, o, size, data, kind)
         st.lds[st.group[w][widx][:, None], o[:, None] + np.arange(size)] = data
         return
     _check_range(o, size, st.private_bytes, "scratch (private segment)")

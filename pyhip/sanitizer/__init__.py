@@ -19,7 +19,7 @@ import weakref
 import numpy as np
 
 from ..errors import HipError, LoaderError, hipError_t
-from . import initcheck, leaks, memcheck, native, racecheck, synccheck
+from . import globalrace, initcheck, leaks, memcheck, native, racecheck, synccheck
 from .origin import where
 
 CHECKS = ("memcheck", "leaks", "synccheck", "initcheck", "racecheck")   # the checks that exist (docs/check.md)
@@ -287,8 +287,10 @@ def enable(checks="all", log: str | None = None, echo: bool = True) -> Session:
     if "racecheck" in s.checks:
         from ..emu import engine
         from ..emu.semantics import ds
-        device.ENGINE_OVERRIDE = "numpy"            # (racecheck.py: the numpy engine tells it of LDS accesses)
+        from ..emu.semantics import vmem
+        device.ENGINE_OVERRIDE = "numpy"            # (the numpy engine tells racecheck of its accesses)
         ds.LDS_CHECKS.append(_on_lds)
+        vmem.GLOBAL_CHECKS.append(_on_global)
         engine.BARRIER_CHECKS.append(_lds_barriers)
     return s
 
@@ -338,9 +340,34 @@ def _on_lds_bounds(st, w, widx, lidx, o, size: int, write: bool) -> None:
     s.add(with_source(r, ctx.get("program")), len(o))
 
 
+def _on_global(st, w, widx, lidx, addrs, size: int, data, kind: str) -> None:
+    """racecheck: a global-memory access of the numpy engine (pyhip/emu/semantics/vmem.py ``GLOBAL_CHECKS``)."""
+    from .lanes import running
+    s = _SESSION
+    at = running() if s is not None else None
+    if at is None:
+        return
+    eng, pc = at
+    prog = eng.program
+    if kind == "read" and pc in globalrace.cas_loads(prog):
+        return                                  # (the atomic's own load: globalrace.py)
+    atomic = kind == "atomic" or globalrace.coherent(prog.instructions.get(pc))
+    sh = globalrace.shadow_of(eng)
+    gw = globalrace.global_waves(eng, st, w, widx)
+    pc -= prog.base
+    memory = eng.gpu.memory
+    for hazard in globalrace.access(sh, memory, gw, lidx, addrs, size, data, kind, atomic, pc):
+        r = globalrace.report(eng, sh, st, w, widx, lidx, gw, size, hazard, pc, kind, memory)
+        s.add(with_source(r, prog), hazard[-1])
+
+
 def _lds_barriers(dispatch, st, ready) -> None:
+    """racecheck: the workgroups ``ready`` pass a barrier (LDS and global memory)."""
     if isinstance(st.shadow, racecheck.Lds):
         st.shadow.barrier(ready, st.lds.shape[1])
+    sh = getattr(dispatch, "_race_global", None)
+    if sh is not None:
+        sh.barrier(globalrace.global_groups(dispatch, st, np.nonzero(ready)[0]).tolist())
 
 
 def _on_barriers(dispatch, st, ready) -> None:
@@ -374,9 +401,10 @@ def disable() -> Session | None:
         engine.BARRIER_CHECKS.remove(_on_barriers)
         native.sync(False)
     if _lds_barriers in engine.BARRIER_CHECKS:
-        from ..emu.semantics import ds
+        from ..emu.semantics import ds, vmem
         engine.BARRIER_CHECKS.remove(_lds_barriers)
         ds.LDS_CHECKS.remove(_on_lds)
+        vmem.GLOBAL_CHECKS.remove(_on_global)
     if _CHECKER.memories:
         native.arm(False, ())
         _CHECKER.memories.clear()

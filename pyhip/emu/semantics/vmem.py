@@ -13,6 +13,19 @@ from . import op, register
 from .. import atomics, fastmem
 from .ds import LDS_CHECKS, check_lds, lds_keep
 
+# fn(st, w, widx, lidx, addrs, size, data, kind): told of the global-memory lanes of every vector memory
+# access (loads, stores, atomics: not scalar loads) before it is made (pyhip/sanitizer racecheck); ``kind``
+# "read", "write" (``data``: (n, size) uint8) or "atomic"; the fast paths are off while any is listed
+GLOBAL_CHECKS: list = []
+
+
+def check_global(st, w, sel, addrs, size, data=None, kind="read"):
+    """Tell :data:`GLOBAL_CHECKS` of the lanes ``sel`` (a mask) accessing ``addrs`` (data: (nw, 64, size))."""
+    widx, lidx = np.nonzero(sel)
+    if len(widx):
+        for fn in GLOBAL_CHECKS:
+            fn(st, w, widx, lidx, addrs[widx, lidx], size, None if data is None else data[widx, lidx], kind)
+
 U8, U16, U32, U64, I32, I64 = np.uint8, np.uint16, np.uint32, np.uint64, np.int32, np.int64
 F32, F64 = np.float32, np.float64
 OFF = 0x7F
@@ -132,6 +145,8 @@ class Space:
 
     @staticmethod
     def _gather(K, st, w, space, sel, offs, size):
+        if space == "global" and GLOBAL_CHECKS:
+            check_global(st, w, sel, offs, size)
         if space == "global" and sel.all():
             n = sel.shape[0]
             data = K.memory.gather(offs.reshape(-1).astype(U64, copy=False), size)
@@ -149,6 +164,8 @@ class Space:
 
     @staticmethod
     def _scatter(K, st, w, space, sel, offs, data):
+        if space == "global" and GLOBAL_CHECKS:
+            check_global(st, w, sel, offs, data.shape[-1], data, "write")
         if space == "global" and sel.all():
             K.memory.scatter(offs.reshape(-1).astype(U64, copy=False), data.reshape(-1, data.shape[-1]))
             return
@@ -268,7 +285,8 @@ def _load(size, signed, d16_hi=False):
 
         def run(st, w):
             m = st.exec_mask(w)
-            if fast is not None and m.all() and fastmem.load(K.memory, st, w, fast, dreg, size // 4):
+            if fast is not None and m.all() and not GLOBAL_CHECKS and fastmem.load(K.memory, st, w, fast, dreg,
+                                                                                   size // 4):
                 return
             kind, a = addr(st, w)
             raw = read_lanes(K, st, w, kind, a, m, size, max(size, 4))
@@ -322,7 +340,8 @@ def _store(size, d16_hi=False):
 
         def run(st, w):
             m = st.exec_mask(w)
-            if fast is not None and m.all() and fastmem.store(K.memory, st, w, fast, src, nregs):
+            if fast is not None and m.all() and not GLOBAL_CHECKS and fastmem.store(K.memory, st, w, fast, src,
+                                                                                    nregs):
                 return
             kind, a = addr(st, w)
             words = np.stack([st.vgpr[src + i, w] for i in range(nregs)], axis=-1)
@@ -382,6 +401,8 @@ def _atomic(opname, wide):
                 if kind == "buffer":
                     sel = _in_buffer(st, a, sel, size)
                     offs = a
+                if space == "global" and GLOBAL_CHECKS:
+                    check_global(st, w, sel, offs, size, kind="atomic")
                 widx, lidx = np.nonzero(sel)
                 if not len(widx):
                     continue

@@ -234,13 +234,15 @@ def access(sh: Shadow, memory, gw, lidx, addrs, size: int, data, kind: str, atom
             changes = np.ones(len(b), bool)
         else:
             new = np.ascontiguousarray(data).reshape(-1)
-            shadow, memory.shadow = memory.shadow, None     # (initcheck's: this look is no kernel's read)
+            # (this look is no kernel's read: initcheck's shadow and memcheck's checker are not told of it)
+            shadow, checker = memory.shadow, memory.checker
+            memory.shadow = memory.checker = None
             try:
                 changes = new != np.ascontiguousarray(memory.gather(addrs.astype(np.uint64), size)).reshape(-1)
             except Exception:                  # (a bad address: memcheck's to report) pylint: disable=broad-except
                 changes = np.ones(len(b), bool)
             finally:
-                memory.shadow = shadow
+                memory.shadow, memory.checker = shadow, checker
         hz = changes & ~(atomic & (wflags & ATOMIC != 0))
         if hz.any():
             _note(found, "write-after-write", hz & sh.unordered(wrote, sh.at[0][b], v), ab, 0, b, size)

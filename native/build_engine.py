@@ -26,7 +26,7 @@ typedef struct Fault {
 typedef struct Dispatch {
     const NInst* code; const int32_t* addr_index; const int32_t* aux; uint64_t code_base; uint64_t code_size;
     int32_t ncode; int32_t entry; uint32_t grid[3]; uint32_t wg[3]; uint32_t counts[3]; int32_t waves_per_group;
-    int32_t nvgpr; uint32_t lds_size; uint32_t private_size; uint32_t sgpr_init[128]; int32_t wgid_sgpr[3];
+    int32_t nvgpr; uint32_t lds_size; uint32_t lds_alloc; uint32_t lds_granule; uint32_t private_size; uint32_t sgpr_init[128]; int32_t wgid_sgpr[3];
     int32_t wginfo_sgpr; int32_t vgpr_ids; int32_t wid; uint32_t mode; int32_t is_gfx94x;
     uint32_t private_vsharp_base; const Region* regions; int32_t nregions; int32_t lockstep; int32_t capture;
     int32_t nthreads; int64_t max_steps; int64_t batch_groups; uint8_t* capture_buf; int64_t capture_stride;

@@ -444,6 +444,7 @@ int pyhip_agent_dispatch(void* ctx, const uint8_t* pkt, uint64_t index) {
     uint32_t items = (uint32_t)wg[0] * wg[1] * wg[2];
     d.waves_per_group = (int32_t)((items + (uint32_t)d.lanes - 1) / (uint32_t)d.lanes);
     d.lds_size = group_seg;
+    d.lds_alloc = (group_seg + d.lds_granule - 1) / d.lds_granule * d.lds_granule;   /* (the template's granule) */
     if (priv_seg > priv) priv = priv_seg;
     priv += extra;
     d.private_size = (priv + 15) / 16 * 16;

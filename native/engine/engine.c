@@ -52,7 +52,7 @@ static int tl_reserve(TL* t, const Dispatch* d, int64_t ng) {
     size_t nw = (size_t)(ng * d->waves_per_group);
     size_t vw = nw * (size_t)d->nvgpr * LANES;
     size_t pb = nw * (size_t)d->private_size * LANES;
-    size_t lb = (size_t)ng * (((size_t)d->lds_size + 3) / 4 * 4 + 4);
+    size_t lb = (size_t)ng * (((size_t)d->lds_alloc + 3) / 4 * 4 + 4);
     if (nw > t->nw_cap) {
         Wave* n = calloc(nw, sizeof(Wave));
         if (!n) return 0;
@@ -110,7 +110,7 @@ static int64_t total_groups(const Dispatch* d) {
 
 static void set_group(TL* t, const Dispatch* d, Group* g, int64_t slot, int64_t flat, Ctx* c) {
     size_t wpg = (size_t)d->waves_per_group;
-    size_t ldsz = ((size_t)d->lds_size + 3) / 4 * 4 + 4;
+    size_t ldsz = ((size_t)d->lds_alloc + 3) / 4 * 4 + 4;
     init_group(c, g, flat, t->waves + slot * wpg, t->vgprs + slot * wpg * (size_t)d->nvgpr * LANES,
                d->private_size ? t->priv + slot * wpg * (size_t)d->private_size * LANES : NULL, t->lds + slot * ldsz);
 }

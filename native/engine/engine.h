@@ -119,7 +119,10 @@ typedef struct Dispatch {
     uint32_t grid[3], wg[3], counts[3];
     int32_t waves_per_group;
     int32_t nvgpr;               /* VGPR rows per wave (arch + AGPRs + 8, as the numpy engine allocates) */
-    uint32_t lds_size;           /* bytes (the LDS buffer is rounded up to a dword, at least 4) */
+    uint32_t lds_size;           /* the group segment, bytes (memcheck's bound: accesses past it are recorded) */
+    uint32_t lds_alloc;          /* the LDS the hardware allocates it (rounded up to lds_granule; the buffer at
+                                  * least 4): an access beyond reads 0 / is dropped, no fault (lds_lanes) */
+    uint32_t lds_granule;        /* the target's LDS allocation unit (pyhip/emu/engine.py lds_granule) */
     uint32_t private_size;       /* bytes per lane */
     uint32_t sgpr_init[NSGPR];   /* SGPRs common to every wave (user SGPRs) */
     int32_t wgid_sgpr[3];        /* SGPR of workgroup id x/y/z, or -1 */

@@ -21,20 +21,18 @@ static int jump(Ctx* c, Wave* w, uint64_t target) {
 }
 
 /* ds._lds_io: ``size`` bytes per active lane at LDS addresses (base[l] + off) mod 2^32 (LDS addresses are 32
- * bits, ops_ds.h; a fault names the first bad address) */
+ * bits, ops_ds.h); a lane beyond the workgroup's LDS reads 0 / writes nothing (lds_lanes) */
 static int lds_io(Ctx* c, Wave* w, const uint32_t* base, int64_t off, int size, uint64_t m, uint8_t (*raw)[16], int write) {
-    int64_t lim = c->d->lds_size;
-    uint32_t o32 = (uint32_t)off;
-    for (int l = 0; l < LANES; l++) {
-        if (!(m >> l & 1)) continue;
-        int64_t o = (uint32_t)(base[l] + o32);
-        if (o + size > lim) return raise_fault(c, w, FK_LDS_DS, -1, (uint64_t)o, 1, size, lim);
-    }
+    uint32_t o32 = (uint32_t)off, a[LANES];
+    for (int l = 0; l < LANES; l++) a[l] = base[l] + o32;
+    uint64_t keep = lds_lanes(c, w, a, size, m, write);
     uint8_t* lds = w->g->lds;
     for (int l = 0; l < LANES; l++) {
         if (!(m >> l & 1)) continue;
-        uint8_t* p = lds + (uint32_t)(base[l] + o32);
-        if (write) memcpy(p, raw[l], size);
+        uint8_t* p = lds + a[l];
+        if (!(keep >> l & 1)) {
+            if (!write) memset(raw[l], 0, size);
+        } else if (write) memcpy(p, raw[l], size);
         else memcpy(raw[l], p, size);
     }
     return ST_CONT;
@@ -217,7 +215,7 @@ static void init_group(Ctx* c, Group* g, int64_t flat, Wave* waves, uint32_t* vg
     g->w = waves;
     g->nw = d->waves_per_group;
     g->lds = lds;
-    size_t ldsz = (d->lds_size + 3) / 4 * 4;
+    size_t ldsz = (d->lds_alloc + 3) / 4 * 4;
     memset(lds, 0, ldsz < 4 ? 4 : ldsz);
     uint32_t px = d->wg[0], py = d->wg[1], pz = d->wg[2];
     uint64_t rx = (uint64_t)d->grid[0] - (uint64_t)g->id[0] * d->wg[0];

@@ -11,8 +11,8 @@ INLINE void lds_addr(uint32_t* out, const uint32_t* vaddr, int64_t off) {
     for (int l = 0; l < LANES; l++) out[l] = vaddr[l] + o;
 }
 
-/* every active lane's [a, a + size) inside the LDS, a = (base + off) mod 2^32 (the vectorisable test; lds_io
- * reports the fault when it fails) */
+/* every active lane's [a, a + size) inside the group segment, a = (base + off) mod 2^32 (the vectorisable
+ * test; when it fails, lds_io does what the hardware does with the lanes beyond: state.h lds_lanes) */
 INLINE int lds_ok(const Ctx* c, const uint32_t* base, int64_t off, int size, uint64_t m) {
     int64_t lim = c->d->lds_size;
     uint32_t o32 = (uint32_t)off;
@@ -107,23 +107,18 @@ H(ds_atomic) {
     uint32_t base[LANES];
     memcpy(base, vreg(w, in->s[0]), sizeof base);   /* read before any result is written (numpy copies it) */
     lds_addr(base, base, in->imm);
-    int64_t lim = c->d->lds_size;
+    uint64_t keep = lds_lanes(c, w, base, size, m, 1);     /* beyond the LDS: no effect, returns 0 */
     for (int l = 0; l < LANES; l++) {
-        if (!(m >> l & 1)) continue;
+        if (!(keep >> l & 1)) continue;
         int64_t o = base[l];
-        if (o + size > lim) return raise_fault(c, w, FK_LDS_ATOMIC, -1, (uint64_t)o, 1, size, lim);
-    }
-    for (int l = 0; l < LANES; l++) {
-        if (!(m >> l & 1)) continue;
-        int64_t o = base[l];
-        if (o % size) return raise_fault(c, w, FK_LDS_ATOMIC_ALIGN, -1, (uint64_t)o, 1, size, lim);
+        if (o % size) return raise_fault(c, w, FK_LDS_ATOMIC_ALIGN, -1, (uint64_t)o, 1, size, c->d->lds_size);
     }
     uint64_t res[LANES];
     uint8_t* lds = w->g->lds;
     int d0 = in->s[1], d1 = in->s[2];
     for (int l = 0; l < LANES; l++) {
         res[l] = 0;
-        if (!(m >> l & 1)) continue;
+        if (!(keep >> l & 1)) continue;
         uint8_t* p = lds + base[l];
         uint64_t v, cc;
         if (wide) {
@@ -221,13 +216,14 @@ H(ds_append) {
     /* x: +1 append, 0 consume (subtract); one access per wave at M0[15:0] + offset */
     uint64_t m = exec_of(w);
     if (!m) return ST_CONT;
-    int64_t o = (uint32_t)((w->s[M0] & 0xFFFF) + (uint32_t)in->imm);   /* mod 2^32 */
-    if (o + 4 > (int64_t)c->d->lds_size)
-        return raise_fault(c, w, FK_LDS_DS, -1, (uint64_t)o, 1, 4, c->d->lds_size);
-    uint8_t* p = w->g->lds + o;
-    uint32_t cur = ld32(p);
-    int64_t n = __builtin_popcountll(m) * (in->x ? 1 : -1);
-    st32(p, (uint32_t)((int64_t)cur + n));
+    uint32_t o = (uint32_t)((w->s[M0] & 0xFFFF) + (uint32_t)in->imm);   /* mod 2^32 */
+    uint32_t cur = 0;
+    if (lds_lanes(c, w, &o, 4, 1, 1)) {                /* (lane 0 stands for the wave; beyond the LDS: 0) */
+        uint8_t* p = w->g->lds + o;
+        cur = ld32(p);
+        int64_t n = __builtin_popcountll(m) * (in->x ? 1 : -1);
+        st32(p, (uint32_t)((int64_t)cur + n));
+    }
     uint32_t R[LANES];
     for (int l = 0; l < LANES; l++) R[l] = cur;
     wv(w, in->d, R, m);

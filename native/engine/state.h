@@ -182,6 +182,7 @@ typedef struct CheckHit {
     int32_t wave, lane, size, write;
     uint32_t wg[3];
     int32_t pad;
+    uint32_t lds_size, lds_alloc;   /* CHECK_LDS: the dispatch's group segment and the LDS allocated for it */
 } CheckHit;
 
 #define CHECK_SLOTS 1024
@@ -232,12 +233,17 @@ static void check_put(const CheckHit* r) {
     __atomic_store_n(&g_check.lock, 0, __ATOMIC_RELEASE);
 }
 
-enum { CHECK_MEM = 0, CHECK_SYNC = 1 };
+enum { CHECK_MEM = 0, CHECK_SYNC = 1, CHECK_LDS = 2 };
 
-static void check_hit(Ctx* c, const Wave* w, int lane, uint64_t address, int size, int write, uint64_t count) {
+/* a record of kind (CHECK_MEM, CHECK_LDS) at the current instruction: the first bad lane, its address */
+static void check_record(Ctx* c, const Wave* w, int kind, int lane, uint64_t address, int size, int write,
+                         uint64_t count) {
     const Dispatch* d = c->d;
     CheckHit h;
     memset(&h, 0, sizeof h);
+    h.pad = kind;
+    h.lds_size = d->lds_size;
+    h.lds_alloc = d->lds_alloc;
     h.code = d->code_base + (c->cur_ip >= 0 && c->cur_ip < d->ncode ? d->code[c->cur_ip].pc : 0);
     h.address = address;
     h.count = count;
@@ -247,6 +253,29 @@ static void check_hit(Ctx* c, const Wave* w, int lane, uint64_t address, int siz
     h.write = write;
     if (w && w->g) memcpy(h.wg, w->g->id, sizeof h.wg);
     check_put(&h);
+}
+
+static void check_hit(Ctx* c, const Wave* w, int lane, uint64_t address, int size, int write, uint64_t count) {
+    check_record(c, w, CHECK_MEM, lane, address, size, write, count);
+}
+
+/* The lanes of m whose LDS bytes [a[l], a[l] + size) the hardware accesses: those inside the LDS it allocated
+ * the workgroup (lds_alloc, the group segment rounded up to the target's granule); beyond it a read returns 0
+ * and a write is dropped, without a fault (ISA).  Lanes past the exact group segment are recorded for memcheck
+ * while it is on (CHECK_LDS: the first such lane's LDS offset, a count of lanes), performed or not. */
+static uint64_t lds_lanes(Ctx* c, const Wave* w, const uint32_t* a, int size, uint64_t m, int write) {
+    int64_t lim = c->d->lds_size, alloc = c->d->lds_alloc;
+    uint64_t keep = m, over = 0;
+    int first = -1;
+    for (int l = 0; l < LANES; l++) {
+        if (!(m >> l & 1) || (int64_t)a[l] + size <= lim) continue;
+        if (first < 0) first = l;
+        over++;
+        if ((int64_t)a[l] + size > alloc) keep &= ~(1ULL << l);
+    }
+    if (over && __atomic_load_n(&g_check.on, __ATOMIC_ACQUIRE))
+        check_record(c, w, CHECK_LDS, first, a[first], size, write, over);
+    return keep;
 }
 
 /* ---- synccheck: an s_barrier reached by only some waves of a workgroup (others ended, or wait at another

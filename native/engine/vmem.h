@@ -128,12 +128,18 @@ static int vm_lanes(Ctx* c, Wave* w, const VA* va, uint64_t m, int size, uint8_t
             int bad = xlate_lanes(c, va->a, glob, size, ptr);
             if (bad >= 0 && bad_lanes(c, w, va->a, glob, size, ptr, write, bad) != ST_CONT) return ST_FAULT;
         }
-        for (int l = 0; l < LANES; l++) {
-            if (!(lds >> l & 1)) continue;
-            int64_t o = (int64_t)(va->a[l] - SHARED_APERTURE);
-            if (o < 0 || o + size > (int64_t)c->d->lds_size)
-                return raise_fault(c, w, FK_LDS_RANGE, l, (uint64_t)o, 1, size, c->d->lds_size);
-            ptr[l] = w->g->lds + o;
+        if (lds) {              /* beyond the workgroup's LDS: reads 0, writes dropped (state.h lds_lanes) */
+            uint32_t o[LANES];
+            for (int l = 0; l < LANES; l++) o[l] = (uint32_t)(va->a[l] - SHARED_APERTURE);
+            uint64_t keep = lds_lanes(c, w, o, size, lds, write);
+            for (int l = 0; l < LANES; l++) {
+                if (!(lds >> l & 1)) continue;
+                if (keep >> l & 1) ptr[l] = w->g->lds + o[l];
+                else {
+                    memset(g_check_sink[l], 0, sizeof g_check_sink[l]);
+                    ptr[l] = g_check_sink[l];
+                }
+            }
         }
     } else {
         glob = 0;

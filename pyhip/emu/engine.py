@@ -54,6 +54,19 @@ def isa_family(processor: str) -> int:
     return 9
 
 
+def lds_granule(processor: str) -> int:
+    """The bytes in which the hardware allocates a workgroup's LDS (COMPUTE_PGM_RSRC2.LDS_SIZE's unit, LLVM's
+    AMDGPUUsage): 128 dwords from GFX7 to GFX12.0 (CDNA and RDNA alike), 320 dwords on gfx950."""
+    return 1280 if processor.startswith("gfx950") else 512
+
+
+def lds_allocation(processor: str, group_segment_size: int) -> int:
+    """The LDS a workgroup gets on the hardware: its group segment rounded up to the granule.  An access
+    inside it is performed; beyond it a read returns 0 and a write is dropped (no fault): ISA."""
+    g = lds_granule(processor)
+    return -(-int(group_segment_size) // g) * g
+
+
 def wave_lanes(processor: str, kd: KernelDescriptor) -> int:
     """The wave size of a dispatch: 64 on GFX9; RDNA runs wave32 unless the descriptor asks for wave64."""
     return kd.wavefront_size if isa_family(processor) >= 10 else LANES
@@ -105,7 +118,8 @@ class Dispatch:
         self.kernarg = kernarg_address
         self.grid = tuple(int(g) for g in grid_size)
         self.wg = tuple(max(1, int(x)) for x in workgroup_size)
-        self.lds_size = int(group_segment_size)
+        self.lds_size = int(group_segment_size)          # the exact group segment (memcheck's bound)
+        self.lds_alloc = lds_allocation(self.processor, self.lds_size)    # what the hardware gives it
         priv = max(int(private_segment_size), kd.private_segment_fixed_size)   # the runtime sized a dynamic stack
         self.private = (priv + 15) // 16 * 16
         self.dispatch_ptr, self.queue_ptr, self.dispatch_id = dispatch_ptr, queue_ptr, dispatch_id
@@ -164,7 +178,8 @@ class Dispatch:
         if st is not None and st.n == nw and st.lds.shape[0] == ng:
             st.reset(sgpr=tmpl is None)
         else:
-            st = self._state = WaveState(nw, self.nvgpr + 8, ng, self.lds_size, self.private, self.lanes)
+            st = self._state = WaveState(nw, self.nvgpr + 8, ng, self.lds_size, self.private, self.lanes,
+                                                  lds_alloc=self.lds_alloc)
         if tmpl is not None:
             # same batch shape as before and no partial workgroups: only the workgroup ids differ
             _, sgpr, vgpr, st.group, st.wave_in_group, id_cols, st.mode = tmpl

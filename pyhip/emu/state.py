@@ -35,7 +35,7 @@ def pair_from_mask(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
 
 class WaveState:
     def __init__(self, n_waves: int, n_vgprs: int, n_groups: int, lds_bytes: int, private_bytes: int,
-                 lanes: int = LANES):
+                 lanes: int = LANES, lds_alloc: int | None = None):
         self.n = n_waves
         self.lanes = lanes
         self.wave32 = lanes == 32
@@ -52,7 +52,10 @@ class WaveState:
         self.group = np.zeros(n_waves, dtype=np.int64)        # batch-local workgroup index of each wave
         self.group_ids = np.zeros((n_groups, 3), dtype=np.int64)
         self.wave_in_group = np.zeros(n_waves, dtype=np.int64)
-        self.lds = np.zeros((n_groups, max((lds_bytes + 3) // 4 * 4, 4)), dtype=np.uint8)
+        # lds_size: the group segment; lds_alloc: the LDS the hardware allocates for it (engine.lds_allocation,
+        # by default the group segment): accesses beyond it read 0 / are dropped (semantics/ds.py lds_keep)
+        self.lds_alloc = lds_bytes if lds_alloc is None else max(lds_alloc, lds_bytes)
+        self.lds = np.zeros((n_groups, max((self.lds_alloc + 3) // 4 * 4, 4)), dtype=np.uint8)
         self.lds_size = lds_bytes
         self.private_bytes = private_bytes
         self.private = np.zeros((n_waves, lanes, private_bytes), dtype=np.uint8) if private_bytes else None

@@ -19,7 +19,7 @@ import weakref
 import numpy as np
 
 from ..errors import HipError, LoaderError, hipError_t
-from . import initcheck, leaks, memcheck, native, racecheck, synccheck
+from . import globalrace, initcheck, leaks, memcheck, native, racecheck, synccheck
 from .origin import where
 
 CHECKS = ("memcheck", "leaks", "synccheck", "initcheck", "racecheck")   # the checks that exist (docs/check.md)
@@ -220,15 +220,21 @@ def collect() -> None:
                 s.add(with_source(synccheck.native_report(h, ctx, native_context(gpus, int(h.address))),
                                   ctx.get("program")), int(h.count))
             continue
+        ctx = native_context(gpus, int(h.code))
+        ctx.update(workgroup=[int(x) for x in h.wg], wave=int(h.wave), lane=int(h.lane))
+        if h.pad == native.CHECK_LDS:
+            if "memcheck" in s.checks:
+                r = memcheck.lds_report(int(h.address), int(h.size), bool(h.write), int(h.lds_size),
+                                        int(h.lds_alloc), ctx)
+                s.add(with_source(r, ctx.get("program")), int(h.count))
+            continue
         mem = next((m for m in memories if m.base <= h.address < m.base + len(m.arena)), memories[0] if memories
                    else None)
         if mem is None:
             continue
-        ctx = native_context(gpus, int(h.code))
-        ctx.update(workgroup=[int(x) for x in h.wg], wave=int(h.wave), address=int(h.address),
-                   access=f"{h.size} bytes, {'write' if h.write else 'read'}")
-        if h.lane >= 0:                         # (a scalar access has no lane)
-            ctx["lane"] = int(h.lane)
+        ctx.update(address=int(h.address), access=f"{h.size} bytes, {'write' if h.write else 'read'}")
+        if h.lane < 0:                          # (a scalar access has no lane)
+            del ctx["lane"]
         fault = GPUFault("memory access outside any allocation", address=int(h.address))
         _report(s, mem, fault, ctx, ctx.get("program"), int(h.count))
     if lost:
@@ -268,6 +274,9 @@ def enable(checks="all", log: str | None = None, echo: bool = True) -> Session:
     if _on_dispatch not in device.DISPATCH_LISTENERS:
         device.DISPATCH_LISTENERS.append(_on_dispatch)
     memory.set_memcheck("memcheck" in s.checks, where if set(_ORIGINS) & set(s.checks) else None, _CHECKER)
+    if "memcheck" in s.checks:
+        from ..emu.semantics import ds
+        ds.LDS_BOUNDS.append(_on_lds_bounds)
     if "initcheck" in s.checks:
         device.ENGINE_OVERRIDE = "numpy"            # (initcheck.py: the native engine's stores are not seen)
         memory.set_initcheck(lambda m: initcheck.Shadow(m, _on_unwritten))
@@ -278,8 +287,10 @@ def enable(checks="all", log: str | None = None, echo: bool = True) -> Session:
     if "racecheck" in s.checks:
         from ..emu import engine
         from ..emu.semantics import ds
-        device.ENGINE_OVERRIDE = "numpy"            # (racecheck.py: the numpy engine tells it of LDS accesses)
+        from ..emu.semantics import vmem
+        device.ENGINE_OVERRIDE = "numpy"            # (the numpy engine tells racecheck of its accesses)
         ds.LDS_CHECKS.append(_on_lds)
+        vmem.GLOBAL_CHECKS.append(_on_global)
         engine.BARRIER_CHECKS.append(_lds_barriers)
     return s
 
@@ -318,9 +329,45 @@ def _on_lds(st, w, widx, lidx, o, size: int, data, kind: str) -> None:
         s.add(with_source(r, eng.program), hazard[-1])
 
 
+def _on_lds_bounds(st, w, widx, lidx, o, size: int, write: bool) -> None:
+    """memcheck: lanes of a numpy-engine LDS access past the group segment (semantics/ds.py ``LDS_BOUNDS``)."""
+    from .lanes import numpy_context
+    s = _SESSION
+    if s is None:
+        return
+    ctx = numpy_context(0, len(o))
+    r = memcheck.lds_report(int(o[0]), size, write, st.lds_size, st.lds_alloc, ctx)
+    s.add(with_source(r, ctx.get("program")), len(o))
+
+
+def _on_global(st, w, widx, lidx, addrs, size: int, data, kind: str) -> None:
+    """racecheck: a global-memory access of the numpy engine (pyhip/emu/semantics/vmem.py ``GLOBAL_CHECKS``)."""
+    from .lanes import running
+    s = _SESSION
+    at = running() if s is not None else None
+    if at is None:
+        return
+    eng, pc = at
+    prog = eng.program
+    if kind == "read" and pc in globalrace.cas_loads(prog):
+        return                                  # (the atomic's own load: globalrace.py)
+    atomic = kind == "atomic" or globalrace.coherent(prog.instructions.get(pc))
+    sh = globalrace.shadow_of(eng)
+    gw = globalrace.global_waves(eng, st, w, widx)
+    pc -= prog.base
+    memory = eng.gpu.memory
+    for hazard in globalrace.access(sh, memory, gw, lidx, addrs, size, data, kind, atomic, pc):
+        r = globalrace.report(eng, sh, st, w, widx, lidx, gw, size, hazard, pc, kind, memory)
+        s.add(with_source(r, prog), hazard[-1])
+
+
 def _lds_barriers(dispatch, st, ready) -> None:
+    """racecheck: the workgroups ``ready`` pass a barrier (LDS and global memory)."""
     if isinstance(st.shadow, racecheck.Lds):
         st.shadow.barrier(ready, st.lds.shape[1])
+    sh = getattr(dispatch, "_race_global", None)
+    if sh is not None:
+        sh.barrier(globalrace.global_groups(dispatch, st, np.nonzero(ready)[0]).tolist())
 
 
 def _on_barriers(dispatch, st, ready) -> None:
@@ -345,15 +392,19 @@ def disable() -> Session | None:
         device.DISPATCH_LISTENERS.remove(_on_dispatch)
     memory.set_memcheck(False)
     memory.set_initcheck(None)
+    from ..emu.semantics import ds
+    if _on_lds_bounds in ds.LDS_BOUNDS:
+        ds.LDS_BOUNDS.remove(_on_lds_bounds)
     device.ENGINE_OVERRIDE = None
     from ..emu import engine
     if _on_barriers in engine.BARRIER_CHECKS:
         engine.BARRIER_CHECKS.remove(_on_barriers)
         native.sync(False)
     if _lds_barriers in engine.BARRIER_CHECKS:
-        from ..emu.semantics import ds
+        from ..emu.semantics import ds, vmem
         engine.BARRIER_CHECKS.remove(_lds_barriers)
         ds.LDS_CHECKS.remove(_on_lds)
+        vmem.GLOBAL_CHECKS.remove(_on_global)
     if _CHECKER.memories:
         native.arm(False, ())
         _CHECKER.memories.clear()
@@ -366,8 +417,9 @@ def disable() -> Session | None:
 def check(checks="all", log: str | None = None, echo: bool = True):
     """``with pyhip.check("memcheck") as session:`` — the checks on inside the block; ``session.reports``
     holds what they found.  A bad access the GPU would not fault on, or on which it would read 0 / drop the
-    store, is reported and the kernel goes on as the GPU would; a fault that ends a dispatch on a GPU
-    (misaligned atomic, LDS / scratch out of range) still ends it with its HIP error."""
+    store, is reported and the kernel goes on as the GPU would (an LDS access past the group segment too: a GPU
+    never faults on LDS); a fault that ends a dispatch on a GPU (misaligned atomic, scratch out of range) still
+    ends it with its HIP error."""
     s = enable(checks, log, echo)
     try:
         yield s

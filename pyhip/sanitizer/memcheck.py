@@ -13,6 +13,26 @@ KINDS = ("use-after-free", "out-of-bounds", "invalid-address", "misaligned-atomi
          "scratch-out-of-bounds")
 
 
+def lds_report(offset: int, size: int, write: bool, lds_size: int, lds_alloc: int, ctx: dict) -> dict:
+    """A report of a lane's LDS access at byte ``offset`` past the workgroup's group segment (``lds_size``
+    bytes; the hardware allocated ``lds_alloc``), at ``ctx`` (kernel, workgroup, wave, lane, pc ...).  The
+    access was done as the GPU does it: performed inside the allocation, else a read of 0 / a dropped write."""
+    if offset + size <= lds_alloc:
+        what = f"inside the {lds_alloc} bytes the hardware allocates for it: performed, a GPU would not fault"
+    else:
+        what = (f"beyond the {lds_alloc} bytes the hardware allocates for it: a GPU "
+                + ("drops the write" if write else "reads 0") + " and does not fault")
+    r = {"checker": "memcheck", "kind": "lds-out-of-bounds",
+         "message": f"LDS access at byte {offset} of the workgroup's {lds_size}-byte group segment ({what})"}
+    for k in ("kernel", "workgroup", "wave", "lane", "pc", "instruction"):
+        if ctx.get(k) is not None:
+            r[k] = ctx[k]
+    r["address"] = offset
+    r["access"] = f"{size} bytes, {'write' if write else 'read'}"
+    r["allocation"] = {"start": 0, "size": lds_size, "kind": "LDS of the workgroup"}
+    return r
+
+
 def allocation(start: int, size: int, kind: str, allocated=None, freed=None) -> dict:
     a = {"start": start, "size": size, "kind": kind}
     if allocated is not None:

@@ -8,12 +8,14 @@ import ctypes
 import functools
 
 CHECK_SYNC = 1      # a record's kind (its ``pad``): synccheck's (0: memcheck's)
+CHECK_LDS = 2       # memcheck's LDS access past the group segment (``address``: the LDS offset)
 
 
 class CheckHit(ctypes.Structure):
     _fields_ = [("code", ctypes.c_uint64), ("address", ctypes.c_uint64), ("count", ctypes.c_uint64),
                 ("wave", ctypes.c_int32), ("lane", ctypes.c_int32), ("size", ctypes.c_int32),
-                ("write", ctypes.c_int32), ("wg", ctypes.c_uint32 * 3), ("pad", ctypes.c_int32)]
+                ("write", ctypes.c_int32), ("wg", ctypes.c_uint32 * 3), ("pad", ctypes.c_int32),
+                ("lds_size", ctypes.c_uint32), ("lds_alloc", ctypes.c_uint32)]
 
 
 @functools.lru_cache(maxsize=1)

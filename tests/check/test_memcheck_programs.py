@@ -136,16 +136,27 @@ def test_pitch_as_element_stride(build, tmp_path, engine):
 
 @pytest.mark.parametrize("engine", ["native", "numpy"])
 def test_misaligned_atomic_and_lds_overrun(build, tmp_path, engine):
-    """Two launches that fail on a GPU too: each named once, with the caller's line for the atomic that HIP's
-    header inlines (DWARF's inlined-subroutine call site, not amd_hip_atomic.h)."""
+    """A misaligned atomic fails on a GPU too; a kernel using twice the dynamic LDS its launch gave it (256 of
+    512 bytes) does not — the GPU allocates LDS in 512-byte granules and never faults on LDS — and runs to
+    the right result here, with and without the check.  Each is named once per instruction, with the
+    caller's line for the atomic that HIP's header inlines (DWARF's inlined-subroutine call site)."""
+    plain = _exec(build("atomic_and_lds", True), engine=engine)
+    assert plain.stdout.split() == ["hipErrorIllegalAddress", "hipSuccess", "reversed"], plain.stdout + plain.stderr
     log = tmp_path / "log.jsonl"
     r = _exec(build("atomic_and_lds", True), "--check", "memcheck", "--check-log", str(log), engine=engine)
-    assert r.returncode == 1 and r.stdout.split() == ["hipErrorIllegalAddress"] * 2, r.stdout + r.stderr
-    reps = {x["kind"]: x for x in map(json.loads, log.read_text().splitlines())}
-    assert set(reps) == {"misaligned-atomic", "lds-out-of-bounds"}, reps
-    at, lds = reps["misaligned-atomic"], reps["lds-out-of-bounds"]
+    assert r.returncode == 1 and r.stdout == plain.stdout, r.stdout + r.stderr
+    reps = [json.loads(x) for x in log.read_text().splitlines()]
+    assert sorted(x["kind"] for x in reps) == ["lds-out-of-bounds"] * 2 + ["misaligned-atomic"], reps
+    at = next(x for x in reps if x["kind"] == "misaligned-atomic")
     assert at["kernel"] == "count(int*)" and at["address"] % 4 == 2 and "atomic" in at["instruction"], at
     assert at["source"].endswith(f"atomic_and_lds.hip:{_line('atomic_and_lds.hip', 'ATOMIC-LINE')}"), at
-    assert lds["kernel"] == "reverse(int*, int)" and lds["instruction"].startswith("ds_write"), lds
-    assert lds["address"] == 64 * 4, lds                       # the first element past the 64 ints given
-    assert lds["source"].endswith(f"atomic_and_lds.hip:{_line('atomic_and_lds.hip', 'LDS-LINE')}"), lds
+    store, load = (next(x for x in reps if x["kind"] == "lds-out-of-bounds" and x["access"].endswith(what))
+                   for what in ("write", "read"))
+    for lds, what, tag in ((store, "write", "LDS-LINE"), (load, "read", "LDS-READ-LINE")):
+        assert lds["kernel"] == "reverse(int*, int)" and lds["access"].endswith(what), lds
+        assert lds["instruction"].startswith("ds_" + what), lds
+        assert lds["count"] == 64 and lds["allocation"]["size"] == 64 * 4, lds        # lanes 64..127 / 0..63
+        assert lds["source"].endswith(f"atomic_and_lds.hip:{_line('atomic_and_lds.hip', tag)}"), lds
+        assert "performed, a GPU would not fault" in lds["message"], lds
+    assert store["address"] == 64 * 4 and store["lane"] == 0 and store["wave"] == 1, store   # element 64
+    assert load["address"] == 127 * 4 and load["lane"] == 0 and load["wave"] == 0, load    # s[127 - 0]

@@ -58,12 +58,16 @@ def test_null_pointer(basic):
     _vadd_ok(basic)
 
 
-def test_lds_out_of_range():
+def test_lds_out_of_range_is_no_fault():
+    """A kernel using more LDS than it asked for (no dynamic LDS): as on a GPU, no fault; reads beyond the
+    workgroup's LDS return 0 and writes there are dropped (tests/emu/test_lds_bounds.py)."""
     pyhip.set_device(0)
     m = pyhip.load(BIN / "hipcc52/lds-gfx90a.hsaco")
     d = pyhip.to_device(np.arange(256, dtype=np.int32))
-    msg = _expect_fault(lambda: m.kernel("reverse_dynamic")(2, 128, d, 256, shared=0), hipError_t.hipErrorIllegalAddress)
-    assert "LDS" in msg and "reverse_dynamic" in msg
+    m.kernel("reverse_dynamic")(2, 128, d, 256, shared=0)
+    pyhip.synchronize()
+    assert not d.get().any()
+    d = pyhip.to_device(np.arange(256, dtype=np.int32))
     m.kernel("reverse_dynamic")(2, 128, d, 256, shared=512)
     pyhip.synchronize()
     assert np.array_equal(d.get(), np.concatenate([np.arange(128)[::-1], np.arange(128, 256)[::-1]]))

@@ -10,7 +10,8 @@ import time
 import numpy as np
 
 from ...errors import hipError_t
-from ..engine import ADD_TID_ENABLE, MAX_PRIVATE_PER_BATCH, MAX_WAVES_PER_BATCH, PRIVATE_VSHARP_BASE, describe
+from ..engine import (ADD_TID_ENABLE, MAX_PRIVATE_PER_BATCH, MAX_WAVES_PER_BATCH, PRIVATE_VSHARP_BASE, describe,
+                      lds_granule)
 from ..memory import GPUFault
 from ..state import FLAT_SCRATCH, LANES
 from . import module
@@ -166,6 +167,8 @@ class NativeEngine:
         rows = max(d.nvgpr + 8, 1)
         c.nvgpr = rows
         c.lds_size = d.lds_size
+        c.lds_alloc = d.lds_alloc
+        c.lds_granule = lds_granule(d.processor)
         c.private_size = d.private
         setup_registers(c, d, self.gpu.memory, ffi)
         c.is_gfx94x = int(d.K.is_gfx94x)

@@ -2,7 +2,10 @@
 
 LDS addresses are 32 bits: a lane's address is (ADDR VGPR + offset) mod 2^32 (``lds_address``), as the hardware
 computes it and as LLVM assumes when it folds a constant into the offset field: ``ds_read_u8 v3, v2 offset:128``
-with v2 = -64 reads LDS byte 64.  The wrapped address is then checked against the LDS size."""
+with v2 = -64 reads LDS byte 64.  The wrapped address is then checked against the LDS the hardware allocated
+the workgroup (its group segment rounded up to the target's granule: ``WaveState.lds_alloc``): beyond it a
+read returns 0 and a write (or an atomic) is dropped, without a fault, as the ISA documents (:func:`lds_keep`).
+Accesses past the exact group segment are told to :data:`LDS_BOUNDS` (memcheck) whether performed or not."""
 from __future__ import annotations
 
 import numpy as np
@@ -17,6 +20,21 @@ U8, U16, U32, U64, I32, F32 = np.uint8, np.uint16, np.uint32, np.uint64, np.int3
 # fn(st, w, widx, lidx, offsets, size, data, kind): told of every LDS access before it is made (pyhip/sanitizer
 # racecheck); ``kind`` "read", "write" (``data``: (n, size) uint8) or "atomic"
 LDS_CHECKS: list = []
+# fn(st, w, widx, lidx, offsets, size, write): told of lanes accessing LDS past the exact group segment
+# (pyhip/sanitizer memcheck); ``widx``: the wave's position in the instruction's selection
+LDS_BOUNDS: list = []
+
+
+def lds_keep(st, w, widx, lidx, o, size, write=False):
+    """Which of the listed lanes' LDS accesses (``o``: byte offsets, already wrapped) the hardware performs:
+    None when all are inside the group segment, else a bool per lane (inside ``st.lds_alloc``).  Lanes past
+    the group segment are told to :data:`LDS_BOUNDS` first."""
+    over = o + size > st.lds_size
+    if not over.any():
+        return None
+    for fn in LDS_BOUNDS:
+        fn(st, w, widx[over], lidx[over], o[over], size, write)
+    return o + size <= st.lds_alloc
 
 
 def check_lds(st, w, widx, lidx, o, size, data=None, kind="read"):
@@ -36,11 +54,15 @@ def _lds_io(st, w, m, offs, size, data=None, atomic=False):
     buffer (workgroup g at g * row); aligned dword accesses go through a uint32 view (one gather per dword,
     not per byte).  ``atomic``: one half of an atomic exchange (told to :data:`LDS_CHECKS` as its write)."""
     o = lds_address(offs)
-    bad = m & (o + size > st.lds_size)
-    if bad.any():
-        wi, li = (int(x) for x in np.argwhere(bad)[0])      # the first wave of the batch with a lane out of range
-        raise GPUFault(f"LDS access out of range (allocated {st.lds_size} bytes)", address=int(o[wi, li]),
-                       access=f"{size} bytes", batch_wave=wi)
+    drop = None
+    over = m & (o + size > st.lds_size)
+    if over.any():
+        widx, lidx = np.nonzero(over)
+        keep = lds_keep(st, w, widx, lidx, o[widx, lidx], size, data is not None)
+        if not keep.all():
+            drop = np.zeros_like(m)
+            drop[widx[~keep], lidx[~keep]] = True
+            m = m & ~drop
     if LDS_CHECKS and (data is not None or not atomic):
         widx, lidx = np.nonzero(m)
         check_lds(st, w, widx, lidx, o[widx, lidx], size, None if data is None else data[widx, lidx],
@@ -55,8 +77,12 @@ def _lds_io(st, w, m, offs, size, data=None, atomic=False):
             k = size // 4
             wi = idx >> 2
             got = buf.view(U32)[wi if k == 1 else wi[..., None] + np.arange(k)]
-            return got.reshape(idx.shape + (k,)).view(U8)
-        return buf[idx[..., None] + np.arange(size)]
+            got = got.reshape(idx.shape + (k,)).view(U8)
+        else:
+            got = buf[idx[..., None] + np.arange(size)]
+        if drop is not None:
+            got[drop] = 0                               # (out of the LDS: reads 0)
+        return got
     if m.all():
         sel, d = flat.reshape(-1), data.reshape(-1, size)
     else:
@@ -161,17 +187,21 @@ def _atomic(name, returns, swap_operands=False, size=4):
             if not len(widx):
                 return
             o = lds_address(st.vgpr[a, w][widx, lidx].astype(np.int64) + off)
-            bad = o + size > st.lds_size
-            if bad.any():
-                raise GPUFault(f"LDS atomic out of range (allocated {st.lds_size} bytes)",
-                               address=int(o[np.argmax(bad)]), access=f"{size} bytes")
+            keep = lds_keep(st, w, widx, lidx, o, size, True)
+            if keep is not None:                            # out of the LDS: no effect, returns 0
+                widx, lidx, o = widx[keep], lidx[keep], o[keep]
+                if not len(widx):
+                    if returns:
+                        for r in range(dst, dst + size // 4):
+                            write_v(st, w, r, np.zeros((count(st, w), st.lanes), U32), m)
+                    return
             if (o % size).any():
                 raise GPUFault(f"misaligned LDS atomic: address not aligned to {size} bytes",
                                address=int(o[np.argmax(o % size != 0)]), access=f"{size}-byte atomic")
             if LDS_CHECKS:
                 check_lds(st, w, widx, lidx, o, size, kind="atomic")
             g = st.group[w][widx]
-            groups = atomics.Groups(g * (st.lds_size + 16) + o)
+            groups = atomics.Groups((g << 33) + o)    # (o < 2^32: one key per workgroup and byte)
             f0 = groups.first
             cols = o[f0][:, None] + np.arange(size)
             init = np.ascontiguousarray(st.lds[g[f0][:, None], cols]).view(dt).reshape(-1)
@@ -308,7 +338,7 @@ def _append(sign):
             cur = np.ascontiguousarray(_lds_io(st, w, wm, oo, 4, atomic=True)).view(U32)[:, :, 0][:, 0]
             g = st.group[w]
             n = m.sum(axis=1).astype(np.int64) * sign
-            key = g * (st.lds_size + 16) + o
+            key = (g << 33) + o
             old = cur.astype(np.int64).copy()
             for k in np.unique(key[live]):                   # waves sharing a counter apply in order
                 sel = np.nonzero(live & (key == k))[0]

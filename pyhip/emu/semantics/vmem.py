@@ -11,7 +11,20 @@ from ..operands import sreader, write_loaded, write_v
 from ..state import count, indices
 from . import op, register
 from .. import atomics, fastmem
-from .ds import LDS_CHECKS, check_lds
+from .ds import LDS_CHECKS, check_lds, lds_keep
+
+# fn(st, w, widx, lidx, addrs, size, data, kind): told of the global-memory lanes of every vector memory
+# access (loads, stores, atomics: not scalar loads) before it is made (pyhip/sanitizer racecheck); ``kind``
+# "read", "write" (``data``: (n, size) uint8) or "atomic"; the fast paths are off while any is listed
+GLOBAL_CHECKS: list = []
+
+
+def check_global(st, w, sel, addrs, size, data=None, kind="read"):
+    """Tell :data:`GLOBAL_CHECKS` of the lanes ``sel`` (a mask) accessing ``addrs`` (data: (nw, 64, size))."""
+    widx, lidx = np.nonzero(sel)
+    if len(widx):
+        for fn in GLOBAL_CHECKS:
+            fn(st, w, widx, lidx, addrs[widx, lidx], size, None if data is None else data[widx, lidx], kind)
 
 U8, U16, U32, U64, I32, I64 = np.uint8, np.uint16, np.uint32, np.uint64, np.int32, np.int64
 F32, F64 = np.float32, np.float64
@@ -132,6 +145,8 @@ class Space:
 
     @staticmethod
     def _gather(K, st, w, space, sel, offs, size):
+        if space == "global" and GLOBAL_CHECKS:
+            check_global(st, w, sel, offs, size)
         if space == "global" and sel.all():
             n = sel.shape[0]
             data = K.memory.gather(offs.reshape(-1).astype(U64, copy=False), size)
@@ -141,11 +156,7 @@ class Space:
         if space == "global":
             return widx, lidx, K.memory.gather(o.astype(U64), size)
         if space == "lds":
-            g = st.group[w][widx]
-            _check_range(o, size, st.lds_size, "LDS")
-            if LDS_CHECKS:
-                check_lds(st, w, widx, lidx, o, size)
-            return widx, lidx, st.lds[g[:, None], o[:, None] + np.arange(size)]
+            return widx, lidx, lane_read(K, st, w, space, widx, lidx, o, size, atomic=False)
         _check_range(o, size, st.private_bytes, "scratch (private segment)")
         flat = st.private.reshape(st.private.shape[0], -1)
         wave = indices(st, w)[widx]
@@ -153,6 +164,8 @@ class Space:
 
     @staticmethod
     def _scatter(K, st, w, space, sel, offs, data):
+        if space == "global" and GLOBAL_CHECKS:
+            check_global(st, w, sel, offs, data.shape[-1], data, "write")
         if space == "global" and sel.all():
             K.memory.scatter(offs.reshape(-1).astype(U64, copy=False), data.reshape(-1, data.shape[-1]))
             return
@@ -164,11 +177,7 @@ class Space:
             K.memory.scatter(o.astype(U64), d)
             return
         if space == "lds":
-            _check_range(o, size, st.lds_size, "LDS")
-            g = st.group[w][widx]
-            if LDS_CHECKS:
-                check_lds(st, w, widx, lidx, o, size, d, "write")
-            st.lds[g[:, None], o[:, None] + np.arange(size)] = d
+            lane_write(K, st, w, space, widx, lidx, o, d, "write")
             return
         _check_range(o, size, st.private_bytes, "scratch (private segment)")
         flat = st.private.reshape(st.private.shape[0], -1)
@@ -221,31 +230,43 @@ def lane_keys(st, w, space, widx, lidx, o):
     if space == "global":
         return o.astype(U64)
     if space == "lds":
-        return st.group[w][widx].astype(I64) * (st.lds_size + 16) + o
+        return (st.group[w][widx].astype(I64) << 33) + o           # (o < 2^32)
     return (indices(st, w)[widx] * st.lanes + lidx) * (st.private_bytes + 16) + o
 
 
-def lane_read(K, st, w, space, widx, lidx, o, size):
-    """``size`` bytes per listed lane → (n, size) uint8 (bounds-checked)."""
+def lane_read(K, st, w, space, widx, lidx, o, size, atomic=True):
+    """``size`` bytes per listed lane → (n, size) uint8 (bounds-checked); ``atomic``: the read half of an
+    atomic (not told to :data:`LDS_CHECKS`)."""
     if space == "global":
         return K.memory.gather(o.astype(U64), size)
     if space == "lds":
-        _check_range(o, size, st.lds_size, "LDS")
+        # out of the workgroup's LDS: reads 0, no fault (ds.lds_keep)
+        keep = lds_keep(st, w, widx, lidx, o, size)
+        if keep is not None:
+            out = np.zeros((len(o), size), np.uint8)
+            out[keep] = lane_read(K, st, w, space, widx[keep], lidx[keep], o[keep], size, atomic)
+            return out
+        if LDS_CHECKS and not atomic:
+            check_lds(st, w, widx, lidx, o, size)
         return st.lds[st.group[w][widx][:, None], o[:, None] + np.arange(size)]
     _check_range(o, size, st.private_bytes, "scratch (private segment)")
     flat = st.private.reshape(st.private.shape[0], -1)
     return flat[indices(st, w)[widx][:, None], (lidx * st.private_bytes + o)[:, None] + np.arange(size)]
 
 
-def lane_write(K, st, w, space, widx, lidx, o, data):
+def lane_write(K, st, w, space, widx, lidx, o, data, kind="atomic"):
+    """``data`` (n, size) uint8 to the listed lanes' bytes (bounds-checked); ``kind``: what
+    :data:`LDS_CHECKS` is told ("atomic": the atomics' write)."""
     size = data.shape[-1]
     if space == "global":
         K.memory.scatter(o.astype(U64), data)
         return
     if space == "lds":
-        _check_range(o, size, st.lds_size, "LDS")
-        if LDS_CHECKS:                      # (the atomics' write)
-            check_lds(st, w, widx, lidx, o, size, data, "atomic")
+        keep = lds_keep(st, w, widx, lidx, o, size, True)
+        if keep is not None:                # out of the workgroup's LDS: dropped, no fault (ds.lds_keep)
+            widx, lidx, o, data = widx[keep], lidx[keep], o[keep], data[keep]
+        if LDS_CHECKS:
+            check_lds(st, w, widx, lidx, o, size, data, kind)
         st.lds[st.group[w][widx][:, None], o[:, None] + np.arange(size)] = data
         return
     _check_range(o, size, st.private_bytes, "scratch (private segment)")
@@ -264,7 +285,8 @@ def _load(size, signed, d16_hi=False):
 
         def run(st, w):
             m = st.exec_mask(w)
-            if fast is not None and m.all() and fastmem.load(K.memory, st, w, fast, dreg, size // 4):
+            if fast is not None and m.all() and not GLOBAL_CHECKS and fastmem.load(K.memory, st, w, fast, dreg,
+                                                                                   size // 4):
                 return
             kind, a = addr(st, w)
             raw = read_lanes(K, st, w, kind, a, m, size, max(size, 4))
@@ -318,7 +340,8 @@ def _store(size, d16_hi=False):
 
         def run(st, w):
             m = st.exec_mask(w)
-            if fast is not None and m.all() and fastmem.store(K.memory, st, w, fast, src, nregs):
+            if fast is not None and m.all() and not GLOBAL_CHECKS and fastmem.store(K.memory, st, w, fast, src,
+                                                                                    nregs):
                 return
             kind, a = addr(st, w)
             words = np.stack([st.vgpr[src + i, w] for i in range(nregs)], axis=-1)
@@ -378,6 +401,8 @@ def _atomic(opname, wide):
                 if kind == "buffer":
                     sel = _in_buffer(st, a, sel, size)
                     offs = a
+                if space == "global" and GLOBAL_CHECKS:
+                    check_global(st, w, sel, offs, size, kind="atomic")
                 widx, lidx = np.nonzero(sel)
                 if not len(widx):
                     continue

@@ -36,6 +36,8 @@ import bisect
 
 import numpy as np
 
+from .racecheck import loads_before_cas
+
 CHANGED, ATOMIC = 1, 2          # a writer's flags: its write changed the byte; it was an atomic
 PAGE = 4096
 
@@ -160,32 +162,15 @@ def coherent(inst) -> bool:
 _CAS = "_atomic_cmpswap"
 _LOADS = ("global_load_dword", "flat_load_dword", "global_load_b32", "global_load_b64", "flat_load_b32",
           "flat_load_b64")
-CAS_WINDOW = 32                                     # instructions from the load to its compare-and-swap
 
 
 def cas_loads(program) -> frozenset:
     """The PCs of the plain global loads that start a compare-and-swap loop (what the compiler makes of an
     atomic the ISA lacks, e.g. ``atomicMax`` on a ``float``): a ``global_load_dword*`` followed within
-    :data:`CAS_WINDOW` instructions by an ``*_atomic_cmpswap*`` with the same address operands.  Such a load
+    racecheck.CAS_WINDOW instructions by an ``*_atomic_cmpswap*`` with the same address operands.  Such a load
     is part of the atomic: the compare-and-swap checks what it read."""
-    got = getattr(program, "_race_global_cas_loads", None)
-    if got is not None:
-        return got
-    insts = program.instructions
-    pcs = sorted(insts)
-    out = set()
-    for k, pc in enumerate(pcs):
-        i = insts[pc]
-        if not i.name.startswith(_LOADS):
-            continue
-        at = (i.fields.get("addr"), i.fields.get("saddr"), i.fields.get("offset"))
-        for q in pcs[k + 1:k + 1 + CAS_WINDOW]:
-            j = insts[q]
-            if _CAS in j.name and (j.fields.get("addr"), j.fields.get("saddr"), j.fields.get("offset")) == at:
-                out.add(pc)
-                break
-    got = program._race_global_cas_loads = frozenset(out)
-    return got
+    return loads_before_cas(program, "_race_global_cas_loads", lambda n: n.startswith(_LOADS),
+                            lambda n: _CAS in n, ("addr", "saddr", "offset"))
 
 
 def shadow_of(dispatch) -> Shadow:

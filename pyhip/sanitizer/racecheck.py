@@ -95,10 +95,11 @@ _LOADS = ("ds_read_b", "ds_load_b")
 CAS_WINDOW = 32                                     # instructions from the load to its CAS
 
 
-def cas_loads(program) -> frozenset:
-    """The PCs of the plain LDS loads that start a compare-and-swap loop: a ``ds_read_b32/b64`` followed within
-    :data:`CAS_WINDOW` instructions by a ``ds_cmpst*`` with the same address register and offset."""
-    got = getattr(program, "_race_cas_loads", None)
+def loads_before_cas(program, cache: str, is_load, is_cas, fields: tuple) -> frozenset:
+    """The PCs of the loads (``is_load(name)``) followed within :data:`CAS_WINDOW` instructions by a compare-and-
+    swap (``is_cas(name)``) with the same address operands (``fields``): the load that starts a CAS loop, part of
+    the atomic (the compare-and-swap checks what it read).  Kept on the program as attribute ``cache``."""
+    got = getattr(program, cache, None)
     if got is not None:
         return got
     insts = program.instructions
@@ -106,16 +107,24 @@ def cas_loads(program) -> frozenset:
     out = set()
     for k, pc in enumerate(pcs):
         i = insts[pc]
-        if not i.name.startswith(_LOADS):
+        if not is_load(i.name):
             continue
-        at = (i.fields.get("addr"), i.fields.get("offset0"), i.fields.get("offset1"))
+        at = tuple(i.fields.get(f) for f in fields)
         for q in pcs[k + 1:k + 1 + CAS_WINDOW]:
             j = insts[q]
-            if j.name.startswith(_CAS) and (j.fields.get("addr"), j.fields.get("offset0"), j.fields.get("offset1")) == at:
+            if is_cas(j.name) and tuple(j.fields.get(f) for f in fields) == at:
                 out.add(pc)
                 break
-    got = program._race_cas_loads = frozenset(out)
+    got = frozenset(out)
+    setattr(program, cache, got)
     return got
+
+
+def cas_loads(program) -> frozenset:
+    """The PCs of the plain LDS loads that start a compare-and-swap loop: a ``ds_read_b32/b64`` followed within
+    :data:`CAS_WINDOW` instructions by a ``ds_cmpst*`` with the same address register and offset."""
+    return loads_before_cas(program, "_race_cas_loads", lambda n: n.startswith(_LOADS),
+                            lambda n: n.startswith(_CAS), ("addr", "offset0", "offset1"))
 
 
 def access(st, w, widx, lidx, o, size: int, data, kind: str, pc: int) -> list[tuple]:

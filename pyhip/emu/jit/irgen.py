@@ -24,21 +24,7 @@ SUFFIX = {"f16": "f16", "f32": "f32", "f64": "f64", "u8": "i8", "i8": "i8", "u16
 def _lazy_walk(root: Node) -> list:
     """walk([root]), except that the costly operand of a ``rare`` node is not entered (_rare computes it in
     a block of its own; a node reached another way as well is computed before, as usual)."""
-    seen, order = set(), []
-    stack = [(root, False)]
-    while stack:
-        n, expanded = stack.pop()
-        if id(n) in seen:
-            continue
-        if expanded or not n.args:
-            seen.add(id(n))
-            order.append(n)
-            continue
-        stack.append((n, True))
-        for a in reversed((n.args[0], n.args[2]) if n.op == "rare" else n.args):
-            if id(a) not in seen:
-                stack.append((a, False))
-    return order
+    return walk([root], lambda n: (n.args[0], n.args[2]) if n.op == "rare" else n.args)
 
 
 def chunk_map(lane_map, C: int):

@@ -62,13 +62,7 @@ class GeneratedMemory:
         e.declare(f"declare i32 @llvm.vector.reduce.or.v{W}i32({VT})")
         anybad = e.emit(f"call i32 @llvm.vector.reduce.or.v{W}i32({VT} {bad})")
         scattered = e.emit(f"icmp ne i32 {anybad}, 0")
-        no = e.emit(f"or i1 {scattered}, {carry}")
-        e.line(f"br i1 {no}, label %{k}slow, label %{k}t")
-        self._label(f"{k}t")
-        p = e.emit(f"call ptr @pyhip_jit_xlate(ptr %c, i32 {ip}, i64 {addr}, i32 {size * W})")
-        null = e.emit(f"icmp eq ptr {p}, null")
-        e.line(f"br i1 {null}, label %{k}slow, label %{k}go")
-        self._label(f"{k}go")
+        p = self._translated(k, ip, e.emit(f"or i1 {scattered}, {carry}"), addr, str(size * W))
         n = W * nw
         NT = f"<{n} x i32>"
         # the lines after the access: the next wave usually reads there (vmem.h: sh_prefetch_ahead)
@@ -171,9 +165,6 @@ class GeneratedMemory:
         nbytes = e.emit(f"mul i32 {span}, {size}")
         lastb = e.emit(f"add i64 {e.emit(f'zext i32 {xf} to i64')}, {e.emit(f'zext i32 {nbytes} to i64')}")
         carry = e.emit(f"icmp ugt i64 {lastb}, 4294967296")      # offsets wrap at 32 bits inside the span
-        no = e.emit(f"or i1 {scattered}, {carry}")
-        e.line(f"br i1 {no}, label %{k}slow, label %{k}t")
-        self._label(f"{k}t")
         d0 = e.emit(f"zext i32 {self._sload(rs)} to i64")
         d1 = e.emit(f"zext i32 {self._sload(rs + 1)} to i64")
         d1 = e.emit(f"and i64 {d1}, 65535")
@@ -181,10 +172,7 @@ class GeneratedMemory:
         base = e.emit(f"or i64 {d0}, {d1}")
         addr = e.emit(f"add i64 {base}, {b}")
         addr = e.emit(f"add i64 {addr}, {e.emit(f'zext i32 {xf} to i64')}")
-        p = e.emit(f"call ptr @pyhip_jit_xlate(ptr %c, i32 {ip}, i64 {addr}, i32 {nbytes})")
-        null = e.emit(f"icmp eq ptr {p}, null")
-        e.line(f"br i1 {null}, label %{k}slow, label %{k}go")
-        self._label(f"{k}go")
+        p = self._translated(k, ip, e.emit(f"or i1 {scattered}, {carry}"), addr, nbytes)
         back = e.emit(f"sub i64 0, {e.emit(f'zext i32 {fb} to i64')}")
         p0 = e.emit(f"getelementptr i8, ptr {p}, i64 {back}")      # lane 0's place (lanes before f are off)
         n = W * nw
@@ -215,6 +203,18 @@ class GeneratedMemory:
         self._or_handler(k, ip)
         self.stats["inline_memory"] = self.stats.get("inline_memory", 0) + 1
         return True
+
+    def _translated(self, k: str, ip: int, no: str, addr: str, nbytes: str) -> str:
+        """The host pointer of [addr, addr + nbytes) (``pyhip_jit_xlate``: the region lookup, bounds included) in
+        block ``{k}go``; to ``{k}slow`` (the handler) where ``no`` holds or the translation refuses."""
+        e = self.e
+        e.line(f"br i1 {no}, label %{k}slow, label %{k}t")
+        self._label(f"{k}t")
+        p = e.emit(f"call ptr @pyhip_jit_xlate(ptr %c, i32 {ip}, i64 {addr}, i32 {nbytes})")
+        null = e.emit(f"icmp eq ptr {p}, null")
+        e.line(f"br i1 {null}, label %{k}slow, label %{k}go")
+        self._label(f"{k}go")
+        return p
 
     def _interleave(self, vals: list) -> str:
         """Rows of nw dwords (2 or 4) as one vector in memory order: lane i's dwords j = 0.. consecutive."""

@@ -658,8 +658,9 @@ class Write:
         return f"Write({self.loc}, {self.value!r}{', mask=' + repr(self.mask) if self.mask is not None else ''})"
 
 
-def walk(roots):
-    """Every node reachable from ``roots`` once, operands before users."""
+def walk(roots, operands=None):
+    """Every node reachable from ``roots`` once, operands before users; ``operands(n)``, if given, says which of
+    n's operands to enter (default: all)."""
     seen, order = set(), []
     stack = [(r, False) for r in reversed(list(roots)) if r is not None]
     while stack:
@@ -671,7 +672,7 @@ def walk(roots):
             order.append(n)
             continue
         stack.append((n, True))
-        for a in reversed(n.args):
+        for a in reversed(n.args if operands is None else operands(n)):
             if id(a) not in seen:
                 stack.append((a, False))
     return order

@@ -6,6 +6,7 @@ from __future__ import annotations
 import atexit
 import os
 import threading
+import warnings
 
 from .kernel import KernelIR, Unsupported
 
@@ -60,7 +61,8 @@ def tiering() -> bool:
 # on the numpy engine: the numpy engine takes about a microsecond per wave-instruction
 # in batches, a compile tens to hundreds of milliseconds
 TIER0_WORK = 40_000
-QUICK_OPT = "fast"      # compiler._object's pass list for tier 1 (~3x faster to compile than O1, ~10% slower code)
+QUICK_OPT = 0          # compiler._object with no IR passes for tier 1 (LLVM's codegen at its own level; the "fast"
+                        # pass list cost a third of the compile and changed the code's speed by a few per cent)
 HOT_SECONDS = 0.05      # tier-1 run time after which a kernel is compiled optimised
 SMALL_RUNS = 4          # dispatches after which a kernel that is not hot runs tier-1 code from the native agent,
 SMALL_SECONDS = 0.002   # or at once if its dispatch took less than this (its time is the dispatch's overhead)
@@ -189,6 +191,14 @@ class KernelCache:
         self.layout = None
         self.stats = {"compiled": 0, "seconds": 0.0, "quick": 0, "optimised": 0}
         self._compiling: dict = {}     # key -> Event set when the thread compiling it is done
+        _the_optimiser().submit(self._prepare)      # LLVM set up while the program copies its inputs
+
+    def _prepare(self) -> None:
+        from .compiler import prepare
+        try:
+            prepare(self.ffi, self.lib)
+        except Exception as exc:  # noqa: BLE001 - the first compile meets the same error and reports it
+            warnings.warn(f"pyhip: preparing the compiler failed: {exc}", stacklevel=1)
 
     def _layout(self):
         if self.layout is None:
@@ -357,7 +367,6 @@ class KernelCache:
             ir = warm.ir()
             comp = compile_ir(ir, warm.name, keep_object=warm.ck is not None, shared=warm.ck is not None)
         except Exception as exc:  # noqa: BLE001 - the tier-1 code stays; say why once
-            import warnings
             warnings.warn(f"pyhip: optimised compile of {warm.name} failed, tier-1 code kept: {exc}", stacklevel=1)
             return
         if warm.ck is not None and comp.object is not None:

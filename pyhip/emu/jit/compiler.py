@@ -227,6 +227,27 @@ def _warm_up() -> None:
         ee.close()
 
 
+def prepare(ffi, lib) -> None:
+    """What a process's first kernel waits for, done ahead (pyhip/emu/jit: the background thread runs it when a
+    device's engine starts): LLVM initialised and bound to the native runtime, the target machine, the shared
+    execution engine.  Not the warm-up compile (~25 ms, needed only before a first compile: a cached kernel
+    would wait for it)."""
+    bind_runtime(ffi, lib)
+    llvm()
+    target_machine()
+    with llvm_section():
+        _shared_engine()
+
+
+def _shared_engine():
+    """The process's one execution engine for cached and shared code (inside an llvm_section)."""
+    ee = _state.get("shared")
+    if ee is None:
+        b = llvm()
+        ee = _state["shared"] = b.create_mcjit_compiler(b.parse_assembly(""), _new_target_machine())
+    return ee
+
+
 def compile_ir(ir: str, name: str, opt: int | None = None, keep_object: bool = False,
                shared: bool = False) -> Compiled:
     """Compile ``ir``; with ``keep_object`` the object file is kept in ``.object`` (for the disk cache); with
@@ -291,11 +312,7 @@ def _shared_object(data: bytes, name: str) -> Compiled:
     if addr is None:
         if b"\0" + name.encode() + b"\0" not in data:
             raise ValueError(f"no {name} in the compiled object")   # before the engine could see a stray symbol
-        ee = _state.get("shared")
-        if ee is None:
-            b = llvm()
-            ee = _state["shared"] = b.create_mcjit_compiler(b.parse_assembly(""), _new_target_machine())
-        addr = loaded[name] = _from_object(data, name, ee).address
+        addr = loaded[name] = _from_object(data, name, _shared_engine()).address
     return Compiled(None, addr, 0.0, 0)
 
 

@@ -208,28 +208,30 @@ class LaneRegions:
             e.line(f"br i1 %{loop}more, label %{loop}, label %{rid}e")
             return acc_next
 
-        # the full-EXEC loop
+        # the full-EXEC loop (not in compact code: the masked loop runs a full EXEC as well)
         full_body: list[str] = []
         floop = f"{rid}f"
-        e.pre, e.lines, e.W, e.chunk = pre, full_body, C, f"%{floop}c"
-        e.invalidate()
-        self._rstate["full"] = True
-        e.block = floop
-        e.line(f"%{floop}c = mul i32 %{floop}k, {C}")
-        rows_f, masks_f, flags = run_body(exact=not nan_ruled)
-        nan_exit = None
-        if nan_ruled and flags:
-            acc = flags[0]
-            for f in flags[1:]:
-                acc = e.emit(f"or <{C} x i1> {acc}, {f}")
-            anyn = e._any(acc, True)
-            e.line(f"br i1 {anyn}, label %{floop}n, label %{floop}l")
-            full_body += [f"{floop}n:", f"  br label %{rid}loop", f"{floop}l:"]
-            nan_exit = f"{floop}n"
-            e.block = f"{floop}l"
-        flatch = e.block
-        facc_next = chunk_end(rows_f, masks_f, floop, flatch, f"{floop}acc")
-        self._rstate["full"] = False
+        e.pre, e.W = pre, C
+        nan_exit, facc_next, flatch = None, {}, None
+        if not self.compact:
+            e.lines, e.chunk = full_body, f"%{floop}c"
+            e.invalidate()
+            self._rstate["full"] = True
+            e.block = floop
+            e.line(f"%{floop}c = mul i32 %{floop}k, {C}")
+            rows_f, masks_f, flags = run_body(exact=not nan_ruled)
+            if nan_ruled and flags:
+                acc = flags[0]
+                for f in flags[1:]:
+                    acc = e.emit(f"or <{C} x i1> {acc}, {f}")
+                anyn = e._any(acc, True)
+                e.line(f"br i1 {anyn}, label %{floop}n, label %{floop}l")
+                full_body += [f"{floop}n:", f"  br label %{rid}loop", f"{floop}l:"]
+                nan_exit = f"{floop}n"
+                e.block = f"{floop}l"
+            flatch = e.block
+            facc_next = chunk_end(rows_f, masks_f, floop, flatch, f"{floop}acc")
+            self._rstate["full"] = False
 
         # the masked loop
         body: list[str] = []
@@ -262,11 +264,15 @@ class LaneRegions:
         latch = e.block
         acc_next = chunk_end(rows, masks, f"{rid}loop", latch, f"{rid}acc")
 
-        pre.append(f"  %{rid}full = icmp eq i{W} {exec_word}, -1")
-        pre.append(f"  br i1 %{rid}full, label %{floop}, label %{rid}loop")
-        fheader = [f"{floop}:", f"  %{floop}k = phi i32 [0, %{pre_block}], [%{floop}kn, %{flatch}]"]
-        for r in mask_regs:
-            fheader.append(f"  %{floop}acc{r} = phi i{W} [0, %{pre_block}], [{facc_next[r]}, %{flatch}]")
+        if self.compact:
+            pre.append(f"  br label %{rid}loop")
+            fheader = []
+        else:
+            pre.append(f"  %{rid}full = icmp eq i{W} {exec_word}, -1")
+            pre.append(f"  br i1 %{rid}full, label %{floop}, label %{rid}loop")
+            fheader = [f"{floop}:", f"  %{floop}k = phi i32 [0, %{pre_block}], [%{floop}kn, %{flatch}]"]
+            for r in mask_regs:
+                fheader.append(f"  %{floop}acc{r} = phi i{W} [0, %{pre_block}], [{facc_next[r]}, %{flatch}]")
         from_full = f", [%{floop}k, %{nan_exit}]" if nan_exit else ""
         header = [f"{rid}loop:", f"  %{rid}loopk = phi i32 [0, %{pre_block}], [%{rid}loopkn, %{latch}]{from_full}"]
         for r in mask_regs:
@@ -278,7 +284,8 @@ class LaneRegions:
         e.block = f"{rid}e"
         e.W, e.chunk, e.pre, e.exact_nan, e.nan_flags = W, None, None, True, []
         e.invalidate()
-        fins = [e.emit(f"phi i{W} [{acc_next[r]}, %{latch}], [{facc_next[r]}, %{flatch}]") for r in mask_regs]
+        from_f = (lambda r: "") if self.compact else (lambda r: f", [{facc_next[r]}, %{flatch}]")
+        fins = [e.emit(f"phi i{W} [{acc_next[r]}, %{latch}]{from_f(r)}") for r in mask_regs]
         for r, fin in zip(mask_regs, fins):
             self._store_mask_word(r, fin)
 

@@ -244,7 +244,9 @@ def _shared_engine():
     ee = _state.get("shared")
     if ee is None:
         b = llvm()
-        ee = _state["shared"] = b.create_mcjit_compiler(b.parse_assembly(""), _new_target_machine())
+        ee = b.create_mcjit_compiler(b.parse_assembly(""), _new_target_machine())
+        ee.finalize_object()        # MCJIT's first finalisation (~2.5 ms) here, not in a kernel's load
+        _state["shared"] = ee
     return ee
 
 

@@ -21,6 +21,20 @@ SUFFIX = {"f16": "f16", "f32": "f32", "f64": "f64", "u8": "i8", "i8": "i8", "u16
           "u32": "i32", "i32": "i32", "u64": "i64", "i64": "i64", "b1": "i1"}
 
 
+_NF_OPS = {"fadd", "fsub", "fmul", "fdiv", "fma", "sqrt", "floor", "ceil", "ftrunc", "rint", "fpext", "fptrunc"}
+
+
+def _nan_bits(n: Node) -> bool:
+    """Whether the constant ``n``'s bits are a NaN of its width (a float NaN, or an integer that a same-width
+    bitcast would make one)."""
+    bits = n.ty.bits
+    if bits not in (16, 32, 64) or not isinstance(n.attr, int):
+        return False
+    mant = {16: 10, 32: 23, 64: 52}[bits]
+    e = (n.attr >> mant) & ((1 << (bits - 1 - mant)) - 1)
+    return e == (1 << (bits - 1 - mant)) - 1 and (n.attr & ((1 << mant) - 1)) != 0
+
+
 def _lazy_walk(root: Node) -> list:
     """walk([root]), except that the costly operand of a ``rare`` node is not entered (_rare computes it in
     a block of its own; a node reached another way as well is computed before, as usual)."""
@@ -48,6 +62,9 @@ class Emitter:
         self.pre: list[str] | None = None  # chunk mode: the lines before the chunk loop (uniform values)
         self.exact_nan = True              # chunk mode, fast body: False (NaN-ruled ops only flagged)
         self.nan_flags: list[str] = []     # chunk mode, fast body: per-lane "some result was NaN" flags
+        # chunk mode, fast body: values of which a NaN in any lane already raises a flag of this chunk (a flag
+        # on them, or on what they are made of; see _note_known) — an operand known so needs no flag of its own
+        self.nan_known: set[str] = set()
         self.lines: list[str] = []
         self.n = 0
         self.declares: set[str] = set()
@@ -124,7 +141,10 @@ class Emitter:
             self.node(n)
         name, isvec = self.values[id(n)]
         if vector and not isvec:
-            return self.splat(name, LLTY[n.ty.name])
+            v = self.splat(name, LLTY[n.ty.name])
+            if n.op == "const" and not self.exact_nan and not _nan_bits(n):
+                self.nan_known.add(v)
+            return v
         if not vector and isvec:
             raise lang.SpecError(f"a per-lane value used as uniform: {n!r}")
         return name
@@ -151,6 +171,26 @@ class Emitter:
                     self.lines = saved
                 continue
             self.values[id(n)] = (self.prim(n, vec), vec)
+            if vec and not self.exact_nan and self.chunk is not None:
+                self._note_known(n)
+
+    def _note_known(self, n: Node) -> None:
+        """(fast chunk body) Whether the vector just made for ``n`` joins nan_known: a NaN-free result (``nf``:
+        the description rules NaN out), or a NaN in it implies one in operands already known — a same-width
+        bitcast, a lane shuffle within the chunk (its zero fill is no NaN), a select of two known values."""
+        op = n.op
+        if n.attr == "nf" and op in _NF_OPS:
+            known = True
+        elif op == "bitcast":
+            known = n.ty.bits == n.args[0].ty.bits and self.value(n.args[0], True) in self.nan_known
+        elif op == "lane_shuffle":
+            known = self.value(n.args[0], True) in self.nan_known
+        elif op == "select":
+            known = all(self.value(a, True) in self.nan_known for a in n.args[1:])
+        else:
+            return
+        if known:
+            self.nan_known.add(self.values[id(n)][0])
 
     def _rare(self, n: Node, vec: bool) -> str:
         """rare(c, a, b) per lane: b, or select(c, a, b) computed in a block entered only when some lane's c holds.
@@ -171,7 +211,10 @@ class Emitter:
         self.lines.append(f"{k}x:")
         self.block = f"{k}x"
         saved_values, saved_splats, nflags = dict(self.values), dict(self._splats), len(self.nan_flags)
+        saved_known = set(self.nan_known)
         a = self.value(an, vec)
+        a_known = a in self.nan_known          # (its flags leave the block through the phi below)
+        self.nan_known = saved_known
         r = self.emit(f"select {ct} {c}, {T} {a}, {T} {b}")
         flags = self.nan_flags[nflags:]
         del self.nan_flags[nflags:]
@@ -184,6 +227,8 @@ class Emitter:
         self.block = f"{k}j"
         self.values, self._splats = saved_values, saved_splats
         out = self.emit(f"phi {T} [{r}, %{end}], [{b}, %{pre}]")
+        if a_known and b in self.nan_known:
+            self.nan_known.add(out)
         if flag is not None:
             self.nan_flags.append(self.emit(f"phi {self.vty('i1')} [{flag}, %{end}], [zeroinitializer, %{pre}]"))
         return out
@@ -434,10 +479,12 @@ class Emitter:
         """The contract's NaN: the first NaN operand quieted, else the default NaN, where r is NaN."""
         T = self.ty(t, vec)
         bt = self.vty("i1") if vec else "i1"
-        nr = self._isnan(r, t, vec)
         if self.chunk is not None and vec and not self.exact_nan:
+            nr = self._isnan(r, t, vec)
             self.nan_flags.append(nr)          # the fast body: redone exactly when some lane was NaN
+            self.nan_known.add(r)
             return r
+        nr = self._isnan(r, t, vec)
 
         def fix():
             it = ITY[t.bits]
@@ -462,10 +509,15 @@ class Emitter:
         self.declare(f"declare {T} @{name}({T}, {T})")
         a, b = args
         r = self.emit(f"call {T} @{name}({T} {a}, {T} {b})")
-        anynan = self.emit(f"fcmp uno {T} {a}, {b}")
         if self.chunk is not None and vec and not self.exact_nan:
-            self.nan_flags.append(anynan)
+            # flag the operands not known already (r is NaN only where both are: r is known after)
+            unknown = [x for x in dict.fromkeys((a, b)) if x not in self.nan_known]
+            if unknown:
+                x, y = unknown[0], unknown[-1]
+                self.nan_flags.append(self.emit(f"fcmp uno {T} {x}, {y}"))
+            self.nan_known.add(r)
             return r
+        anynan = self.emit(f"fcmp uno {T} {a}, {b}")
 
         def fix():
             na = self._isnan(a, t, vec)
@@ -491,10 +543,12 @@ class Emitter:
         """A converted NaN: sign kept, quiet bit set, the payload's top bits kept."""
         T = self.ty(t, vec)
         bt = self.vty("i1") if vec else "i1"
-        nx = self._isnan(x, src, vec)
         if self.chunk is not None and vec and not self.exact_nan:
-            self.nan_flags.append(nx)
+            if x not in self.nan_known:        # r is NaN exactly where x is
+                self.nan_flags.append(self._isnan(x, src, vec))
+            self.nan_known.add(r)
             return r
+        nx = self._isnan(x, src, vec)
 
         def fix():
             si, so = ITY[src.bits], ITY[t.bits]

@@ -167,7 +167,7 @@ class LaneRegions:
 
         def run_body(exact: bool):
             self._rstate["rows"], self._rstate["masks"] = {}, {}
-            e.exact_nan, e.nan_flags = exact, []
+            e.exact_nan, e.nan_flags, e.nan_known = exact, [], set()
             uvals = {}
             for ws in lane_writes:
                 e.values = {k: v for k, v in uvals.items()}

@@ -63,6 +63,7 @@ def tiering() -> bool:
 TIER0_WORK = 40_000
 QUICK_OPT = 0          # compiler._object with no IR passes for tier 1 (LLVM's codegen at its own level; the "fast"
                         # pass list cost a third of the compile and changed the code's speed by a few per cent)
+QUICK_CODEGEN = 0       # and LLVM's fast code generation (FastISel, the fast register allocator)
 HOT_SECONDS = 0.05      # tier-1 run time after which a kernel is compiled optimised
 SMALL_RUNS = 4          # dispatches after which a kernel that is not hot runs tier-1 code from the native agent,
 SMALL_SECONDS = 0.002   # or at once if its dispatch took less than this (its time is the dispatch's overhead)
@@ -314,6 +315,7 @@ class KernelCache:
         if quick:
             name = kir.name if ck is None else _code_name(ck, quick=True)
             comp = compile_ir(ir.replace(f"@{kir.name}(", f"@{name}(", 1), name, opt=QUICK_OPT,
+                              codegen=QUICK_CODEGEN,
                               keep_object=ck is not None, shared=ck is not None)
             store = _quick_key(ck)
         else:

@@ -53,22 +53,27 @@ def host_cpu() -> tuple[str, str]:
     return cpu
 
 
-def _new_target_machine():
+def _codegen_level(codegen: int | None = None) -> int:
+    return int(os.environ.get("PYHIP_JIT_CODEGEN_OPT", "1")) if codegen is None else codegen
+
+
+def _new_target_machine(codegen: int | None = None):
     name, features = host_cpu()
     target = llvm().Target.from_default_triple()
-    return target.create_target_machine(cpu=name, features=features,
-                                        opt=int(os.environ.get("PYHIP_JIT_CODEGEN_OPT", "1")), jit=True)
+    return target.create_target_machine(cpu=name, features=features, opt=_codegen_level(codegen), jit=True)
 
 
-def target_machine():
-    """The target machine modules are optimised and compiled with (shared; never handed to an execution
-    engine, which takes ownership of the one it is given and destroys it with itself)."""
-    tm = _state.get("tm")
+def target_machine(codegen: int | None = None):
+    """The target machine modules are optimised and compiled with, at LLVM's code generation level ``codegen``
+    (default: PYHIP_JIT_CODEGEN_OPT, 1); shared, and never handed to an execution engine, which takes
+    ownership of the one it is given and destroys it with itself."""
+    key = f"tm{_codegen_level(codegen)}"
+    tm = _state.get(key)
     if tm is None:
         with _lock:
-            tm = _state.get("tm")
+            tm = _state.get(key)
             if tm is None:
-                tm = _state["tm"] = _new_target_machine()
+                tm = _state[key] = _new_target_machine(codegen)
     return tm
 
 
@@ -178,10 +183,11 @@ def _opt_level():
 FAST_PASSES = ("sroa", "instruction_combine", "simplify_cfg", "new_gvn", "dead_code_elimination")
 
 
-def _object(ir: str, opt: int) -> bytes:
-    """IR text → object file (inside an llvm_section; the module lives in its own context, freed here)."""
+def _object(ir: str, opt: int, codegen: int | None = None) -> bytes:
+    """IR text → object file (inside an llvm_section; the module lives in its own context, freed here):
+    ``opt`` the IR passes (an O level, "fast": FAST_PASSES, 0: none), ``codegen`` LLVM's code generation level."""
     b = llvm()
-    tm = target_machine()
+    tm = target_machine(codegen)
     ctx = b.create_context()
     try:
         mod = b.parse_assembly(ir, context=ctx)
@@ -214,15 +220,17 @@ def _object(ir: str, opt: int) -> bytes:
         ctx.close()
 
 
-def _warm_up() -> None:
-    """Compile and load _WARMUP once per process, in its own llvm_section (see above)."""
-    if _state.get("warm"):
+def _warm_up(quick: bool) -> None:
+    """Compile and load _WARMUP once per process and way of compiling (``quick``: no IR passes, the fast code
+    generation — the quick tier's; else the optimising pipeline), in its own llvm_section (see above)."""
+    key = "warm-quick" if quick else "warm"
+    if _state.get(key):
         return
     with llvm_section():
-        if _state.get("warm"):
+        if _state.get(key):
             return
-        _state["warm"] = True
-        comp = _from_object(_object(_WARMUP, 1), "warm")
+        _state[key] = True
+        comp = _from_object(_object(_WARMUP, 0, codegen=0) if quick else _object(_WARMUP, 1), "warm")
         ee, comp.engine = comp.engine, None
         ee.close()
 
@@ -251,7 +259,7 @@ def _shared_engine():
 
 
 def compile_ir(ir: str, name: str, opt: int | None = None, keep_object: bool = False,
-               shared: bool = False) -> Compiled:
+               shared: bool = False, codegen: int | None = None) -> Compiled:
     """Compile ``ir``; with ``keep_object`` the object file is kept in ``.object`` (for the disk cache); with
     ``shared`` the code goes into the process's shared engine (see load_object: ``name`` must then be unique
     to this code).
@@ -260,7 +268,7 @@ def compile_ir(ir: str, name: str, opt: int | None = None, keep_object: bool = F
     when Python collects them, which can be on any thread at any time: a module freed while another thread
     compiles corrupts LLVM's state)."""
     llvm()
-    _warm_up()
+    _warm_up(quick=opt == 0 and codegen == 0)
     t0 = time.perf_counter()
     dump = os.environ.get("PYHIP_JIT_DUMP")
     if dump:                          # a directory: every module compiled, as LLVM IR text and object (debugging)
@@ -269,7 +277,7 @@ def compile_ir(ir: str, name: str, opt: int | None = None, keep_object: bool = F
         stem.parent.mkdir(parents=True, exist_ok=True)
         stem.with_suffix(".ll").write_text(ir)
     with llvm_section():
-        obj = _object(ir, _opt_level() if opt is None else opt)
+        obj = _object(ir, _opt_level() if opt is None else opt, codegen)
         comp = _shared_object(obj, name) if shared else _from_object(obj, name)
     if dump:
         stem.with_suffix(".o").write_bytes(obj)

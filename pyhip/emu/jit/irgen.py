@@ -8,6 +8,7 @@ it; it has no direct double→half conversion), the code below spells the contra
 IR is produced as text (faster to build from Python than an IR builder) and parsed by llvmlite."""
 from __future__ import annotations
 
+import functools
 import struct
 
 from ..spec import lang
@@ -35,12 +36,14 @@ def _nan_bits(n: Node) -> bool:
     return e == (1 << (bits - 1 - mant)) - 1 and (n.attr & ((1 << mant) - 1)) != 0
 
 
-def _lazy_walk(root: Node) -> list:
+def _lazy_walk(root: Node, done: dict) -> list:
     """walk([root]), except that the costly operand of a ``rare`` node is not entered (_rare computes it in
-    a block of its own; a node reached another way as well is computed before, as usual)."""
-    return walk([root], lambda n: (n.args[0], n.args[2]) if n.op == "rare" else n.args)
+    a block of its own; a node reached another way as well is computed before, as usual), nor the operands
+    of a node in ``done`` (its value is made already)."""
+    return walk([root], lambda n: () if id(n) in done else (n.args[0], n.args[2]) if n.op == "rare" else n.args)
 
 
+@functools.lru_cache(maxsize=4096)
 def chunk_map(lane_map, C: int):
     """A wave's static lane map as a map within each chunk of C lanes, if it is one (every lane reads a lane
     of its own chunk, the same way in every chunk, or reads 0), else None."""
@@ -150,7 +153,7 @@ class Emitter:
         return name
 
     def node(self, root: Node) -> None:
-        for n in _lazy_walk(root):
+        for n in _lazy_walk(root, self.values):
             if id(n) in self.values:
                 continue
             vec = not n.uniform

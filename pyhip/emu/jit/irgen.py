@@ -43,16 +43,21 @@ def _lazy_walk(root: Node, done: dict) -> list:
     return walk([root], lambda n: () if id(n) in done else (n.args[0], n.args[2]) if n.op == "rare" else n.args)
 
 
-@functools.lru_cache(maxsize=4096)
 def chunk_map(lane_map, C: int):
     """A wave's static lane map as a map within each chunk of C lanes, if it is one (every lane reads a lane
     of its own chunk, the same way in every chunk, or reads 0), else None."""
+    r = _chunk_map(tuple(lane_map), C)
+    return None if r is None else list(r)
+
+
+@functools.lru_cache(maxsize=4096)
+def _chunk_map(lane_map: tuple, C: int):
     local = [m - (i // C) * C if m >= 0 else -1 for i, m in enumerate(lane_map)]
     if any(m >= C or (m < 0 and lane_map[i] >= 0) for i, m in enumerate(local)):
         return None
     if any(local[i] != local[i % C] for i in range(len(local))):
         return None
-    return local[:C]
+    return tuple(local[:C])
 
 
 class Emitter:

@@ -173,6 +173,62 @@ def cas_loads(program) -> frozenset:
                             lambda n: _CAS in n, ("addr", "saddr", "offset"))
 
 
+_MEMORY = ("global_", "flat_", "buffer_load", "buffer_store", "buffer_atomic", "scratch_")
+_FENCES = ("buffer_wbl2", "buffer_wbinvl1", "buffer_inv", "buffer_gl0_inv", "buffer_gl1_inv", "s_waitcnt_vscnt",
+           "s_waitcnt_vmcnt")
+
+
+def _memory(name: str) -> bool:
+    return name.startswith(_MEMORY)
+
+
+def _fence(inst, processor: str) -> bool:
+    """A release point: the wave's earlier stores are complete (``s_waitcnt vmcnt(0)``, ``s_waitcnt_vscnt``) or
+    written back (``buffer_wbl2``, ...) before it goes on — what ``__threadfence()`` and release atomics become."""
+    if inst.name.startswith(_FENCES):
+        return True
+    if inst.name == "s_waitcnt":
+        from ..emu.engine import describe
+        return "vmcnt(0)" in describe(inst, processor)
+    return False
+
+
+def publish_stores(program) -> frozenset:
+    """The PCs of the plain global stores that publish (a release store: to the check an atomic, as the flag of a
+    message or a look-back): walking back from the store in address order, a release point (:func:`_fence`)
+    comes before any other memory instruction, and the memory instruction before that release point is a
+    store or an atomic (the data it publishes); or the walk reaches the kernel's start (``s_endpgm`` of the code
+    before it, or the first instruction) first — nothing earlier to order.  A store right after its data
+    store, with no fence between (the planted bug of tests/check/src/lookback.hip), publishes nothing: it
+    stays a plain write, so a coherent load of its flag and the loads of the data it guards are reported."""
+    got = getattr(program, "_race_global_publish", None)
+    if got is not None:
+        return got
+    insts = program.instructions
+    processor = program.code_object.processor
+    pcs = sorted(insts)
+    out = set()
+    for k, pc in enumerate(pcs):
+        name = insts[pc].name
+        if not (name.startswith(("global_store", "flat_store")) or name.startswith("buffer_store")):
+            continue
+        fenced, verdict = False, True            # (reaching the kernel's start: publishes)
+        for q in reversed(pcs[:k]):
+            j = insts[q]
+            if j.name == "s_endpgm":
+                break
+            if _fence(j, processor):
+                fenced = True
+            elif _memory(j.name):
+                verdict = fenced and ("store" in j.name or "atomic" in j.name)
+                break
+        if verdict:
+            out.add(pc)
+    got = frozenset(out)
+    setattr(program, "_race_global_publish", got)
+    return got
+
+
 def shadow_of(dispatch) -> Shadow:
     """The dispatch's shadow (made on its first access; it ends with the dispatch)."""
     sh = getattr(dispatch, "_race_global", None)

@@ -69,7 +69,7 @@ int main(int argc, char** argv) {
     scan_unfenced<<<tiles, BLOCK>>>(in, out, sums, flags, n);
   hipError_t e = hipDeviceSynchronize();
   hipMemcpy(r, out, n * sizeof(unsigned), hipMemcpyDeviceToHost);
-  for (int i = 0; i < n; ++i) std::printf("%u\n", r[i]);
+  for (int i = 0; i < n; ++i) std::printf("%u %u\n", h[i], r[i]);   // input, prefix sum
   std::fprintf(stderr, "scan %s\n", hipGetErrorName(e));
   hipFree(in); hipFree(out); hipFree(sums); hipFree(flags);
   delete[] h; delete[] r;

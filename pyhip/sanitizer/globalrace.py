@@ -18,10 +18,12 @@ The rules (each with a test in tests/check/test_racecheck_global.py):
 - accesses of different waves (of any workgroups) are ordered through atomics: access A of wave u is ordered
   before access B of wave v when, after A, an atomic of u (or, after a barrier of u's workgroup that followed
   A, an atomic of any wave of it) came before an atomic of v that came before B (or before a barrier of v's
-  workgroup that came before B).  Any atomic counts, whatever its address and whether or not a
-  ``__threadfence()`` goes with it: the check does not tell a release from a relaxed atomic (HIP's atomics
-  are relaxed; the ISA does not mark fences the same way on every target), so a missing fence is not
-  reported.  ``__threadfence()`` alone orders nothing;
+  workgroup that came before B).  Any atomic instruction counts, whatever its address and whether or not a
+  ``__threadfence()`` goes with it (the check does not tell a release atomic from a relaxed one).
+  ``__threadfence()`` alone orders nothing;
+- a plain store that publishes (:func:`publish_stores`: a release point between it and the store before it)
+  is an atomic; the same store without the fence is a plain write, so a missing ``__threadfence()`` between a
+  data store and a flag store is reported (the loads of the flag and of the data, in another wave);
 - a write that leaves the bytes as they were (the value they hold) is no hazard itself; a later write of
   another value races with it;
 - lanes of different waves storing different values to one byte in one instruction (waves at the same PC run

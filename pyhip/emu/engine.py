@@ -23,6 +23,11 @@ MAX_PRIVATE_PER_BATCH = 256 << 20
 ALL = slice(None)
 MAX_BLOCK = 256
 YIELD_STEPS = 64          # instruction steps between voluntary GIL releases
+# Fair turns (a wave spinning on a flag another wave of the batch will set, e.g. a decoupled look-back): after
+# SPIN_TURNS blocks in a row that ran only some live waves and jumped back, workgroups whose waves all wait at
+# a barrier are released and the next FAIR_TURNS picks go round the waves' PCs upwards instead of lowest first.
+SPIN_TURNS = 32
+FAIR_TURNS = 64
 BARRIER_CHECKS: list = []  # fn(dispatch, state, ready groups): told before barriers release (pyhip/sanitizer)
 # instructions after which the engine re-examines the waves' PCs (control flow, waits, traps)
 BLOCK_ENDS = ("s_branch", "s_cbranch", "s_endpgm", "s_barrier", "s_setpc", "s_swappc", "s_getpc", "s_call",
@@ -288,6 +293,7 @@ class Dispatch:
         max_steps = self.max_steps
         next_yield = self.steps + YIELD_STEPS
         at_gws = st.at_gws
+        spins = fair = last = 0
         while True:
             live = ~done & ~at_barrier & ~at_gws
             if not live.any():
@@ -307,7 +313,13 @@ class Dispatch:
             if live.all() and lp.max() == p:
                 w = ALL                      # a slice: register reads are views, writes in place
                 nw = st.n
+                spins = fair = 0
             else:
+                if fair:                     # round the PCs: the lowest above the last pick, else the lowest
+                    fair -= 1
+                    above = lp[lp > last]
+                    if above.size:
+                        p = int(above.min())
                 w = np.nonzero(live & (pc == p))[0]
                 nw = len(w)
             blk = blocks.get(p)
@@ -333,6 +345,12 @@ class Dispatch:
                 i = n - 1
                 pc[w] = pcs[n]               # the last instruction may branch: pc points past it first
                 fns[i](st, w)
+                if w is not ALL and int(pc[w].min()) <= p:
+                    spins += 1               # some waves looped while others waited: maybe a spin
+                    if spins >= SPIN_TURNS:
+                        spins, fair = 0, FAIR_TURNS
+                        self._release_barriers(st, eager=True)
+                last = p
             except GPUFault as exc:
                 pc[w] = pcs[i]
                 raise self._fault(exc, st, w, pcs[i]) from None
@@ -381,10 +399,16 @@ class Dispatch:
         pcs.append(p)
         return fns, pcs
 
-    def _release_barriers(self, st: WaveState) -> None:
+    def _release_barriers(self, st: WaveState, eager: bool = False) -> None:
+        """Release the workgroups whose live waves all wait at a barrier; none is a deadlock, unless ``eager``
+        (other waves still run)."""
+        if eager and not st.at_barrier.any():
+            return
         live_g = np.bincount(st.group, weights=(~st.done).astype(np.int64), minlength=len(st.group_ids))
         wait_g = np.bincount(st.group, weights=(st.at_barrier & ~st.done).astype(np.int64), minlength=len(st.group_ids))
         ready = (live_g == wait_g) & (wait_g > 0)
+        if eager and not ready.any():
+            return
         if not ready.any():
             extra = gws.describe(st)
             raise GPUFault("barrier deadlock" + (f" ({extra})" if extra else ""), code=hipError_t.hipErrorLaunchFailure)

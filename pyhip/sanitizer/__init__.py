@@ -351,7 +351,8 @@ def _on_global(st, w, widx, lidx, addrs, size: int, data, kind: str) -> None:
     prog = eng.program
     if kind == "read" and pc in globalrace.cas_loads(prog):
         return                                  # (the atomic's own load: globalrace.py)
-    atomic = kind == "atomic" or globalrace.coherent(prog.instructions.get(pc))
+    atomic = (kind == "atomic" or globalrace.coherent(prog.instructions.get(pc))
+              or (kind == "write" and pc in globalrace.publish_stores(prog)))
     sh = globalrace.shadow_of(eng)
     gw = globalrace.global_waves(eng, st, w, widx)
     pc -= prog.base

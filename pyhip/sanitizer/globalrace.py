@@ -18,10 +18,12 @@ The rules (each with a test in tests/check/test_racecheck_global.py):
 - accesses of different waves (of any workgroups) are ordered through atomics: access A of wave u is ordered
   before access B of wave v when, after A, an atomic of u (or, after a barrier of u's workgroup that followed
   A, an atomic of any wave of it) came before an atomic of v that came before B (or before a barrier of v's
-  workgroup that came before B).  Any atomic counts, whatever its address and whether or not a
-  ``__threadfence()`` goes with it: the check does not tell a release from a relaxed atomic (HIP's atomics
-  are relaxed; the ISA does not mark fences the same way on every target), so a missing fence is not
-  reported.  ``__threadfence()`` alone orders nothing;
+  workgroup that came before B).  Any atomic instruction counts, whatever its address and whether or not a
+  ``__threadfence()`` goes with it (the check does not tell a release atomic from a relaxed one).
+  ``__threadfence()`` alone orders nothing;
+- a plain store that publishes (:func:`publish_stores`: a release point between it and the store before it)
+  is an atomic; the same store without the fence is a plain write, so a missing ``__threadfence()`` between a
+  data store and a flag store is reported (the loads of the flag and of the data, in another wave);
 - a write that leaves the bytes as they were (the value they hold) is no hazard itself; a later write of
   another value races with it;
 - lanes of different waves storing different values to one byte in one instruction (waves at the same PC run
@@ -171,6 +173,62 @@ def cas_loads(program) -> frozenset:
     is part of the atomic: the compare-and-swap checks what it read."""
     return loads_before_cas(program, "_race_global_cas_loads", lambda n: n.startswith(_LOADS),
                             lambda n: _CAS in n, ("addr", "saddr", "offset"))
+
+
+_MEMORY = ("global_", "flat_", "buffer_load", "buffer_store", "buffer_atomic", "scratch_")
+_FENCES = ("buffer_wbl2", "buffer_wbinvl1", "buffer_inv", "buffer_gl0_inv", "buffer_gl1_inv", "s_waitcnt_vscnt",
+           "s_waitcnt_vmcnt")
+
+
+def _memory(name: str) -> bool:
+    return name.startswith(_MEMORY)
+
+
+def _fence(inst, processor: str) -> bool:
+    """A release point: the wave's earlier stores are complete (``s_waitcnt vmcnt(0)``, ``s_waitcnt_vscnt``) or
+    written back (``buffer_wbl2``, ...) before it goes on — what ``__threadfence()`` and release atomics become."""
+    if inst.name.startswith(_FENCES):
+        return True
+    if inst.name == "s_waitcnt":
+        from ..emu.engine import describe
+        return "vmcnt(0)" in describe(inst, processor)
+    return False
+
+
+def publish_stores(program) -> frozenset:
+    """The PCs of the plain global stores that publish (a release store: to the check an atomic, as the flag of a
+    message or a look-back): walking back from the store in address order, a release point (:func:`_fence`)
+    comes before any other memory instruction, and the memory instruction before that release point is a
+    store or an atomic (the data it publishes); or the walk reaches the kernel's start (``s_endpgm`` of the code
+    before it, or the first instruction) first — nothing earlier to order.  A store right after its data
+    store, with no fence between (the planted bug of tests/check/src/lookback.hip), publishes nothing: it
+    stays a plain write, so a coherent load of its flag and the loads of the data it guards are reported."""
+    got = getattr(program, "_race_global_publish", None)
+    if got is not None:
+        return got
+    insts = program.instructions
+    processor = program.code_object.processor
+    pcs = sorted(insts)
+    out = set()
+    for k, pc in enumerate(pcs):
+        name = insts[pc].name
+        if not (name.startswith(("global_store", "flat_store")) or name.startswith("buffer_store")):
+            continue
+        fenced, verdict = False, True            # (reaching the kernel's start: publishes)
+        for q in reversed(pcs[:k]):
+            j = insts[q]
+            if j.name == "s_endpgm":
+                break
+            if _fence(j, processor):
+                fenced = True
+            elif _memory(j.name):
+                verdict = fenced and ("store" in j.name or "atomic" in j.name)
+                break
+        if verdict:
+            out.add(pc)
+    got = frozenset(out)
+    setattr(program, "_race_global_publish", got)
+    return got
 
 
 def shadow_of(dispatch) -> Shadow:

@@ -39,10 +39,10 @@ def build(tmp_path_factory):
     return get
 
 
-def _exec(exe, *opts, engine="native"):
+def _exec(exe, *opts, engine="native", args=()):
     env = {**os.environ, "PYHIP_ENGINE": engine, "PYTHONPATH": str(ROOT)}
     env.pop("PYHIP_CHECK", None)
-    return subprocess.run([sys.executable, "-m", "pyhip", "exec", *opts, str(exe)], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "pyhip", "exec", *opts, str(exe), *args], capture_output=True, text=True,
                           timeout=300, env=env, check=False)
 
 

@@ -15,6 +15,7 @@ from .._hip_enums import (HIPaddress_mode, HIPaddress_mode_enum, HIPfilter_mode,
 from ..errors import HipError, error_name
 from ..runtime import ops
 from ..runtime.context import hipStreamPerThread, runtime
+from ..runtime.idlecopy import copy_now, fill_now
 from ..runtime.memory import DevicePointer, HostPointer
 from ..runtime.properties import device_attribute
 from ..runtime.module import Function, Module
@@ -202,6 +203,19 @@ def hipMemcpy(dst, src, sizeBytes, kind):
     ops.memcpy(dst, src, sizeBytes, kind, None, sync=True)
 
 
+_SIZE_T = 1 << 64
+
+
+@fast_path_of(hipMemcpy)
+def hipMemcpy(dst, src, sizeBytes, kind):
+    """A copy on an armed, idle device, with arguments the checks would pass as they are: done at once
+    (runtime/idlecopy.py), with no argument binding."""
+    if type(kind) is hipMemcpyKind and type(sizeBytes) is int and 0 < sizeBytes < _SIZE_T and \
+            copy_now(dst, src, sizeBytes, kind, None, True):
+        return SUCCESS
+    return None
+
+
 @hip_api()
 def hipMemcpyAsync(dst, src, sizeBytes, kind, stream):
     ops.memcpy(dst, src, sizeBytes, kind, stream, sync=False)
@@ -224,6 +238,15 @@ _s32, _a32 = _memset(4)
 @hip_api()
 def hipMemset(dst, value, sizeBytes):
     _s8(dst, value, sizeBytes)
+
+
+@fast_path_of(hipMemset)
+def hipMemset(dst, value, sizeBytes):
+    """A fill on an armed, idle device, like hipMemcpy's fast path."""
+    if type(value) is int and -(1 << 31) <= value < 1 << 31 and type(sizeBytes) is int and \
+            0 < sizeBytes < _SIZE_T and fill_now(dst, value, sizeBytes, 1, None, True):
+        return SUCCESS
+    return None
 
 
 @hip_api()

@@ -206,19 +206,35 @@ def hipMemcpy(dst, src, sizeBytes, kind):
 _SIZE_T = 1 << 64
 
 
-@fast_path_of(hipMemcpy)
-def hipMemcpy(dst, src, sizeBytes, kind):
-    """A copy on an armed, idle device, with arguments the checks would pass as they are: done at once
-    (runtime/idlecopy.py), with no argument binding."""
-    if type(kind) is hipMemcpyKind and type(sizeBytes) is int and 0 < sizeBytes < _SIZE_T and \
-            copy_now(dst, src, sizeBytes, kind, None, True):
+def _copied(dst, src, n, kind, stream, sync):
+    """SUCCESS when a copy whose arguments hip-python's checks pass as they are was done at once on an armed,
+    idle device (runtime/idlecopy.py) with no argument binding; None: the full path."""
+    if type(kind) is hipMemcpyKind and type(n) is int and 0 < n < _SIZE_T and copy_now(dst, src, n, kind, stream, sync):
         return SUCCESS
     return None
+
+
+def _filled(dst, value, n, stream, sync):
+    """Like :func:`_copied` for a byte fill (``value``: a C int)."""
+    if type(value) is int and -(1 << 31) <= value < 1 << 31 and type(n) is int and 0 < n < _SIZE_T and \
+            fill_now(dst, value, n, 1, stream, sync):
+        return SUCCESS
+    return None
+
+
+@fast_path_of(hipMemcpy)
+def hipMemcpy(dst, src, sizeBytes, kind):
+    return _copied(dst, src, sizeBytes, kind, None, True)
 
 
 @hip_api()
 def hipMemcpyAsync(dst, src, sizeBytes, kind, stream):
     ops.memcpy(dst, src, sizeBytes, kind, stream, sync=False)
+
+
+@fast_path_of(hipMemcpyAsync)
+def hipMemcpyAsync(dst, src, sizeBytes, kind, stream):
+    return _copied(dst, src, sizeBytes, kind, stream, False)
 
 
 def _memset(width):
@@ -242,16 +258,17 @@ def hipMemset(dst, value, sizeBytes):
 
 @fast_path_of(hipMemset)
 def hipMemset(dst, value, sizeBytes):
-    """A fill on an armed, idle device, like hipMemcpy's fast path."""
-    if type(value) is int and -(1 << 31) <= value < 1 << 31 and type(sizeBytes) is int and \
-            0 < sizeBytes < _SIZE_T and fill_now(dst, value, sizeBytes, 1, None, True):
-        return SUCCESS
-    return None
+    return _filled(dst, value, sizeBytes, None, True)
 
 
 @hip_api()
 def hipMemsetAsync(dst, value, sizeBytes, stream):
     _a8(dst, value, sizeBytes, stream)
+
+
+@fast_path_of(hipMemsetAsync)
+def hipMemsetAsync(dst, value, sizeBytes, stream):
+    return _filled(dst, value, sizeBytes, stream, False)
 
 
 @hip_api()

@@ -426,7 +426,7 @@ def test_idle_records_of_one_event_restamp_its_own_signal_and_queued_ones_are_no
 
 
 def test_idle_copy_fast_paths_keep_hippython_checks_and_report_bad_ranges():
-    """hipMemcpy / hipMemset answered before argument binding still refuse what hip-python refuses (a plain int
+    """hipMemcpy / hipMemset (and their Async forms) answered before argument binding still refuse what hip-python refuses (a plain int
     kind, a value out of a C int's range) and report a range past an allocation, leaving memory as it was;
     good calls match numpy at unaligned offsets and sizes."""
     import pyhip.hip as hip
@@ -456,5 +456,15 @@ def test_idle_copy_fast_paths_keep_hippython_checks_and_report_bad_ranges():
     want[off:off + size] = value & 0xFF
     assert hip.hipMemcpy(out, d, n, K.hipMemcpyDeviceToHost)[0] == E.hipSuccess
     np.testing.assert_array_equal(out[:n], want)
+    with pytest.raises(TypeError):
+        hip.hipMemcpyAsync(out, d, n, 2, None)
+    off, size, value = int(rng.integers(1, 50)), int(rng.integers(100, 900)), int(rng.integers(0, 256))
+    assert hip.hipMemsetAsync(int(d) + off, value, size, None)[0] == E.hipSuccess
+    want[off:off + size] = value
+    out[:] = 0xEE
+    assert hip.hipMemcpyAsync(out, d, n, K.hipMemcpyDeviceToHost, None)[0] == E.hipSuccess
+    assert hip.hipStreamSynchronize(None)[0] == E.hipSuccess
+    np.testing.assert_array_equal(out[:n], want)
+    assert (out[n:] == 0xEE).all()
     assert dev._armed is not None
     assert hip.hipFree(d)[0] == E.hipSuccess

@@ -467,6 +467,23 @@ class DeviceMemory:
             self.shadow.wrote(addr - self.base, size)
         return self.arena, addr - self.base
 
+    def host_range(self, addr: int, size: int) -> int | None:
+        """The host address of ``size`` bytes at ``addr`` when they lie in one allocation, else None (no
+        exception: the idle copies' lookup, runtime/idlecopy.py); like :meth:`view`, a write under initcheck."""
+        with self.lock:
+            i = bisect.bisect_right(self.starts, addr) - 1
+            if i < 0:
+                return None
+            s = self.starts[i]
+            end, _, _, ext = self.table[s]
+            if addr + size > end:
+                return None
+            if ext is not None:
+                return ext.ctypes.data + addr - s
+            if self.shadow is not None:
+                self.shadow.wrote(addr - self.base, size)
+            return self._arena_address + addr - self.base
+
     def host_address(self, addr: int, size: int = 1) -> int:
         """The host address of device address ``addr`` (``size`` bytes must lie in one allocation)."""
         buf, off = self._span(addr, size, write=True)

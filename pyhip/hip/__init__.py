@@ -15,6 +15,7 @@ from .._hip_enums import (HIPaddress_mode, HIPaddress_mode_enum, HIPfilter_mode,
 from ..errors import HipError, error_name
 from ..runtime import ops
 from ..runtime.context import hipStreamPerThread, runtime
+from ..runtime.idlecopy import copy_now, fill_now
 from ..runtime.memory import DevicePointer, HostPointer
 from ..runtime.properties import device_attribute
 from ..runtime.module import Function, Module
@@ -202,9 +203,38 @@ def hipMemcpy(dst, src, sizeBytes, kind):
     ops.memcpy(dst, src, sizeBytes, kind, None, sync=True)
 
 
+_SIZE_T = 1 << 64
+
+
+def _copied(dst, src, n, kind, stream, sync):
+    """SUCCESS when a copy whose arguments hip-python's checks pass as they are was done at once on an armed,
+    idle device (runtime/idlecopy.py) with no argument binding; None: the full path."""
+    if type(kind) is hipMemcpyKind and type(n) is int and 0 < n < _SIZE_T and copy_now(dst, src, n, kind, stream, sync):
+        return SUCCESS
+    return None
+
+
+def _filled(dst, value, n, stream, sync):
+    """Like :func:`_copied` for a byte fill (``value``: a C int)."""
+    if type(value) is int and -(1 << 31) <= value < 1 << 31 and type(n) is int and 0 < n < _SIZE_T and \
+            fill_now(dst, value, n, 1, stream, sync):
+        return SUCCESS
+    return None
+
+
+@fast_path_of(hipMemcpy)
+def hipMemcpy(dst, src, sizeBytes, kind):
+    return _copied(dst, src, sizeBytes, kind, None, True)
+
+
 @hip_api()
 def hipMemcpyAsync(dst, src, sizeBytes, kind, stream):
     ops.memcpy(dst, src, sizeBytes, kind, stream, sync=False)
+
+
+@fast_path_of(hipMemcpyAsync)
+def hipMemcpyAsync(dst, src, sizeBytes, kind, stream):
+    return _copied(dst, src, sizeBytes, kind, stream, False)
 
 
 def _memset(width):
@@ -226,9 +256,19 @@ def hipMemset(dst, value, sizeBytes):
     _s8(dst, value, sizeBytes)
 
 
+@fast_path_of(hipMemset)
+def hipMemset(dst, value, sizeBytes):
+    return _filled(dst, value, sizeBytes, None, True)
+
+
 @hip_api()
 def hipMemsetAsync(dst, value, sizeBytes, stream):
     _a8(dst, value, sizeBytes, stream)
+
+
+@fast_path_of(hipMemsetAsync)
+def hipMemsetAsync(dst, value, sizeBytes, stream):
+    return _filled(dst, value, sizeBytes, stream, False)
 
 
 @hip_api()

@@ -9,10 +9,13 @@ from ..errors import HipError, LoaderError, hipError_t
 from .conventions import argument_checker
 
 _tls = threading.local()
+_OK = hipError_t.hipSuccess
 
 
 def set_last_error(code: int) -> None:
-    _tls.last = hipError_t(int(code)) if int(code) in hipError_t._value2member_map_ else int(code)
+    if type(code) is not hipError_t:            # a member is stored as it is (an enum lookup costs µs per call)
+        code = hipError_t._value2member_map_.get(int(code), int(code))
+    _tls.last = code
 
 
 def invalid(msg: str) -> HipError:
@@ -56,7 +59,7 @@ def hip_api(nvalues: int = 0):
                 set_last_error(err)
                 _tls.last_exception = exc
                 return (err,) + (None,) * nvalues
-            set_last_error(hipError_t.hipSuccess)
+            _tls.last = _OK
             if nvalues == 0:
                 return (hipError_t.hipSuccess,)
             if nvalues == 1:

@@ -246,9 +246,10 @@ class NDBuffer(Pointer):
         self._itemsize = 1
         self.__dict__["__cuda_array_interface__"] = dict(shape=(1,), typestr="B", data=(None, False), strides=None,
                                                          offset=0, mask=None, version=3, stream=None)
-        cai = getattr(pyobj, "__cuda_array_interface__", None) if not _is_buffer(pyobj) else None
+        buffer = type(pyobj) is not int and _is_buffer(pyobj)     # (an address: no failed memoryview to raise)
+        cai = getattr(pyobj, "__cuda_array_interface__", None) if not buffer else None
         super().__init__(pyobj)
-        if pyobj is not None and _is_buffer(pyobj) and not isinstance(pyobj, ctypes.c_void_p):
+        if pyobj is not None and buffer and not isinstance(pyobj, ctypes.c_void_p):
             mv = memoryview(pyobj)
             self.configure(_force=True, typestr=mv.format or "B", itemsize=mv.itemsize, shape=tuple(mv.shape),
                            read_only=bool(mv.readonly))
@@ -443,7 +444,9 @@ class DeviceArray(NDBuffer):
         NDBuffer.__init__(arr, int(ptr))
         arr.device = getattr(ptr, "device", None)
         arr._keep = ptr
-        return arr.configure(_force=True, shape=(int(getattr(ptr, "size", 0) or 0),))
+        # what configure(_force=True, shape=(size,)) does with one int, without its checks (per hipMalloc)
+        arr.__dict__["__cuda_array_interface__"]["shape"] = (int(getattr(ptr, "size", 0) or 0),)
+        return arr
 
     def _view(self, ptr: int) -> "DeviceArray":
         sub = DeviceArray.fromPtr(ptr)

@@ -3,6 +3,7 @@ hipEventElapsedTime), recorded by Python or natively by the C ABI (native/hip/fa
 into a stream capture as graph nodes."""
 from __future__ import annotations
 
+from ..aql.native import now_ns
 from ..errors import HipError, hipError_t
 from .context import runtime
 from .handle import Handle
@@ -31,6 +32,7 @@ class Event(Handle):
         self._command: Command | None = None
         self.native = None                          # (signal, state) when C may record it: see attach_native
         self._native_seen = 0
+        self._idle: Command | None = None           # the command of an idle record (complete, its signal our own)
         self.stream = None
         self.destroyed = False
         self.capture = self.capture_nodes = None    # set when recorded into a stream capture
@@ -75,8 +77,13 @@ class Event(Handle):
         self.capture = self.capture_nodes = None
         stream._check()
         if stream.device.idle_if_armed():           # nothing to wait for: complete now, nothing queued
-            self.command = Command(stream._q().completed(), what="marker")
-            self.command.signal.pinned = True
+            cmd = self.command
+            if cmd is not None and cmd is self._idle:   # the last record was one of these: its signal stamped again
+                t = now_ns()
+                cmd.signal.sig.set_times(t, t)
+            else:
+                self.command = self._idle = Command(stream._q().completed(), what="marker")
+                self._idle.signal.pinned = True
         else:
             self.command = stream.marker(pin=True)  # the event keeps its own signal
         self.stream = stream

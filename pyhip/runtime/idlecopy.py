@@ -21,7 +21,6 @@ import contextlib
 import numpy as np
 
 from ..aql.native import ffi, lib
-from ..errors import HipError
 from .context import runtime
 from .memory import as_address
 from .stream import Stream
@@ -64,15 +63,12 @@ def _address(backend, p, n: int):
     """``(cdata or host address, in device memory)`` of ``n`` bytes at pointer ``p``: in one allocation of
     ``backend``'s device, or host memory (plain, or pinned: mapped into the devices at its own address) outside
     every device's range; None for anything else."""
-    addr = as_address(p)
+    addr = p if type(p) is int else as_address(p)
     if not addr:
         return None
     if backend.in_device_range(addr):
-        try:
-            view = backend.memory.view(addr, n)
-        except HipError:                            # outside an allocation (GPUFault): the full path reports it
-            return None
-        return ffi.from_buffer(view), True
+        host = backend.memory.host_range(addr, n)   # None outside an allocation: the full path reports it
+        return None if host is None else (ffi.cast("void*", host), True)
     for dev in runtime().devices:
         if dev.backend.in_device_range(addr):
             return None                             # another device's memory

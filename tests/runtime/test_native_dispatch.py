@@ -394,3 +394,77 @@ def test_events_on_an_idle_device_complete_at_once_and_wait_for_native_launches(
         got = np.frombuffer(gpu().memory.read(out_d.__hip_pointer__(), 4 * n), np.float32)
         np.testing.assert_allclose(got, want(args, src, n), rtol=1e-5, atol=1e-5, err_msg=f"launch {k}")
     assert e1.elapsed_ms(e2) >= 0
+
+
+def test_idle_records_of_one_event_restamp_its_own_signal_and_queued_ones_are_not_reused():
+    """Idle records of one event in a row reuse its complete signal, stamped again each time (a record after
+    another event's is not earlier than it); a queued record in between is never restamped, and the idle record
+    after it starts a signal of its own."""
+    from pyhip.runtime.event import Event
+    pyhip.synchronize()
+    dev = runtime().device(0)
+    st = dev.null_stream
+    a, b = Event(), Event()
+    a.record(st)
+    first = a.command
+    b.record(st)
+    a.record(st)
+    assert a.command is first and a.query()
+    assert b.elapsed_ms(a) >= 0 and a.elapsed_ms(b) <= 0
+    dev.disarm_sync()                                   # queued: a marker packet of the stream
+    a.record(st)
+    queued = a.command
+    assert queued is not first
+    a.synchronize()
+    stamp = queued.signal.end_time()
+    pyhip.synchronize()
+    assert dev._armed is not None
+    a.record(st)
+    assert a.command is not queued and a.command is not first and a.query()
+    assert queued.signal.end_time() == stamp            # the queued record's signal was left alone
+    assert a.elapsed_ms(a) == 0 and b.elapsed_ms(a) >= 0
+
+
+def test_idle_copy_fast_paths_keep_hippython_checks_and_report_bad_ranges():
+    """hipMemcpy / hipMemset (and their Async forms) answered before argument binding still refuse what hip-python refuses (a plain int
+    kind, a value out of a C int's range) and report a range past an allocation, leaving memory as it was;
+    good calls match numpy at unaligned offsets and sizes."""
+    import pyhip.hip as hip
+    from pyhip.hip import hipMemcpyKind as K
+    rng = np.random.default_rng(11)
+    n = 1000
+    err, d = hip.hipMalloc(n)
+    assert err == E.hipSuccess
+    host = rng.integers(0, 256, n, dtype=np.uint8)
+    pyhip.synchronize()
+    dev = runtime().device(0)
+    assert dev._armed is not None
+    assert hip.hipMemcpy(d, host, n, K.hipMemcpyHostToDevice)[0] == E.hipSuccess
+    with pytest.raises(TypeError):
+        hip.hipMemcpy(d, host, n, 1)
+    with pytest.raises(OverflowError):
+        hip.hipMemset(d, 1 << 31, 8)
+    assert hip.hipMemcpy(int(d) + 7, host, n, K.hipMemcpyHostToDevice)[0] != E.hipSuccess     # 7 bytes past the end
+    assert hip.hipMemset(int(d) + n - 3, 0, 4)[0] != E.hipSuccess
+    out = np.full(n + 5, 0xEE, np.uint8)
+    assert hip.hipMemcpy(out, d, n, K.hipMemcpyDeviceToHost)[0] == E.hipSuccess
+    np.testing.assert_array_equal(out[:n], host)
+    assert (out[n:] == 0xEE).all()
+    off, size, value = int(rng.integers(1, 50)), int(rng.integers(100, 900)), int(rng.integers(-128, 128))
+    assert hip.hipMemset(int(d) + off, value, size)[0] == E.hipSuccess
+    want = host.copy()
+    want[off:off + size] = value & 0xFF
+    assert hip.hipMemcpy(out, d, n, K.hipMemcpyDeviceToHost)[0] == E.hipSuccess
+    np.testing.assert_array_equal(out[:n], want)
+    with pytest.raises(TypeError):
+        hip.hipMemcpyAsync(out, d, n, 2, None)
+    off, size, value = int(rng.integers(1, 50)), int(rng.integers(100, 900)), int(rng.integers(0, 256))
+    assert hip.hipMemsetAsync(int(d) + off, value, size, None)[0] == E.hipSuccess
+    want[off:off + size] = value
+    out[:] = 0xEE
+    assert hip.hipMemcpyAsync(out, d, n, K.hipMemcpyDeviceToHost, None)[0] == E.hipSuccess
+    assert hip.hipStreamSynchronize(None)[0] == E.hipSuccess
+    np.testing.assert_array_equal(out[:n], want)
+    assert (out[n:] == 0xEE).all()
+    assert dev._armed is not None
+    assert hip.hipFree(d)[0] == E.hipSuccess

@@ -3,6 +3,8 @@ CloseMemHandle, hipIpcGetEventHandle / OpenEventHandle); handles are 64 bytes; t
 pyhip/runtime/ipc.py."""
 from __future__ import annotations
 
+import threading
+
 from .._hip_enums import hipMemoryType
 from ..runtime import ipc
 from ..runtime.context import runtime
@@ -39,7 +41,13 @@ def get_event_handle(ev) -> bytes:
     if not ev.flags & hipEventInterprocess:
         raise invalid("the event was not created with hipEventInterprocess")
     if ev.shared is None:
-        ev.shared = ipc.SharedCounter.create()
+        shared = ipc.SharedCounter.create()
+        cmd = ev.command
+        if cmd is not None and not cmd.done():  # recorded already: the other processes wait for that record too
+            seq = shared.begin()
+            threading.Thread(target=lambda: (cmd.signal.wait(None), shared.complete(seq)), daemon=True,
+                             name="pyhip IPC event").start()
+        ev.shared = shared
     return ipc.event_handle(ev.shared)
 
 

@@ -130,6 +130,7 @@ def test_memory_outlives_its_owner(workers):
     handle = hip.hipIpcMemHandle_st.fromObj(bytearray.fromhex(owner.ask("alloc", n, seed)))
     p = ok(hip.hipIpcOpenMemHandle(handle, 0))
     assert int(ok(hip.hipIpcOpenMemHandle(handle, 0))) == int(p)
+    assert hip.hipFree(p)[0] == E.hipErrorInvalidValue                        # not this process's allocation
     got = np.full(n, np.nan, dtype=np.float32)
     ok(hip.hipMemcpy(got, p, got.nbytes, V.hipMemcpyDeviceToHost))
     np.testing.assert_array_equal(got, want)

@@ -20,6 +20,7 @@ import os
 import struct
 import threading
 import time
+import weakref
 
 import numpy as np
 
@@ -121,6 +122,7 @@ class SharedCounter:
         self._map = mmap.mmap(fd, mmap.PAGESIZE, mmap.MAP_SHARED)
         self.words = np.frombuffer(self._map, dtype=np.uint64, count=2)
         self.inode = os.fstat(fd).st_ino
+        weakref.finalize(self, os.close, fd)      # (other processes open it while its event lives here)
 
     @classmethod
     def create(cls) -> "SharedCounter":

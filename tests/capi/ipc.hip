@@ -1,4 +1,4 @@
-// Several processes, one emulated GPU each, sharing device memory and events through HIP IPC (test_ipc.py).
+// Several processes, one emulated GPU each, sharing device memory and events through HIP IPC (test_ipc_forked.py).
 // The parent fills N ints (N, seed from argv), holds its stream on a host flag (hipStreamWaitValue32), doubles
 // the ints there and records an IPC event.  K forked children open the memory and the event, wait for it in
 // their stream, add k + 1 to their slice (i % K == k) and record IPC events of their own; the parent sees

@@ -1,16 +1,15 @@
 """The C ABI's pointer queries and host memory registration: hipPointerGetAttributes / hipPointerGetAttribute /
 hipDrvPointerGetAttributes, hipMemPtrGetInfo, hipMemGetAddressRange, hipHostRegister / Unregister /
 GetDevicePointer / GetFlags, hipMemAllocHost, hipExtMallocWithFlags, the managed-memory hints (advise,
-prefetch, range attributes, attach) and IPC handles within the process.  Behaviour follows clr's
+prefetch, range attributes, attach) and IPC memory handles.  Behaviour follows clr's
 hip_memory.cpp (what is reported for memory the runtime does not know, which attributes are unsupported)."""
 from __future__ import annotations
 
-import os
 import struct
 
 from .._hip_enums import hipMemoryType
 from ..errors import HipError, hipError_t
-from ..hipapi import memory as api
+from ..hipapi import ipc, memory as api
 from ..runtime import pointers
 from ..runtime.hostmem import buffer_id
 from .common import invalid
@@ -18,7 +17,6 @@ from .common import invalid
 A_CONTEXT, A_MEMORY_TYPE, A_DEVICE_POINTER, A_HOST_POINTER, A_P2P_TOKENS, A_SYNC_MEMOPS, A_BUFFER_ID, \
     A_IS_MANAGED, A_DEVICE_ORDINAL, A_IS_LEGACY_IPC, A_RANGE_START, A_RANGE_SIZE, A_MAPPED, A_HANDLE_TYPES, \
     A_RDMA, A_ACCESS_FLAGS, A_MEMPOOL = range(1, 18)
-IPC_MAGIC = b"pyhipIPC"
 
 
 # AMD's extensions: hipMemAdviseSetCoarseGrain / UnsetCoarseGrain, hipMemRangeAttributeCoherencyMode
@@ -234,30 +232,19 @@ def install(c) -> None:
         if p == ffi.NULL or int(flags) not in (1, 2, 4):
             raise invalid("null pointer or flags")
 
-    # -- IPC: handles name an allocation and its process; emulated device memory belongs to one process, so
-    # opening a handle in another one is not supported, and in the same one is hipErrorInvalidContext (ROCclr)
+    # -- IPC: device memory shared with other processes (pyhip/hipapi/ipc.py)
     @c.export
     def hipIpcGetMemHandle(handle, dev_ptr):
-        if handle == ffi.NULL or dev_ptr == ffi.NULL:
+        if handle == ffi.NULL:
             raise invalid("null pointer")
-        a = pointers.attributes(addr(dev_ptr))
-        if a is None or a.memoryType != 1:
-            raise invalid("not device memory")
-        raw = IPC_MAGIC + struct.pack("<QQiq", a.start, a.size, a.device, os.getpid())
-        ffi.memmove(handle, raw.ljust(64, b"\0"), 64)
+        ffi.memmove(handle, ipc.get_mem_handle(addr(dev_ptr)), ipc.HANDLE_SIZE)
 
     @c.export
     def hipIpcOpenMemHandle(dev_ptr, handle, flags):
-        if dev_ptr == ffi.NULL or int(flags) != 0:     # hipIpcMemLazyEnablePeerAccess is 0 in HIP 5.2
-            raise invalid("null pointer or flags")
-        raw = bytes(ffi.buffer(ffi.addressof(handle), 64))
-        if raw[:8] != IPC_MAGIC:
-            raise invalid("not an IPC memory handle")
-        start, size, device, pid = struct.unpack_from("<QQiq", raw, 8)
-        if pid == os.getpid():
-            raise HipError(hipError_t.hipErrorInvalidContext, "the handle was made by this process")
-        raise HipError(hipError_t.hipErrorNotSupported, "emulated device memory is not shared between processes")
+        c.need(dev_ptr)
+        got = ipc.open_mem_handle(bytes(ffi.buffer(ffi.addressof(handle), ipc.HANDLE_SIZE)), flags)
+        dev_ptr[0] = ffi.cast("void*", got)
 
     @c.export
     def hipIpcCloseMemHandle(dev_ptr):
-        raise invalid("no IPC handle is open in this process")
+        ipc.close_mem_handle(addr(dev_ptr))

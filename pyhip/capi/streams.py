@@ -3,16 +3,12 @@ stream standing for the thread's per-thread default stream, symbol copies includ
 handles, a stream's device.  Results and checks follow clr's hip_stream.cpp / hip_event.cpp."""
 from __future__ import annotations
 
-import os
-import struct
-
 from ..errors import HipError, hipError_t
-from ..hipapi import streams as api
+from ..hipapi import ipc, streams as api
 from ..runtime import ops
 from .common import invalid
 
 PER_THREAD = 2
-IPC_EVENT_MAGIC = b"pyhipEVT"
 
 
 def install(c) -> None:
@@ -63,7 +59,8 @@ def install(c) -> None:
     def new_event(out, flags=0):
         ev = api.event_create(flags)
         c.new_handle(out, ev)
-        c.fast.register_event(id(ev), ev)           # records, queries, waits in C (fastlaunch.c)
+        if not ev.flags & 4:                        # (hipEventInterprocess: records shared, in Python)
+            c.fast.register_event(id(ev), ev)       # records, queries, waits in C (fastlaunch.c)
 
     @c.export
     def hipEventCreate(event):
@@ -177,22 +174,13 @@ def install(c) -> None:
         for i in range(int(size)):
             mask[i] = got[i] if i < len(got) else 0
 
-    # -- IPC event handles: the event's process only (see pointers.py for the rule)
+    # -- IPC event handles: events shared with other processes (pyhip/hipapi/ipc.py)
     @c.export
     def hipIpcGetEventHandle(handle, event):
         c.need(handle)
-        e = c.obj(event, Event)
-        if not e.flags & 4:                      # hipEventInterprocess
-            raise invalid("the event was not created with hipEventInterprocess")
-        ffi.memmove(handle, (IPC_EVENT_MAGIC + struct.pack("<Qq", id(e), os.getpid())).ljust(64, b"\0"), 64)
+        ffi.memmove(handle, ipc.get_event_handle(c.obj(event, Event)), ipc.HANDLE_SIZE)
 
     @c.export
     def hipIpcOpenEventHandle(event, handle):
         c.need(event)
-        raw = bytes(ffi.buffer(ffi.addressof(handle), 64))
-        if raw[:8] != IPC_EVENT_MAGIC:
-            raise invalid("not an IPC event handle")
-        _, pid = struct.unpack_from("<Qq", raw, 8)
-        if pid == os.getpid():
-            raise HipError(hipError_t.hipErrorInvalidContext, "the handle was made by this process")
-        raise HipError(hipError_t.hipErrorNotSupported, "events are not shared between processes")
+        c.new_handle(event, ipc.open_event_handle(bytes(ffi.buffer(ffi.addressof(handle), ipc.HANDLE_SIZE))))

@@ -27,12 +27,14 @@ from __future__ import annotations
 import bisect
 import contextlib
 import mmap
+import os
 import threading
 import weakref
 
 import numpy as np
 
 from ..errors import HipError, hipError_t
+from . import sharedmem
 from .memindex import TableIndex
 
 DEVICE_BASE = 0x1000_0000_0000          # 16 TiB: far from the host heap and mmap areas
@@ -199,6 +201,7 @@ class DeviceMemory:
         self._hw_ends = (None, None)            # (index, where the GPU's mapping of each allocation ends)
         self._quarantined = 0                   # the address space they hold
         self.shadow = None                      # initcheck: which arena bytes were written (pyhip/sanitizer)
+        self.shared: dict[int, int] = {}        # IPC: allocation start -> the memfd its pages live in
         _LIVE.add(self)
         if any(x is not None and x is not False for x in _MEMCHECK):
             self.set_memcheck(*_MEMCHECK)
@@ -329,6 +332,7 @@ class DeviceMemory:
             entry = self.table.get(addr)
             if entry is None or entry[3] is not None:
                 raise HipError(hipError_t.hipErrorInvalidDevicePointer, f"0x{addr:x} is not the start of an allocation")
+            self._unshare(addr)
             del self.table[addr]
             self.serials.pop(addr, None)
             self.used -= entry[1]
@@ -345,6 +349,52 @@ class DeviceMemory:
                 self.origins.pop(addr, None)
                 self._release(Freed(addr, entry[0] - addr, span, entry[2], None, None), quarantined=False)
             self._removed(addr)
+
+    # -- sharing with other processes (HIP IPC: pyhip/runtime/ipc.py) ------------------------------------------
+    def share(self, start: int) -> tuple[int, int]:
+        """``(memfd, its size)`` holding the pages of the arena allocation at ``start`` from now on (the
+        allocation's bytes move there; its addresses stay).  hipErrorNotSupported where the arena was not
+        reserved up front (it may move)."""
+        with self.lock:
+            entry = self.table.get(start)
+            if entry is None or entry[3] is not None:
+                raise HipError(hipError_t.hipErrorInvalidValue, f"0x{start:x} is not the start of a device allocation")
+            span = self.spans[start]
+            if start not in self.shared:
+                if self._mapping is None:
+                    raise HipError(hipError_t.hipErrorNotSupported, "this device's memory cannot be shared")
+                off = start - self.base
+                fd = sharedmem.new_file(span)
+                os.pwrite(fd, self.arena[off:off + entry[1]], 0)    # its bytes (the rest of its pages are 0)
+                sharedmem.map_file(self._arena_address + off, span, fd)
+                self.shared[start] = fd
+            return self.shared[start], span
+
+    def attach(self, fd: int, size: int, span: int) -> int:
+        """Another process's shared allocation (the file ``fd`` of ``span`` bytes, ``size`` of them the
+        allocation) mapped into this arena: a new allocation of kind 'ipc' (bounds-checked as any), its
+        address returned.  Undone by :meth:`free`."""
+        if self._mapping is None:
+            raise HipError(hipError_t.hipErrorNotSupported, "this device's memory cannot map shared memory")
+        addr = self.alloc(size, kind="ipc")
+        with self.lock:
+            mine = self.spans[addr]
+            if mine > span:                     # its padding past the file would fault (SIGBUS): refused
+                self.free(addr)
+                raise HipError(hipError_t.hipErrorInvalidValue, "the IPC handle's size does not match its memory")
+            sharedmem.map_file(self._arena_address + addr - self.base, mine, fd)
+            self.shared[addr] = os.dup(fd)
+            if self.shadow is not None:         # initcheck: the other process wrote these bytes
+                self.shadow.wrote(addr - self.base, size)
+        return addr
+
+    def _unshare(self, start: int) -> None:
+        """A shared allocation being freed (lock held): its addresses get private zero pages again; the file
+        lives on while other processes map it."""
+        fd = self.shared.pop(start, None)
+        if fd is not None:
+            sharedmem.map_private(self._arena_address + start - self.base, self.spans[start])
+            os.close(fd)
 
     def _release(self, f: Freed, quarantined: bool = True) -> None:
         """A freed block back to the free list (lock held; a quarantined block was cleared when freed)."""

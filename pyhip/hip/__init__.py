@@ -50,6 +50,8 @@ from .textures import (hipArray3DCreate, hipArrayCreate, hipArrayDestroy, hipCre
 from .driver_textures import (hipTexObjectCreate, hipTexObjectDestroy, hipTexObjectGetResourceDesc,
                               hipTexObjectGetResourceViewDesc, hipTexObjectGetTextureDesc)
 from . import ext  # noqa: F401  (HIP functions hip-python lacks: hipCreateSurfaceObject, hipDestroySurfaceObject)
+from .ipc import (hipIpcCloseMemHandle, hipIpcGetEventHandle, hipIpcGetMemHandle, hipIpcOpenEventHandle,
+                  hipIpcOpenMemHandle)
 from .streams import (hipEventCreate, hipEventCreateWithFlags, hipEventDestroy, hipEventElapsedTime,
                       hipEventQuery, hipEventRecord, hipEventSynchronize, hipLaunchHostFunc,
                       hipStreamAddCallback, hipStreamCreate, hipStreamCreateWithFlags,

@@ -37,6 +37,7 @@ class Event(Handle):
         self.destroyed = False
         self.capture = self.capture_nodes = None    # set when recorded into a stream capture
         self.handle = id(self)
+        self.shared = None                          # IPC: the state shared with other processes (runtime/ipc.py)
 
     def attach_native(self, signal, state) -> None:
         """Let the C ABI record this event natively (native/hip/fastevents.c): ``signal`` is the event's own
@@ -87,6 +88,10 @@ class Event(Handle):
         else:
             self.command = stream.marker(pin=True)  # the event keeps its own signal
         self.stream = stream
+        shared = self.shared
+        if shared is not None:                      # other processes see the record complete in stream order
+            seq = shared.begin()
+            stream.host_op(lambda: shared.complete(seq), what="IPC event")
 
     def _check(self):
         if self.destroyed:
@@ -94,10 +99,14 @@ class Event(Handle):
 
     def query(self) -> bool:
         self._check()
+        if self.shared is not None:
+            return self.shared.done()
         return self.command is None or self.command.done()
 
     def synchronize(self) -> None:
         self._check()
+        if self.shared is not None:
+            return self.shared.wait()
         if self.command is not None:
             self.command.signal.wait(None)
 

@@ -58,7 +58,7 @@ def attributes(addr: int) -> Attributes | None:
                           h.flags, h.start, h.size)
     for dev in runtime().devices:
         hit = dev.backend.find(addr)
-        if hit is not None and hit[2] == "user":
+        if hit is not None and hit[2] in ("user", "ipc"):     # (ipc: another process's, opened here)
             return Attributes(int(hipMemoryType.hipMemoryTypeDevice), dev.index, addr, 0, 0, 0, hit[0],
                               hit[1] - hit[0])
     return None

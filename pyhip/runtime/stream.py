@@ -200,6 +200,11 @@ class Stream(Handle):
         if self.capture is not None:
             self.capture.add(self, "event_wait", {"event": ev})
             return
+        shared = getattr(ev, "shared", None)
+        if shared is not None:                      # IPC event: its records may be another process's
+            target = shared.latest()
+            self.host_op(lambda: shared.wait(target), what="wait IPC event")
+            return
         if ev.command is not None and not ev.command.done():
             self.wait_signal(ev.command.signal)
 

@@ -17,7 +17,7 @@ from ._enums import _hiprtcJIT_option__Base, _hiprtcJITInputType__Base, _hiprtcR
 from .convention import last_exception, rtc_api  # noqa: F401 (last_exception: pyhip's diagnostics)
 from .link import (hiprtcLinkAddData, hiprtcLinkAddFile, hiprtcLinkComplete, hiprtcLinkCreate,  # noqa: F401
                    hiprtcLinkDestroy)
-from .program import LinkState, Program, RtcError, lookup
+from .program import LinkState, Program, RtcError, lookup, resolve
 
 R = hiprtcResult
 
@@ -26,11 +26,7 @@ ihiprtcLinkState = hiprtcLinkState = LinkState
 
 
 def _program(prog) -> Program:
-    if isinstance(prog, Program):
-        return lookup(prog.handle, Program)
-    if prog is None:
-        raise RtcError(R.HIPRTC_ERROR_INVALID_PROGRAM, "prog is NULL")
-    return lookup(address_of(prog), Program)
+    return resolve(prog, Program, "prog")
 
 
 def _write_out(dst, data: bytes, what: str) -> None:

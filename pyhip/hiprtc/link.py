@@ -8,15 +8,11 @@ from ..hip.pointers import NDBuffer, address_of, as_name, list_of_pointers
 from ._enums import _hiprtcJIT_option__Base, hiprtcJIT_option
 from ._enums import hiprtcResult as R
 from .convention import rtc_api
-from .program import LinkState, RtcError, lookup
+from .program import LinkState, RtcError, resolve
 
 
 def _state(state) -> LinkState:
-    if isinstance(state, LinkState):
-        return lookup(state.handle, LinkState)
-    if state is None:
-        raise RtcError(R.HIPRTC_ERROR_INVALID_INPUT, "link state is NULL")
-    return lookup(address_of(state), LinkState)
+    return resolve(state, LinkState, "link state")
 
 
 def _read_in(src, size: int) -> bytes:

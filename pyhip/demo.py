@@ -14,7 +14,6 @@ def _sample_bytes() -> bytes:
 
 def main(args=None) -> int:
     import pyhip
-    from pyhip.cli import _inspect_data, _print_inspect
 
     data = _sample_bytes()
     binary = pyhip.loader.load(data, origin="demo_kernels (bundled sample)")

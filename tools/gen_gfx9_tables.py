@@ -77,8 +77,8 @@ def samples():
         for ssamp in (2, 0):
             yield struct.pack("<II", (0x3C << 26) | (op << 18) | (1 << 8), (ssamp << 21) | (1 << 16) | (2 << 8))
 
-    for enc, fixed in F.ENCODING_FIXED.items():        # last resort: every opcode with all other fields zero
-        shift, bits = F.OPCODE_FIELD[enc]
+    for enc, fixed in F.ENCODING_FIXED[9].items():        # last resort: every opcode with all other fields zero
+        shift, bits = F.OPCODE_FIELD[9][enc]
         for op in range(1 << bits):
             w0 = fixed | op << shift
             if enc in ("FLAT", "MUBUF", "MTBUF", "SMEM", "VOP3", "VOP3P", "DS", "MIMG"):
@@ -108,12 +108,12 @@ def sweep(target: str):
         if not _one(r):
             continue
         w0 = struct.unpack_from("<I", b)[0]
-        fmt = F.classify(w0)
+        fmt = F.classify(w0, 9)
         if fmt is None:
             continue
-        op = F.opcode(fmt, w0)
+        op = F.opcode(fmt, w0, 0, 9)
         if fmt == "FLAT":
-            fmt = F.flat_segment(w0)
+            fmt = F.flat_segment(w0, 9)
         text = r[0]
         mnem, _, operands = text.partition(" ")
         if mnem.endswith(("_dpp", "_sdwa")) or (fmt, op) in table:
@@ -239,7 +239,7 @@ def _type_of(tokens):
 
 def _fixed_mask(enc: str, w0: int) -> int:
     """Bits of word 0 that select the encoding and opcode (not flipped by the probes)."""
-    return F.ENCODING_BITS[enc if enc not in ("GLOBAL", "SCRATCH") else "FLAT"]
+    return F.ENCODING_BITS[9][enc if enc not in ("GLOBAL", "SCRATCH") else "FLAT"]
 
 
 def main() -> None:

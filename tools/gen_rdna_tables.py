@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from gen_gfx9_tables import HexInt, _slot_token, _type_of  # noqa: E402
 import gen_rdna_mimg  # noqa: E402
-from pyhip.emu.isa import formats_rdna as R  # noqa: E402
+from pyhip.emu.isa import formats as R  # noqa: E402
 from pyhip.emu.isa import llvm_mc  # noqa: E402
 
 TARGETS = {10: "gfx1030", 11: "gfx1100"}

@@ -47,8 +47,8 @@ def _runs_generic(code_processor: str, device_processor: str) -> bool:
     """A generic RDNA code object (gfx10-3-generic, gfx11-generic) on a member of its family: same encodings,
     decoded by the family's tables."""
     from ..loader.targetid import GENERIC_FAMILIES
-    from .isa.decoder_rdna import family
-    return device_processor in GENERIC_FAMILIES.get(code_processor, ()) and family(code_processor) is not None
+    from .isa.families import rdna
+    return device_processor in GENERIC_FAMILIES.get(code_processor, ()) and rdna(code_processor) is not None
 
 
 class EmulatedGPU:

@@ -126,8 +126,8 @@ _IMAGE_ONLY = {10: {128: (1, SRGB), 129: (3, SRGB), 130: (10, SRGB), 133: (16, U
 
 def generation(processor: str) -> int:
     """9 (GFX9), 10 (GFX10.3) or 11 (GFX11): which descriptor layouts a processor's hardware reads."""
-    from .isa.decoder_rdna import family
-    return family(processor) or 9
+    from .isa.families import rdna
+    return rdna(processor) or 9
 
 
 _UNIFIED: dict = {}
@@ -137,7 +137,7 @@ def unified_formats(gen: int) -> dict:
     """GFX10/GFX11 unified format code -> (GFX9 data format, number format)."""
     t = _UNIFIED.get(gen)
     if t is None:
-        from .isa.formats_rdna import unified_format
+        from .isa.formats import unified_format
         t = {c: unified_format(gen, c) for c in range(128 if gen == 10 else 64)}
         t = {c: v for c, v in t.items() if v is not None}
         t.update(_IMAGE_ONLY[gen])

@@ -4,6 +4,7 @@ from __future__ import annotations
 import ctypes
 
 from ._enums import hiprtcJIT_option as O
+from .link import hiprtcLinkCreate
 
 _BOOL = (O.HIPRTC_JIT_NEW_SM3X_OPT, O.HIPRTC_JIT_FAST_COMPILE)
 _UINT = (O.HIPRTC_JIT_MAX_REGISTERS, O.HIPRTC_JIT_THREADS_PER_BLOCK, O.HIPRTC_JIT_OPTIMIZATION_LEVEL,
@@ -62,8 +63,6 @@ class HiprtcLinkCreateOpts:
 
 def hiprtcLinkCreate2(**kwargs):
     """hiprtcLinkCreate with the options as keyword arguments."""
-    from . import hiprtcLinkCreate
-
     opts = HiprtcLinkCreateOpts(**kwargs)
     out = hiprtcLinkCreate(*opts)
     if out[1] is not None:

@@ -18,6 +18,7 @@ from pathlib import Path
 import cxxfilt
 from elftools.elf.elffile import ELFFile
 
+from ..hip.pointers import address_of
 from ._enums import hiprtcJITInputType as IT
 from ._enums import hiprtcResult as R
 from .toolchain import ToolchainError, cached, link_toolchains, toolchain
@@ -74,9 +75,21 @@ def lookup(handle: int, kind: type):
     with _handles_lock:
         obj = _handles.get(int(handle))
     if not isinstance(obj, kind):
-        raise RtcError(R.HIPRTC_ERROR_INVALID_PROGRAM if kind is Program else R.HIPRTC_ERROR_INVALID_INPUT,
-                       f"0x{int(handle):x} is not a live {kind.__name__}")
+        raise RtcError(_invalid(kind), f"0x{int(handle):x} is not a live {kind.__name__}")
     return obj
+
+
+def _invalid(kind: type):
+    return R.HIPRTC_ERROR_INVALID_PROGRAM if kind is Program else R.HIPRTC_ERROR_INVALID_INPUT
+
+
+def resolve(arg, kind: type, what: str):
+    """The live ``kind`` object an API argument names: the object itself or its handle (an address)."""
+    if isinstance(arg, kind):
+        return lookup(arg.handle, kind)
+    if arg is None:
+        raise RtcError(_invalid(kind), f"{what} is NULL")
+    return lookup(address_of(arg), kind)
 
 
 def current_arch() -> str:

@@ -99,13 +99,10 @@ class DeviceProp:
 def image_support(processor: str) -> bool:
     """Whether the emulated device runs image instructions: the decoder knows MIMG for the processor and
     the semantics execute its image_sample (gfx90a, gfx1030, gfx1100; gfx94x has no image instructions)."""
-    from ..emu.isa import decoder_rdna
-    from ..emu.isa.decoder import _TARGET_TABLE
-    from ..emu.isa._tables_gfx9 import OPCODES
+    from ..emu.isa.families import opcodes
     from ..emu.semantics import SEMANTICS, load_all
 
-    fam = decoder_rdna.family(processor)
-    table = decoder_rdna.tables(fam).OPCODES if fam else OPCODES.get(_TARGET_TABLE.get(processor, ""), {})
+    table = opcodes(processor)
     load_all()
     return any(e[0] == "image_sample" for e in table.get("MIMG", {}).values()) and "image_sample" in SEMANTICS
 

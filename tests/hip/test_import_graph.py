@@ -18,6 +18,11 @@ ALLOWED: set[str] = set()
 # pyhip.runtime modules (hsa/ aside) in such a cycle — none any more (leaf modules receive the device or
 # the runtime's parts they work on; runtime/context.py builds the runtime from them).
 ALLOWED_IN_FUNCTIONS: set[str] = set()
+# The same count over all of pyhip: the modules still in such a cycle (this list, too, may only shrink).  The
+# spec language folds constants with its numpy backend; the HSA backend's queues and system name it in
+# ``if TYPE_CHECKING`` annotations (counted here: the graph walks every import statement).
+ALLOWED_IN_FUNCTIONS_ANYWHERE = {"pyhip.emu.spec.lang", "pyhip.emu.spec.numpy_backend",
+                                 "pyhip.runtime.hsa.backend", "pyhip.runtime.hsa.queues", "pyhip.runtime.hsa.system"}
 
 
 def _modules() -> dict[str, Path]:
@@ -149,3 +154,10 @@ def test_runtime_has_no_cycle_through_function_imports():
         return m.startswith("pyhip.runtime") and not m.startswith("pyhip.runtime.hsa")
     graph = {m: {t for t in ts if inside(t)} for m, ts in import_graph(in_functions=True).items() if inside(m)}
     _check(cycles(graph), ALLOWED_IN_FUNCTIONS)
+
+
+def test_no_new_cycle_through_function_imports():
+    """The ISA decoder/disassembler, the semantics registry, hiprtc and the CLI are free of cycles counted with
+    the imports inside functions; what is left is listed above."""
+    _check(cycles(import_graph(in_functions=True)), ALLOWED_IN_FUNCTIONS_ANYWHERE)
+

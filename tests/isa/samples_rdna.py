@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 import struct
 
-from pyhip.emu.isa import formats_rdna as R
+from pyhip.emu.isa import formats as R
 
 SRC9 = [256, 257, 258, 259, 260, 262, 300, 511, 0, 1, 2, 3, 5, 101, 102, 104, 105, 106, 107, 108, 110, 124, 125,
         126, 127, 128, 129, 136, 192, 193, 200, 208, 235, 236, 237, 238, 239, 240, 241, 242, 243, 244, 245, 246,

@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from samples_rdna import encodings, sample  # noqa: E402
 
 from pyhip.emu.engine import KernelContext  # noqa: E402
-from pyhip.emu.isa import decoder_rdna  # noqa: E402
+from pyhip.emu.isa.families import module  # noqa: E402
 from pyhip.emu.isa.cli_disasm import coverage_by_category  # noqa: E402
 from pyhip.emu.isa.decoder import decode_one  # noqa: E402
 from pyhip.emu.isa.instruction import DecodeError  # noqa: E402
@@ -84,7 +84,7 @@ def test_every_executable_mnemonic_compiles(target):
         except NotImplementedError as exc:
             failures.setdefault(key, str(exc))
 
-    for ops in decoder_rdna.tables(fam).OPCODES.values():
+    for ops in module(fam).OPCODES.values():
         for entry in ops.values():
             attempt(bytes.fromhex(entry[3]) + bytes(8))
     for enc, (bits, _) in encodings(fam).items():

@@ -68,7 +68,7 @@ def test_every_instruction_matches_objdump(entry):
 
 
 def _unused_slots(inst):
-    from pyhip.emu.isa.decoder_rdna import table_for
+    from pyhip.emu.isa.decoder import table_for
     types = table_for("gfx1100")[(inst.encoding, inst.opcode)].src_types
     return [shift for slot, shift in (("src1", 9), ("src2", 18)) if types.get(slot) is None]
 

@@ -30,13 +30,11 @@ def coverage_by_category(target: str) -> dict:
     VOPD halves (v_dual_*) count under VALU, executable when the operation they perform is."""
     from ..semantics import SEMANTICS, load_all
     from ..spec.vlanes import VOPD_OPS
-    from . import decoder_rdna
-    from ._tables_gfx9 import OPCODES
-    from .decoder import _TARGET_TABLE
+    from .families import family, tables
 
     load_all()
-    fam = decoder_rdna.family(target)
-    table = decoder_rdna.tables(fam).OPCODES if fam else OPCODES[_TARGET_TABLE[target]]
+    fam = family(target)
+    table = tables(target)[0]
     out = {}
     for cat, encs in CATEGORIES.items():
         if cat == "VALU" and fam == 11:

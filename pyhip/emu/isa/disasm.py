@@ -1,8 +1,13 @@
-"""Disassembly text in llvm-objdump-19's syntax for GFX9 (gfx90a, gfx942).
+"""Disassembly text in llvm-objdump-19's syntax for GFX9 (gfx90a, gfx942) and RDNA (gfx1030, gfx1100; wave32
+syntax, as llvm-objdump prints these targets).
 
-Operand order and widths come from the llvm-mc sample kept in the generated tables: each sample operand
-is matched to the encoding field that produced it, so the formatter knows, per opcode, which field goes
-where and how many registers it spans; values and modifiers come from the instruction itself.
+Operand order and widths come from the llvm-mc sample kept in the generated tables: each sample operand is
+matched to the encoding field that produced it (``match_sample``), so the formatter knows, per opcode, which
+field goes where and how many registers it spans; values and modifiers come from the instruction itself.
+What the families print differently is data or a small hook chosen by the family: register names (GFX9's
+flat_scratch / xnack_mask pairs), s_waitcnt layouts, SMEM offsets, DPP controls (GFX9's wave shifts and row
+broadcasts; RDNA's row_share, row_xmask, fi, DPP8), cache bits (gfx94x's sc0/sc1/nt, RDNA's dlc), buffer
+formats, scratch and image operands, and RDNA's VOPD, s_delay_alu and GFX11 VOP3 DPP.
 """
 from __future__ import annotations
 
@@ -11,8 +16,8 @@ import re
 import struct
 
 from . import formats as F
-from ._tables_gfx9 import INFO, OPCODES
-from .decoder import _TARGET_TABLE, decode
+from .decoder import decode
+from .families import family, module, tables
 
 _FLOATS = {240: "0.5", 241: "-0.5", 242: "1.0", 243: "-1.0", 244: "2.0", 245: "-2.0", 246: "4.0", 247: "-4.0",
            248: "0.15915494"}
@@ -67,12 +72,13 @@ def _parse_token(tok: str):
 
 @functools.lru_cache(maxsize=None)
 def template(target: str, enc: str, op: int):
-    """[(role, kind, width)] for the opcode: role is a field name or a literal token (e.g. 'vcc', 'off')."""
-    entry = OPCODES[_TARGET_TABLE[target]][enc][op]
+    """(LLVM mnemonic, [(role, kind, width)]) for the opcode: role is a field name or a literal token (e.g.
+    'vcc', 'off')."""
+    entry = tables(target)[0][enc][op]
     sample = bytes.fromhex(entry[3])
     w0 = struct.unpack_from("<I", sample)[0]
     w1 = struct.unpack_from("<I", sample, 4)[0] if len(sample) >= 8 else 0
-    return entry[1], match_sample(entry[2], F.fields(enc, w0, w1), enc)
+    return entry[1], match_sample(entry[2], F.fields(enc, w0, w1, family(target)), enc)
 
 
 def match_sample(operand_text: str, fl: dict, enc: str) -> tuple:
@@ -130,27 +136,31 @@ def match_sample(operand_text: str, fl: dict, enc: str) -> tuple:
     return tuple(out)
 
 
-def _reg(kind: str, n: int, width: int) -> str:
+# SGPR codes named as pairs / halves: GFX9 has flat_scratch and xnack_mask there, RDNA plain s102-s105
+_PAIRS = {102: "flat_scratch", 104: "xnack_mask", 106: "vcc", 126: "exec"}
+_SINGLE = {102: "flat_scratch_lo", 103: "flat_scratch_hi", 104: "xnack_mask_lo", 105: "xnack_mask_hi",
+           106: "vcc_lo", 107: "vcc_hi", 126: "exec_lo", 127: "exec_hi"}
+_FIRST_NAMED = {9: 102, 10: 106, 11: 106}
+
+
+def _reg(kind: str, n: int, width: int, fam: int = 9) -> str:
     """Register text the way LLVM decodes it: SGPR/TTMP tuples drop the low bits (s[2:5] of a 4-dword
-    operand reads as s[0:3])."""
+    operand reads as s[0:3]); M0 = 124, NULL = 125 (after the decoder's normalisation)."""
     if kind == "s":
+        named = _FIRST_NAMED[fam]
         if 108 <= n < 124:
             kind, n = "ttmp", n - 108
             if width > 1:
                 n &= ~1 if width == 2 else ~3
-        elif n in _PAIRS and width == 2:
+        elif n in _PAIRS and width == 2 and n >= named:
             return _PAIRS[n]
-        elif n in _SINGLE and width == 1:
+        elif n in _SINGLE and width == 1 and n >= named:
             return _SINGLE[n]
         elif n in _SPECIAL:
             return _SPECIAL[n]
-        elif width == 2 and n == 125:
-            return "null"
-        elif width > 1 and n < 102:
+        elif width > 1 and n < named:
             n &= ~1 if width == 2 else ~3
     return f"{kind}{n}" if width == 1 else f"{kind}[{n}:{n + width - 1}]"
-
-
 _F16_INLINE = {0x3800: "0.5", 0xB800: "-0.5", 0x3C00: "1.0", 0xBC00: "-1.0", 0x4000: "2.0", 0xC000: "-2.0",
                0x4400: "4.0", 0xC400: "-4.0", 0x3118: "0.15915494"}
 _F32_INLINE = {0x3F000000: "0.5", 0xBF000000: "-0.5", 0x3F800000: "1.0", 0xBF800000: "-1.0", 0x40000000: "2.0",
@@ -185,7 +195,7 @@ def _literal(lit: int, typ) -> str:
     return _F32_INLINE.get(lit, f"0x{lit:x}")
 
 
-def _src(code: int, width: int, lit, kind_hint: str, typ="b32") -> str:
+def _src(code: int, width: int, lit, kind_hint: str, typ="b32", fam: int = 9) -> str:
     if code >= 256:
         return _reg("a" if kind_hint == "a" else "v", code - 256, width)
     if 128 <= code <= 192:
@@ -198,11 +208,9 @@ def _src(code: int, width: int, lit, kind_hint: str, typ="b32") -> str:
         if code == 248 and typ in ("f64", "b64"):
             return "0.15915494309189532"
         return _FLOATS[code]
-    if code == 255:
-        return _literal(lit, typ)
-    return _reg("s", code, width)
-
-
+    if code == 255:                 # RDNA prints a 64-bit literal outside 0..64 in hex
+        return f"0x{lit:x}" if fam > 9 and typ == "b64" and not 0 <= lit <= 64 else _literal(lit, typ)
+    return _reg("s", code, width, fam)
 def _neg(text: str) -> str:
     """LLVM writes the NEG modifier of an integer constant as neg(...): "-1" would read as the constant -1."""
     return f"neg({text})" if re.fullmatch(r"-?(\d+(\.\d+)?|0x[0-9a-f]+)", text) else f"-{text}"
@@ -250,6 +258,12 @@ def _sdwa_suffix(inst) -> str:
     return out
 
 
+def _dpp_mods(text: str, i: int, d: dict) -> str:
+    if d.get(f"src{i}_abs"):
+        text = f"|{text}|"
+    return f"-{text}" if d.get(f"src{i}_neg") else text
+
+
 def _smem_offset(f) -> str:
     if f["imm"]:
         off = f["offset"]
@@ -258,13 +272,17 @@ def _smem_offset(f) -> str:
     return _reg("s", f["soffset"] if f["soe"] else f["offset"] & 0x7F, 1)
 
 
-# DS instructions llvm-objdump prints without "gds" even when the bit is set
+# DS instructions GFX9's llvm-objdump prints without "gds" even when the bit is set
 _NO_GDS = re.compile(r"ds_(wrxchg2(st64)?_rtn|cmpst_rtn|mskor_rtn|wrap_rtn|add_rtn_f64)")
 
 
-def _special(inst, proc: str, mnem: str):
-    """Instructions whose operand list the table-driven template cannot infer."""
+def _special9(inst, proc: str, fam: int, mnem: str):
+    """GFX9 instructions whose operand list the table-driven template cannot infer."""
     f, name = inst.fields, inst.name
+    if inst.encoding == "SCRATCH":
+        return _scratch9(inst, proc, mnem)
+    if inst.encoding == "MIMG":
+        return _mimg9(inst, mnem)
     if name in ("s_atc_probe", "s_atc_probe_buffer"):      # a probe-type immediate, then the base
         v = f["sdata"]
         base = _reg("s", f["sbase"], 4 if name.endswith("buffer") else 2)
@@ -282,71 +300,98 @@ def _special(inst, proc: str, mnem: str):
         src = f"a{f['src0'] - 256}" if f["src0"] >= 256 else _src(f["src0"], 1, inst.literal, "s")
         return f"{mnem} a{f['vdst']}, {src}"
     if name in ("buffer_wbl2", "buffer_invl2", "buffer_wbinvl1", "buffer_wbinvl1_vol", "buffer_inv"):
-        return mnem + _cache_bits(f, proc.startswith("gfx94"), w_sc1=True)      # cache policy only
+        return mnem + _cache_bits(f, proc)      # cache policy only
+    if name == "s_set_gpr_idx_on":
+        v = f["ssrc1"]
+        return f"{mnem} {_src(f['ssrc0'], 1, inst.literal, 's')}, {_gpr_idx(v) if v <= 15 else f'0x{v:x}'}"
+    if name in ("s_setreg_b32", "s_setreg_imm32_b32"):
+        return _setreg(inst, proc, 9, mnem)
     return None
+
+
+def _setreg(inst, proc: str, fam: int, mnem: str) -> str:
+    f = inst.fields
+    src = _reg("s", f["sdst"], 1, fam) if inst.name == "s_setreg_b32" else \
+        _literal(inst.literal, "b32").replace("0.15915494", "0x3e22f983")
+    return f"{mnem} {_hwreg(f['simm16'], proc)}, {src}"
+
+
+def _special_rdna(inst, proc: str, fam: int, mnem: str):
+    """RDNA instructions whose operand list the table-driven template cannot infer."""
+    f, name = inst.fields, inst.name
+    if inst.encoding == "SCRATCH":
+        return _scratch_rdna(inst, proc, fam, mnem)
+    if name in ("s_setreg_b32", "s_setreg_imm32_b32"):
+        return _setreg(inst, proc, fam, mnem)
+    if name == "s_getreg_b32":
+        return f"{mnem} {_reg('s', f['sdst'], 1, fam)}, {_hwreg(f['simm16'], proc)}"
+    if name in ("s_atc_probe", "s_atc_probe_buffer"):      # a probe-type immediate, then the base
+        v = f["sdata"]
+        base = _reg("s", f["sbase"], 4 if name.endswith("buffer") else 2, fam)
+        _, tmpl = template(proc, inst.encoding, inst.opcode)
+        text = f"{mnem} {v if v <= 64 else f'0x{v:x}'}, {base}" + _suffix(inst, proc, fam, tmpl)
+        return re.sub(r"( glc| dlc)+$", "", text)
+    if name == "s_version":
+        return f"{mnem} {_version(f['simm16'])}"
+    if name in ("s_sendmsg_rtn_b32", "s_sendmsg_rtn_b64"):
+        return f"{mnem} {_reg('s', f['sdst'], 2 if name.endswith('64') else 1, fam)}, {_sendmsg_rtn(f['ssrc0'])}"
+    return None
+
+
+_SPECIALS = {9: _special9, 10: _special_rdna, 11: _special_rdna}
 
 
 def format_instruction(inst, target: str) -> str:
     proc = target.split(":")[0]
-    if proc not in _TARGET_TABLE:
-        from .disasm_rdna import format_instruction as rdna
-        return rdna(inst, proc)
+    fam = family(proc)
     enc, f = inst.encoding, inst.fields
+    if enc == "VOPD":
+        return _vopd(inst, proc)
+    if enc == "MIMG" and fam > 9:
+        return _mimg_rdna(inst, proc, fam)
     try:
         mnem, tmpl = template(proc, enc, inst.opcode)
     except KeyError:
         return f"<unknown {enc} {inst.opcode}>"
+    info = tables(proc)[1][enc][inst.opcode]
     if inst.dpp is not None:
-        mnem = re.sub(r"_e32$", "", mnem) + "_dpp"
+        mnem = info.get("dpp_name") or re.sub(r"_e32$", "", mnem) + "_dpp"
     sd = inst.sdwa
     if sd is not None:
         mnem = re.sub(r"_e32$", "", mnem) + "_sdwa"
-    if enc == "SCRATCH":
-        return _scratch(inst, proc, mnem)
-    if enc == "MIMG":
-        return _mimg(inst, mnem)
-    special = _special(inst, proc, mnem)
+    special = _SPECIALS[fam](inst, proc, fam, mnem)
     if special is not None:
         return special
-    if inst.name == "s_set_gpr_idx_on":
-        v = f["ssrc1"]
-        return f"{mnem} {_src(f['ssrc0'], 1, inst.literal, 's')}, {_gpr_idx(v) if v <= 15 else f'0x{v:x}'}"
-    if inst.name == "s_setreg_b32":
-        return f"{mnem} {_hwreg(f['simm16'], proc)}, {_reg('s', f['sdst'], 1)}"
-    if inst.name == "s_setreg_imm32_b32":
-        return f"{mnem} {_hwreg(f['simm16'], proc)}, {_literal(inst.literal, 'b32').replace('0.15915494', '0x3e22f983')}"
-    ops = []
-    mai = enc == "VOP3P" and ("mfma" in inst.name or "smfmac" in inst.name)
-    vop3b = enc == "VOP3" and any(r == "sdst" for r, k, w in tmpl)
-    info = INFO[_TARGET_TABLE[proc]][enc][inst.opcode]
     types = info.get("src_types", {})
     mods = info.get("mods", 0)
+    mai = enc == "VOP3P" and ("mfma" in inst.name or "smfmac" in inst.name)
+    vop3b = enc == "VOP3" and any(r == "sdst" for r, k, w in tmpl)
+    ops = []
     for role, kind, width in tmpl:
         if kind is None:
             if sd is not None and enc == "VOPC" and role == "vcc" and sd["sd"]:
-                role = _src(sd["sdst"], 2, None, "s")          # SDWA VOPC with SD: an SGPR pair
+                role = _reg("s", sd["sdst"], 2, fam)          # SDWA VOPC with SD: an SGPR pair
             ops.append(role)
             continue
         if kind == "lit":
             ops.append(f"0x{inst.literal:x}")
             continue
         v = f[role]
+        if kind == "v16" and not (role in _SRC9 and v < 256):
+            ops.append(f"v{v - 256 if v >= 256 else v}.{'h' if _t16_hi(f, role) else 'l'}")
+            continue
         if f.get("acc") and role in ("vdst", "vdata", "data", "data0", "data1") and kind == "v" \
                 and enc in ("DS", "FLAT", "GLOBAL", "MUBUF", "MTBUF"):
             kind = "a"
         if mai and kind == "v" and (role in ("vdst", "src2") and f["acc_cd"]
                                     or role == "src0" and f["opsel_hi"] & 1 or role == "src1" and f["opsel_hi"] & 2):
             kind = "a"
+        if enc in ("MUBUF", "MTBUF") and role == "vdata" and f.get("tfe"):
+            width += 1
         if enc == "MUBUF" and role == "vdata" and f.get("lds") and "load" in inst.name:
             continue
-        if enc in ("GLOBAL", "SCRATCH", "FLAT") and role == "addr":
-            if enc == "SCRATCH" and f["saddr"] != 0x7F and not (proc.startswith("gfx94") and f["lds"]):
-                ops.append("off")
-                continue
-            if enc == "SCRATCH" and f["saddr"] == 0x7F or enc == "FLAT":
-                ops.append(_reg(kind, v, width if enc == "FLAT" else 1))
-                continue
-            ops.append(_reg(kind, v, 1 if f["saddr"] != 0x7F else 2))
+        if enc in ("GLOBAL", "FLAT") and role == "addr":
+            ops.append(_reg(kind, v, width if enc == "FLAT" else 1 if f["saddr"] != F.SADDR_OFF else 2))
             continue
         if enc in ("MUBUF", "MTBUF") and role == "vaddr":
             n = 2 if f["offen"] and f["idxen"] else 1
@@ -354,45 +399,56 @@ def format_instruction(inst, target: str) -> str:
             continue
         if role in _SRC9:
             idx = int(role[-1])
-            text = _src(v, width, inst.literal, kind, types.get(role) or "b32")
-            ops.append(_sdwa_mods(text, 0, sd) if sd is not None else
-                       _mods(text, idx, f, enc, vop3b, mods, enc == "VOP3P" and "_mix" in inst.name))
+            text = _src(v, width, inst.literal, kind, types.get(role) or "b32", fam)
+            if sd is not None:
+                ops.append(_sdwa_mods(text, 0, sd))
+            elif fam > 9 and inst.dpp is not None and enc in ("VOP1", "VOP2", "VOPC") and idx == 0:
+                ops.append(_dpp_mods(text, 0, inst.dpp))
+            else:
+                ops.append(_mods(text, idx, f, enc, vop3b, mods, enc == "VOP3P" and "_mix" in inst.name))
         elif role == "vsrc1":
             if sd is not None:
-                text = _src(v, width, inst.literal, "s", "b32") if sd["s1"] else _reg(kind, v, width)
+                text = _src(v, width, inst.literal, "s", "b32", fam) if sd["s1"] else _reg(kind, v, width)
                 ops.append(_sdwa_mods(text, 1, sd))
+            elif fam > 9 and inst.dpp is not None:
+                ops.append(_dpp_mods(_reg(kind, v, width), 1, inst.dpp))
             else:
                 ops.append(_reg(kind, v, width))
-
-        elif role in ("ssrc0", "ssrc1", "soffset") and enc not in ("SMEM",):
-            ops.append(_src(v, width, inst.literal, "s", types.get(role) or "b32"))
+        elif role in ("ssrc0", "ssrc1") or role == "soffset" and enc != "SMEM":
+            ops.append(_src(v, width, inst.literal, "s", types.get(role) or "b32", fam))
         elif role == "saddr":
-            ops.append("off" if v == 0x7F else _reg("s", v, 1 if enc == "SCRATCH" else 2))
+            ops.append("off" if v == F.SADDR_OFF else _reg("s", v, 2, fam))
         else:
-            ops.append(_reg(kind, v, width))
+            ops.append(_reg(kind, v, width, fam))
+    if f.get("t16"):                                   # GFX11 true16 high halves (newer LLVM's syntax)
+        ops = [o + ".h" if kind in ("v", "vs") and r in ("src0", "vsrc1", "vdst") and _t16_hi(f, r)
+               and re.fullmatch(r"-?\|?v\d+\|?", o) and (r != "src0" or f["src0"] >= 256) else o
+               for o, (r, kind, w) in zip(ops, [t for t in tmpl if t[1] != "lit"] + [(None, None, 1)] * 8)]
     if enc in ("GLOBAL", "FLAT") and "atomic" in inst.name and (f["sc0"] if proc.startswith("gfx94") else f["glc"]) \
             and not any(r == "vdst" for r, k, w in tmpl):
         dwidth = next((w for r, k, w in tmpl if r == "data"), 1)
         ops.insert(0, _reg("a" if f.get("acc") else "v", f["vdst"], dwidth // 2 if "cmpswap" in inst.name else dwidth))
     text = mnem + (" " + ", ".join(ops) if ops else "")
-    return text + _suffix(inst, proc, mnem)
+    return text + _suffix(inst, proc, fam, tmpl)
+
+
+def _t16_hi(f, role) -> bool:
+    return bool(f.get("opsel", 0) >> {"src0": 0, "vsrc1": 1, "vdst": 3}.get(role, 9) & 1)
 
 
 _WIDTH = {"byte": 1, "sbyte": 1, "ubyte": 1, "short": 1, "sshort": 1, "ushort": 1, "dword": 1, "dwordx2": 2,
           "dwordx3": 3, "dwordx4": 4}
 
 
-def _scratch(inst, proc: str, mnem: str) -> str:
-    """scratch_* operands: [vdst,] vaddr|off, [data,] saddr|off (gfx94x: vaddr only with SVE)."""
+def _scratch9(inst, proc: str, mnem: str) -> str:
+    """GFX9 scratch_* operands: [vdst,] vaddr|off, [data,] saddr|off (gfx94x: vaddr only with SVE)."""
     f, name = inst.fields, inst.name
     kind = name.split("_")[1]
-    width = _WIDTH.get(name.split("_")[2].replace("_d16", ""), 1) if len(name.split("_")) > 2 else 1
     width = _WIDTH.get(name[len(f"scratch_{kind}_"):].split("_d16")[0], 1)
-    use_v = f["saddr"] == 0x7F if not proc.startswith("gfx94") else bool(f["lds"])
-    if not proc.startswith("gfx94") and f["saddr"] != 0x7F:
-        use_v = False
+    gfx94 = proc.startswith("gfx94")
+    use_v = bool(f["lds"]) if gfx94 else f["saddr"] == 0x7F
     ops = []
-    lds = name.startswith("scratch_load_lds_") or (f["lds"] and not proc.startswith("gfx94"))
+    lds = name.startswith("scratch_load_lds_") or (f["lds"] and not gfx94)
     if kind == "load" and not lds:                  # loads into LDS have no VGPR destination
         ops.append(_reg("a" if f["acc"] else "v", f["vdst"], width))
     ops.append(_reg("v", f["addr"], 1) if use_v else "off")
@@ -400,9 +456,23 @@ def _scratch(inst, proc: str, mnem: str) -> str:
         ops.append(_reg("a" if f["acc"] else "v", f["data"], width))
     ops.append("off" if f["saddr"] == 0x7F else _reg("s", f["saddr"], 1))
     lds_flag = " lds" if lds and not name.startswith("scratch_load_lds_") else ""
-    return mnem + " " + ", ".join(ops) + _suffix(inst, proc, mnem) + lds_flag
+    return mnem + " " + ", ".join(ops) + _suffix(inst, proc, 9, ()) + lds_flag
 
 
+def _scratch_rdna(inst, proc: str, fam: int, mnem: str) -> str:
+    """RDNA scratch_* operands: [vdst,] vaddr|off, [data,] saddr|off."""
+    f = inst.fields
+    _, tmpl = template(proc, inst.encoding, inst.opcode)
+    width = {r: w for r, k, w in tmpl}
+    ops = []
+    if "vdst" in width:
+        ops.append(_reg("v", f["vdst"], width["vdst"]))
+    vaddr = f["sve"] if fam == 11 else f["saddr_raw"] == F.NULL
+    ops.append(_reg("v", f["addr"], 1) if vaddr else "off")
+    if "data" in width:
+        ops.append(_reg("v", f["data"], width["data"]))
+    ops.append("off" if f["saddr"] == F.SADDR_OFF else _reg("s", f["saddr"], 1, fam))
+    return mnem + " " + ", ".join(ops) + _suffix(inst, proc, fam, tmpl)
 def mimg_data_width(inst) -> int:
     """VGPRs of an MIMG instruction's data operand as llvm-objdump-19 prints it: one per DMASK component
     (at least one), halved with D16; for atomics LLVM widens only to the forms it defines (1/2 dwords,
@@ -417,7 +487,7 @@ def mimg_data_width(inst) -> int:
     return width if f["vdata"] + width <= 256 else default       # no wider tuple past v255: left as decoded
 
 
-def _mimg(inst, mnem: str) -> str:
+def _mimg9(inst, mnem: str) -> str:
     """image_*: data, address (one VGPR: GFX9 encodes no address count), T#, [S#], then the modifiers."""
     f = inst.fields
     ops = [_reg("a" if f["acc"] else "v", f["vdata"], mimg_data_width(inst)), f"v{f['vaddr']}",
@@ -433,146 +503,52 @@ def _mimg(inst, mnem: str) -> str:
     return out
 
 
-def _suffix(inst, proc: str, mnem: str) -> str:
-    enc, f, name = inst.encoding, inst.fields, inst.name
-    gfx94 = proc.startswith("gfx94")
-    out = ""
-    if enc == "SOPP":
-        v = f["simm16"]
-        if name == "s_waitcnt":
-            vm = (v & 0xF) | ((v >> 14) & 3) << 4
-            exp, lgkm = (v >> 4) & 7, (v >> 8) & 0xF
-            parts = []
-            if vm != 0x3F:
-                parts.append(f"vmcnt({vm})")
-            if exp != 7:
-                parts.append(f"expcnt({exp})")
-            if lgkm != 0xF:
-                parts.append(f"lgkmcnt({lgkm})")
-            if not parts and v == 0xFFFF or not parts and (vm, exp, lgkm) == (0x3F, 7, 0xF):
-                parts = ["vmcnt(63)", "expcnt(7)", "lgkmcnt(15)"]
-            return " " + " ".join(parts) if parts else " 0"
-        if name in ("s_endpgm", "s_barrier", "s_icache_inv", "s_endpgm_saved", "s_code_end", "s_wakeup",
-                    "s_ttracedata", "s_set_gpr_idx_off", "s_endpgm_ordered_ps_done") and v == 0:
-            return ""
-        if name.startswith(("s_branch", "s_cbranch", "s_endpgm")):
-            return f" {v}"
-        if name in ("s_sendmsg", "s_sendmsghalt"):
-            return " " + _sendmsg(v)
-        if name == "s_set_gpr_idx_mode" and v <= 15:
-            return " " + _gpr_idx(v)
-        return f" {v}" if v <= 64 else f" 0x{v:x}"
-    if enc == "SOPK":
-        v = f["simm16"]
-        if name == "s_getreg_b32":
-            return ", " + _hwreg(v, proc)
-        if name.startswith("s_cbranch") or name == "s_call_b64":
-            return f", {v}"
-        return f", 0x{v:x}"
-    if enc == "SMEM":
-        if f["imm"]:
-            off = f["offset"]
-            hx = f"0x{off:x}" if off >= 0 else f"-0x{-off:x}"
-            s = f", {hx}"
-            if f["soe"]:
-                s = f", {_reg('s', f['soffset'], 1)} offset:{hx}"
-        elif f["soe"]:
-            s = f", {_reg('s', f['soffset'], 1)}"
-        else:
-            s = f", {_reg('s', f['offset'] & 0x7F, 1)}"
-        if f["glc"]:
-            s += " glc"
-        return s
-    if enc in ("VOP3", "VOP3P"):
-        if enc == "VOP3P":
-            nsrc = sum(1 for r, k, w in template(proc, enc, inst.opcode)[1] if r in _SRC9)
-            if "mfma" in name:
-                f64_neg = gfx94 and "f64" in name               # gfx94x f64 MFMA: the BLGP bits are NEG
-                for key, val in (("cbsz", f["cbsz"]), ("abid", f["abid"]), ("blgp", 0 if f64_neg else f["blgp"])):
-                    if val:
-                        out += f" {key}:{val}"
-                if f64_neg and f["blgp"]:
-                    out += f" neg:[{','.join(str(f['blgp'] >> i & 1) for i in range(3))}]"
-                return out
-            opsel = [f["opsel"] >> i & 1 for i in range(nsrc)]
-            opsel_hi = [(f["opsel_hi"] | f["opsel_hi2"] << 2) >> i & 1 for i in range(nsrc)]
-            if any(opsel):
-                out += f" op_sel:[{','.join(map(str, opsel))}]"
-            mix = "_mix" in name
-            if (any(opsel_hi) if mix else not all(opsel_hi)):
-                out += f" op_sel_hi:[{','.join(map(str, opsel_hi))}]"
-            if f["neg"] & ((1 << nsrc) - 1) and not mix:
-                out += f" neg_lo:[{','.join(str(f['neg'] >> i & 1) for i in range(nsrc))}]"
-            if f["neg_hi"] & ((1 << nsrc) - 1) and not mix:
-                out += f" neg_hi:[{','.join(str(f['neg_hi'] >> i & 1) for i in range(nsrc))}]"
-            if f["clamp"]:
-                out += " clamp"
-            return out
-        info = INFO[_TARGET_TABLE[proc]][enc][inst.opcode]
-        if info.get("opsel") and f["opsel"]:
-            nsrc = sum(1 for r, k, w in template(proc, enc, inst.opcode)[1] if r in _SRC9)
-            bits = [f["opsel"] >> i & 1 for i in range(nsrc)] + [f["opsel"] >> 3 & 1]
-            out += f" op_sel:[{','.join(map(str, bits))}]"
-        if f["clamp"]:
-            out += " clamp"
-        if f["omod"]:
-            out += {1: " mul:2", 2: " mul:4", 3: " div:2"}[f["omod"]]
-        return out
-    if inst.sdwa is not None:
-        return _sdwa_suffix(inst)
-    if inst.dpp is not None:
-        d = inst.dpp
-        c = d["dpp_ctrl"]
-        if c <= 0xFF:
-            ctl = f"quad_perm:[{c & 3},{c >> 2 & 3},{c >> 4 & 3},{c >> 6 & 3}]"
-        elif 0x101 <= c <= 0x10F:
-            ctl = f"row_shl:{c & 0xF}"
-        elif 0x111 <= c <= 0x11F:
-            ctl = f"row_shr:{c & 0xF}"
-        elif 0x121 <= c <= 0x12F:
-            ctl = f"row_ror:{c & 0xF}"
-        else:
-            ctl = {0x130: "wave_shl:1", 0x134: "wave_rol:1", 0x138: "wave_shr:1", 0x13C: "wave_ror:1",
-                   0x140: "row_mirror", 0x141: "row_half_mirror", 0x142: "row_bcast:15", 0x143: "row_bcast:31"}.get(c, f"0x{c:x}")
-        out = f" {ctl} row_mask:0x{d['row_mask']:x} bank_mask:0x{d['bank_mask']:x}"
-        if d["bound_ctrl"]:
-            out += " bound_ctrl:1"
-        return out
-    if enc == "DS":
-        if re.match(r"ds_(read|write|wrxchg)2", name):
-            if f["offset0"]:
-                out += f" offset0:{f['offset0']}"
-            if f["offset1"]:
-                out += f" offset1:{f['offset1']}"
-        else:
-            off = f["offset0"] | f["offset1"] << 8
-            if off:
-                out += f" offset:{off}"
-        if f["gds"] and not _NO_GDS.match(name):
-            out += " gds"
-        return out
-    if enc in ("FLAT", "GLOBAL", "SCRATCH"):
-        if f["offset"]:
-            out += f" offset:{f['offset']}"
-        out += _cache_bits(f, gfx94, w_sc1=True)
-        return out
-    if enc in ("MUBUF", "MTBUF"):
-        if enc == "MTBUF" and (f["dfmt"] != 1 or f["nfmt"] != 0):
-            parts = ([f"BUF_DATA_FORMAT_{_DFMT[f['dfmt']]}"] if f["dfmt"] != 1 else []) + \
-                ([f"BUF_NUM_FORMAT_{_NFMT[f['nfmt']]}"] if f["nfmt"] != 0 else [])
-            out += f" format:[{','.join(parts)}]"
-        if f["idxen"] and f["offen"]:
-            out += " idxen offen"
-        elif f["offen"]:
-            out += " offen"
-        elif f["idxen"]:
-            out += " idxen"
-        if f["offset"]:
-            out += f" offset:{f['offset']}"
-        out += _cache_bits(f, gfx94, w_sc1=True)
-        if enc == "MUBUF" and f.get("lds"):
-            out += " lds"
-        return out
+def _vopd(inst, proc: str) -> str:
+    f = inst.fields
+    opcodes, info = tables(proc)
+    halves = []
+    for enc, op, d, s0, s1 in (("VOPDX", f["opx"], "vdstx", "srcx0", "vsrcx1"), ("VOPDY", f["opy"], "vdsty", "srcy0", "vsrcy1")):
+        mnem, entry = opcodes[enc][op][1:3]
+        n = len([p for p in entry.split(",") if p.strip()])
+        typ = info[enc][op].get("src_types", {}).get("src0") or "b32"
+        ops = [_reg("v", f[d], 1), _src(f[s0], 1, inst.literal, "v", typ, 11)]
+        if "fmamk" in mnem:
+            ops += [f"0x{inst.literal:x}", _reg("v", f[s1], 1)]
+        elif "fmaak" in mnem:
+            ops += [_reg("v", f[s1], 1), f"0x{inst.literal:x}"]
+        elif n >= 3:
+            ops.append(_reg("v", f[s1], 1))
+        halves.append(mnem + " " + ", ".join(ops))
+    return " :: ".join(halves)
+
+
+_DIMS = ("1D", "2D", "3D", "CUBE", "1D_ARRAY", "2D_ARRAY", "2D_MSAA", "2D_MSAA_ARRAY")
+
+
+def _mimg_rdna(inst, proc: str, fam: int) -> str:
+    """RDNA image_*: data, address (one tuple, or the NSA list), T# (4 dwords for BVH), [S#], then the
+    modifiers; operand sizes from the decoder (``data_regs``, ``addr_regs``)."""
+    f = inst.fields
+    m = tables(proc)[1]["MIMG"][inst.opcode]["mimg"]
+    widths = f["addr_regs"]
+    if f["nsa"]:
+        regs = [f["vaddr"]] + [inst.words[2 + i // 4] >> 8 * (i % 4) & 0xFF for i in range(4 * f["nsa"])]
+        addr = "[" + ", ".join(_reg("v", regs[i], w) for i, w in enumerate(widths)) + "]"
+    else:
+        addr = _reg("v", f["vaddr"], widths[0])
+    null = F.NULL if fam == 10 else F.NULL11      # MIMG SGPR fields are not renumbered
+    ops = [_reg("v", f["vdata"], f["data_regs"]), addr,
+           "null" if f["srsrc"] == null else _reg("s", f["srsrc"], 8 if m["dim"] else 4, fam)]
+    if m["samp"]:
+        ops.append("null" if f["ssamp"] == null else _reg("s", f["ssamp"], 4, fam))
+    out = inst.name + " " + ", ".join(ops)
+    if m["dim"]:
+        if f["dmask"]:
+            out += f" dmask:0x{f['dmask']:x}"
+        out += f" dim:SQ_RSRC_IMG_{_DIMS[f['dim']]}"
+    for bit in ("unorm", "glc", "slc", "dlc", "r128", "a16", "tfe", "lwe", "d16"):
+        if f.get(bit):
+            out += " " + bit
     return out
 
 
@@ -584,8 +560,13 @@ _HWREG_GFX940 = {20: "HW_REG_XCC_ID", 21: "HW_REG_SQ_PERF_SNAPSHOT_DATA", 22: "H
 
 
 def _hwreg(v: int, proc: str) -> str:
+    """hwreg(...): GFX9's register names are written here, RDNA's come with the generated tables."""
     rid, off, size = v & 0x3F, v >> 6 & 0x1F, (v >> 11 & 0x1F) + 1
-    name = _HWREG.get(rid) or (_HWREG_GFX940.get(rid) if proc.startswith("gfx94") else None) or str(rid)
+    fam = family(proc)
+    if fam > 9:
+        name = module(fam).HWREGS.get(rid, str(rid))
+    else:
+        name = _HWREG.get(rid) or (_HWREG_GFX940.get(rid) if proc.startswith("gfx94") else None) or str(rid)
     return f"hwreg({name})" if off == 0 and size == 32 else f"hwreg({name}, {off}, {size})"
 
 
@@ -595,9 +576,17 @@ _MSG = {1: "MSG_INTERRUPT", 2: "MSG_GS", 3: "MSG_GS_DONE", 4: "MSG_SAVEWAVE", 5:
 _SYSMSG = {1: "SYSMSG_OP_ECC_ERR_INTERRUPT", 2: "SYSMSG_OP_REG_RD", 3: "SYSMSG_OP_HOST_TRAP_ACK",
            4: "SYSMSG_OP_TTRACE_PC"}
 _GS_OP = {0: "GS_OP_NOP", 1: "GS_OP_CUT", 2: "GS_OP_EMIT", 3: "GS_OP_EMIT_CUT"}
+_MSG_RTN = {128: "MSG_RTN_GET_DOORBELL", 129: "MSG_RTN_GET_DDID", 130: "MSG_RTN_GET_TMA",
+            131: "MSG_RTN_GET_REALTIME", 132: "MSG_RTN_SAVE_WAVE", 133: "MSG_RTN_GET_TBA"}
 
 
-def _sendmsg(v: int) -> str:
+def _sendmsg(v: int, fam: int) -> str:
+    """sendmsg(...): GFX9's messages are decoded here, RDNA's names come with the generated tables."""
+    if fam > 9:
+        text = module(fam).SENDMSG.get(v & 0x3FF if fam == 10 else v, str(v))
+        if v > 0x3FF and not text.startswith("sendmsg(MSG_"):   # GFX10 ignores the bits above 9 when the
+            return str(v)                                      # rest names a message, else prints the value
+        return text
     if v >> 10:
         return str(v)
     mid, op, stream = v & 0xF, v >> 4 & 7, v >> 8 & 3
@@ -617,8 +606,169 @@ def _sendmsg(v: int) -> str:
     return f"sendmsg({name})"
 
 
+def _sendmsg_rtn(v: int) -> str:
+    return f"sendmsg({_MSG_RTN[v]})" if v in _MSG_RTN else f"sendmsg({v}, 0, 0)"
+
+
 def _gpr_idx(v: int) -> str:
     return "gpr_idx(" + ",".join(n for i, n in enumerate(("SRC0", "SRC1", "SRC2", "DST")) if v >> i & 1) + ")"
+
+
+_UC_VERSION = {0: "UC_VERSION_GFX7", 4: "UC_VERSION_GFX10", 6: "UC_VERSION_GFX11", 9: "UC_VERSION_GFX12"}
+
+
+def _version(v: int) -> str:
+    if v & 0x1F00:
+        return f"0x{v:x}" if v > 64 else str(v)
+    flags = [n for b, n in ((13, "UC_VERSION_W64_BIT"), (14, "UC_VERSION_W32_BIT"), (15, "UC_VERSION_MDP_BIT")) if v >> b & 1]
+    low = v & 0xFF
+    text = _UC_VERSION.get(low, str(low) if flags or low <= 64 else f"0x{low:x}")
+    for i, fl in enumerate(flags):
+        text = ("(" + text + ")" if i else text) + "|" + fl
+    return text
+
+
+# s_waitcnt_depctr fields: (name, shift, width), printed in this order; bits 5 and 6 must be zero
+_DEPCTR = (("depctr_hold_cnt", 7, 1), ("depctr_sa_sdst", 0, 1), ("depctr_va_vdst", 12, 4), ("depctr_va_sdst", 9, 3),
+           ("depctr_va_ssrc", 8, 1), ("depctr_va_vcc", 1, 1), ("depctr_vm_vsrc", 2, 3))
+
+
+def _depctr(v: int) -> str:
+    if v & 0x60:
+        return f"0x{v:x}" if v > 64 else str(v)
+    vals = [(n, v >> sh & ((1 << w) - 1), (1 << w) - 1) for n, sh, w in _DEPCTR]
+    shown = [(n, x) for n, x, d in vals if x != d] or [(n, x) for n, x, d in vals]
+    return " ".join(f"{n}({x})" for n, x in shown)
+
+
+_INSTID = ("NO_DEP", "VALU_DEP_1", "VALU_DEP_2", "VALU_DEP_3", "VALU_DEP_4", "TRANS32_DEP_1", "TRANS32_DEP_2",
+           "TRANS32_DEP_3", "FMA_ACCUM_CYCLE_1", "SALU_CYCLE_1", "SALU_CYCLE_2", "SALU_CYCLE_3")
+_SKIP = ("SAME", "NEXT", "SKIP_1", "SKIP_2", "SKIP_3", "SKIP_4")
+
+
+def _delay_alu(v: int) -> str:
+    id0, skip, id1 = v & 0xF, v >> 4 & 7, v >> 7 & 0xF
+    bad_id, bad_skip = "/* invalid instid value */", "/* invalid instskip value */"
+    parts = []
+    if id0:
+        parts.append(f"instid0({_INSTID[id0] if id0 < len(_INSTID) else bad_id})")
+    if skip:
+        parts.append(f"instskip({_SKIP[skip] if skip < len(_SKIP) else bad_skip})")
+    if id1:
+        parts.append(f"instid1({_INSTID[id1] if id1 < len(_INSTID) else bad_id})")
+    return " | ".join(parts) if parts else "0"
+
+
+def _waitcnt(v: int, fam: int) -> str:
+    """s_waitcnt's counters (GFX9 has a 4-bit LGKM count, RDNA a 6-bit one; GFX11 moved all three)."""
+    if fam < 11:
+        vm, exp, lgkm = (v & 0xF) | (v >> 14 & 3) << 4, v >> 4 & 7, v >> 8 & (0xF if fam == 9 else 0x3F)
+    else:
+        vm, exp, lgkm = v >> 10 & 0x3F, v & 7, v >> 4 & 0x3F
+    lgkm_max = 0xF if fam == 9 else 0x3F
+    parts = []
+    if vm != 0x3F:
+        parts.append(f"vmcnt({vm})")
+    if exp != 7:
+        parts.append(f"expcnt({exp})")
+    if lgkm != lgkm_max:
+        parts.append(f"lgkmcnt({lgkm})")
+    return " ".join(parts) or f"vmcnt(63) expcnt(7) lgkmcnt({lgkm_max})"
+
+
+_HEX_SOPP = frozenset(("s_clause", "s_inst_prefetch", "s_set_inst_prefetch_distance", "s_round_mode",
+                       "s_ttracedata_imm", "s_waitcnt_depctr"))
+_NO_OPERAND = ("s_endpgm", "s_barrier", "s_icache_inv", "s_endpgm_saved", "s_code_end", "s_wakeup", "s_ttracedata",
+               "s_set_gpr_idx_off", "s_endpgm_ordered_ps_done", "s_wait_idle")
+
+
+def _sopp(inst, proc: str, fam: int) -> str:
+    name, v = inst.name, inst.fields["simm16"]
+    if name == "s_waitcnt":
+        return " " + _waitcnt(v, fam)
+    if name == "s_delay_alu":
+        return " " + _delay_alu(v)
+    if name in _NO_OPERAND and v == 0:
+        return ""
+    if name.startswith(("s_branch", "s_cbranch", "s_endpgm")):
+        return f" {v}"
+    if name in ("s_sendmsg", "s_sendmsghalt"):
+        return " " + _sendmsg(v, fam)
+    if name == "s_set_gpr_idx_mode" and v <= 15:
+        return " " + _gpr_idx(v)
+    if name == "s_waitcnt_depctr":
+        return " " + _depctr(v)
+    return f" {v}" if v <= 64 and name not in _HEX_SOPP else f" 0x{v:x}"
+
+
+def _smem_suffix(inst, fam: int, tmpl) -> str:
+    f = inst.fields
+    if fam == 9:
+        s = ", " + _smem_offset(f)
+    else:
+        if not any(r == "sbase" for r, k, w in tmpl):
+            return ""
+        off = f["offset"]
+        hx = f"0x{off:x}" if off >= 0 else f"-0x{-off:x}"
+        s = f", {_reg('s', f['soffset'], 1, fam)}" + (f" offset:{hx}" if off else "") if f["soe"] or not off \
+            else f", {hx}"
+    return s + "".join(" " + b for b in ("glc", "dlc") if f.get(b))
+
+
+def _vop3p_suffix(inst, proc: str, nsrc: int) -> str:
+    f, name, out = inst.fields, inst.name, ""
+    if "mfma" in name:
+        f64_neg = proc.startswith("gfx94") and "f64" in name     # gfx94x f64 MFMA: the BLGP bits are NEG
+        for key, val in (("cbsz", f["cbsz"]), ("abid", f["abid"]), ("blgp", 0 if f64_neg else f["blgp"])):
+            if val:
+                out += f" {key}:{val}"
+        if f64_neg and f["blgp"]:
+            out += f" neg:[{','.join(str(f['blgp'] >> i & 1) for i in range(3))}]"
+        return out
+    opsel = [f["opsel"] >> i & 1 for i in range(nsrc)]
+    opsel_hi = [(f["opsel_hi"] | f["opsel_hi2"] << 2) >> i & 1 for i in range(nsrc)]
+    mix = "_mix" in name
+    if any(opsel):
+        out += f" op_sel:[{','.join(map(str, opsel))}]"
+    if (any(opsel_hi) if mix else not all(opsel_hi)):
+        out += f" op_sel_hi:[{','.join(map(str, opsel_hi))}]"
+    if f["neg"] & ((1 << nsrc) - 1) and not mix:
+        out += f" neg_lo:[{','.join(str(f['neg'] >> i & 1) for i in range(nsrc))}]"
+    if f["neg_hi"] & ((1 << nsrc) - 1) and not mix:
+        out += f" neg_hi:[{','.join(str(f['neg_hi'] >> i & 1) for i in range(nsrc))}]"
+    if f["clamp"]:
+        out += " clamp"
+    return out + _dpp_suffix(inst.dpp)
+
+
+def _vop3_suffix(inst, proc: str, nsrc: int) -> str:
+    f, out = inst.fields, ""
+    if tables(proc)[1]["VOP3"][inst.opcode].get("opsel") and f["opsel"]:
+        bits = [f["opsel"] >> i & 1 for i in range(nsrc)] + [f["opsel"] >> 3 & 1]
+        if inst.name.startswith("v_permlane"):           # op_sel = [FI, BOUND_CTRL]
+            bits = [f["opsel"] & 1, f["opsel"] >> 1 & 1]
+        out += f" op_sel:[{','.join(map(str, bits))}]"
+    if f["clamp"]:
+        out += " clamp"
+    if f["omod"]:
+        out += {1: " mul:2", 2: " mul:4", 3: " div:2"}[f["omod"]]
+    return out + _dpp_suffix(inst.dpp)
+
+
+def _ds_suffix(inst, fam: int) -> str:
+    f, name, out = inst.fields, inst.name, ""
+    if re.match(r"ds_\w*(read|write|wrxchg)2|ds_\w*2addr", name):
+        if f["offset0"]:
+            out += f" offset0:{f['offset0']}"
+        if f["offset1"]:
+            out += f" offset1:{f['offset1']}"
+    else:
+        off = f["offset0"] | f["offset1"] << 8
+        if off:
+            out += f" offset:{off}"
+    if f["gds"] and not (fam == 9 and _NO_GDS.match(name)):
+        out += " gds"
+    return out
 
 
 _DFMT = ("INVALID", "8", "16", "8_8", "32", "16_16", "10_11_11", "11_11_10", "10_10_10_2", "2_10_10_10", "8_8_8_8",
@@ -626,24 +776,102 @@ _DFMT = ("INVALID", "8", "16", "8_8", "32", "16_16", "10_11_11", "11_11_10", "10
 _NFMT = ("UNORM", "SNORM", "USCALED", "SSCALED", "UINT", "SINT", "RESERVED_6", "FLOAT")
 
 
-def _cache_bits(f, gfx94: bool, w_sc1: bool) -> str:
-    if gfx94:
-        bits = []
-        if f.get("sc0"):
-            bits.append("sc0")
-        if f.get("nt"):
-            bits.append("nt")
-        if f.get("sc1"):
-            bits.append("sc1")
-        return "".join(" " + b for b in bits)
-    bits = []
-    if f.get("glc"):
-        bits.append("glc")
-    if f.get("slc"):
-        bits.append("slc")
-    if f.get("sc1"):
-        bits.append("scc")
-    return "".join(" " + b for b in bits)
+def _buffer_suffix(inst, proc: str, fam: int) -> str:
+    enc, f, out = inst.encoding, inst.fields, ""
+    if enc == "MTBUF" and fam == 9 and (f["dfmt"] != 1 or f["nfmt"] != 0):
+        parts = ([f"BUF_DATA_FORMAT_{_DFMT[f['dfmt']]}"] if f["dfmt"] != 1 else []) + \
+            ([f"BUF_NUM_FORMAT_{_NFMT[f['nfmt']]}"] if f["nfmt"] != 0 else [])
+        out += f" format:[{','.join(parts)}]"
+    elif enc == "MTBUF" and fam > 9 and f["format"] != 1:
+        fmt = module(fam).BUF_FORMATS.get(f["format"], str(f["format"]))
+        out += f" format:[{fmt}]" if fmt.startswith("BUF_") else f" format:{fmt}"
+    if f["idxen"] and f["offen"]:
+        out += " idxen offen"
+    elif f["offen"]:
+        out += " offen"
+    elif f["idxen"]:
+        out += " idxen"
+    if f["offset"]:
+        out += f" offset:{f['offset']}"
+    out += _cache_bits(f, proc)
+    if f.get("tfe"):
+        out += " tfe"
+    if enc == "MUBUF" and f.get("lds"):
+        out += " lds"
+    return out
+
+
+def _suffix(inst, proc: str, fam: int, tmpl) -> str:
+    enc, f, name = inst.encoding, inst.fields, inst.name
+    if enc == "SOPP":
+        return _sopp(inst, proc, fam)
+    if enc == "SOPK":
+        v = f["simm16"]
+        if name == "s_getreg_b32":
+            return ", " + _hwreg(v, proc)
+        if name in ("s_subvector_loop_begin", "s_subvector_loop_end", "s_call_b64") or name.startswith("s_cbranch"):
+            return f", {v}"
+        return f", 0x{v:x}"
+    if enc == "SMEM":
+        return _smem_suffix(inst, fam, tmpl)
+    if enc in ("VOP3", "VOP3P"):
+        nsrc = sum(1 for r, k, w in tmpl if r in _SRC9)
+        return (_vop3_suffix if enc == "VOP3" else _vop3p_suffix)(inst, proc, nsrc)
+    if inst.sdwa is not None:
+        return _sdwa_suffix(inst)
+    if inst.dpp is not None:
+        return _dpp_suffix(inst.dpp)
+    if enc == "DS":
+        return _ds_suffix(inst, fam)
+    if enc in ("FLAT", "GLOBAL", "SCRATCH"):
+        return (f" offset:{f['offset']}" if f["offset"] else "") + _cache_bits(f, proc)
+    if enc in ("MUBUF", "MTBUF"):
+        return _buffer_suffix(inst, proc, fam)
+    return ""
+
+
+_WAVE_SHIFT = {0x130: "wave_shl", 0x134: "wave_rol", 0x138: "wave_shr", 0x13C: "wave_ror"}
+
+
+def _dpp_control(c: int, rdna: bool) -> str:
+    """dpp_ctrl as LLVM prints it: GFX9 has wave shifts and row broadcasts, RDNA row_share and row_xmask."""
+    if c <= 0xFF:
+        return f"quad_perm:[{c & 3},{c >> 2 & 3},{c >> 4 & 3},{c >> 6 & 3}]"
+    if 0x101 <= c <= 0x12F and c & 0xF:
+        return f"{('row_shl', 'row_shr', 'row_ror')[c - 0x100 >> 4]}:{c & 0xF}"
+    if c == 0x140:
+        return "row_mirror"
+    if c == 0x141:
+        return "row_half_mirror"
+    if not rdna:
+        return {**{k: f"{v}:1" for k, v in _WAVE_SHIFT.items()}, 0x142: "row_bcast:15",
+                0x143: "row_bcast:31"}.get(c, f"0x{c:x}")
+    if 0x150 <= c <= 0x16F:
+        return f"{'row_share' if c < 0x160 else 'row_xmask'}:{c & 0xF}"
+    if c in _WAVE_SHIFT:
+        return f"/* {_WAVE_SHIFT[c]} is not supported starting from GFX10 */"
+    if c in (0x142, 0x143):
+        return "/* row_bcast is not supported starting from GFX10 */"
+    return "/* Invalid dpp_ctrl value */"
+
+
+def _dpp_suffix(d) -> str:
+    if d is None:
+        return ""
+    if "sel" in d:
+        return f" dpp8:[{','.join(map(str, d['sel']))}]" + (" fi:1" if d["fi"] else "")
+    out = f" {_dpp_control(d['dpp_ctrl'], 'fi' in d)} row_mask:0x{d['row_mask']:x} bank_mask:0x{d['bank_mask']:x}"
+    if d["bound_ctrl"]:
+        out += " bound_ctrl:1"
+    if d.get("fi"):
+        out += " fi:1"
+    return out
+
+
+def _cache_bits(f, proc: str) -> str:
+    """gfx94x: sc0 nt sc1; other GFX9: glc slc scc; RDNA: glc slc dlc."""
+    names = ("sc0", "nt", "sc1") if proc.startswith("gfx94") else ("glc", "slc", "sc1", "dlc")
+    return "".join(" " + ("scc" if b == "sc1" and names[0] == "glc" else b) for b in names if f.get(b))
 
 
 def disassemble(code: bytes, target: str, base: int = 0):

@@ -11,9 +11,8 @@ from types import SimpleNamespace
 def native_mnemonics(target: str) -> set[str]:
     """Mnemonics of ``target`` the native engine runs (compiled, or lowered to a handler)."""
     from ..engine import KernelContext, isa_family
-    from ..isa._tables_gfx9 import OPCODES
-    from ..isa import decoder_rdna
-    from ..isa.decoder import _TARGET_TABLE, decode
+    from ..isa.decoder import decode
+    from ..isa.families import opcodes
     from .layout import op_ids
     from .lower import lower_instruction
     from .. import jit
@@ -25,12 +24,7 @@ def native_mnemonics(target: str) -> set[str]:
     fam = isa_family(target)
     if fam != 9 and not compiled:
         return set()
-    if fam == 9:
-        if target not in _TARGET_TABLE:
-            return set()
-        table, waves = OPCODES[_TARGET_TABLE[target]], (64,)
-    else:
-        table, waves = decoder_rdna.tables(fam).OPCODES, (32, 64)
+    table, waves = opcodes(target), ((64,) if fam == 9 else (32, 64))
     ops = op_ids()
     contexts = [KernelContext(SimpleNamespace(memory=None), target, 0, lanes) for lanes in waves]
     ok: set[str] = set()

@@ -7,23 +7,7 @@ Every ALU instruction comes from its description (pyhip/emu/spec, the one source
 GWS, images, matrix (MFMA, WMMA), program control and system instructions, and a few lane operations."""
 from __future__ import annotations
 
-SEMANTICS: dict = {}
-
-
-class Unsupported(Exception):
-    pass
-
-
-def op(*names):
-    def deco(factory):
-        for n in names:
-            SEMANTICS[n] = factory
-        return factory
-    return deco
-
-
-def register(name, factory):
-    SEMANTICS[name] = factory
+from .registry import SEMANTICS, Unsupported, op, register  # noqa: F401 (the package's interface)
 
 
 def load_all():

@@ -13,7 +13,8 @@ import numpy as np
 from ..image_desc import DATA_FORMATS, buffer_format
 from ..memory import GPUFault
 from ..operands import write_v
-from . import register, texels
+from . import texels
+from .registry import register
 from .vmem import address_fn, read_lanes, write_lanes
 
 U8, U16, U32, I32, F16, F32 = np.uint8, np.uint16, np.uint32, np.int32, np.float16, np.float32

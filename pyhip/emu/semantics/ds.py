@@ -13,7 +13,7 @@ import numpy as np
 from ..memory import GPUFault
 from ..operands import write_loaded, write_v
 from ..state import M0, count
-from . import op, register
+from .registry import op, register
 from .. import atomics
 
 U8, U16, U32, U64, I32, F32 = np.uint8, np.uint16, np.uint32, np.uint64, np.int32, np.float32

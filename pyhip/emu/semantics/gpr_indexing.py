@@ -9,7 +9,7 @@ import numpy as np
 
 from ..operands import sreader, sreader64
 from ..state import M0
-from . import op, register
+from .registry import op, register
 from .salu import _simm
 
 U32, U64 = np.uint32, np.uint64

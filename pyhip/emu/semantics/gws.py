@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..state import M0, indices
-from . import op
+from .registry import op
 
 
 class GWS:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import fp
-from . import op as register_op, register
+from .registry import op as register_op, register
 
 U16, U32, F16, F32, F64 = np.uint16, np.uint32, np.float16, np.float32, np.float64
 

@@ -34,7 +34,8 @@ from ..image_desc import (ARRAY_TYPES, FLOAT, IMG_1D, IMG_1D_ARRAY, IMG_2D, IMG_
 from ..memory import GPUFault
 from ..operands import write_v
 from ..state import count
-from . import register, sampler as S, texels
+from . import sampler as S, texels
+from .registry import register
 from .vmem import _locating
 
 U8, U16, U32, U64, I64, F16, F32, F64 = np.uint8, np.uint16, np.uint32, np.uint64, np.int64, np.float16, \
@@ -521,10 +522,8 @@ def _resinfo(inst, K):
 
 
 def _register_samples():
-    from ..isa import _tables_gfx9, decoder_rdna
-    names = {e[0] for t in _tables_gfx9.OPCODES.values() for e in t.get("MIMG", {}).values()}
-    for fam in (10, 11):
-        names |= {e[0] for e in decoder_rdna.tables(fam).OPCODES.get("MIMG", {}).values()}
+    from ..isa.families import opcodes
+    names = {e[0] for t in ("gfx90a", "gfx942", "gfx1030", "gfx1100") for e in opcodes(t).get("MIMG", {}).values()}
     for n in sorted(names):
         if executable_sample(n):
             register(n, _sample)

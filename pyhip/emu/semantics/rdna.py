@@ -12,7 +12,7 @@ import numpy as np
 
 from ..memory import GPUFault
 from ..operands import write_s, write_s64
-from . import SEMANTICS, op, register
+from .registry import SEMANTICS, op, register
 
 U32, U64 = np.uint32, np.uint64
 M32 = U64(0xFFFFFFFF)

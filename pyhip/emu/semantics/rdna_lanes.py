@@ -7,7 +7,7 @@ import numpy as np
 
 from ..operands import vreader
 from ..state import M0
-from . import register
+from .registry import register
 
 
 # ---- M0-relative VGPR moves ------------------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ import numpy as np
 
 from ..operands import sreader, sreader64, write_s, write_s64
 from ..state import EXEC, VCC
-from . import op, register
+from .registry import op, register
 
 U64 = np.uint64
 U32 = np.uint32

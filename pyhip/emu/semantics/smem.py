@@ -8,7 +8,7 @@ import numpy as np
 from ..clocks import counter_khz, ticks
 from ..memory import GPUFault
 from ..operands import sreader, write_s, write_s64
-from . import register
+from .registry import register
 
 U32, U64 = np.uint32, np.uint64
 

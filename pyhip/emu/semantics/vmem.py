@@ -9,7 +9,7 @@ import numpy as np
 from ..memory import APERTURE_SIZE, GPUFault, PRIVATE_APERTURE, SHARED_APERTURE
 from ..operands import sreader, write_loaded, write_v
 from ..state import count, indices
-from . import op, register
+from .registry import op, register
 from .. import atomics, fastmem
 from .ds import LDS_CHECKS, check_lds, lds_keep
 

@@ -21,7 +21,7 @@ import functools
 import numpy as np
 
 from ..operands import constant
-from . import register
+from .registry import register
 
 F32, F64, I64, U32, U64 = np.float32, np.float64, np.int64, np.uint32, np.uint64
 F16, U16 = np.float16, np.uint16

@@ -24,16 +24,10 @@ F64_SPECIAL = [0x0, 0x8000000000000000, 0x3FF0000000000000, 0xBFF0000000000000, 
 def sample_instructions(target: str, names=None):
     """(name, Instruction) for every opcode-table sample of ``target`` whose mnemonic is in ``names``."""
     from ..isa.decoder import decode, table_for
-    table = table_for(target)
+    from ..isa.families import opcodes
+    table_for(target)                   # DecodeError for a processor without tables
     out = []
-    if "family" in table:
-        from ..isa.decoder_rdna import tables
-        mod = tables(table["family"])
-        entries = [(enc, op, e) for enc, ops in mod.OPCODES.items() for op, e in ops.items()]
-    else:
-        from ..isa._tables_gfx9 import OPCODES
-        from ..isa.decoder import _TARGET_TABLE
-        entries = [(enc, op, e) for enc, ops in OPCODES[_TARGET_TABLE[target]].items() for op, e in ops.items()]
+    entries = [(enc, op, e) for enc, ops in opcodes(target).items() for op, e in ops.items()]
     for enc, op, (name, _, _, sample) in entries:
         if names is not None and name not in names:
             continue

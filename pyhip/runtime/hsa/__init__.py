@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 
 from ...errors import HipError, hipError_t
+from .errors import no_gpu
 
 
 def thunk_library() -> str | None:
@@ -35,14 +36,6 @@ def choose() -> str:
         return "emu"
 
 
-def no_gpu(detail: str) -> HipError:
-    """PYHIP_BACKEND=hsa where ROCr finds no AMD GPU: said plainly, with the ways to go on."""
-    where = "/dev/kfd exists" if os.path.exists("/dev/kfd") else "there is no /dev/kfd (amdgpu's KFD)"
-    return HipError(hipError_t.hipErrorNoDevice,
-                    f"PYHIP_BACKEND=hsa found no AMD GPU: {where}; {detail}. To run ROCr on pyhip's emulated GPU "
-                    "set PYHIP_HSA_THUNK=pyhip; PYHIP_BACKEND=emu (or auto, the default) uses the emulator directly")
-
-
 def precheck() -> HipError | None:
     """Before a program starts on the HSA backend (``pyhip exec``): the error it would meet at once when
     PYHIP_BACKEND=hsa asks for the system's KFD and there is none."""
@@ -53,5 +46,5 @@ def precheck() -> HipError | None:
 
 
 def gpu_agents():
-    from .backend import HsaSystem
+    from .system import HsaSystem
     return HsaSystem.get(thunk_library()).gpus

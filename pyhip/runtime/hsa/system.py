@@ -6,9 +6,10 @@ import threading
 from typing import TYPE_CHECKING
 
 from ...errors import HipError, hipError_t
-from . import api, no_gpu
+from . import api
 from .agents import Agent, AgentQueries
 from .api import Hsa, ffi
+from .errors import no_gpu
 
 if TYPE_CHECKING:
     from .backend import HsaDeviceBackend

@@ -539,7 +539,8 @@ def hip_programs(tmp_path_factory):
 
 @pytest.mark.parametrize("quirks", ["", "no-svm"])
 def test_device_printf_and_malloc_on_the_hsa_backend(hip_programs, quirks):
-    """Hostcalls on ROCr's queues: device printf (120 lines, each equal to the host C library's for the same
+    """Hostcalls on ROCr's queues, served as on a real GPU by the device's listener thread (woken through the
+    doorbell signal's event by the wave's s_sendmsg interrupt; the emulator's s_sleep hook is not set): device printf (120 lines, each equal to the host C library's for the same
     format and values) and device malloc/free in 300 work-items (ockl's heap asks the host for 2 MiB slabs
     through SERVICE_DEVMEM; every sum checked on the host).  Both used to spin until the watchdog: a kernel
     ROCr loaded had no metadata, so its hostcall buffer was never served; the slabs must be 2 MiB aligned as
@@ -557,9 +558,21 @@ def test_device_printf_and_malloc_on_the_hsa_backend(hip_programs, quirks):
                        capture_output=True, text=True, timeout=600, env=e)
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.strip().splitlines()[-1] == "device malloc 300: hipSuccess, 0 wrong, 0 null", r.stdout + r.stderr
-    r = subprocess.run([sys.executable, "-c", V5_RUN, str(hip_programs / "device_malloc-v5.hsaco")],
+    r = subprocess.run([sys.executable, "-c", V5_RUN + LISTENED, str(hip_programs / "device_malloc-v5.hsaco")],
                        capture_output=True, text=True, timeout=600, env=e)
-    assert r.returncode == 0 and r.stdout.split() == ["hipSuccess", "0", "wrong", "0", "null"], r.stdout + r.stderr
+    assert r.returncode == 0, r.stdout + r.stderr
+    out = r.stdout.split()
+    assert out[:5] == ["hipSuccess", "0", "wrong", "0", "null"] and out[5:7] == ["hook", "None"], r.stdout + r.stderr
+    assert int(out[8]) > 0, r.stdout          # the doorbell's interrupts woke the listener
+
+
+# served as on a real GPU: no s_sleep hook on the emulated GPU, the device's listener woke up on its doorbell
+LISTENED = r"""
+from pyhip.runtime.hsa.system import HsaSystem
+from pyhip.thunk.entry import current
+print("hook", next(iter(current().gpus.values())).sleep_hook)
+print("woken", sum(b._hostcalls.served for b in HsaSystem.get().backends.values() if b._hostcalls))
+"""
 
 
 @pytest.mark.parametrize("quirks", ["", "no-svm"])

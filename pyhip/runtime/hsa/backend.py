@@ -19,7 +19,8 @@ GPU fails at once with the same code instead of waiting on a queue that will nev
 
 The parts live by domain: system.py (hsa_init, agents, pinned host memory, the fault event), agents.py (what
 an agent reports, hipDeviceProp_t from it), queues.py (ROCr queues fed with pyhip's packets, the C ABI's
-native launch state), signals.py (completion signals), memory.py (device memory), programs.py (code objects);
+native launch state), signals.py (completion signals), hostcalls.py (the listener serving device printf and
+malloc), memory.py (device memory), programs.py (code objects);
 this module is the device backend that ties them together and its fault handling."""
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ import threading
 from ...errors import HipError, hipError_t
 from . import api
 from .agents import Agent, device_properties
+from .hostcalls import HostcallListener
 from .memory import DeviceMemory
 from .programs import HsaProgram
 from .queues import HsaFastLaunchState, HsaQueueBackend  # noqa: F401 - HsaFastLaunchState: the C ABI imports it here
@@ -56,6 +58,7 @@ class HsaDeviceBackend(DeviceMemory):
         self.on_queue_lost = None                # set by the runtime's Device: drops its native launch entries
         self.lost: HipError | None = None        # the fault that cost this GPU its queues (amdkfd evicted them)
         self.kernel_names: dict[int, str] = {}   # kernel object -> name (a fault names what was running)
+        self._hostcalls: HostcallListener | None = None
         system.backends[agent.handle] = self
 
     def describe(self) -> str:
@@ -75,6 +78,19 @@ class HsaDeviceBackend(DeviceMemory):
             return None
         kfd = current()
         return kfd.gpus.get(self.agent.node) if kfd is not None else None
+
+    # -- hostcalls (device printf, malloc) -------------------------------------------------------------
+    @property
+    def hostcalls(self) -> HostcallListener:
+        """The device's hostcall listener (made on first need): its signal is every hostcall buffer's doorbell."""
+        with self._lock:
+            if self._hostcalls is None:
+                self._hostcalls = HostcallListener(self.hsa, self.agent.name)
+            return self._hostcalls
+
+    def close_hostcalls(self) -> None:
+        if self._hostcalls is not None:
+            self._hostcalls.close()
 
     def new_queue(self) -> HsaQueueBackend:
         self.check_usable()

@@ -540,13 +540,15 @@ def hip_programs(tmp_path_factory):
 @pytest.mark.parametrize("quirks", ["", "no-svm"])
 def test_device_printf_and_malloc_on_the_hsa_backend(hip_programs, quirks):
     """Hostcalls on ROCr's queues, served as on a real GPU by the device's listener thread (woken through the
-    doorbell signal's event by the wave's s_sendmsg interrupt; the emulator's s_sleep hook is not set): device printf (120 lines, each equal to the host C library's for the same
-    format and values) and device malloc/free in 300 work-items (ockl's heap asks the host for 2 MiB slabs
-    through SERVICE_DEVMEM; every sum checked on the host).  Both used to spin until the watchdog: a kernel
-    ROCr loaded had no metadata, so its hostcall buffer was never served; the slabs must be 2 MiB aligned as
-    libhsakmt aligns VRAM (ockl finds a slab's header by rounding down).  Under no-svm the hostcall buffer
-    is ROCr's system memory, which the GPU reaches at its host address (a locked numpy buffer faulted).  A code
-    object V5 kernel's malloc finds the heap state in hidden_heap_v1 (it used to get 0)."""
+    doorbell signal's event by the wave's s_sendmsg interrupt; the emulator's s_sleep hook is not set): device
+    printf (120 lines, each equal to the host C library's for the same format and values) and device malloc/free in
+    300 work-items (ockl's heap asks the host for 2 MiB slabs through SERVICE_DEVMEM; every sum checked on the
+    host). Both used to spin until the watchdog: a kernel ROCr loaded had no metadata, so its hostcall buffer was
+    never served; the slabs must be 2 MiB aligned as libhsakmt aligns VRAM (ockl finds a slab's header by rounding
+    down). Under no-svm the hostcall buffer is ROCr's system memory, which the GPU reaches at its host address (a
+    locked numpy buffer faulted). A code object V5 kernel's malloc finds the heap state in hidden_heap_v1 (it used
+    to get 0).
+    """
     e = env(PYHIP_DEVICES="gfx90a:sramecc+:xnack-", PYHIP_THUNK_QUIRKS=quirks)
     r = subprocess.run([sys.executable, "-m", "pyhip", "exec", str(hip_programs / "kernel_api"), "printf"],
                        capture_output=True, text=True, timeout=600, env=e)

@@ -10,9 +10,9 @@ come from a pool that takes a signal back only after its completion was observed
 (``hsa_code_object_reader``/``hsa_executable``) and copies (``hsa_amd_memory_async_copy``).
 
 Copies between pageable host memory and device memory go through pinned staging buffers and DMA
-(staging.py), in stream order.  Other stream-ordered host work (strided host copies, callbacks) is a barrier-AND packet the
-host waits on, then a packet-free completion signal the next packets wait on — ROCr's async handler runs
-the host function between them.  A GPU memory fault arrives as ROCr's system event.  amdkfd has then
+(staging.py), in stream order.  Stream-ordered host work (those staged copies, strided host copies,
+callbacks) is a barrier-AND packet the host waits on, then a packet-free completion signal the next packets
+wait on — ROCr's async handler runs the host function between them.  A GPU memory fault arrives as ROCr's system event.  amdkfd has then
 evicted every queue of the process on that GPU for good (and queues created there later never run), so
 the device's context is lost: waiters on its unfinished commands — on every stream — return
 ``hipErrorIllegalAddress`` naming the kernel(s) that were running, and every later call that needs that
@@ -21,8 +21,8 @@ GPU fails at once with the same code instead of waiting on a queue that will nev
 The parts live by domain: system.py (hsa_init, agents, pinned host memory, the fault event), agents.py (what
 an agent reports, hipDeviceProp_t from it), queues.py (ROCr queues fed with pyhip's packets, the C ABI's
 native launch state), signals.py (completion signals), hostcalls.py (the listener serving device printf and
-malloc), staging.py (copies of pageable host memory through pinned staging buffers), memory.py (device memory), programs.py (code objects);
-this module is the device backend that ties them together and its fault handling."""
+malloc), staging.py (copies of pageable host memory through pinned staging buffers), memory.py (device
+memory), programs.py (code objects); this module is the device backend that ties them together and its fault handling."""
 from __future__ import annotations
 
 import threading

@@ -133,6 +133,7 @@ void pyhip_kfd_set_open(int open);
 int pyhip_kfd_interrupt(uint32_t event_id);
 int pyhip_kfd_memory_fault(uint32_t node_id, uint64_t va, uint32_t failure, uint32_t flags);
 int pyhip_kfd_event_count(void);
+void* pyhip_kfd_event_page(void);
 void* pyhip_kfd_mmap(uint64_t size, int prot, uint64_t fixed);
 int pyhip_kfd_munmap(void* addr, uint64_t size);
 int pyhip_kfd_mprotect(void* addr, uint64_t size, int prot);

@@ -294,6 +294,16 @@ int pyhip_kfd_interrupt(uint32_t event_id) {
     return hit;
 }
 
+/* The event page (the signal events' mailboxes, KFD_SIGNAL_EVENT_LIMIT u64 slots): the Python side maps it
+ * to every GPU, as libhsakmt allocates it GPU-mapped (a wave's signal update stores an event id there). */
+void* pyhip_kfd_event_page(void) {
+    pthread_mutex_lock(&ev_lock);
+    ev_init_locked();
+    void* page = ev_page;
+    pthread_mutex_unlock(&ev_lock);
+    return page;
+}
+
 /* A GPU VM fault: every memory event of the process is set and carries the fault (kfd_signal_vm_fault_event).
  * failure: HsaAccessAttributeFailure bits.  Returns the number of memory events that were set. */
 int pyhip_kfd_memory_fault(uint32_t node_id, uint64_t va, uint32_t failure, uint32_t flags) {

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 import weakref
 
 from ..errors import HipError, hipError_t
@@ -75,6 +76,7 @@ class EmulatedGPU:
         self.trivial_kernels: tuple[int, ...] = ()     # kernel objects of loaded kernels that are a lone s_endpgm
         self.last_dispatch = None
         self.sleep_hook = None             # fn(dispatch): the host's side of waiting waves (hostcalls)
+        self.interrupt_hook = None         # fn(data): s_sendmsg(MSG_INTERRUPT) reaching the driver (the thunk's)
         self._tls = threading.local()
         self.engine = os.environ.get("PYHIP_ENGINE", DEFAULT_ENGINE)
         self._native = None
@@ -293,6 +295,15 @@ class EmulatedGPU:
         hook = self.sleep_hook
         if hook is not None:
             hook(self._tls.dispatch)
+        else:                              # a host thread serves the wave (a hostcall listener): let it run
+            time.sleep(0)
+
+    def on_interrupt(self, data: int) -> None:
+        """A wave sent MSG_INTERRUPT (s_sendmsg) with ``data`` (M0[7:0]): the SQ raises an interrupt the driver
+        handles (amdkfd sets the signal event whose id matches, as ockl's hostcall doorbell expects)."""
+        hook = self.interrupt_hook
+        if hook is not None:
+            hook(data)
 
     # -- AQL agent interface --------------------------------------------------------------------------------------
     def dispatch_kernel(self, packet, packet_address: int, queue) -> None:

@@ -156,6 +156,8 @@ def copy3d(dst, dpitch: int, dslice: int, src, spitch: int, sslice: int, width: 
     elif contiguous and getattr(st.device.backend, "kind", "") == "emu" and \
             (hd := d.host_address(dspan)) is not None and (hs := s.host_address(sspan)) is not None:
         cmd = st.host_copy(hd, hs, dspan, keep=(d.keep, s.keep))     # process memory: a native memmove
+    elif contiguous and (staged := _staged(st, d, s, dspan)) is not None:
+        cmd = st.host_op(staged, "memcpy", keep=(d.keep, s.keep))
     else:
         def op():
             def fill(base):
@@ -166,6 +168,21 @@ def copy3d(dst, dpitch: int, dslice: int, src, spitch: int, sslice: int, width: 
     if sync:
         cmd.signal.wait(None)
         st.synchronize()
+
+
+def _staged(st, d: Place, s: Place, span: int):
+    """The copy between pageable host memory and the stream's device as its backend stages it (the HSA
+    backend: pinned staging buffers and DMA, runtime/hsa/staging.py), or None."""
+    stage = getattr(st.device.backend, "staged_copy", None)
+    if stage is None:
+        return None
+    if d.kind == "device" and d.device is st.device and s.kind in ("host", "buffer"):
+        src = s.host_address(span)
+        return lambda: stage(d.address, src, span, True)
+    if s.kind == "device" and s.device is st.device and d.kind in ("host", "buffer"):
+        dst = d.host_address(span)
+        return lambda: stage(dst, s.address, span, False)
+    return None
 
 
 def copy(dst, src, nbytes: int, stream=None, sync: bool = True, kind: int = 4) -> None:

@@ -60,8 +60,8 @@ class Device:
         self.stack_size = STACK_SIZE                # hipLimitStackSize
         self.cache_config = 0                       # hipDeviceSetCacheConfig
         gpu = self.backend.emulated_gpu
-        if gpu is not None:                         # device printf's hostcall buffers are served on s_sleep
-            gpu.sleep_hook = self._serve_hostcalls
+        if gpu is not None and not hasattr(type(self.backend), "hostcalls"):
+            gpu.sleep_hook = self._serve_hostcalls  # pyhip's emulator: hostcall buffers are served on s_sleep
         if hasattr(self.backend, "on_queue_lost"):    # a backend whose queues a fault stops (HSA)
             self.backend.on_queue_lost = self.drop_native_launches
 
@@ -234,14 +234,20 @@ class Device:
     def new_hostcall_buffer(self):
         from .hostcall import HostcallBuffer
 
-        buf = HostcallBuffer(self)
+        listener = getattr(self.backend, "hostcalls", None)    # a backend that serves them as a real GPU (HSA)
+        buf = HostcallBuffer(self, listener.doorbell if listener is not None else 0)
         with self._lock:
             self._hostcalls[buf.address] = buf
+        if listener is not None:
+            listener.add(buf)
         return buf
 
     def drop_hostcall_buffer(self, buf) -> None:
         with self._lock:
             self._hostcalls.pop(buf.address, None)
+        listener = getattr(self.backend, "hostcalls", None)
+        if listener is not None:
+            listener.remove(buf)
         buf.close()
 
     def _serve_hostcalls(self, dispatch) -> None:

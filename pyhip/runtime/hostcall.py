@@ -7,9 +7,12 @@ control) and N payloads of 64 lanes × 8 u64.  A wave pops a free packet, fills 
 it on the ready stack, rings the doorbell and sleeps (``s_sleep``) until the host clears the packet's
 READY bit; then it reads the answers and returns the packet to the free stack.
 
-The emulated device calls :meth:`HostcallBuffer.service` whenever a wave of a dispatch that uses this
-buffer executes ``s_sleep`` — in the dispatching thread, so device and host never touch a buffer at the
-same time.  One buffer per stream (ROCclr has one per hardware queue).
+Who calls :meth:`HostcallBuffer.service`: on pyhip's emulator backend, the emulated device whenever a wave
+of a dispatch that uses this buffer executes ``s_sleep`` (in the dispatching thread); on the HSA backend, as
+on a real GPU, a host listener thread per device (runtime/hsa/hostcalls.py, ROCclr's HostcallListener) woken
+by the buffer's doorbell — a ROCr signal with an event, which ockl's hostcall increments — while the device
+runs.  Either way the ready stack is taken with an atomic exchange and a packet's READY bit cleared with a
+release store, after its answers are written.  One buffer per stream (ROCclr has one per hardware queue).
 
 Services: 1 = function call (payload[0] is a host function pointer), 2 = printf (messages of u64 words
 spread over several hostcalls: ROCclr's devhcmessages.cpp protocol, formatted by :mod:`pyhip.runtime.printf`),
@@ -22,6 +25,8 @@ import threading
 
 import numpy as np
 
+from ..aql.native import ffi as aql_ffi
+from ..aql.native import lib as aql_lib
 from .pinned import pin, unpin
 from ..errors import HipError
 from .printf import format_message, emit
@@ -35,7 +40,8 @@ SERVICE_FUNCTION_CALL, SERVICE_PRINTF, SERVICE_DEVMEM = 1, 2, 3
 
 
 class HostcallBuffer:
-    def __init__(self, device):
+    def __init__(self, device, doorbell: int = 0):
+        """``doorbell``: the amd_signal_t the device rings (0: one without event mailbox, in the buffer)."""
         self.device = device
         n = NUM_PACKETS
         self.payload_start = (HEADER_START + HEADER_SIZE * n + 63) // 64 * 64
@@ -46,7 +52,7 @@ class HostcallBuffer:
         w = self.words
         w[0] = self.address + HEADER_START                  # headers
         w[1] = self.address + self.payload_start            # payloads
-        w[2] = self.address + self.signal_off               # doorbell: an amd_signal_t without event mailbox
+        w[2] = doorbell or self.address + self.signal_off   # doorbell: the listener's signal, or a bare one
         self.mask = n - 1
         w[5] = self.mask                                    # index mask
         # free stack: every packet, headers[1].next -> 0 tagged so that no pointer is 0 (as ROCclr)
@@ -70,10 +76,7 @@ class HostcallBuffer:
     def service(self) -> None:
         with self.lock:
             w = self.words
-            ready = int(w[4])
-            if not ready:
-                return
-            w[4] = 0
+            ready = _take(self.address + 32)                # the ready stack, while waves may push on it
             while ready:
                 idx = ready & self.mask
                 h = HEADER_START // 8 + idx * 3
@@ -87,7 +90,8 @@ class HostcallBuffer:
                     slot = w[base + lane * 8:base + lane * 8 + 8]
                     self._handle(service, slot)
                 control = int(w[h + 2]) >> 32
-                w[h + 2] = (w[h + 2] & np.uint64(0xFFFFFFFF)) | np.uint64((control & ~1) << 32)
+                aql_lib.pyhip_store_release_u64(aql_ffi.cast("uint64_t*", self.address + (h + 2) * 8),
+                                                (int(w[h + 2]) & 0xFFFFFFFF) | ((control & ~1) << 32))
                 ready = nxt
 
     def _handle(self, service: int, slot: np.ndarray) -> None:
@@ -129,6 +133,15 @@ class HostcallBuffer:
     def _new_id(self) -> int:
         self._next_id += 1
         return self._next_id - 1
+
+
+def _take(address: int) -> int:
+    """Atomically exchange the u64 at ``address`` with 0 (a compare-and-swap loop): what it held."""
+    p = aql_ffi.cast("uint64_t*", address)
+    while True:
+        old = aql_lib.pyhip_load_acquire_u64(p)
+        if not old or aql_lib.pyhip_cas_u64(p, old, 0):
+            return old
 
 
 def device_heap_service(dev, addr: int, size: int) -> int:

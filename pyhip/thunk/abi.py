@@ -64,6 +64,7 @@ FAULT = {"NotPresent": (0, 1), "ReadOnly": (1, 1), "NoExecute": (2, 1), "GpuAcce
          "Imprecise": (5, 1), "ErrorType": (6, 3)}
 
 PAGE_SIZES = (4096, 64 << 10, 2 << 20, 1 << 30)    # HSA_PAGE_SIZE_4KB .. _1GB
+SIGNAL_EVENT_LIMIT = 4096                          # amdkfd's KFD_SIGNAL_EVENT_LIMIT: u64 mailboxes of the event page
 
 # HSA_HEAPTYPE
 HEAP_SYSTEM, HEAP_FB_PUBLIC, HEAP_FB_PRIVATE, HEAP_GDS, HEAP_LDS, HEAP_SCRATCH, HEAP_SVM, HEAP_MMIO = range(8)

@@ -27,8 +27,12 @@ class Native:
             return 0
         return int(self.ffi.cast("uintptr_t", self.ffi.addressof(self.lib, name)))
 
-    def interrupt(self, event_id: int) -> None:
-        self.lib.pyhip_kfd_interrupt(event_id)
+    def event_page(self) -> tuple[int, int]:
+        """(address, size) of the event page: the signal events' mailboxes."""
+        return int(self.ffi.cast("uintptr_t", self.lib.pyhip_kfd_event_page())), abi.SIGNAL_EVENT_LIMIT * 8
+
+    def interrupt(self, event_id: int) -> int:
+        return self.lib.pyhip_kfd_interrupt(event_id)
 
     def memory_fault(self, node: int, va: int, failure: int, flags: int) -> None:
         self.lib.pyhip_kfd_memory_fault(node, va, failure, flags)

@@ -75,7 +75,11 @@ class Kfd:
         for g in self.topology.gpus:
             v = self.vram[g.node_id] = Vram(g.board.vram, small_bar=self.quirks.small_bar)
             self.gpus[g.node_id] = EmulatedGPU(str(g.isa), g.board.vram, index=g.node_id, memory=v.memory)
+            self.gpus[g.node_id].interrupt_hook = self.sq_interrupt
         self.memory = ProcessMemory(self.topology, self.gpus, no_svm=self.quirks.no_svm, vram=self.vram)
+        event_page = getattr(native, "event_page", None)
+        if event_page is not None:
+            self.memory.map_event_page(*event_page())
         self.queues: dict[int, KfdQueue] = {}
         self._next_queue = 1
         self._doorbells: dict[int, tuple[int, list[bool]]] = {}
@@ -88,6 +92,14 @@ class Kfd:
     # -- hooks for the hardware ---------------------------------------------------------------------
     def interrupt(self, event_id: int) -> None:
         self.native.interrupt(event_id)
+
+    def sq_interrupt(self, data: int) -> None:
+        """A wave's s_sendmsg(MSG_INTERRUPT): only M0[7:0] of the event id reaches the driver (ockl's signal
+        update after it stored the full id in the mailbox).  amdkfd (kfd_signal_event_interrupt with a
+        partial id) sets the event with those low bits whose slot is signalled, else scans the event page for
+        every signalled slot; the thunk's interrupt takes the exact id, and any id it does not know scans."""
+        if not self.native.interrupt(data):
+            self.native.interrupt(0xFFFFFFFF)
 
     def memory_fault(self, node: int, address: int, failure: int, report=None) -> None:
         """A GPU VM fault as amdkfd handles it (event_interrupt_wq_v9): first kfd_dqm_evict_pasid — every queue

@@ -355,6 +355,16 @@ class ProcessMemory:
                 o.gpu_addr = base + offset
             self._add(o)
 
+    def map_event_page(self, addr: int, size: int) -> None:
+        """The thunk's event page (the mailboxes of signal events): libhsakmt allocates it as system memory
+        mapped to every GPU at its host address (allocate_exec_aligned_memory_gpu), so that a wave's signal
+        update (ockl's update_mbox after a hostcall) can store an event id in its signal's mailbox."""
+        with self.lock:
+            if addr in self.objects:
+                return
+            self._add(MemObject(addr, size, 0, 0, abi.PTR_ALLOCATED))
+        self.map(addr, size)
+
     def deregister(self, addr: int) -> None:
         with self.lock:
             o = self._object_at(addr)

@@ -539,13 +539,16 @@ def hip_programs(tmp_path_factory):
 
 @pytest.mark.parametrize("quirks", ["", "no-svm"])
 def test_device_printf_and_malloc_on_the_hsa_backend(hip_programs, quirks):
-    """Hostcalls on ROCr's queues: device printf (120 lines, each equal to the host C library's for the same
-    format and values) and device malloc/free in 300 work-items (ockl's heap asks the host for 2 MiB slabs
-    through SERVICE_DEVMEM; every sum checked on the host).  Both used to spin until the watchdog: a kernel
-    ROCr loaded had no metadata, so its hostcall buffer was never served; the slabs must be 2 MiB aligned as
-    libhsakmt aligns VRAM (ockl finds a slab's header by rounding down).  Under no-svm the hostcall buffer
-    is ROCr's system memory, which the GPU reaches at its host address (a locked numpy buffer faulted).  A code
-    object V5 kernel's malloc finds the heap state in hidden_heap_v1 (it used to get 0)."""
+    """Hostcalls on ROCr's queues, served as on a real GPU by the device's listener thread (woken through the
+    doorbell signal's event by the wave's s_sendmsg interrupt; the emulator's s_sleep hook is not set): device
+    printf (120 lines, each equal to the host C library's for the same format and values) and device malloc/free in
+    300 work-items (ockl's heap asks the host for 2 MiB slabs through SERVICE_DEVMEM; every sum checked on the
+    host). Both used to spin until the watchdog: a kernel ROCr loaded had no metadata, so its hostcall buffer was
+    never served; the slabs must be 2 MiB aligned as libhsakmt aligns VRAM (ockl finds a slab's header by rounding
+    down). Under no-svm the hostcall buffer is ROCr's system memory, which the GPU reaches at its host address (a
+    locked numpy buffer faulted). A code object V5 kernel's malloc finds the heap state in hidden_heap_v1 (it used
+    to get 0).
+    """
     e = env(PYHIP_DEVICES="gfx90a:sramecc+:xnack-", PYHIP_THUNK_QUIRKS=quirks)
     r = subprocess.run([sys.executable, "-m", "pyhip", "exec", str(hip_programs / "kernel_api"), "printf"],
                        capture_output=True, text=True, timeout=600, env=e)
@@ -557,9 +560,21 @@ def test_device_printf_and_malloc_on_the_hsa_backend(hip_programs, quirks):
                        capture_output=True, text=True, timeout=600, env=e)
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.strip().splitlines()[-1] == "device malloc 300: hipSuccess, 0 wrong, 0 null", r.stdout + r.stderr
-    r = subprocess.run([sys.executable, "-c", V5_RUN, str(hip_programs / "device_malloc-v5.hsaco")],
+    r = subprocess.run([sys.executable, "-c", V5_RUN + LISTENED, str(hip_programs / "device_malloc-v5.hsaco")],
                        capture_output=True, text=True, timeout=600, env=e)
-    assert r.returncode == 0 and r.stdout.split() == ["hipSuccess", "0", "wrong", "0", "null"], r.stdout + r.stderr
+    assert r.returncode == 0, r.stdout + r.stderr
+    out = r.stdout.split()
+    assert out[:5] == ["hipSuccess", "0", "wrong", "0", "null"] and out[5:7] == ["hook", "None"], r.stdout + r.stderr
+    assert int(out[8]) > 0, r.stdout          # the doorbell's interrupts woke the listener
+
+
+# served as on a real GPU: no s_sleep hook on the emulated GPU, the device's listener woke up on its doorbell
+LISTENED = r"""
+from pyhip.runtime.hsa.system import HsaSystem
+from pyhip.thunk.entry import current
+print("hook", next(iter(current().gpus.values())).sleep_hook)
+print("woken", sum(b._hostcalls.served for b in HsaSystem.get().backends.values() if b._hostcalls))
+"""
 
 
 @pytest.mark.parametrize("quirks", ["", "no-svm"])
@@ -594,3 +609,49 @@ def test_peer_access_as_rocr_allows_it(quirks, reachable):
                        env=env(PYHIP_THUNK_QUIRKS=quirks))
     want = ["1", "1", "0", "hipSuccess"] if reachable else ["0", "0", "0", "hipErrorInvalidDevice"]
     assert r.returncode == 0 and r.stdout.split() == want, r.stdout + r.stderr
+
+
+STAGED = r"""
+import numpy as np
+import pyhip.hip as hip
+from pyhip.errors import hipError_t as E
+from pyhip.runtime.hsa.staging import CHUNK
+from pyhip.runtime.hsa.system import HsaSystem
+from pyhip.thunk.entry import current
+
+def ok(r):
+    err, *rest = r if isinstance(r, tuple) else (r,)
+    assert err == E.hipSuccess, E(err).name
+    return rest[0] if len(rest) == 1 else (rest or None)
+
+rng = np.random.default_rng()
+n = 2 * CHUNK + int(rng.integers(1, CHUNK))          # two full chunks and a short one
+src = rng.integers(0, 256, n, dtype=np.uint8)
+d = ok(hip.hipMalloc(n + 64))
+ok(hip.hipMemset(d, 0x5A, n + 64))
+ok(hip.hipMemcpy(d, src, n, hip.hipMemcpyKind.hipMemcpyHostToDevice))        # pageable -> device
+gpu = np.frombuffer(next(iter(current().gpus.values())).memory.read(int(d), n + 64), np.uint8)  # what the GPU sees
+back = np.full(n, 0xC3, np.uint8)                                             # poisoned destination
+s = ok(hip.hipStreamCreate())
+off = int(rng.integers(1, 4096))
+ok(hip.hipMemcpyAsync(back[off:], int(d) + off, n - off, hip.hipMemcpyKind.hipMemcpyDeviceToHost, s))
+ok(hip.hipStreamSynchronize(s))
+ok(hip.hipMemcpy(back[:off], d, off, hip.hipMemcpyKind.hipMemcpyDeviceToHost))
+chunks = sum(b.staging.chunks for b in HsaSystem.get().backends.values())
+print("h2d", int((gpu[:n] != src).sum()), "tail", int((gpu[n:] != 0x5A).sum()), "d2h", int((back != src).sum()),
+      "chunks", chunks == -(-n // CHUNK) + -(-(n - off) // CHUNK) + 1)
+"""
+
+
+@pytest.mark.parametrize("quirks", ["small-bar", "no-svm"])
+def test_pageable_copies_go_through_staging_buffers(quirks):
+    """hipMemcpy(Async) between pageable host memory and device memory moves through the device's pinned
+    staging buffers by DMA (hsa_amd_memory_async_copy, chunk by chunk, runtime/hsa/staging.py), as AMD's runtime
+    does, instead of a host callback touching device memory: a random size of two chunks and a short one, the
+    device's bytes read by the emulated GPU itself (not by ROCr's DMA back), a poisoned destination read back
+    in two copies at a random split (the first asynchronous), the number of chunks the staging moved counted —
+    behind a small BAR (VRAM the CPU cannot map) and without SVM."""
+    r = subprocess.run([sys.executable, "-c", STAGED], capture_output=True, text=True, timeout=300,
+                       env=env(PYHIP_DEVICES="gfx90a:sramecc+:xnack-", PYHIP_THUNK_QUIRKS=quirks))
+    assert r.returncode == 0 and r.stdout.split() == ["h2d", "0", "tail", "0", "d2h", "0", "chunks", "True"], \
+        r.stdout + r.stderr

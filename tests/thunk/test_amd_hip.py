@@ -88,3 +88,14 @@ def test_copies_into_neighbouring_slices_of_one_host_buffer(tmp_path):
     assert r.returncode == 0 and r.stdout.strip().endswith("PASS"), r.stdout + r.stderr
     assert "device to host slices: 0 wrong bytes" in r.stdout and "host to device slices: 0 wrong bytes" in r.stdout
     assert "hsaKmtRegisterMemory" not in r.stderr, r.stderr       # no registration refused
+
+
+def test_device_malloc_on_amds_runtime(tmp_path):
+    """tests/runtime/src/device_malloc.hip on AMD's HIP: 300 work-items malloc, fill, sum and free (every sum
+    checked by the program); ockl's heap asks ROCclr's HostcallListener for slabs.  The wave rings the
+    listener's doorbell signal — its event id stored in the signal's mailbox, then s_sendmsg(MSG_INTERRUPT) —
+    which faulted while the thunk's event page was not mapped to the GPU (libhsakmt maps it)."""
+    exe = hipcc(tmp_path, HERE.parent / "runtime" / "src" / "device_malloc.hip")
+    r = pyhip_exec(exe, 300, runtime="amd", timeout=600, **ONE_MI210)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    assert r.stdout.strip().splitlines()[-1] == "device malloc 300: hipSuccess, 0 wrong, 0 null", r.stdout

@@ -85,9 +85,10 @@ class NativeEngine:
             return f"{d.processor}: RDNA (GFX{d.K.family}) code runs on the numpy engine", None
         if self.jit is None and d.lanes != LANES:
             return f"wave{d.lanes} dispatch", None
-        if self.gpu.sleep_hook is not None and self._hostcall(d.kernel):
-            # device printf / hostcalls: waves wait in s_sleep loops for the host, which the numpy engine serves
-            return "hostcall (device printf): served on s_sleep by the numpy engine", None
+        if self._hostcall(d.kernel):
+            # device printf / hostcalls: waves wait in s_sleep loops for the host (served on s_sleep, or by a
+            # host listener woken by the doorbell's MSG_INTERRUPT), which the numpy engine models
+            return "hostcall (device printf): waves wait for the host on the numpy engine", None
         np_ = self.program(d.program, d.K)
         reason, rows = np_.kernel_support(d.entry, compiled=self.jit is not None)
         if reason is None and rows > d.nvgpr + 8:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..operands import sreader, sreader64, write_s, write_s64
-from ..state import EXEC, VCC
+from ..state import EXEC, M0, VCC
 from .registry import op, register
 
 U64 = np.uint64
@@ -118,9 +118,27 @@ def _call(inst, K):
     return run
 
 
-# messages to the SPI and performance / power hints have no effect on the emulated device; the debugger
-# branches are never taken (no debugger is attached)
-@op("s_sendmsg", "s_sendmsghalt", "s_incperflevel", "s_decperflevel", "s_wakeup", "s_setkill",
+# messages to the SPI (but MSG_INTERRUPT) and performance / power hints have no effect on the emulated device;
+# the debugger branches are never taken (no debugger is attached)
+MSG_INTERRUPT = 1
+
+
+@op("s_sendmsg", "s_sendmsghalt")
+def _sendmsg(inst, K):
+    # the message id is simm16[3:0] on GFX9, simm16[7:0] from GFX10; MSG_INTERRUPT carries M0[7:0] to the
+    # driver (ockl's signal update after a hostcall: the event id it stored in the signal's mailbox)
+    v = inst.fields["simm16"]
+    if (v & (0xF if K.family == 9 else 0xFF)) != MSG_INTERRUPT:
+        return lambda st, w: None
+    gpu = K.gpu
+
+    def run(st, w):
+        for data in np.atleast_1d(st.sgpr[w, M0]):
+            gpu.on_interrupt(int(data) & 0xFF)
+    return run
+
+
+@op("s_incperflevel", "s_decperflevel", "s_wakeup", "s_setkill",
     "s_cbranch_cdbgsys", "s_cbranch_cdbguser", "s_cbranch_cdbgsys_or_user", "s_cbranch_cdbgsys_and_user")
 def _no_effect(inst, K):
     return lambda st, w: None

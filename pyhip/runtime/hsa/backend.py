@@ -9,9 +9,10 @@ ring has room, body first, header last with a release store, then the doorbell t
 come from a pool that takes a signal back only after its completion was observed), the code object loader
 (``hsa_code_object_reader``/``hsa_executable``) and copies (``hsa_amd_memory_async_copy``).
 
-Stream-ordered host work (copies to or from pageable host memory, callbacks) is a barrier-AND packet the
-host waits on, then a packet-free completion signal the next packets wait on — ROCr's async handler runs
-the host function between them.  A GPU memory fault arrives as ROCr's system event.  amdkfd has then
+Copies between pageable host memory and device memory go through pinned staging buffers and DMA
+(staging.py), in stream order.  Stream-ordered host work (those staged copies, strided host copies,
+callbacks) is a barrier-AND packet the host waits on, then a packet-free completion signal the next packets
+wait on — ROCr's async handler runs the host function between them.  A GPU memory fault arrives as ROCr's system event.  amdkfd has then
 evicted every queue of the process on that GPU for good (and queues created there later never run), so
 the device's context is lost: waiters on its unfinished commands — on every stream — return
 ``hipErrorIllegalAddress`` naming the kernel(s) that were running, and every later call that needs that
@@ -19,8 +20,9 @@ GPU fails at once with the same code instead of waiting on a queue that will nev
 
 The parts live by domain: system.py (hsa_init, agents, pinned host memory, the fault event), agents.py (what
 an agent reports, hipDeviceProp_t from it), queues.py (ROCr queues fed with pyhip's packets, the C ABI's
-native launch state), signals.py (completion signals), memory.py (device memory), programs.py (code objects);
-this module is the device backend that ties them together and its fault handling."""
+native launch state), signals.py (completion signals), hostcalls.py (the listener serving device printf and
+malloc), staging.py (copies of pageable host memory through pinned staging buffers), memory.py (device
+memory), programs.py (code objects); this module is the device backend that ties them together and its fault handling."""
 from __future__ import annotations
 
 import threading
@@ -28,10 +30,12 @@ import threading
 from ...errors import HipError, hipError_t
 from . import api
 from .agents import Agent, device_properties
+from .hostcalls import HostcallListener
 from .memory import DeviceMemory
 from .programs import HsaProgram
 from .queues import HsaFastLaunchState, HsaQueueBackend  # noqa: F401 - HsaFastLaunchState: the C ABI imports it here
 from .signals import HsaSignalPool
+from .staging import Staging
 from .system import HsaSystem
 
 
@@ -56,6 +60,8 @@ class HsaDeviceBackend(DeviceMemory):
         self.on_queue_lost = None                # set by the runtime's Device: drops its native launch entries
         self.lost: HipError | None = None        # the fault that cost this GPU its queues (amdkfd evicted them)
         self.kernel_names: dict[int, str] = {}   # kernel object -> name (a fault names what was running)
+        self._hostcalls: HostcallListener | None = None
+        self.staging = Staging(self)
         system.backends[agent.handle] = self
 
     def describe(self) -> str:
@@ -75,6 +81,30 @@ class HsaDeviceBackend(DeviceMemory):
             return None
         kfd = current()
         return kfd.gpus.get(self.agent.node) if kfd is not None else None
+
+    # -- hostcalls (device printf, malloc) -------------------------------------------------------------
+    @property
+    def hostcalls(self) -> HostcallListener:
+        """The device's hostcall listener (made on first need): its signal is every hostcall buffer's doorbell."""
+        with self._lock:
+            if self._hostcalls is None:
+                self._hostcalls = HostcallListener(self.hsa, self.agent.name)
+            return self._hostcalls
+
+    def close_hostcalls(self) -> None:
+        if self._hostcalls is not None:
+            self._hostcalls.close()
+        self.staging.close()
+
+    # -- copies of pageable host memory (staging.py) ----------------------------------------------------
+    def staged_copy(self, dst: int, src: int, size: int, to_device: bool) -> None:
+        """Pageable host memory to (``to_device``) or from this device's memory through pinned staging buffers
+        and DMA; runs at once (the caller orders it in its stream)."""
+        self.check_usable()
+        if to_device:
+            self.staging.to_device(dst, src, size)
+        else:
+            self.staging.to_host(dst, src, size)
 
     def new_queue(self) -> HsaQueueBackend:
         self.check_usable()

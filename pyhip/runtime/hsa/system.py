@@ -82,6 +82,7 @@ class HsaSystem:
 
     def shut_down(self) -> None:
         for b in self.backends.values():
+            b.close_hostcalls()
             for q in list(b.queues):
                 q.close()
             b.signals.destroy_all()

@@ -112,6 +112,10 @@ def describe(inst, processor: str = "gfx90a") -> str:
 
 class Dispatch:
     """One kernel dispatch: geometry, descriptor, and the per-batch run loop."""
+
+    # fair turns (above) on; the differential test's lockstep replays the lowest-PC-first order, so it
+    # turns them off for the numpy engine's run (pyhip/emu/native/diff.py)
+    fair_turns = True
     engine = "numpy"            # which engine ran it (a native run returns pyhip/emu/native/run.Result)
 
     def __init__(self, gpu, program, kernel, kd: KernelDescriptor, *, kernel_object, kernarg_address, grid_size,
@@ -345,7 +349,7 @@ class Dispatch:
                 i = n - 1
                 pc[w] = pcs[n]               # the last instruction may branch: pc points past it first
                 fns[i](st, w)
-                if w is not ALL and int(pc[w].min()) <= p:
+                if w is not ALL and self.fair_turns and int(pc[w].min()) <= p:
                     spins += 1               # some waves looped while others waited: maybe a spin
                     if spins >= SPIN_TURNS:
                         spins, fair = 0, FAIR_TURNS

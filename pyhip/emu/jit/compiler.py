@@ -252,7 +252,10 @@ def _shared_engine():
     ee = _state.get("shared")
     if ee is None:
         b = llvm()
-        ee = b.create_mcjit_compiler(b.parse_assembly(""), _new_target_machine())
+        tm = _new_target_machine()
+        mod = b.parse_assembly("")
+        mod.triple, mod.data_layout = triple(), str(tm.target_data)    # (MCJIT asserts they are its own)
+        ee = b.create_mcjit_compiler(mod, tm)
         ee.finalize_object()        # MCJIT's first finalisation (~2.5 ms) here, not in a kernel's load
         _state["shared"] = ee
     return ee

@@ -119,6 +119,7 @@ def differential(gpu, d, nat, nprog):
     total = d.counts[0] * d.counts[1] * d.counts[2] * d.waves_per_group
     d.capture = np.zeros((total, CAPTURE_HEAD + rows * 64 * 4), dtype=np.uint8)
     exc_np = exc_nat = None
+    d.fair_turns = False          # the native lockstep schedule is lowest PC first (a spin on a flag hangs here)
     try:
         d.run()
     except GPUFault as exc:

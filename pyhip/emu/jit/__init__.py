@@ -192,7 +192,8 @@ class KernelCache:
         self.layout = None
         self.stats = {"compiled": 0, "seconds": 0.0, "quick": 0, "optimised": 0}
         self._compiling: dict = {}     # key -> Event set when the thread compiling it is done
-        _the_optimiser().submit(self._prepare)      # LLVM set up while the program copies its inputs
+        # (not prepared in the background at start: a short C program on the thunk exiting while LLVM was
+        # being set up crashed, test_thunk_interface_from_c; _prepare stays for the first compile's path)
 
     def _prepare(self) -> None:
         from .compiler import prepare

@@ -192,15 +192,6 @@ class KernelCache:
         self.layout = None
         self.stats = {"compiled": 0, "seconds": 0.0, "quick": 0, "optimised": 0}
         self._compiling: dict = {}     # key -> Event set when the thread compiling it is done
-        # (not prepared in the background at start: a short C program on the thunk exiting while LLVM was
-        # being set up crashed, test_thunk_interface_from_c; _prepare stays for the first compile's path)
-
-    def _prepare(self) -> None:
-        from .compiler import prepare
-        try:
-            prepare(self.ffi, self.lib)
-        except Exception as exc:  # noqa: BLE001 - the first compile meets the same error and reports it
-            warnings.warn(f"pyhip: preparing the compiler failed: {exc}", stacklevel=1)
 
     def _layout(self):
         if self.layout is None:

@@ -235,18 +235,6 @@ def _warm_up(quick: bool) -> None:
         ee.close()
 
 
-def prepare(ffi, lib) -> None:
-    """What a process's first kernel waits for, done ahead (pyhip/emu/jit: the background thread runs it when a
-    device's engine starts): LLVM initialised and bound to the native runtime, the target machine, the shared
-    execution engine.  Not the warm-up compile (~25 ms, needed only before a first compile: a cached kernel
-    would wait for it)."""
-    bind_runtime(ffi, lib)
-    llvm()
-    target_machine()
-    with llvm_section():
-        _shared_engine()
-
-
 def _shared_engine():
     """The process's one execution engine for cached and shared code (inside an llvm_section)."""
     ee = _state.get("shared")

@@ -41,7 +41,7 @@ typedef struct Ctx { Dispatch* d; int64_t jit_limit; int32_t cur_ip; ...; } Ctx;
 int pyhip_jit_step(Ctx* c, Wave* w, int32_t ip);
 uint8_t* pyhip_jit_xlate(Ctx* c, int32_t ip, uint64_t a, uint32_t size);
 int pyhip_jit_fault(Ctx* c, Wave* w, int32_t ip, int32_t kind, uint64_t address, int32_t has_address);
-void pyhip_llvm_enter(void);
+int pyhip_llvm_enter(void);
 void pyhip_llvm_leave(void);
 void pyhip_llvm_after_fork(void);
 

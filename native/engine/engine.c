@@ -326,11 +326,17 @@ int pyhip_jit_fault(Ctx* c, Wave* w, int32_t ip, int32_t kind, uint64_t address,
  * that exits while a kernel compiles must not run LLVM's static destructors under the compiling thread.  LLVM
  * registers destructors as it first uses things (function-local statics), during compiles, and exit handlers
  * run in reverse order of registration: so the handler that takes the lock (and keeps it) is registered again
- * after every section, after whatever that section registered; it acts once.  The mutex is robust: a thread
- * that ends holding it (Python ends daemon threads at shutdown) leaves it to the next taker. */
+ * after every section, after whatever that section registered; it acts once.  What a section registers is
+ * destroyed before that handler runs if the process exits during it (a first use of something: the warm-ups
+ * take those early), so once the exit has begun no section starts again — a thread that wins the lock from
+ * the waiting exit handler (the lock is not fair) used to start its next compile on LLVM's destroyed statics
+ * (the real file system, freed: "Reference count was already zero" in ~PassBuilder, AMD's HIP over the thunk).
+ * The mutex is robust: a thread that ends holding it (Python ends daemon threads at shutdown) leaves it to
+ * the next taker. */
 static pthread_mutex_t g_llvm_mu;
 static pthread_once_t g_llvm_once = PTHREAD_ONCE_INIT;
 static int g_llvm_exiting;
+static pthread_t g_llvm_exit_thread;
 
 static void llvm_mu_take(void) {
     if (pthread_mutex_lock(&g_llvm_mu) == EOWNERDEAD) pthread_mutex_consistent(&g_llvm_mu);
@@ -340,6 +346,7 @@ static void llvm_mu_take(void) {
  * compiling thread needs between LLVM calls: it lets go of it while waiting. */
 static void llvm_at_exit(void) {
     if (__atomic_exchange_n(&g_llvm_exiting, 1, __ATOMIC_SEQ_CST)) return;
+    g_llvm_exit_thread = pthread_self();
     struct timespec until;
     clock_gettime(CLOCK_REALTIME, &until);
     until.tv_sec += 60;
@@ -357,9 +364,20 @@ static void llvm_first_use(void) {
     llvm_mu_init();
     atexit(llvm_at_exit);           /* the first compile may still run at exit (leave registers it again, later) */
 }
-void pyhip_llvm_enter(void) {
+/* 1: this thread may use LLVM until pyhip_llvm_leave.  0: the process is exiting and this is the thread
+ * running the exit handlers (which hold the lock): no LLVM, the caller gives up.  Any other thread that
+ * comes in once the exit has begun never returns (it lets go of the lock and sleeps until the process ends:
+ * no compile can be finished or used by then). */
+int pyhip_llvm_enter(void) {
     pthread_once(&g_llvm_once, llvm_first_use);
+    if (__atomic_load_n(&g_llvm_exiting, __ATOMIC_SEQ_CST) && pthread_equal(g_llvm_exit_thread, pthread_self()))
+        return 0;
     llvm_mu_take();
+    if (__atomic_load_n(&g_llvm_exiting, __ATOMIC_SEQ_CST)) {
+        pthread_mutex_unlock(&g_llvm_mu);
+        for (;;) pause();
+    }
+    return 1;
 }
 /* in a forked child (pyhip/emu/jit: the parent held the lock's Python side, so no thread was inside) */
 void pyhip_llvm_after_fork(void) {
@@ -367,7 +385,7 @@ void pyhip_llvm_after_fork(void) {
     llvm_mu_init();
 }
 void pyhip_llvm_leave(void) {
-    atexit(llvm_at_exit);
+    if (!__atomic_load_n(&g_llvm_exiting, __ATOMIC_SEQ_CST)) atexit(llvm_at_exit);
     pthread_mutex_unlock(&g_llvm_mu);
 }
 

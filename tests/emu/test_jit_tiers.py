@@ -139,3 +139,40 @@ def test_triton_kernels_give_the_same_bits_on_every_tier(tmp_path):
         assert a == b == c, name                   # numpy engine or tier 1, tier 1, tier 2: the same bits
     s0, s1 = res["stats"]["0"], res["stats"]["1"]
     assert s0["optimised"] == s0["quick"] == 2 and s1["optimised"] == s1["quick"] == 1, res["stats"]
+
+
+
+EXIT_CHILD = textwrap.dedent("""
+    import ctypes, sys, threading, time
+    sys.path[:0] = [{root!r}]
+    from pyhip.emu.jit import compiler as c
+    from pyhip.emu.native import module
+    m = module()
+    c.bind_runtime(m.ffi, m.lib)
+    c.compile_ir(c._WARMUP, "warm", opt=0, codegen=0)          # a quick-tier compile: sections left behind
+    started = threading.Event()
+    def optimise():                                          # optimised compiles, one after another
+        started.set()
+        while True:
+            c.compile_ir(c._WARMUP, "warm", opt=1)
+    threading.Thread(target=optimise, daemon=True).start()
+    started.wait()
+    time.sleep(float(sys.argv[1]))
+    print("leaving", flush=True)
+    ctypes.CDLL(None).exit(0)      # C's exit with Python still running, as a C program's exit over the thunk
+""")
+
+
+@pytest.mark.parametrize("delay", [0.0, 0.005, 0.02, 0.1])
+def test_exit_while_optimised_compiles_run_one_after_another(tmp_path, delay):
+    """A C program exiting while the optimiser thread compiles: the exit handler waits for the compile in
+    progress, and no compile starts after it (the lock is not fair: the optimiser used to take it again
+    and compile on LLVM's destroyed statics — AMD's HIP over the thunk aborted in ~PassBuilder, 'Reference
+    count was already zero' — or starve the exit for up to a minute).  The first delays exit during the
+    process's first optimised compile, whose section is what registered those statics' destructors."""
+    script = tmp_path / "child.py"
+    script.write_text(EXIT_CHILD.format(root=str(ROOT)))
+    for _ in range(4):
+        r = subprocess.run([sys.executable, str(script), str(delay)], capture_output=True, text=True, timeout=50,
+                           env={**os.environ, "PYHIP_JIT_CACHE_DIR": ""})
+        assert r.returncode == 0 and r.stdout.strip() == "leaving", (r.returncode, r.stdout, r.stderr[-3000:])

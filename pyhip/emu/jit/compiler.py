@@ -16,19 +16,24 @@ _depth = threading.local()
 @contextlib.contextmanager
 def llvm_section():
     """LLVM in use by this thread: one thread at a time, and never while the process runs its exit handlers
-    (the native runtime's pyhip_llvm_enter / leave, once bound; re-entrant within a thread)."""
-    with _lock:
-        lib = _state.get("bound")
-        d = getattr(_depth, "n", 0)
-        if lib is not None and d == 0:
-            lib.pyhip_llvm_enter()
-        _depth.n = d + 1
-        try:
-            yield
-        finally:
-            _depth.n = d
-            if lib is not None and d == 0:
-                lib.pyhip_llvm_leave()
+    (the native runtime's pyhip_llvm_enter / leave, once bound; re-entrant within a thread).  The native lock
+    is taken first: a thread that comes in once the process's exit has begun sleeps there until the end,
+    holding nothing the exiting thread could need; the exiting thread itself is refused (RuntimeError)."""
+    lib = _state.get("bound")
+    d = getattr(_depth, "n", 0)
+    native = lib is not None and d == 0
+    if native and not lib.pyhip_llvm_enter():
+        raise RuntimeError("pyhip: LLVM is not available while the process exits")
+    try:
+        with _lock:
+            _depth.n = d + 1
+            try:
+                yield
+            finally:
+                _depth.n = d
+    finally:
+        if native:
+            lib.pyhip_llvm_leave()
 
 
 def llvm():

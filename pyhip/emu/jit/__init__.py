@@ -57,6 +57,12 @@ def tiering() -> bool:
     return os.environ.get("PYHIP_JIT_TIERING", "1") != "0"
 
 
+def quick_only() -> bool:
+    """PYHIP_JIT_TIERING=quick: every kernel is compiled quickly (tier 1) before its first dispatch and never
+    optimised (no tier 0, no tier 2): the least time in LLVM, for short runs of many kernels."""
+    return os.environ.get("PYHIP_JIT_TIERING") == "quick"
+
+
 # a first dispatch whose static work estimate (waves x reachable instructions, loop-free code) is below this runs
 # on the numpy engine: the numpy engine takes about a microsecond per wave-instruction
 # in batches, a compile tens to hundreds of milliseconds
@@ -250,7 +256,8 @@ class KernelCache:
                 objcache.stats["bad"] += 1
                 continue
             self.stats["cached"] = self.stats.get("cached", 0) + 1
-            warm = self._warm(nprog, program, K, entry_ip, mode, _code_name(ck), ck, 0.0) if quick else None
+            warm = (self._warm(nprog, program, K, entry_ip, mode, _code_name(ck), ck, 0.0)
+                    if quick and not quick_only() else None)
             self._done[key] = (nprog, comp, warm)
             return comp.address
         return None
@@ -310,6 +317,12 @@ class KernelCache:
                               codegen=QUICK_CODEGEN,
                               keep_object=ck is not None, shared=ck is not None)
             store = _quick_key(ck)
+        elif lockstep:
+            # the one-instruction-per-call form (diff mode) runs an instruction per call, so optimising it
+            # buys nothing while its compile at O1 was about half of the LLVM time of a differential corpus run
+            comp = compile_ir(ir, kir.name, opt=QUICK_OPT, codegen=QUICK_CODEGEN, keep_object=ck is not None,
+                              shared=ck is not None)
+            store = ck
         else:
             comp = compile_ir(ir, kir.name, keep_object=ck is not None, shared=ck is not None)
             store = ck
@@ -320,7 +333,8 @@ class KernelCache:
             self.stats["compiled"] += 1
             self.stats["quick"] += int(quick)
             self.stats["seconds"] += comp.seconds
-            warm = self._warm(nprog, program, K, entry_ip, mode, kir.name, ck, comp.seconds) if quick else None
+            warm = (self._warm(nprog, program, K, entry_ip, mode, kir.name, ck, comp.seconds)
+                    if quick and not quick_only() else None)
             self._done[key] = (nprog, comp, warm)
         return comp.address
 

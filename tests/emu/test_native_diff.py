@@ -3,8 +3,8 @@ ISA tests run with PYHIP_ENGINE=diff, where every dispatch the native engine sup
 from the same memory — the native one in the numpy engine's exact schedule — and all device memory and every
 wave's final registers must be equal, or both must fault alike (pyhip/emu/native/diff.py).  The corpus must
 run natively in full; the ISA tests may fall back for what the native engine lacks, and those reasons are
-listed here.  RDNA targets (wave32 and wave64) run natively too (test_rdna_runs_natively); their corpus runs
-under the differential mode are not part of this test yet."""
+listed here.  The corpus runs once for its CDNA builds (gfx90a, gfx942) and once for its RDNA builds (gfx1030,
+gfx1100: wave32 and wave64)."""
 import json
 import os
 import subprocess
@@ -32,29 +32,32 @@ ALLOWED_FALLBACKS = ("VGPR index mode", "buffer_load_format", "buffer_store_form
 
 
 CDNA_ONLY = "not gfx1 and not rdna"     # test ids of the RDNA corpus builds (gfx1030, gfx1100, generic RDNA)
+RDNA_ONLY = "gfx1 or rdna"
 
 
 # how the corpus modules are compiled: hipcc/clang programs as tier 1 (compact IR, LLVM's fast way: what most
 # dispatches run; their big kernels took ~10 s each at O1), Triton's kernels optimised (tier 2, as hot kernels run);
 # the ISA tests at O1 too, where an optimisation could exploit an instruction's IR that is not well defined
+# (the RDNA builds all as tier 1: Triton's CDNA run is the optimised pipeline's)
 TIERING = {"test_corpus.py": "quick", "test_corpus_isa.py": "quick"}
 
 
-def run_diff(module: str, tmp_path) -> dict:
+def run_diff(module: str, tmp_path, select: str = CDNA_ONLY) -> dict:
     report = tmp_path / "report.json"
     env = dict(os.environ, PYHIP_ENGINE="diff", PYHIP_DIFF_REPORT=str(report),
-               PYHIP_JIT_TIERING=TIERING.get(module, "0"),
+               PYHIP_JIT_TIERING="quick" if select == RDNA_ONLY else TIERING.get(module, "0"),
                PYTHONPATH=os.pathsep.join([str(HERE), str(ROOT), os.environ.get("PYTHONPATH", "")]))
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "-p", "no:xdist",
-                        "-p", "native_diff_plugin", "-k", CDNA_ONLY, str(HERE / module)], cwd=ROOT, env=env, capture_output=True,
+                        "-p", "native_diff_plugin", "-k", select, str(HERE / module)], cwd=ROOT, env=env, capture_output=True,
                        text=True, timeout=1800)
     assert r.returncode == 0, f"{module} under PYHIP_ENGINE=diff:\n{r.stdout[-6000:]}\n{r.stderr[-3000:]}"
     return json.loads(report.read_text())
 
 
+@pytest.mark.parametrize("select", [CDNA_ONLY, RDNA_ONLY], ids=["cdna", "rdna"])
 @pytest.mark.parametrize("module", CORPUS)
-def test_corpus_runs_natively_and_identically(module, tmp_path):
-    rep = run_diff(module, tmp_path)
+def test_corpus_runs_natively_and_identically(module, select, tmp_path):
+    rep = run_diff(module, tmp_path, select)
     assert rep["compared"] > 0
     assert rep["fallback"] == 0, rep["reasons"]
     # every dispatch is compared on the threaded schedule too, except those whose results may depend on it

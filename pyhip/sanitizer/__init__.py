@@ -125,7 +125,8 @@ def summarize(reports: list[dict], counts: list[int] | None = None) -> str:
     by = {}
     for r in reports:
         by[(r["checker"], r["kind"])] = by.get((r["checker"], r["kind"]), 0) + 1
-    kinds = ", ".join(f"{n} {c} {k}" for (c, k), n in sorted(by.items()))
+    # "1 memcheck out-of-bounds"; a checker whose kind only repeats its name once: "3 leaks" (not "3 leaks leak")
+    kinds = ", ".join(f"{n} {c}" if c.startswith(k) else f"{n} {c} {k}" for (c, k), n in sorted(by.items()))
     total = sum(counts) if counts else len(reports)
     line = f"pyhip check: {len(reports)} distinct error(s) found ({kinds}); {total} occurrence(s)"
     lost = leaks.total(reports)

@@ -48,6 +48,7 @@ def test_leaks_at_exit(build, tmp_path, engine):
     assert helper.startswith("hipMalloc from make_table(int) at"), helper
     assert helper.endswith(f"leak.hip:{_line('leak.hip', 'HELPER-LEAK')}"), helper
     assert "leaks: 7000 bytes in 2 allocation(s) never freed" in r.stderr, r.stderr
+    assert "2 distinct error(s) found (2 leaks); 2 occurrence(s)" in r.stderr, r.stderr
     clean = _exec(build("clean", True), "--check", "all", engine=engine)
     assert clean.returncode == 0 and "no errors found" in clean.stderr, clean.stdout + clean.stderr
     plain = _exec(exe, engine=engine)

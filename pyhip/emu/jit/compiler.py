@@ -46,14 +46,21 @@ def llvm():
                 binding.initialize_native_asmprinter()
                 binding.initialize_native_asmparser()
                 _state["init"] = True
+                _add_symbols(binding)
     return binding
+
+
+def _add_symbols(binding) -> None:
+    """(under _lock) The native runtime's entry points made known to MCJIT's linker (once LLVM is set up)."""
+    for name, addr in _state.get("symbols", {}).items():
+        binding.add_symbol(name, addr)
 
 
 def host_cpu() -> tuple[str, str]:
     """(name, features) of this CPU as LLVM sees it (asked once: the features query costs ~0.3 ms)."""
     cpu = _state.get("cpu")
     if cpu is None:
-        b = llvm()
+        import llvmlite.binding as b          # (no target set up needed: a cached kernel's key asks this)
         cpu = _state["cpu"] = (b.get_host_cpu_name(), b.get_host_cpu_features().flatten())
     return cpu
 
@@ -83,17 +90,20 @@ def target_machine(codegen: int | None = None):
 
 
 def triple() -> str:
-    return llvm().get_process_triple()
+    import llvmlite.binding as b              # (no target set up needed)
+    return b.get_process_triple()
 
 
 def bind_runtime(ffi, lib) -> None:
     """Make the native runtime's entry points (native/engine/engine.c) known to the JIT's linker."""
     if _state.get("bound") is lib:
         return
-    b = llvm()
+    symbols = {name: int(ffi.cast("uintptr_t", ffi.addressof(lib, name)))
+               for name in ("pyhip_jit_step", "pyhip_jit_fault", "pyhip_jit_xlate")}
     with _lock:
-        for name in ("pyhip_jit_step", "pyhip_jit_fault", "pyhip_jit_xlate"):
-            b.add_symbol(name, int(ffi.cast("uintptr_t", ffi.addressof(lib, name))))
+        _state["symbols"] = symbols
+        if "init" in _state:          # else llvm() adds them when it sets LLVM up (a cached kernel needs no LLVM)
+            _add_symbols(llvm())
         _state["bound"] = lib
 
 
@@ -308,24 +318,50 @@ def _from_object(data: bytes, name: str, ee=None) -> Compiled:
 
 
 def _shared_object(data: bytes, name: str) -> Compiled:
-    """``data`` in the process's one shared execution engine (inside an llvm_section).  Setting up an engine
+    """``data`` with the process's shared code: loaded by elfload when it can (no LLVM), else into the one shared
+    execution engine (inside an llvm_section).  Setting up an engine
     of its own costs a kernel ~2.5 ms (a target machine, MCJIT, its first finalisation); adding an object to
     a warm engine ~0.2 ms.  Code in the shared engine lives as long as the process: a kernel loaded again
     (the same ``name``, which names its code: the disk cache key) finds its code there instead of adding a
     copy, so what stays is bounded by the distinct kernels the process ran."""
-    loaded = _state.setdefault("shared_names", {})
-    addr = loaded.get(name)
+    addr = _loaded_without_llvm(data, name)
     if addr is None:
-        if b"\0" + name.encode() + b"\0" not in data:
-            raise ValueError(f"no {name} in the compiled object")   # before the engine could see a stray symbol
+        loaded = _state.setdefault("shared_names", {})
         addr = loaded[name] = _from_object(data, name, _shared_engine()).address
     return Compiled(None, addr, 0.0, 0)
 
 
+def _loaded_without_llvm(data: bytes, name: str) -> int | None:
+    """``name``'s address once ``data`` is loaded, by elfload (no LLVM), or None when that loader cannot take it
+    (the caller then adds it to the shared engine).  Code already loaded under ``name`` is found again."""
+    from . import elfload
+    with _lock:
+        loaded = _state.setdefault("shared_names", {})
+        addr = loaded.get(name)
+        if addr is not None:
+            return addr
+        if b"\0" + name.encode() + b"\0" not in data:
+            raise ValueError(f"no {name} in the compiled object")   # before the engine could see a stray symbol
+        if os.environ.get("PYHIP_JIT_ELFLOAD", "1") == "0" or "symbols" not in _state:
+            return None
+        addr = elfload.load(data, name, _state["symbols"])
+        if addr is not None:
+            loaded[name] = addr
+            if os.environ.get("PYHIP_JIT_PERFMAP"):
+                with open(f"/tmp/perf-{os.getpid()}.map", "a") as f:
+                    f.write(f"{addr:x} 1000 pyhip_jit_{name}_{hashlib.sha1(data).hexdigest()[:8]}\n")
+        return addr
+
+
 def load_object(data: bytes, name: str, shared: bool = False) -> Compiled:
-    """A compiled kernel from its object file (the disk cache); ``shared``: into the shared engine."""
+    """A compiled kernel from its object file (the disk cache); ``shared``: with the process's shared code
+    (loaded without LLVM when elfload can, else into the shared engine)."""
     t0 = time.perf_counter()
-    with llvm_section():
-        comp = _shared_object(data, name) if shared else _from_object(data, name)
+    addr = _loaded_without_llvm(data, name) if shared else None
+    if addr is not None:
+        comp = Compiled(None, addr, 0.0, 0)
+    else:
+        with llvm_section():
+            comp = _shared_object(data, name) if shared else _from_object(data, name)
     comp.seconds = time.perf_counter() - t0
     return comp

@@ -36,9 +36,9 @@ def directory() -> Path | None:
 
 @functools.lru_cache(maxsize=1)
 def _host() -> bytes:
-    from .compiler import host_cpu, llvm
-    b = llvm()
     import llvmlite
+    import llvmlite.binding as b
+    from .compiler import host_cpu
     return repr((*host_cpu(), llvmlite.__version__,
                  b.llvm_version_info, os.environ.get("PYHIP_JIT_CODEGEN_OPT", "1"),
                  os.environ.get("PYHIP_JIT_OPT", "1"))).encode()

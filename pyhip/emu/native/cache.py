@@ -50,7 +50,7 @@ def directory() -> Path | None:
 
 
 @functools.lru_cache(maxsize=1)
-def _stamp() -> bytes:
+def source_stamp() -> bytes:
     """What the lowering depends on besides its input: pyhip/emu's Python sources (path, size, mtime), the
     engine's handler numbering and the record layouts."""
     h = hashlib.sha256(f"format {FORMAT}".encode())
@@ -80,7 +80,7 @@ def key(program, K) -> str | None:
         vaddr, text = program.code_object.section_bytes(".text")
     except LoaderError:             # no .text: nothing to cache
         return None
-    h = hashlib.sha256(_stamp())
+    h = hashlib.sha256(source_stamp())
     gpu_proc = getattr(getattr(K, "gpu", None), "processor", None)
     h.update(repr((vaddr, len(text), K.processor, gpu_proc, K.accum_offset, bool(K.is_gfx94x))).encode())
     h.update(text)

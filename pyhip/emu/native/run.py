@@ -61,6 +61,9 @@ class NativeEngine:
         from .. import jit
         self.jit = jit.KernelCache(self.ffi, self.lib) if jit.enabled() and jit.available() else None
         _init_tables(self.lib, self.ffi)
+        if self.jit is not None:
+            from ..jit import objcache
+            objcache.prime()
 
     # -- programs --------------------------------------------------------------------------------------------
     def program(self, program, K) -> NativeProgram:

@@ -317,14 +317,11 @@ class KernelCache:
                               codegen=QUICK_CODEGEN,
                               keep_object=ck is not None, shared=ck is not None)
             store = _quick_key(ck)
-        elif lockstep:
+        else:
             # the one-instruction-per-call form (diff mode) runs an instruction per call, so optimising it
             # buys nothing while its compile at O1 was about half of the LLVM time of a differential corpus run
-            comp = compile_ir(ir, kir.name, opt=QUICK_OPT, codegen=QUICK_CODEGEN, keep_object=ck is not None,
-                              shared=ck is not None)
-            store = ck
-        else:
-            comp = compile_ir(ir, kir.name, keep_object=ck is not None, shared=ck is not None)
+            fast = {"opt": QUICK_OPT, "codegen": QUICK_CODEGEN} if lockstep else {}
+            comp = compile_ir(ir, kir.name, keep_object=ck is not None, shared=ck is not None, **fast)
             store = ck
         if store is not None and comp.object is not None:
             objcache.store(store, comp.object)

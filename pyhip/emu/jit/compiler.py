@@ -311,10 +311,15 @@ def _from_object(data: bytes, name: str, ee=None) -> Compiled:
         if own:
             ee.close()
         raise ValueError(f"no {name} in the compiled object")
-    if os.environ.get("PYHIP_JIT_PERFMAP"):   # profiling: `perf report` names the compiled code
-        with open(f"/tmp/perf-{os.getpid()}.map", "a") as f:
-            f.write(f"{addr:x} {text:x} pyhip_jit_{name}_{hashlib.sha1(data).hexdigest()[:8]}\n")
+    _perf_map(addr, text, name, data)
     return Compiled(ee if own else None, addr, 0.0, 0)
+
+
+def _perf_map(addr: int, size: int, name: str, data: bytes) -> None:
+    """Profiling (PYHIP_JIT_PERFMAP=1): `perf report` names the compiled code."""
+    if os.environ.get("PYHIP_JIT_PERFMAP"):
+        with open(f"/tmp/perf-{os.getpid()}.map", "a") as f:
+            f.write(f"{addr:x} {size:x} pyhip_jit_{name}_{hashlib.sha1(data).hexdigest()[:8]}\n")
 
 
 def _shared_object(data: bytes, name: str) -> Compiled:
@@ -344,12 +349,11 @@ def _loaded_without_llvm(data: bytes, name: str) -> int | None:
             raise ValueError(f"no {name} in the compiled object")   # before the engine could see a stray symbol
         if os.environ.get("PYHIP_JIT_ELFLOAD", "1") == "0" or "symbols" not in _state:
             return None
-        addr = elfload.load(data, name, _state["symbols"])
-        if addr is not None:
-            loaded[name] = addr
-            if os.environ.get("PYHIP_JIT_PERFMAP"):
-                with open(f"/tmp/perf-{os.getpid()}.map", "a") as f:
-                    f.write(f"{addr:x} 1000 pyhip_jit_{name}_{hashlib.sha1(data).hexdigest()[:8]}\n")
+        got = elfload.load(data, name, _state["symbols"])
+        if got is None:
+            return None
+        addr = loaded[name] = got[0]
+        _perf_map(addr, got[1], name, data)
         return addr
 
 

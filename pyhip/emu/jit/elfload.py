@@ -43,8 +43,8 @@ def _external(name: str, symbols: dict) -> int | None:
         return None
 
 
-def load(data: bytes, name: str, symbols: dict) -> int | None:
-    """The address of function ``name`` of the object file ``data`` loaded into fresh executable memory
+def load(data: bytes, name: str, symbols: dict) -> tuple[int, int] | None:
+    """(address, size) of function ``name`` of the object file ``data`` loaded into fresh executable memory
     (``symbols``: the runtime's entry points by name), or None when the object needs what this loader does not
     do (the caller then loads it through LLVM)."""
     if len(data) < _EHDR.size or data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
@@ -84,7 +84,7 @@ def load(data: bytes, name: str, symbols: dict) -> int | None:
     strs = data[strtab[4]:strtab[4] + strtab[5]]
     values, entry = [], None
     for k in range(sym_hdr[5] // _SYM.size):
-        st_name, info, _, shndx, value, _ = _SYM.unpack_from(data, sym_hdr[4] + k * _SYM.size)
+        st_name, info, _, shndx, value, st_size = _SYM.unpack_from(data, sym_hdr[4] + k * _SYM.size)
         sname = _cstr(strs, st_name) if st_name else ""
         if shndx == SHN_UNDEF:
             values.append(_external(sname, symbols) if sname else 0)
@@ -93,7 +93,7 @@ def load(data: bytes, name: str, symbols: dict) -> int | None:
         elif shndx in place:
             values.append(base + place[shndx] + value)
             if sname == name and info & 0xF == 2:          # STT_FUNC
-                entry = values[-1]
+                entry = values[-1], st_size
         else:
             values.append(None)                           # in a section not loaded (only the unwind tables)
     if entry is None:

@@ -43,9 +43,12 @@ static int lds_io(Ctx* c, Wave* w, const uint32_t* base, int64_t off, int size, 
 #include "ops_scalar.h"
 #include "ops_ds.h"
 #include "ops_mfma.h"
+#include "ops_format.h"
 H(vm_load) { return vm_load(c, w, in); }
 H(vm_store) { return vm_store(c, w, in); }
 H(vm_atomic) { return vm_atomic(c, w, in); }
+H(vm_load_format) { return vm_load_format(c, w, in); }
+H(vm_store_format) { return vm_store_format(c, w, in); }
 /* vmem._load_lds: each active lane's value (zero/sign-extended to a dword) into LDS at M0[17:0] + offset +
  * 4 * lane (x = size; imm = the instruction offset, also counted in the LDS address except for SCRATCH) */
 H(vm_load_lds) {

@@ -46,8 +46,10 @@
     X(v_wmma) \
     X(vm_atomic) \
     X(vm_load) \
+    X(vm_load_format) \
     X(vm_load_lds) \
     X(vm_store) \
+    X(vm_store_format) \
 
 enum Op {
 #define OP_ENUM(n) OP_##n,

@@ -22,7 +22,7 @@ BODY = """
   v_cndmask_b32 v8, 0, 1, vcc
 """
 # an instruction neither the compiled engine (no description) nor the native runtime (no handler) runs
-UNSUPPORTED = "buffer_load_format_x"
+UNSUPPORTED = "image_get_resinfo"
 
 
 def _nan16(rng):
@@ -43,9 +43,9 @@ def test_a_kernel_with_an_instruction_the_native_engine_lacks_falls_back_whole()
     rng = np.random.default_rng(7)
     bits, nan = _nan16(rng)
     mask = np.full(64, 0x3, np.uint32)                      # class bits: signalling and quiet NaN
-    # (a buffer resource with no records, 32-bit float data: the load reads zeros)
-    extra_load = (f"s_mov_b64 s[8:9], 0\n  s_mov_b32 s10, 0\n  s_mov_b32 s11, 0x27000\n"
-                  f"  {UNSUPPORTED} v20, v1, s[8:11], 0 offen")
+    # (a 1-D image of 32-bit floats at address 0: the query reads no memory; into registers nothing reads)
+    extra_load = ("s_mov_b32 s8, 0\n  s_mov_b32 s9, 0x1c400000\n  s_mov_b32 s10, 0\n  s_mov_b32 s11, 0x80000000\n"
+                  f"  s_mov_b64 s[12:13], 0\n  s_mov_b64 s[14:15], 0\n  {UNSUPPORTED} v[20:23], v1, s[8:15] dmask:0xf unorm")
     for extra, runs_native in ((extra_load, False), ("", True)):
         cmp = "v_cmp_class_f16 vcc, v2, v4"
         before = g.engine_stats()

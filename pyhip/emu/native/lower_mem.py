@@ -2,6 +2,9 @@
 The size tables are the numpy semantics' own."""
 from __future__ import annotations
 
+import numpy as np
+
+from ..semantics.buffer_format import layout_table, layout_words
 from ..semantics.ds import _DS_ATOMICS
 from ..semantics.vmem import D16_LOADS, LOAD_SIZES, STORE_SIZES
 from .layout import F_GLC
@@ -98,7 +101,7 @@ def _vm_address(rec, inst, K):
             a0 |= 1 << 7
         rec.touch(f["addr"] + 1)
         return a0
-    if enc == "MUBUF":
+    if enc in ("MUBUF", "MTBUF"):
         if f.get("lds"):
             raise Unsupported("LDS-bound MUBUF load")
         if f["srsrc"] > 124:
@@ -118,7 +121,7 @@ def lower_vmem(rec, inst, K) -> bool:
     pfx, _, rest = name.partition("_")
     if pfx not in ("global", "flat", "scratch", "buffer"):
         return False
-    if inst.encoding == "MTBUF":
+    if inst.encoding == "MTBUF" or rest.startswith(("load_format", "store_format")):
         raise Unsupported("typed buffer access")
     acc = K.accum_offset if f.get("acc", 0) else 0
     mub = inst.encoding == "MUBUF"
@@ -181,6 +184,53 @@ def lower_vmem(rec, inst, K) -> bool:
         rec.op = "s_nop"
         return True
     raise Unsupported(name)
+
+
+# ---- typed buffer access ------------------------------------------------------------------------------------
+FMT_STATIC = 1 << 14
+
+
+def _shared_table(aux: list, table) -> int:
+    """The offset of ``table`` in the program's aux tables, appended once."""
+    at = 0
+    for t in aux:
+        if len(t) == len(table) and np.array_equal(t, table):
+            return at
+        at += len(t)
+    aux.append(np.asarray(table, np.int32))
+    return at
+
+
+def lower_typed_buffer(rec, inst, K, aux: list) -> bool:
+    """buffer_load/store_format_* and tbuffer_* (semantics/buffer_format.py) to native/engine/ops_format.h: the
+    element layout of the instruction's format (MTBUF) or the table of the V# format codes (MUBUF)."""
+    name, f = inst.name, inst.fields
+    pfx, _, rest = name.partition("_")
+    if inst.encoding not in ("MUBUF", "MTBUF") or not rest.startswith(("load_format_", "store_format_")):
+        return False
+    store = rest.startswith("store")
+    sfx = rest[len("store_format_" if store else "load_format_"):]
+    d16 = 0
+    if sfx.startswith("d16_hi_"):
+        d16, sfx = 2, sfx[7:]
+    elif sfx.startswith("d16_"):
+        d16, sfx = 1, sfx[4:]
+    n = {"x": 1, "xy": 2, "xyz": 3, "xyzw": 4}[sfx]
+    a0 = _vm_address(rec, inst, K)
+    rec.a0 = a0 | (d16 << 5) | ((n - 1) << 16)
+    if inst.encoding == "MTBUF":
+        rec.k[0], rec.k[1] = layout_words(f["dfmt"], f["nfmt"])
+        rec.a0 |= FMT_STATIC
+    else:
+        rec.k[0] = _shared_table(aux, layout_table(K.family))
+    reg = f["vdata"] + (K.accum_offset if f.get("acc") else 0)
+    rows = 1 if d16 == 2 else (n + 1) // 2 if d16 else n
+    if store:
+        rec.op, rec.sd = "vm_store_format", reg
+    else:
+        rec.op, rec.d = "vm_load_format", reg
+    rec.touch(reg + rows)
+    return True
 
 
 # ---- LDS -------------------------------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from ...errors import hipError_t
 from ..engine import (ADD_TID_ENABLE, MAX_PRIVATE_PER_BATCH, MAX_WAVES_PER_BATCH, PRIVATE_VSHARP_BASE, describe,
                       lds_granule)
 from ..memory import GPUFault
+from ..semantics.buffer_format import format_fault
 from ..state import FLAT_SCRATCH, LANES
 from . import module
 from .lower import NativeProgram
@@ -253,6 +254,9 @@ class NativeEngine:
             msg = (f"watchdog: dispatch exceeded {d.max_steps} instruction steps (infinite loop?); "
                    f"waves: {self._dump(f, nprog, d)}")
             code = hipError_t.hipErrorLaunchTimeOut
+        elif kind == "buf_format":
+            exc = format_fault(arg >> 8 & 0xFF, arg & 0xFF, bool(arg >> 16 & 1))
+            msg, code = exc.message, exc.code
         elif kind == "internal":
             msg, code = "native engine: out of memory for the workgroup state", hipError_t.hipErrorOutOfMemory
         else:

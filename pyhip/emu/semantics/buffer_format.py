@@ -45,6 +45,39 @@ def _layout(dfmt, nfmt):
     return comps
 
 
+PARTIAL_PACKED = "a partial store to a packed buffer format is not supported"
+
+
+def layout_words(dfmt: int, nfmt: int) -> tuple[int, int]:
+    """A format's element layout as the native handlers read it (native/engine/ops_format.h): word 0 the number
+    format | data format << 8 | components << 16 | 1 << 24 (the device reads and writes it), word 1 the
+    component widths (X first, 8 bits each); for a format :func:`_layout` refuses, word 0 without bit 24."""
+    try:
+        comps = _layout(dfmt, nfmt)
+    except GPUFault:
+        return (nfmt & 0xFF) | (dfmt & 0xFF) << 8, 0
+    return nfmt | dfmt << 8 | len(comps) << 16 | 1 << 24, sum(b << 8 * i for i, b in enumerate(comps))
+
+
+def layout_table(gen: int) -> list[int]:
+    """:func:`layout_words` of the 128 format codes of a V#'s word 3 bits 18:12 in generation ``gen``'s layout."""
+    out = []
+    for code in range(128):
+        out.extend(layout_words(*buffer_format(gen, code << 12)))
+    return out
+
+
+def format_fault(dfmt: int, nfmt: int, partial: bool) -> GPUFault:
+    """The fault of a format the device does not take (``partial``: a partial store to a packed layout)."""
+    if partial:
+        return GPUFault(PARTIAL_PACKED)
+    try:
+        _layout(dfmt, nfmt)
+    except GPUFault as exc:
+        return exc
+    return GPUFault(f"buffer format {dfmt}/{nfmt}")
+
+
 def _d16_pack(vals, nfmt):
     """D16: each component as 16 bits (f16 for float-valued formats, the low 16 bits of integers)."""
     if nfmt in (UINT, SINT):
@@ -71,7 +104,9 @@ def _format_load(ncomp, d16=False, d16_hi=False):
             size = sum(comps) // 8
             kind, a = addr(st, w)
             raw = read_lanes(K, st, w, kind, a, m, size, size)
-            regs = texels.to_register(texels.decode(raw.reshape(-1, size), comps, nfmt), nfmt)
+            raw = raw.reshape(-1, size)
+            regs = texels.float_registers(raw, comps) if nfmt == FLOAT else \
+                texels.to_register(texels.decode(raw, comps, nfmt), nfmt)
             vals = [regs[:, i].reshape(m.shape) for i in range(ncomp)]
             if not d16:
                 for i, v in enumerate(vals):
@@ -108,7 +143,7 @@ def _format_store(ncomp, d16=False, d16_hi=False):
                 vals = [st.vgpr[src + i, w] for i in range(ncomp)]
             if ncomp < len(comps):
                 if len(set(comps)) > 1 or comps[0] < 8:
-                    raise GPUFault("a partial store to a packed buffer format is not supported")
+                    raise GPUFault(PARTIAL_PACKED)
                 comps = comps[:ncomp]               # uniform components: store the first ncomp only
             flat = [v.reshape(-1) for v in vals[:len(comps)]]
             data = texels.join(texels.encode(flat, comps, nfmt), comps)

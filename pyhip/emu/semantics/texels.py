@@ -105,6 +105,16 @@ def decode(raw: np.ndarray, comps: tuple, num_format: int, degamma: bool = False
     return out
 
 
+def float_registers(raw: np.ndarray, comps: tuple) -> np.ndarray:
+    """FLOAT elements (n, bpe) -> (n, 4) register values with no trip through binary64: 32-bit components as
+    they are (a signalling NaN stays one), 16-bit ones widened exactly; absent components 0, the fourth 1.0."""
+    out = np.zeros((raw.shape[0], 4), U32)
+    out[:, 3] = 0x3F800000
+    for i, (v, b) in enumerate(zip(split(raw, comps), comps)):
+        out[:, i] = v.astype(U16).view(F16).astype(F32).view(U32) if b == 16 else v.astype(U32)
+    return out
+
+
 def to_register(vals: np.ndarray, num_format: int) -> np.ndarray:
     """Component values (from :func:`decode` or filtering) -> 32-bit register values (f32 bits or ints)."""
     if is_integer(num_format):

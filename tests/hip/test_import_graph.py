@@ -15,14 +15,12 @@ from hip_faces import imported_module  # noqa: E402 (tools/ is not a package)
 # Module-level imports: no cycle is left anywhere in pyhip.
 ALLOWED: set[str] = set()
 # Counting the imports inside functions too (issue 25's "12-module cycle hidden by in-function imports"): the
-# pyhip.runtime modules (hsa/ aside) in such a cycle — none any more (leaf modules receive the device or
+# pyhip.runtime modules (runtime/hsa included) in such a cycle — none any more (leaf modules receive the device or
 # the runtime's parts they work on; runtime/context.py builds the runtime from them).
 ALLOWED_IN_FUNCTIONS: set[str] = set()
 # The same count over all of pyhip: the modules still in such a cycle (this list, too, may only shrink).  The
-# spec language folds constants with its numpy backend; the HSA backend's queues and system name it in
-# ``if TYPE_CHECKING`` annotations (counted here: the graph walks every import statement).
-ALLOWED_IN_FUNCTIONS_ANYWHERE = {"pyhip.emu.spec.lang", "pyhip.emu.spec.numpy_backend",
-                                 "pyhip.runtime.hsa.backend", "pyhip.runtime.hsa.queues", "pyhip.runtime.hsa.system"}
+# spec language folds constants with its numpy backend.
+ALLOWED_IN_FUNCTIONS_ANYWHERE = {"pyhip.emu.spec.lang", "pyhip.emu.spec.numpy_backend"}
 
 
 def _modules() -> dict[str, Path]:
@@ -151,7 +149,7 @@ def test_no_module_level_import_cycle():
 
 def test_runtime_has_no_cycle_through_function_imports():
     def inside(m):
-        return m.startswith("pyhip.runtime") and not m.startswith("pyhip.runtime.hsa")
+        return m.startswith("pyhip.runtime")
     graph = {m: {t for t in ts if inside(t)} for m, ts in import_graph(in_functions=True).items() if inside(m)}
     _check(cycles(graph), ALLOWED_IN_FUNCTIONS)
 

@@ -4,18 +4,16 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import TYPE_CHECKING
 
 from ...aql.native import ffi as aql_ffi
 from ...aql.native import lib as aql_lib
 from ...aql.packets import TYPE_BARRIER_AND, BarrierPacket, KernelDispatchPacket
 from ...errors import HipError, hipError_t
+from ..backend import DeviceBackend  # (the HSA one: backend.HsaDeviceBackend)
 from . import api
 from .api import ffi
 from .signals import HsaCounter, HsaSignal
 
-if TYPE_CHECKING:
-    from .backend import HsaDeviceBackend
 
 _QUEUE_DESTROY_LOCK = threading.Lock()
 
@@ -43,7 +41,7 @@ class RingView:
 class HsaQueueBackend:
     """One ROCr AQL queue fed with pyhip's packets (the stream's queue on the HSA backend)."""
 
-    def __init__(self, backend: "HsaDeviceBackend"):
+    def __init__(self, backend: DeviceBackend):
         self.backend, self.agent = backend, backend.agent
         self.hsa = backend.hsa
         self.pool = backend.signals

@@ -3,16 +3,14 @@ every GPU) and the system event handler that hears GPU memory faults."""
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING
 
 from ...errors import HipError, hipError_t
+from ..backend import DeviceBackend  # (the HSA one: backend.HsaDeviceBackend)
 from . import api
 from .agents import Agent, AgentQueries
 from .api import Hsa, ffi
 from .errors import no_gpu
 
-if TYPE_CHECKING:
-    from .backend import HsaDeviceBackend
 
 
 class HsaSystem:
@@ -40,7 +38,7 @@ class HsaSystem:
         self.gpus: list[Agent] = []
         self.cpu = None
         self.kernarg_pool = self.fine_pool = None
-        self.backends: dict[int, "HsaDeviceBackend"] = {}
+        self.backends: dict[int, DeviceBackend] = {}
         self._host_allocs: set[int] = set()      # hipHostMalloc memory from ROCr's system pool
         self._locks: dict[int, list] = {}          # host start -> [lock count, agent address, size]
         handles = []

@@ -382,6 +382,10 @@ static int agent_copy_fill(AgentQueue* q, const uint8_t* pkt) {
         } else {
             for (uint64_t i = 0; i < arg[2]; i++) memcpy(dst + i * width, &arg[1], width);   /* little endian */
         }
+        if (INIT_ON()) {                         /* initcheck: the destination's bytes are written */
+            uint8_t* sh = init_shadow(dst);
+            if (sh) memset(sh, 1, bytes);
+        }
         r = 0;
     }
     agent_release(a, rs, 0, 0, 0);

@@ -311,6 +311,7 @@ int pyhip_jit_step(Ctx* c, Wave* w, int32_t ip) {
  * NULL: the compiled code's whole-wave global copies (pyhip/emu/jit/kernel.py, _global_copy) */
 uint8_t* pyhip_jit_xlate(Ctx* c, int32_t ip, uint64_t a, uint32_t size) {
     c->cur_ip = ip;
+    if (INIT_ON()) return NULL;              /* initcheck: every access through its handler (state.h) */
     return xlate(c, a, size);
 }
 

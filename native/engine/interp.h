@@ -61,6 +61,7 @@ H(vm_load_lds) {
     if (va.space == SP_BUFFER) sel = buf_inrange(&va, m, size);
     int st = vm_lanes(c, w, &va, sel, size, ptr, 0);
     if (st != ST_CONT) return st;
+    if (INIT_ON()) init_lanes(c, w, va.a, 0, ptr, sel, size, 0);
     uint8_t raw[LANES][16];
     uint32_t base[LANES];
     int64_t m0 = w->s[M0] & 0x3FFFF;

@@ -128,6 +128,7 @@ static int vm_load_format(Ctx* c, Wave* w, const NInst* in) {
     uint64_t sel = va.space == SP_BUFFER ? buf_inrange(&va, m, L.bytes) : m;
     st = vm_lanes(c, w, &va, sel, L.bytes, ptr, 0);
     if (st != ST_CONT) return st;
+    if (INIT_ON()) init_lanes(c, w, va.a, 0, ptr, sel, L.bytes, 0);
     int n = FMT_NCOMP(in), d16 = VA_D16(in);
     uint32_t R[4][LANES];
     for (int l = 0; l < LANES; l++) {
@@ -171,6 +172,7 @@ static int vm_store_format(Ctx* c, Wave* w, const NInst* in) {
     if (!sel) return ST_CONT;
     st = vm_lanes(c, w, &va, sel, L.bytes, ptr, 1);
     if (st != ST_CONT) return st;
+    if (INIT_ON()) init_lanes(c, w, NULL, 0, ptr, sel, L.bytes, 1);
     int n = FMT_NCOMP(in), d16 = VA_D16(in), integer = fmt_integer(L.nfmt);
     for (int l = 0; l < LANES; l++) {                             /* in lane order: a later lane wins */
         if (!(sel >> l & 1)) continue;

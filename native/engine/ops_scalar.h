@@ -152,6 +152,7 @@ H(s_load) {
             if (!xlate(c, a + 4 * i, 4)) return raise_fault(c, w, FK_MEM, -1, a + 4 * i, 1, 4, 0);
         return raise_fault(c, w, FK_MEM, -1, a, 1, 4, 0);   /* spans two allocations */
     }
+    if (INIT_ON()) init_scalar(c, w, a, (uint8_t*)p, 4 * n, 0);
     uint32_t* dst = &w->s[in->d & 127];
     if (LIKELY(in->d + n <= 106)) {
         /* dword pairs (each one 8-byte access when 8-byte aligned, else two dword accesses: sh_load) */
@@ -170,7 +171,11 @@ H(s_store) {
         uint8_t* p = xlate(c, a + 4 * i, 4);
         if (!p) return raise_fault(c, w, FK_MEM, -1, a + 4 * i, 1, 4, 0);
     }
-    for (int i = 0; i < in->x; i++) sh_st32(xlate(c, a + 4 * i, 4), w->s[(in->d + i) & 127]);
+    for (int i = 0; i < in->x; i++) {
+        uint8_t* p = xlate(c, a + 4 * i, 4);
+        sh_st32(p, w->s[(in->d + i) & 127]);
+        if (INIT_ON()) init_scalar(c, w, a + 4 * i, p, 4, 1);
+    }
     mm_stored(w);
     return ST_CONT;
 }
@@ -180,6 +185,10 @@ H(s_atomic) {
     if (a & (uint64_t)(size - 1)) return raise_fault(c, w, FK_SATOMIC_ALIGN, -1, a, 1, size, 0);
     uint8_t* p = xlate(c, a, size);
     if (!p) return raise_fault(c, w, FK_MEM, -1, a, 1, size, 0);
+    if (INIT_ON()) {
+        init_scalar(c, w, a, p, size, 0);
+        init_scalar(c, w, a, p, size, 1);
+    }
     uint64_t v = wide ? sreg64(w, in->d & 127) : w->s[in->d & 127];
     uint64_t cmp = in->x == AT_CMPSWAP ? (wide ? sreg64(w, (in->d + 2) & 127) : w->s[(in->d + 1) & 127]) : 0;
     uint64_t old = wide ? atomic_rmw64(p, in->x, v, cmp) : atomic_rmw32(p, in->x, (uint32_t)v, (uint32_t)cmp);

@@ -222,18 +222,118 @@ __attribute__((visibility("default"))) int32_t pyhip_check_take(CheckHit* out, i
     return n;
 }
 
-/* a record (kind: CHECK_MEM / CHECK_SYNC in its pad field), counted into the one at the same code and kind */
+/* whether record a names an earlier lane than b in dispatch order (workgroup z, y, x, wave, lane) */
+static int check_before(const CheckHit* a, const CheckHit* b) {
+    for (int k = 2; k >= 0; k--)
+        if (a->wg[k] != b->wg[k]) return a->wg[k] < b->wg[k];
+    if (a->wave != b->wave) return a->wave < b->wave;
+    return a->lane < b->lane;
+}
+
+/* a record (kind: CHECK_MEM / CHECK_SYNC / ... in its pad field), counted into the one at the same code and
+ * kind, which names the first lane in dispatch order (workgroups run on several threads: the numpy engine's
+ * order, whatever the threads' timing) */
 static void check_put(const CheckHit* r) {
     while (__atomic_exchange_n(&g_check.lock, 1, __ATOMIC_ACQUIRE)) {}
     int i = 0;
     while (i < g_check.n && (g_check.hit[i].code != r->code || g_check.hit[i].pad != r->pad)) i++;
-    if (i < g_check.n) g_check.hit[i].count += r->count;
-    else if (i < CHECK_SLOTS) g_check.hit[g_check.n++] = *r;
+    if (i < g_check.n) {
+        uint64_t n = g_check.hit[i].count + r->count;
+        if (check_before(r, &g_check.hit[i])) g_check.hit[i] = *r;
+        g_check.hit[i].count = n;
+    } else if (i < CHECK_SLOTS) g_check.hit[g_check.n++] = *r;
     else g_check.lost += r->count;
     __atomic_store_n(&g_check.lock, 0, __ATOMIC_RELEASE);
 }
 
-enum { CHECK_MEM = 0, CHECK_SYNC = 1, CHECK_LDS = 2 };
+enum { CHECK_MEM = 0, CHECK_SYNC = 1, CHECK_LDS = 2, CHECK_INIT = 3 };
+
+/* ---- initcheck (pyhip/sanitizer/initcheck.py): the arenas' shadows, one byte per byte, 1 where something wrote
+ * since the allocation.  While it is on, the handlers mark the bytes their stores and atomics reach and look at
+ * those their loads read, lane by lane (the whole-wave fast paths step aside, and the compiled code's own
+ * accesses too: pyhip_jit_xlate refuses every translation, so they call the handlers).  A load of a byte
+ * nothing wrote is recorded (CHECK_INIT, one record per instruction with a count of lanes; lds_alloc holds
+ * the first such lane's unwritten byte count) and performed. */
+static struct {
+    int32_t on, n;
+    uint8_t *lo[CHECK_ARENAS], *hi[CHECK_ARENAS], *shadow[CHECK_ARENAS];
+} g_init;
+#define INIT_ON() UNLIKELY(__atomic_load_n(&g_init.on, __ATOMIC_RELAXED))
+
+/* initcheck on (1) or off; per arena: its host address, its end, its shadow's host address */
+__attribute__((visibility("default"))) void pyhip_initcheck_set(int32_t on, const uint64_t* arenas, int32_t n) {
+    __atomic_store_n(&g_init.on, 0, __ATOMIC_RELEASE);
+    if (n > CHECK_ARENAS) n = CHECK_ARENAS;
+    for (int i = 0; i < n; i++) {
+        g_init.lo[i] = (uint8_t*)(uintptr_t)arenas[3 * i];
+        g_init.hi[i] = (uint8_t*)(uintptr_t)arenas[3 * i + 1];
+        g_init.shadow[i] = (uint8_t*)(uintptr_t)arenas[3 * i + 2];
+    }
+    g_init.n = n;
+    __atomic_store_n(&g_init.on, on && n > 0, __ATOMIC_RELEASE);
+}
+
+/* the shadow of host address p, or NULL outside the arenas (LDS, private memory, host-mapped allocations) */
+INLINE uint8_t* init_shadow(const uint8_t* p) {
+    for (int i = 0; i < g_init.n; i++)
+        if (p >= g_init.lo[i] && p < g_init.hi[i]) return g_init.shadow[i] + (p - g_init.lo[i]);
+    return NULL;
+}
+
+/* the active lanes m of an access of ``size`` bytes at device addresses addr (NULL: the one address a0, lane -1:
+ * a scalar access) and host pointers ptr: a store's bytes marked, a load's looked at */
+static void init_lanes(Ctx* c, const Wave* w, const uint64_t* addr, uint64_t a0, uint8_t* const* ptr, uint64_t m,
+                       int size, int write) {
+    int first = -1, unwritten = 0;
+    uint64_t count = 0;
+    for (int l = 0; l < LANES; l++) {
+        if (!(m >> l & 1)) continue;
+        uint8_t* s = init_shadow(ptr[l]);
+        if (!s) continue;
+        if (write) {
+            memset(s, 1, (size_t)size);
+            continue;
+        }
+        int u = 0;
+        for (int i = 0; i < size; i++) u += !s[i];
+        if (!u) continue;
+        if (first < 0) first = l, unwritten = u;
+        count++;
+    }
+    if (!count) return;
+    const Dispatch* d = c->d;
+    CheckHit h;
+    memset(&h, 0, sizeof h);
+    h.pad = CHECK_INIT;
+    h.code = d->code_base + (c->cur_ip >= 0 && c->cur_ip < d->ncode ? d->code[c->cur_ip].pc : 0);
+    h.address = addr ? addr[first] : a0;
+    h.count = count;
+    h.wave = w ? w->wave : 0;
+    h.lane = addr ? first : -1;
+    h.size = size;
+    h.lds_alloc = (uint32_t)unwritten;
+    if (w && w->g) memcpy(h.wg, w->g->id, sizeof h.wg);
+    check_put(&h);
+}
+
+/* an atomic's lanes in lane order, each reading its bytes (recorded when nothing wrote them) and then writing
+ * them: a later lane at the same address reads what the earlier one wrote, as the lanes apply one after another */
+static void init_atomic_lanes(Ctx* c, const Wave* w, const uint64_t* addr, uint8_t* const* ptr, uint64_t m, int size) {
+    uint8_t* one[LANES];
+    for (int l = 0; l < LANES; l++) {
+        if (!(m >> l & 1)) continue;
+        one[l] = ptr[l];
+        init_lanes(c, w, addr, 0, one, 1ULL << l, size, 0);
+        init_lanes(c, w, addr, 0, one, 1ULL << l, size, 1);
+    }
+}
+
+/* a scalar access of ``size`` bytes at a (host pointer p) */
+static void init_scalar(Ctx* c, const Wave* w, uint64_t a, uint8_t* p, int size, int write) {
+    uint8_t* ptr[LANES];
+    ptr[0] = p;
+    init_lanes(c, w, NULL, a, ptr, 1, size, write);
+}
 
 /* a record of kind (CHECK_MEM, CHECK_LDS) at the current instruction: the first bad lane, its address */
 static void check_record(Ctx* c, const Wave* w, int kind, int lane, uint64_t address, int size, int write,

@@ -316,8 +316,8 @@ static int vm_load(Ctx* c, Wave* w, const NInst* in) {
     uint64_t m = exec_of(w);
     uint64_t a0;
     int nl = wave_lanes(w);
-    if (m && size >= 4 && !VA_D16(in) && (global_contig(w, in, (uint64_t)size, &a0, nl) ||
-                                          buffer_contig(c, w, in, (uint64_t)size, m, &a0, nl))) {
+    if (m && size >= 4 && !VA_D16(in) && !INIT_ON() && (global_contig(w, in, (uint64_t)size, &a0, nl) ||
+                                                       buffer_contig(c, w, in, (uint64_t)size, m, &a0, nl))) {
         if (m == w->lane_mask) {
             const uint8_t* p = xlate(c, a0, (uint32_t)(size * nl));
             if (p) {
@@ -337,7 +337,7 @@ static int vm_load(Ctx* c, Wave* w, const NInst* in) {
     vm_address(c, w, in, &va);
     if (va.space == SP_GLOBAL && size >= 4 && !VA_D16(in)) {
         if (!m) return ST_CONT;
-        if (m == w->lane_mask && contiguous(va.a, size, nl)) {
+        if (m == w->lane_mask && !INIT_ON() && contiguous(va.a, size, nl)) {
             const uint8_t* p = xlate(c, va.a[0], (uint32_t)(size * nl));
             if (p) {
                 load_contig(w, in->d, p, size, nl);
@@ -346,12 +346,14 @@ static int vm_load(Ctx* c, Wave* w, const NInst* in) {
         }
         int bad = xlate_lanes(c, va.a, m, size, ptr);
         if (bad >= 0 && bad_lanes(c, w, va.a, m, size, ptr, 0, bad) != ST_CONT) return ST_FAULT;
+        if (INIT_ON()) init_lanes(c, w, va.a, 0, ptr, m, size, 0);
         load_lanes(w, in, ptr, m, size);
         return ST_CONT;
     }
     if (va.space == SP_BUFFER) sel = buf_inrange(&va, m, size);
     int st = vm_lanes(c, w, &va, sel, size, ptr, 0);
     if (st != ST_CONT) return st;
+    if (INIT_ON()) init_lanes(c, w, va.a, 0, ptr, sel, size, 0);
 fill:;
     uint8_t raw[LANES][16];
     memset(raw, 0, sizeof raw);
@@ -390,8 +392,8 @@ static int vm_store(Ctx* c, Wave* w, const NInst* in) {
     uint64_t a0;
     int nl = wave_lanes(w);
     uint64_t sel = m;
-    if (m && size >= 4 && !VA_D16(in) && (global_contig(w, in, (uint64_t)size, &a0, nl) ||
-                                          buffer_contig(c, w, in, (uint64_t)size, m, &a0, nl))) {
+    if (m && size >= 4 && !VA_D16(in) && !INIT_ON() && (global_contig(w, in, (uint64_t)size, &a0, nl) ||
+                                                       buffer_contig(c, w, in, (uint64_t)size, m, &a0, nl))) {
         if (m == w->lane_mask) {
             uint8_t* p = xlate(c, a0, (uint32_t)(size * nl));
             if (p) {
@@ -407,7 +409,8 @@ static int vm_store(Ctx* c, Wave* w, const NInst* in) {
     vm_address(c, w, in, &va);
     if (va.space == SP_BUFFER) sel = buf_inrange(&va, m, size);
     if (!sel) return ST_CONT;
-    if (va.space == SP_GLOBAL && sel == w->lane_mask && size >= 4 && !VA_D16(in) && contiguous(va.a, size, nl)) {
+    if (va.space == SP_GLOBAL && sel == w->lane_mask && size >= 4 && !VA_D16(in) && !INIT_ON() &&
+        contiguous(va.a, size, nl)) {
         uint8_t* p = xlate(c, va.a[0], (uint32_t)(size * nl));
         if (p) {
             store_contig(w, in->sd, p, size, nl);
@@ -418,6 +421,7 @@ static int vm_store(Ctx* c, Wave* w, const NInst* in) {
     int st = vm_lanes(c, w, &va, sel, size, ptr, 1);
     if (st != ST_CONT) return st;
 lanes:
+    if (INIT_ON()) init_lanes(c, w, NULL, 0, ptr, sel, size, 1);
     /* lane by lane in lane order (a later lane wins where addresses overlap), each lane's value whole */
     if (size == 4 && !VA_D16(in)) {
         const uint32_t* s = vreg(w, in->sd);
@@ -462,6 +466,7 @@ static int vm_atomic(Ctx* c, Wave* w, const NInst* in) {
         int st = vm_lanes(c, w, &va, sel, size, ptr, 1);
         if (st != ST_CONT) return st;
     }
+    if (INIT_ON()) init_atomic_lanes(c, w, va.a, ptr, sel, size);   /* the old value read, the new one written */
     int op = in->x;
     int dreg = in->sd;
     uint64_t res[LANES];

@@ -223,6 +223,15 @@ def collect() -> None:
             continue
         ctx = native_context(gpus, int(h.code))
         ctx.update(workgroup=[int(x) for x in h.wg], wave=int(h.wave), lane=int(h.lane))
+        if h.pad == native.CHECK_INIT:
+            mem = next((g.memory for g in gpus if g.memory.base <= h.address < g.memory.base + len(g.memory.arena)),
+                       None)
+            if "initcheck" in s.checks and mem is not None:
+                if h.lane < 0:                  # (a scalar access has no lane)
+                    del ctx["lane"]
+                r = initcheck.report(mem, int(h.address), int(h.size), int(h.lds_alloc), ctx)
+                s.add(with_source(r, ctx.get("program")), int(h.count))
+            continue
         if h.pad == native.CHECK_LDS:
             if "memcheck" in s.checks:
                 r = memcheck.lds_report(int(h.address), int(h.size), bool(h.write), int(h.lds_size),
@@ -279,8 +288,7 @@ def enable(checks="all", log: str | None = None, echo: bool = True) -> Session:
         from ..emu.semantics import ds
         ds.LDS_BOUNDS.append(_on_lds_bounds)
     if "initcheck" in s.checks:
-        device.ENGINE_OVERRIDE = "numpy"            # (initcheck.py: the native engine's stores are not seen)
-        memory.set_initcheck(lambda m: initcheck.Shadow(m, _on_unwritten))
+        memory.set_initcheck(_shadow)
     if "synccheck" in s.checks:
         from ..emu import engine
         engine.BARRIER_CHECKS.append(_on_barriers)
@@ -302,6 +310,18 @@ def _bad_lanes(addrs, bad):
     lanes = np.nonzero(bad)[0]
     first = int(lanes[0])
     return lanes, first, numpy_context(first, len(addrs))
+
+
+_SHADOWS: weakref.WeakSet = weakref.WeakSet()     # initcheck's shadows: the native engine is told of each
+_RETIRED: list = []                                # shadows of sessions that ended (kept: see disable)
+
+
+def _shadow(memory) -> "initcheck.Shadow":
+    """initcheck's shadow of ``memory``'s arena, which the native engine then marks and reads too."""
+    sh = initcheck.Shadow(memory, _on_unwritten)
+    _SHADOWS.add(sh)
+    native.arm_init(list(_SHADOWS))
+    return sh
 
 
 def _on_unwritten(memory, addrs, size: int, bad, got) -> None:
@@ -393,6 +413,10 @@ def disable() -> Session | None:
     if _on_dispatch in device.DISPATCH_LISTENERS:
         device.DISPATCH_LISTENERS.remove(_on_dispatch)
     memory.set_memcheck(False)
+    if _SHADOWS:                # the native engine lets go of the shadows first; they stay mapped (a dispatch
+        native.arm_init(())     # that looked at the switch just before may still reach one)
+        _RETIRED.extend(_SHADOWS)
+        _SHADOWS.clear()
     memory.set_initcheck(None)
     from ..emu.semantics import ds
     if _on_lds_bounds in ds.LDS_BOUNDS:

@@ -6,8 +6,8 @@ host writes, copies and fills through device memory (``write`` / ``copy`` / ``fi
 raw pointer or view of it (``host_address`` / ``view``: assumed to write), and kernel stores and atomics of the
 numpy engine (``scatter``); a kernel load (``gather``) of a byte not written is reported at its instruction.
 Other allocations (the runtime's: code, kernel arguments, queues) and allocations live when the check was
-turned on count as written.  While initcheck is on, kernels run on the numpy engine (pyhip/emu/device.py
-``ENGINE_OVERRIDE``: the native engine's stores are not seen)."""
+turned on count as written.  The native engine marks and reads the same shadow in its handlers (native/engine/
+state.h ``g_init``; pyhip/sanitizer/native.py ``arm_init`` tells it where each shadow is)."""
 from __future__ import annotations
 
 import numpy as np

@@ -9,6 +9,7 @@ import functools
 
 CHECK_SYNC = 1      # a record's kind (its ``pad``): synccheck's (0: memcheck's)
 CHECK_LDS = 2       # memcheck's LDS access past the group segment (``address``: the LDS offset)
+CHECK_INIT = 3      # initcheck's load of bytes nothing wrote (``lds_alloc``: the first lane's unwritten bytes)
 
 
 class CheckHit(ctypes.Structure):
@@ -30,6 +31,7 @@ def _lib():
         lib.pyhip_check_take.argtypes = [ctypes.POINTER(CheckHit), ctypes.c_int32, ctypes.POINTER(ctypes.c_uint64)]
         lib.pyhip_check_take.restype = ctypes.c_int32
         lib.pyhip_check_sync.argtypes = [ctypes.c_int32]
+        lib.pyhip_initcheck_set.argtypes = [ctypes.c_int32, ctypes.POINTER(ctypes.c_uint64), ctypes.c_int32]
         return lib
     except (OSError, AttributeError):          # an engine built before the sanitizer's hooks
         return None
@@ -45,6 +47,20 @@ def arm(on: bool, memories) -> None:
         flat += [m.base, m.base + len(m.arena), m.fragment]
     arr = (ctypes.c_uint64 * max(1, len(flat)))(*flat)
     lib.pyhip_check_set(1 if on else 0, arr, len(flat) // 3)
+
+
+def arm_init(shadows) -> None:
+    """initcheck in the native engine for the arenas of ``shadows`` (pyhip/sanitizer/initcheck.Shadow; none:
+    off): their host ranges and where their shadows are."""
+    lib = _lib()
+    if lib is None:
+        return
+    flat = []
+    for sh in shadows:
+        arena = sh.memory.arena
+        flat += [arena.ctypes.data, arena.ctypes.data + len(arena), sh.bits.ctypes.data]
+    arr = (ctypes.c_uint64 * max(1, len(flat)))(*flat)
+    lib.pyhip_initcheck_set(1 if flat else 0, arr, len(flat) // 3)
 
 
 def sync(on: bool) -> None:

@@ -48,13 +48,14 @@ def test_python_writes_count(kind):
     """From Python: a copy of the first 600 floats, a fill of 3 of the next 4 bytes, and a kernel reading and
     writing every element: the 400 elements from 600 on are reported (element 600: 1 byte nothing wrote), the
     results are the copied values scaled; a second launch reads what the first wrote: silent.  In a process of
-    its own: queues made while initcheck forces the numpy engine keep running without the native hook after
-    it ends (docs/check.md), which later tests of the same worker would see."""
+    its own, on the native engine (its handlers mark and read the shadow) or the numpy engine."""
     here = Path(__file__).resolve().parent
     path = [str(here), str(here.parent), str(here.parents[1]), os.environ.get("PYTHONPATH", "")]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(path))
     if kind == "numpy":
         env["PYHIP_ENGINE"] = "numpy"
+    else:
+        env["PYHIP_JIT_TIERING"] = "0"          # (compiled before the first dispatch: no tier-0 numpy run)
     r = subprocess.run([sys.executable, "-c", "import test_initcheck as t; t.python_writes_count()"], cwd=here,
                        env=env, capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
@@ -64,6 +65,7 @@ def python_writes_count():
     n = 1000
     host = np.random.default_rng(7).standard_normal(n).astype(np.float32)
     K = hip.hipMemcpyKind
+    native_before = pyhip.engine_stats()[0]["native"]
     with pyhip.check("initcheck", echo=False) as session:
         x = _ok(hip.hipMalloc(n * 4))
         _ok_err(hip.hipMemcpy(x, host, 600 * 4, K.hipMemcpyHostToDevice))
@@ -80,6 +82,8 @@ def python_writes_count():
         _ok_err(hip.hipMemcpy(out, x, n * 4, K.hipMemcpyDeviceToHost))
         _ok_err(hip.hipFree(x))
     np.testing.assert_array_equal(out[:600], host[:600] * 4)
+    # the kernels ran where the process runs them: the native engine, unless PYHIP_ENGINE says numpy
+    assert (pyhip.engine_stats()[0]["native"] > native_before) == (os.environ.get("PYHIP_ENGINE") != "numpy")
 
 
 def programs_scale(x, n):
@@ -90,3 +94,32 @@ def programs_scale(x, n):
 def _ok_err(result):
     err = result[0] if isinstance(result, tuple) else result
     assert err == hip.hipError_t.hipSuccess, err
+
+
+def test_every_kind_of_access_alike_on_both_engines(build, tmp_path):
+    """Scalar loads of a struct nothing wrote (one read per wave), atomics on counters nothing wrote (the first
+    lane reads them, later ones read what it wrote) and 16-byte loads of elements the host wrote half of: the
+    same reports from the native engine's handlers (its kernels compiled: the disk cache gets them) as from the
+    numpy engine, and the counts the program implies."""
+    exe = build("init_kinds", False)
+    seen = {}
+    for engine in ("numpy", "native"):
+        log, cache = tmp_path / f"{engine}.jsonl", tmp_path / f"jit-{engine}"
+        env = {**os.environ, "PYHIP_ENGINE": engine, "PYHIP_JIT_TIERING": "0", "PYHIP_JIT_CACHE_DIR": str(cache),
+               "PYTHONPATH": str(programs.ROOT)}
+        env.pop("PYHIP_CHECK", None)
+        r = subprocess.run([sys.executable, "-m", "pyhip", "exec", "--check", "initcheck", "--check-log", str(log),
+                            str(exe)], capture_output=True, text=True, timeout=300, env=env)
+        assert r.returncode == 1 and r.stdout == "b[1].x 33686018 hipSuccess\n", r.stdout + r.stderr
+        assert any(cache.rglob("*.*")) == (engine == "native"), engine      # where the kernels ran
+        reports = [json.loads(x) for x in log.read_text().splitlines() if "checker" in x]
+        seen[engine] = {rep["kernel"].split("(")[0]: {k: rep.get(k) for k in ("count", "instruction", "workgroup",
+                                                                              "wave", "lane", "message", "address")}
+                        for rep in reports}
+    assert seen["native"] == seen["numpy"], seen
+    got = seen["native"]
+    assert set(got) == {"scalar_read", "count", "copy16"}, got
+    assert got["scalar_read"]["count"] == 5 and got["scalar_read"]["lane"] is None       # 5 waves reach it
+    assert got["scalar_read"]["instruction"].startswith("s_load_dwordx2")
+    assert got["count"]["count"] == 1 and got["count"]["instruction"].startswith("global_atomic_add")
+    assert got["copy16"]["count"] == 150 and "16-byte read of which 8 byte(s)" in got["copy16"]["message"]

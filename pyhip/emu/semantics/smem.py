@@ -8,6 +8,7 @@ import numpy as np
 from ..clocks import counter_khz, ticks
 from ..memory import GPUFault
 from ..operands import sreader, write_s, write_s64
+from ..state import count
 from .registry import register
 
 U32, U64 = np.uint32, np.uint64
@@ -52,6 +53,8 @@ def _load(n, buffer=False):
                     vals = np.frombuffer(mem.read(a, 4 * n), dtype=U32)
                 except GPUFault:        # report it as a lane access
                     vals = mem.gather(np.uint64(a) + word_off, 4).view(U32).reshape(n)
+                if mem.shadow is not None:      # initcheck: each wave's load reads the bytes (as the handler)
+                    mem.gather(np.full(count(st, w), a, dtype=U64), 4 * n)
                 st.sgpr[w, d:d + ndst] = vals[:ndst]
                 return
             lo = pair[:, 0].astype(U64)

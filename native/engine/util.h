@@ -7,7 +7,8 @@
 /* ---- atomics ----------------------------------------------------------------------------------------- */
 enum AtomicOp {
     AT_SWAP = 0, AT_CMPSWAP, AT_ADD, AT_SUB, AT_RSUB, AT_SMIN, AT_UMIN, AT_SMAX, AT_UMAX, AT_AND, AT_OR, AT_XOR,
-    AT_INC, AT_DEC, AT_FADD, AT_FMIN, AT_FMAX, AT_MSKOR, AT_WRAP, AT_FCMPSWAP, AT_PK_ADD_F16, AT_PK_ADD_BF16
+    AT_INC, AT_DEC, AT_FADD, AT_FMIN, AT_FMAX, AT_MSKOR, AT_WRAP, AT_FCMPSWAP, AT_PK_ADD_F16, AT_PK_ADD_BF16,
+    AT_CSUB
 };
 
 INLINE uint32_t bf16_round(float x) {
@@ -52,6 +53,7 @@ INLINE uint32_t rmw32(int op, uint32_t o, uint32_t v, uint32_t c) {
     case AT_MSKOR: return (o & ~v) | c;
     case AT_WRAP: return o >= v ? o - v : o + c;
     case AT_FCMPSWAP: return u2f(o) == u2f(c) ? v : o;
+    case AT_CSUB: return o >= v ? o - v : 0;                  /* GFX10.3: subtract, clamped at 0 */
     case AT_PK_ADD_F16: return pk_add(o, v, 0);
     default: return pk_add(o, v, 1);
     }

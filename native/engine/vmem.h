@@ -475,11 +475,12 @@ static int vm_atomic(Ctx* c, Wave* w, const NInst* in) {
         if (!(sel >> l & 1)) continue;
         if (wide) {
             uint64_t v = (uint64_t)vreg(w, dreg)[l] | (uint64_t)vreg(w, dreg + 1)[l] << 32;
-            uint64_t cmp = op == AT_CMPSWAP ? ((uint64_t)vreg(w, dreg + 2)[l] | (uint64_t)vreg(w, dreg + 3)[l] << 32) : 0;
+            uint64_t cmp = op == AT_CMPSWAP || op == AT_FCMPSWAP
+                               ? ((uint64_t)vreg(w, dreg + 2)[l] | (uint64_t)vreg(w, dreg + 3)[l] << 32) : 0;
             res[l] = atomic_rmw64(ptr[l], op, v, cmp);
         } else {
             uint32_t v = vreg(w, dreg)[l];
-            uint32_t cmp = op == AT_CMPSWAP ? vreg(w, dreg + 1)[l] : 0;
+            uint32_t cmp = op == AT_CMPSWAP || op == AT_FCMPSWAP ? vreg(w, dreg + 1)[l] : 0;
             res[l] = atomic_rmw32(ptr[l], op, v, cmp);
         }
     }

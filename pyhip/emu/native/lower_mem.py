@@ -13,7 +13,7 @@ from .lowerbase import Unsupported, sdesc
 OFF = 0x7F
 # native/engine/util.h enum AtomicOp
 AT = {n: i for i, n in enumerate("swap cmpswap add sub rsub smin umin smax umax and or xor inc dec fadd fmin fmax "
-                                  "mskor wrap fcmpswap pk_add_f16 pk_add_bf16".split())}
+                                  "mskor wrap fcmpswap pk_add_f16 pk_add_bf16 csub".split())}
 VM_ATOMIC = {"add_f32": "fadd", "add_f64": "fadd", "min_f64": "fmin", "max_f64": "fmax"}
 AK_GLOBAL, AK_FLAT, AK_SCRATCH, AK_BUFFER = 0, 1, 2, 3
 
@@ -165,7 +165,7 @@ def lower_vmem(rec, inst, K) -> bool:
         wide = op.endswith("_x2")
         base = op[:-3] if wide else op
         seq = VM_ATOMIC.get(base, base)
-        if seq not in AT or base in ("rsub", "mskor", "wrap", "fcmpswap"):
+        if seq not in AT or base in ("rsub", "mskor", "wrap"):
             raise Unsupported(f"{name}")
         wide = wide or base in ("add_f64", "min_f64", "max_f64")
         a0 = _vm_address(rec, inst, K)
@@ -177,7 +177,7 @@ def lower_vmem(rec, inst, K) -> bool:
         returns = f.get("sc0", 0) if K.is_gfx94x else f.get("glc", 0)
         if returns:
             rec.flags |= F_GLC
-        n = (2 if wide else 1) * (2 if seq == "cmpswap" else 1)
+        n = (2 if wide else 1) * (2 if seq in ("cmpswap", "fcmpswap") else 1)
         rec.touch(max(rec.sd + n, rec.d + (2 if wide else 1)))
         return True
     if name in ("buffer_invl2", "buffer_wbl2", "buffer_wbinvl1", "buffer_wbinvl1_vol", "buffer_inv"):

@@ -19,7 +19,7 @@
 #define VA_SADDR(in) (((in)->a0 >> 10) & 1) /* GLOBAL/SCRATCH: an SGPR base (s[1]) */
 #define VA_WIDE(in) (((in)->a0 >> 11) & 1)  /* atomics: 64-bit */
 #define VA_NOV(in) (((in)->a0 >> 12) & 1)   /* SCRATCH: no VADDR (GFX11 with SVE clear) */
-enum { AK_GLOBAL = 0, AK_FLAT, AK_SCRATCH, AK_BUFFER };
+enum { AK_GLOBAL = 0, AK_FLAT, AK_SCRATCH, AK_BUFFER, AK_GLOBAL_TID };   /* TID: GFX10 *_addtid */
 enum { SP_GLOBAL = 0, SP_FLAT, SP_PRIVATE, SP_BUFFER };
 #define ADD_TID_ENABLE (1u << 23)
 
@@ -49,6 +49,12 @@ static void vm_address(const Ctx* c, const Wave* w, const NInst* in, VA* va) {
         const uint32_t* v1 = vreg(w, in->s[0] + 1);
         va->space = SP_FLAT;
         for (int l = 0; l < LANES; l++) va->a[l] = ((uint64_t)v0[l] | (uint64_t)v1[l] << 32) + (uint64_t)off;
+        return;
+    }
+    case AK_GLOBAL_TID: {                /* SADDR (or 0) + offset + 4 * lane id (vmem.addtid_global) */
+        uint64_t base = (VA_SADDR(in) ? sreg64(w, in->s[1]) : 0) + (uint64_t)off;
+        va->space = SP_GLOBAL;
+        for (int l = 0; l < LANES; l++) va->a[l] = base + 4 * (uint64_t)l;
         return;
     }
     case AK_SCRATCH: {

@@ -15,7 +15,7 @@ OFF = 0x7F
 AT = {n: i for i, n in enumerate("swap cmpswap add sub rsub smin umin smax umax and or xor inc dec fadd fmin fmax "
                                   "mskor wrap fcmpswap pk_add_f16 pk_add_bf16 csub".split())}
 VM_ATOMIC = {"add_f32": "fadd", "add_f64": "fadd", "min_f64": "fmin", "max_f64": "fmax"}
-AK_GLOBAL, AK_FLAT, AK_SCRATCH, AK_BUFFER = 0, 1, 2, 3
+AK_GLOBAL, AK_FLAT, AK_SCRATCH, AK_BUFFER, AK_GLOBAL_TID = 0, 1, 2, 3, 4
 
 
 # ---- scalar memory ---------------------------------------------------------------------------------------------
@@ -125,6 +125,23 @@ def lower_vmem(rec, inst, K) -> bool:
         raise Unsupported("typed buffer access")
     acc = K.accum_offset if f.get("acc", 0) else 0
     mub = inst.encoding == "MUBUF"
+    if pfx == "global" and rest in ("load_dword_addtid", "store_dword_addtid"):
+        store = rest.startswith("store")         # (vmem.addtid_global: SADDR, or 0 when it is off)
+        rec.imm = f.get("offset", 0)
+        a0 = AK_GLOBAL_TID
+        if f["saddr"] != OFF:
+            if f["saddr"] > 126:
+                raise Unsupported("global saddr")
+            rec.s[1] = f["saddr"]
+            a0 |= 1 << 10
+        rec.op, rec.x, rec.a0 = ("vm_store" if store else "vm_load"), 4, a0
+        if store:
+            rec.sd = f["data"]
+            rec.touch(rec.sd + 1)
+        else:
+            rec.d = f["vdst"]
+            rec.touch(rec.d + 1)
+        return True
     if rest.startswith("load_lds_"):
         sizes = {"dword": (4, 0), "ubyte": (1, 0), "sbyte": (1, 1), "ushort": (2, 0), "sshort": (2, 1)}
         if rest[9:] not in sizes or pfx not in ("global", "scratch"):

@@ -1,7 +1,8 @@
-"""RDNA's own vector atomics — global_atomic_csub (GFX10.3/GFX11: subtract, clamped at 0) and the float
-compare-swaps global_atomic_fcmpswap / _x2 (GFX11: global_atomic_cmpswap_f32) — on both engines (the native
-handler, native/engine/vmem.h, and the numpy semantics) against sequential models written here: lanes of one
-instruction apply in lane order; the compare is a float compare (-0 equals +0, a NaN equals nothing)."""
+"""RDNA's own vector memory instructions — global_atomic_csub (GFX10.3/GFX11: subtract, clamped at 0), the
+float compare-swaps global_atomic_fcmpswap / _x2 (GFX11: global_atomic_cmpswap_f32) and the GFX10 lane-id
+addressed global_load/store_dword_addtid (SADDR + offset + 4 * lane) — on both engines (the native handlers,
+native/engine/vmem.h, and the numpy semantics) against models written here: lanes of one atomic apply in lane
+order; the compare is a float compare (-0 equals +0, a NaN equals nothing)."""
 import struct
 
 import numpy as np
@@ -119,3 +120,27 @@ def test_double_compare_swap(engine):
         assert int(r0[i]) == int(a[i]), i
         want = int(b[i]) if fequal(f64(int(a[i])), f64(int(c[i]))) else int(a[i])
         assert int(r1[i]) == want, (i, hex(int(a[i])), hex(int(c[i])))
+
+
+@pytest.mark.parametrize("wave,lanes", [(32, 32), (64, 64), (64, 45)])
+def test_addtid_loads_and_stores(wave, lanes, engine):
+    """global_load_dword_addtid reads dword 2 + lane of the a operands (whatever the lane's address VGPRs hold),
+    global_store_dword_addtid writes each lane's v2 to dword 256 + lane (the c operands), read back by plain
+    loads; lanes past ``lanes`` (a partial wave) neither read nor write."""
+    a, b, c = (RNG.integers(0, 2 ** 64, 64, dtype=U64) for _ in range(3))
+    body = """
+  global_load_dword_addtid v8, s[4:5] offset:8
+  global_store_dword_addtid v2, s[4:5] offset:1024
+  s_waitcnt vmcnt(0)
+  global_load_dwordx2 v[10:11], v1, s[4:5] offset:1024
+  s_waitcnt vmcnt(0)
+"""
+    engine("gfx1030")
+    r0, r1 = run(body, a, b, c, target="gfx1030", lanes=lanes, wave=wave)
+    engine("gfx1030")
+    words = np.concatenate([a, b, c]).view(np.uint32)
+    mem = words.copy()
+    mem[256:256 + lanes] = (a[:lanes] & U64(0xFFFFFFFF)).astype(np.uint32)     # each lane's v2
+    for i in range(lanes):
+        assert int(lo(r0)[i]) == int(words[2 + i]), i
+        assert int(r1[i]) == int(mem[256 + 2 * i]) | int(mem[257 + 2 * i]) << 32, i

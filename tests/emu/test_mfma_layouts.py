@@ -19,12 +19,13 @@ from pyhip.emu.isa.decoder import decode_one
 from pyhip.emu.semantics import SEMANTICS, load_all
 from pyhip.emu.state import WaveState
 
+from asmkit import engine, run_rows  # noqa: F401 (engine: a fixture)
 from conftest import require_tool
 
 DATA = Path(__file__).parent / "data" / "mfma_layouts.json.zst"
 LAYOUTS = json.loads(zstandard.ZstdDecompressor().decompress(DATA.read_bytes()))
 RNG = np.random.default_rng(77)
-A_REG, B_REG, K_REG, C_REG, D_REG = 0, 8, 16, 32, 32
+A_REG, B_REG, K_REG, D_REG = 0, 8, 16, 32      # C is read from the D registers
 
 
 def _kinds(name):
@@ -83,17 +84,24 @@ def _get(regs, gpr, bit, width, lane):
 
 
 @functools.lru_cache(maxsize=None)
-def _encodings(target):
-    """Every instruction of the table assembled once by llvm-mc-19 with the test's registers."""
-    mc = require_tool("llvm-mc-19")
-    lines = []
+def _texts(target, d_reg: int = D_REG) -> dict:
+    """Every instruction of the table with the test's registers (C and D from ``d_reg``), as assembly text."""
+    out = {}
     for name, lay in LAYOUTS[target].items():
         na = 1 + max(c[0] + (1 if c[2] == 64 else 0) for c in lay["A"])
         nb = 1 + max(c[0] + (1 if c[2] == 64 else 0) for c in lay["B"])
         nd = 1 + max(c[0] + (1 if c[2] == 64 else 0) for c in lay["D"])
         rng = lambda base, n: f"v{base}" if n == 1 else f"v[{base}:{base + n - 1}]"   # noqa: E731
-        src2 = f"v{K_REG}" if name.startswith("v_smfmac") else rng(C_REG, nd)
-        lines.append(f"{name} {rng(D_REG, nd)}, {rng(A_REG, na)}, {rng(B_REG, nb)}, {src2}")
+        src2 = f"v{K_REG}" if name.startswith("v_smfmac") else rng(d_reg, nd)
+        out[name] = f"{name} {rng(d_reg, nd)}, {rng(A_REG, na)}, {rng(B_REG, nb)}, {src2}"
+    return out
+
+
+@functools.lru_cache(maxsize=None)
+def _encodings(target):
+    """Every instruction of the table assembled once by llvm-mc-19 with the test's registers."""
+    mc = require_tool("llvm-mc-19")
+    lines = list(_texts(target).values())
     out = subprocess.run([mc, "-triple=amdgcn", f"-mcpu={target}", "-show-encoding"], input="\n".join(lines),
                          capture_output=True, text=True).stdout
     enc = {}
@@ -112,11 +120,10 @@ def _cases():
     return [(t, n) for t in LAYOUTS for n in sorted(LAYOUTS[t])]
 
 
-@pytest.mark.parametrize("target,name", _cases())
-def test_matrix_instruction_layout(target, name):
-    load_all()
-    if name not in SEMANTICS:
-        pytest.skip(f"{name} is not executable on the emulated device (reported by pyhip disasm --coverage)")
+def _case(target, name, d_reg: int = D_REG):
+    """(the register file before: 64 VGPRs x 64 lanes, the check of the register file after: the D fields
+    that are wrong) of one instruction with random A, B, C placed by the calculator's layout (C and D from
+    VGPR ``d_reg``)."""
     lay = LAYOUTS[target][name]
     ka, kb, kc = _kinds(name)
     sparse = name.startswith("v_smfmac")
@@ -160,19 +167,56 @@ def test_matrix_instruction_layout(target, name):
             _put(regs, B_REG + gpr, bit + s * w, w, lane, _encode(kb, B[b, k, j]))
     for gpr, bit, width, lane, es in lay["C" if "C" in lay else "D"]:
         (i, j, b), = es
-        _put(regs, C_REG + gpr, bit, width, lane, int(C[b, i, j]) & 0xFFFFFFFF if kc == "i32" else _encode(kc, C[b, i, j]))
+        _put(regs, d_reg + gpr, bit, width, lane, int(C[b, i, j]) & 0xFFFFFFFF if kc == "i32" else _encode(kc, C[b, i, j]))
+    D = np.einsum("bik,bkj->bij", A, B) + C
+
+    def wrong(after) -> list:
+        bad = []
+        for gpr, bit, width, lane, es in lay["D"]:
+            (i, j, b), = es
+            got = _get(after, d_reg + gpr, bit, width, lane)
+            want = int(D[b, i, j]) & 0xFFFFFFFF if kc == "i32" else _encode(kc, D[b, i, j])
+            if got != want:
+                bad.append((gpr, lane, (b, i, j), hex(got), hex(want)))
+        return bad
+    return regs, wrong
+
+
+@pytest.mark.parametrize("target,name", _cases())
+def test_matrix_instruction_layout(target, name):
+    """The numpy semantics alone, on one wave's state (every instruction, the sparse ones included)."""
+    load_all()
+    if name not in SEMANTICS:
+        pytest.skip(f"{name} is not executable on the emulated device (reported by pyhip disasm --coverage)")
+    regs, wrong = _case(target, name)
     inst = decode_one(_encodings(target)[name], 0, target)
     assert inst.name == name
     st = WaveState(1, 64, 1, 0, 0)
     st.vgpr[:] = regs[:, None, :]
     st.sgpr[0, 126] = st.sgpr[0, 127] = 0xFFFFFFFF
     SEMANTICS[name](inst, KernelContext(_GPU(), target, 256))(st, np.array([0]))
-    D = np.einsum("bik,bkj->bij", A, B) + C
-    bad = []
-    for gpr, bit, width, lane, es in lay["D"]:
-        (i, j, b), = es
-        got = _get(st.vgpr[:, 0, :], D_REG + gpr, bit, width, lane)
-        want = int(D[b, i, j]) & 0xFFFFFFFF if kc == "i32" else _encode(kc, D[b, i, j])
-        if got != want:
-            bad.append((gpr, lane, (b, i, j), hex(got), hex(want)))
-    assert not bad, f"{len(bad)} of {len(lay['D'])} D fields wrong, e.g. {bad[:4]}"
+    bad = wrong(st.vgpr[:, 0, :])
+    assert not bad, f"{len(bad)} of {len(LAYOUTS[target][name]['D'])} D fields wrong, e.g. {bad[:4]}"
+
+
+@pytest.mark.parametrize("target", sorted(LAYOUTS))
+def test_each_engine_in_a_dispatch(target, engine):
+    """Every dense matrix instruction the native engine runs, dispatched (one kernel runs them one after
+    another, asmkit.run_rows) on each engine — the compiled engine's handler (native/engine/ops_mfma.h) and
+    the numpy engine — against the calculator's layouts (not one engine against the other)."""
+    from pyhip.emu.native.coverage import native_mnemonics
+    load_all()
+    native = native_mnemonics(target)
+    names = [n for n in sorted(LAYOUTS[target]) if n in SEMANTICS and n in native]
+    assert len(names) > 20, names
+    # C and D from v16 (A and B take at most 8 VGPRs each here): a 32-register D fits the 48 run_rows carries
+    cases = [_case(target, n, d_reg=16) for n in names]
+    assert all(not regs[48:].any() for regs, _ in cases)
+    texts = _texts(target, d_reg=16)
+    engine(target)
+    after = run_rows([f"  {texts[n]}\n" for n in names], np.stack([regs[:48] for regs, _ in cases]), target=target)
+    engine(target)
+    bad = {n: wrong(np.concatenate([a, np.zeros((16, 64), np.uint32)]))[:2]
+           for n, (_, wrong), a in zip(names, cases, after)}
+    bad = {n: b for n, b in bad.items() if b}
+    assert not bad, f"{len(bad)} of {len(names)} instructions wrong: {dict(list(bad.items())[:3])}"

@@ -68,7 +68,7 @@ def test_corpus_runs_natively_and_identically(module, select, tmp_path):
 @pytest.mark.parametrize("module", ISA)
 def test_isa_tests_identical(module, tmp_path):
     rep = run_diff(module, tmp_path)
-    assert rep["compared"] + rep["faulted_alike"] > 0 or module == "test_mfma_layouts.py"
+    assert rep["compared"] + rep["faulted_alike"] > 0
     unexpected = {r: n for r, n in rep["reasons"].items() if not any(a in r for a in ALLOWED_FALLBACKS)}
     assert not unexpected, unexpected
 

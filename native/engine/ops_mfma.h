@@ -3,8 +3,10 @@
  *   aux[a0 + 0..5] = M, K, blocks, kpl, output registers, width (2 for f64)
  *   then M*K*blocks words: lane << 4 | item of A[b][i][k] (B[b][j][k] uses the same pattern with j)
  *   then registers*64 words: (b * M + i) * M + j, the D element register r of lane l holds
- *   then 64 words of the A lane broadcast (CBSZ/ABID) and 64 of the B lane pattern (BLGP), -1 when none.
- * x = kind of A | kind of B << 4 (MK_*); imm bits: 1 integer, 2 f64, 4/8/16 NEG of A/B/C (f64), 32 C constant.
+ *   then 64 words of the A lane broadcast (CBSZ/ABID) and 64 of the B lane pattern (BLGP), -1 when none,
+ *   then v_smfmac's compression index register and the bit its set of indices starts at (-1, 0: dense).
+ * x = kind of A | kind of B << 4 (MK_*); imm bits: 1 integer, 2 f64, 4/8/16 NEG of A/B/C (f64), 32 C constant,
+ * 64 sparse A (v_smfmac, gfx942: kpl / 2 stored values per lane, two per group of four k).
  * MFMA ignores EXEC: every lane takes part and is written. */
 
 enum { MK_F32 = 0, MK_XF32, MK_F16, MK_BF16, MK_I8, MK_FP8, MK_BF8, MK_F64 };
@@ -97,7 +99,23 @@ H(v_mfma) {
     if (M > 32 || M * K * blocks > MFMA_MAX_AK || M * M * blocks > MFMA_MAX_D || nregs * LANES > MFMA_MAX_D)
         return raise_fault(c, w, FK_INTERNAL, -1, 0, 0, 0, 2);
     double av[LANES][16], bv[LANES][16];
-    mfma_inputs(w, in, 0, in->x & 15, kpl, av);
+    if (in->imm & 64) {               /* mfma._sparse_a: index nibble g (index1 << 2 | index0) places pair g */
+        const int32_t* sp = b_src + LANES;
+        double comp[LANES][16];
+        mfma_inputs(w, in, 0, in->x & 15, kpl / 2, comp);
+        const uint32_t* idx = vreg(w, sp[0]);
+        for (int l = 0; l < LANES; l++) {
+            uint32_t x = idx[l] >> sp[1];
+            for (int e = 0; e < kpl; e++) av[l][e] = 0;
+            for (int g = 0; g < kpl / 4; g++) {
+                uint32_t nib = x >> (4 * g) & 0xF;
+                av[l][4 * g + (nib & 3)] = comp[l][2 * g];
+                av[l][4 * g + (nib >> 2)] = comp[l][2 * g + 1];
+            }
+        }
+    } else {
+        mfma_inputs(w, in, 0, in->x & 15, kpl, av);
+    }
     mfma_inputs(w, in, 1, in->x >> 4, kpl, bv);
     const int32_t* asrc = a_src[0] >= 0 ? a_src : NULL;
     const int32_t* bsrc = b_src[0] >= 0 ? b_src : NULL;

@@ -201,7 +201,7 @@ def test_matrix_instruction_layout(target, name):
 
 @pytest.mark.parametrize("target", sorted(LAYOUTS))
 def test_each_engine_in_a_dispatch(target, engine):
-    """Every dense matrix instruction the native engine runs, dispatched (one kernel runs them one after
+    """Every matrix instruction (the sparse v_smfmac_* included), dispatched (one kernel runs them one after
     another, asmkit.run_rows) on each engine — the compiled engine's handler (native/engine/ops_mfma.h) and
     the numpy engine — against the calculator's layouts (not one engine against the other)."""
     from pyhip.emu.native.coverage import native_mnemonics
@@ -209,10 +209,12 @@ def test_each_engine_in_a_dispatch(target, engine):
     native = native_mnemonics(target)
     names = [n for n in sorted(LAYOUTS[target]) if n in SEMANTICS and n in native]
     assert len(names) > 20, names
-    # C and D from v16 (A and B take at most 8 VGPRs each here): a 32-register D fits the 48 run_rows carries
-    cases = [_case(target, n, d_reg=16) for n in names]
+    # C and D from v16 (A and B take at most 8 VGPRs each here): a 32-register D fits the 48 run_rows carries;
+    # the sparse ones keep their index register at v16 and D (at most 16 registers) at v32
+    d_reg = {n: 32 if n.startswith("v_smfmac") else 16 for n in names}
+    cases = [_case(target, n, d_reg=d_reg[n]) for n in names]
     assert all(not regs[48:].any() for regs, _ in cases)
-    texts = _texts(target, d_reg=16)
+    texts = {n: _texts(target, d_reg=d_reg[n])[n] for n in names}
     engine(target)
     after = run_rows([f"  {texts[n]}\n" for n in names], np.stack([regs[:48] for regs, _ in cases]), target=target)
     engine(target)

@@ -29,8 +29,6 @@ def lower_mfma(rec, inst, K, aux: list) -> bool:
     if shape is None:
         return False
     kind, M, kpl, blocks, kind_b, sparse = shape
-    if sparse:
-        raise Unsupported("sparse v_smfmac")
     try:
         p = Plan(inst, K, kind, M, kpl, blocks, kind_b, sparse)
     except NotImplementedError as exc:
@@ -38,7 +36,7 @@ def lower_mfma(rec, inst, K, aux: list) -> bool:
     f = inst.fields
     rec.op = "v_mfma"
     rec.x = MK[p.kind] | MK[p.kind_b] << 4
-    imm = int(p.integer) | (2 if p.f64 else 0) | ((p.negs & 7) << 2)
+    imm = int(p.integer) | (2 if p.f64 else 0) | ((p.negs & 7) << 2) | (64 if sparse else 0)
     for i, (reg, code) in enumerate(((p.a_reg, f["src0"]), (p.b_reg, f["src1"]))):
         if callable(reg):
             rec.src(i, *sdesc(code, inst.literal))
@@ -60,7 +58,11 @@ def lower_mfma(rec, inst, K, aux: list) -> bool:
     none = np.full(64, -1, np.int32)
     table = np.concatenate([np.array([M, p.K, blocks, kpl, p.nregs, p.width], np.int32), a_idx, out.reshape(-1),
                             p.a_src.astype(np.int32) if p.a_src is not None else none,
-                            p.b_src.astype(np.int32) if p.b_src is not None else none])
+                            p.b_src.astype(np.int32) if p.b_src is not None else none,
+                            # v_smfmac: the compression index register and the bit its index set starts at
+                            np.array([p.idx_reg, p.sel_bits] if sparse else [-1, 0], np.int32)])
+    if sparse:
+        rec.touch(p.idx_reg + 1)
     rec.a0 = sum(len(t) for t in aux)
     aux.append(table)
     return True

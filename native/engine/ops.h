@@ -32,6 +32,7 @@
     X(s_memtime) \
     X(s_movreld) \
     X(s_movrels) \
+    X(s_movrelsd_2) \
     X(s_nop) \
     X(s_set_gpr_idx_idx) \
     X(s_set_gpr_idx_mode) \
@@ -43,6 +44,7 @@
     X(s_trap) \
     X(v_accvgpr_mov) \
     X(v_mfma) \
+    X(v_movrel) \
     X(v_wmma) \
     X(vm_atomic) \
     X(vm_load) \

@@ -16,6 +16,50 @@ H(s_movrels) {
     }
     return ST_CONT;
 }
+/* RDNA's M0-relative VGPR moves (rdna_lanes._movrel), x: 0 v_movrels D = VGPR[S0 + M0], 1 v_movreld
+ * VGPR[D + M0] = S0 (any source), 2 v_movrelsd VGPR[D + M0] = VGPR[S0 + M0], 3 v_movrelsd_2 VGPR[D + M0[25:16]]
+ * = VGPR[S0 + M0[9:0]], 4 v_swaprel (those two swapped); active lanes only; an index past the wave's VGPR rows
+ * faults (FK_VGPR_INDEX, arg: the row) */
+H(v_movrel) {
+    int kind = in->x;
+    uint32_t m0 = w->s[M0];
+    int64_t so = kind >= 3 ? (m0 & 0x3FF) : m0, dof = kind >= 3 ? (m0 >> 16 & 0x3FF) : m0;
+    int64_t nreg = c->d->nvgpr;
+    int64_t s = SRC_IDX(in->s[0]), sr = s + so, dr = (int64_t)in->d + dof;
+    if ((kind != 1 && sr >= nreg) || (kind != 0 && dr >= nreg))
+        return raise_fault(c, w, FK_VGPR_INDEX, -1, 0, 0, 0, kind != 1 && sr >= nreg ? sr : dr);
+    uint64_t m = exec_of(w);
+    uint32_t val[LANES];
+    if (kind == 0) {
+        wv(w, in->d, vreg(w, (int)sr), m);
+    } else if (kind == 1) {
+        if (SRC_KIND(in->s[0]) == SRC_V) memcpy(val, vreg(w, (int)s), sizeof val);
+        else {
+            uint32_t x = ssrc(w, in, 0);
+            for (int l = 0; l < LANES; l++) val[l] = x;
+        }
+        wv(w, (int)dr, val, m);
+    } else if (kind == 4) {
+        uint32_t a[LANES], b[LANES];
+        memcpy(a, vreg(w, (int)sr), sizeof a);
+        memcpy(b, vreg(w, (int)dr), sizeof b);
+        wv(w, (int)dr, a, m);
+        wv(w, (int)sr, b, m);
+    } else {
+        memcpy(val, vreg(w, (int)sr), sizeof val);
+        wv(w, (int)dr, val, m);
+    }
+    return ST_CONT;
+}
+/* s_movrelsd_2_b32 (GFX10.3): SGPR[D + M0[25:16]] = SGPR[S0 + M0[9:0]], each index clipped to 0..127 */
+H(s_movrelsd_2) {
+    uint32_t m0 = w->s[M0];
+    int64_t si = (int64_t)SRC_IDX(in->s[0]) + (m0 & 0x3FF), di = (int64_t)in->d + (m0 >> 16 & 0x3FF);
+    si = si > 127 ? 127 : si;
+    di = di > 127 ? 127 : di;
+    w->s[di] = w->s[si];
+    return ST_CONT;
+}
 H(s_movreld) {
     int64_t m0 = w->s[M0];
     if (in->x & 1) {

@@ -44,6 +44,9 @@ s_ttracedata_imm s_version buffer_gl0_inv buffer_gl1_inv s_gl1_inv v_pipeflush v
 SH_MEM_BASES = ((SHARED_APERTURE >> 48) << 16) | (PRIVATE_APERTURE >> 48)
 
 
+MOVREL = {"v_movrels_b32": 0, "v_movreld_b32": 1, "v_movrelsd_b32": 2, "v_movrelsd_2_b32": 3, "v_swaprel_b32": 4}
+
+
 def lower_scalar(rec: Rec, inst, K) -> bool:
     name, f, lit = inst.name, inst.fields, inst.literal
     if name in NOPS:
@@ -60,6 +63,23 @@ def lower_scalar(rec: Rec, inst, K) -> bool:
             rec.src(0, *sdesc(f["ssrc0"], lit, "b64" if wide else "b32", wide))
         rec.x = int(wide)
         rec.d = f["sdst"]
+        return True
+    if name == "s_movrelsd_2_b32":
+        if f["ssrc0"] >= 128 or f["sdst"] >= 128:
+            raise Unsupported("s_movrelsd_2 operands")
+        rec.op, rec.s[0], rec.d = "s_movrelsd_2", 0x4000 | f["ssrc0"], f["sdst"]
+        return True
+    if name in MOVREL:                      # RDNA's M0-relative VGPR moves (native/engine/ops_scalar.h v_movrel)
+        src = f["src0"]
+        rec.op, rec.x, rec.d = "v_movrel", MOVREL[name], f["vdst"]
+        if name == "v_movreld_b32":
+            rec.src(0, *sdesc(src, lit))
+        elif src < 256:
+            raise Unsupported(f"{name} needs a VGPR source")
+        else:
+            rec.s[0] = src - 256
+            rec.touch(src - 256 + 1)
+        rec.touch(rec.d + 1)
         return True
     if name in ("s_getpc_b64", "s_setpc_b64", "s_swappc_b64"):
         rec.op = name

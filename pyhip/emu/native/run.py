@@ -20,7 +20,8 @@ from .lower import NativeProgram
 
 # native/engine/engine.h enum FaultKind
 FK = ["none", "mem", "lds_ds", "lds_range", "scratch", "lds_atomic", "lds_atomic_align", "atomic_align",
-      "satomic_align", "jump", "watchdog", "trap", "mixed_private", "unsupported", "buf_format", "internal"]
+      "satomic_align", "jump", "watchdog", "trap", "mixed_private", "unsupported", "buf_format", "internal",
+      "vgpr_index"]
 CAPTURE_HEAD = 128 * 4 + 16          # SGPRs, SCC, MODE, PC
 # The watchdog: the numpy engine counts steps (an instruction of a group of waves at one PC); the native one
 # counts each wave's instructions, some two orders of magnitude faster, so one step buys it 100 instructions
@@ -257,6 +258,9 @@ class NativeEngine:
         elif kind == "buf_format":
             exc = format_fault(arg >> 8 & 0xFF, arg & 0xFF, bool(arg >> 16 & 1))
             msg, code = exc.message, exc.code
+        elif kind == "vgpr_index":
+            inst = d.program.instructions.get(nprog.base + int(nprog.code[f.ip]["pc"])) if 0 <= f.ip < nprog.n else None
+            msg = f"{inst.name if inst is not None else 'v_movrel*'}: VGPR index beyond the wave's registers"
         elif kind == "internal":
             msg, code = "native engine: out of memory for the workgroup state", hipError_t.hipErrorOutOfMemory
         else:

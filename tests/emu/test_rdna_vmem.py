@@ -144,3 +144,35 @@ def test_addtid_loads_and_stores(wave, lanes, engine):
     for i in range(lanes):
         assert int(lo(r0)[i]) == int(words[2 + i]), i
         assert int(r1[i]) == int(mem[256 + 2 * i]) | int(mem[257 + 2 * i]) << 32, i
+
+
+@pytest.mark.parametrize("wave,lanes", [(32, 32), (64, 45)])
+def test_buffer_loads_into_lds(wave, lanes, engine):
+    """GFX11 buffer_load_lds_b32 / _i8: each active lane's value (sign-extended for i8) into LDS at M0 +
+    instruction offset + 4 * lane; lanes past num_records put 0 there; read back with ds_load_b32."""
+    a, b, c = (RNG.integers(0, 2 ** 64, 64, dtype=U64) for _ in range(3))
+    nrec = 8 * 37
+    body = f"""
+  s_mov_b32 s12, s4
+  s_and_b32 s13, s5, 0xffff
+  s_mov_b32 s14, {nrec}
+  s_mov_b32 s15, 0
+  s_mov_b32 m0, 256
+  buffer_load_lds_b32 v1, s[12:15], 0 offen offset:4
+  s_mov_b32 m0, 512
+  buffer_load_lds_i8 v1, s[12:15], 0 offen
+  s_waitcnt vmcnt(0)
+  v_lshlrev_b32 v30, 2, v0
+  ds_load_b32 v8, v30 offset:260
+  ds_load_b32 v9, v30 offset:512
+  s_waitcnt lgkmcnt(0)
+"""
+    engine("gfx1100")
+    r0, _ = run(body, a, b, c, target="gfx1100", lanes=lanes, wave=wave, lds=1024)
+    engine("gfx1100")
+    for i in range(lanes):
+        x = int(a[i])
+        hi_word = x >> 32 if 8 * i + 8 <= nrec else 0        # bytes 4..7 of the lane's 8: inside num_records?
+        byte = x & 0xFF if 8 * i + 1 <= nrec else 0
+        sbyte = (byte - 256 if byte >= 128 else byte) & 0xFFFFFFFF
+        assert int(r0[i]) == hi_word | sbyte << 32, (i, hex(int(r0[i])))

@@ -102,7 +102,7 @@ def _vm_address(rec, inst, K):
         rec.touch(f["addr"] + 1)
         return a0
     if enc in ("MUBUF", "MTBUF"):
-        if f.get("lds"):
+        if f.get("lds") and not inst.name.startswith("buffer_load_lds_"):
             raise Unsupported("LDS-bound MUBUF load")
         if f["srsrc"] > 124:
             raise Unsupported("buffer resource register")
@@ -142,9 +142,10 @@ def lower_vmem(rec, inst, K) -> bool:
             rec.d = f["vdst"]
             rec.touch(rec.d + 1)
         return True
-    if rest.startswith("load_lds_"):
-        sizes = {"dword": (4, 0), "ubyte": (1, 0), "sbyte": (1, 1), "ushort": (2, 0), "sshort": (2, 1)}
-        if rest[9:] not in sizes or pfx not in ("global", "scratch"):
+    if rest.startswith("load_lds_"):          # (GFX11's buffer_load_lds_* name their sizes as b32, u8, ...)
+        sizes = {"dword": (4, 0), "ubyte": (1, 0), "sbyte": (1, 1), "ushort": (2, 0), "sshort": (2, 1),
+                 "b32": (4, 0), "u8": (1, 0), "i8": (1, 1), "u16": (2, 0), "i16": (2, 1)}
+        if rest[9:] not in sizes or pfx not in ("global", "scratch", "buffer"):
             raise Unsupported(name)
         size, signed = sizes[rest[9:]]
         a0 = _vm_address(rec, inst, K)

@@ -34,6 +34,7 @@
     X(s_movrels) \
     X(s_movrelsd_2) \
     X(s_nop) \
+    X(s_sendmsg_rtn) \
     X(s_set_gpr_idx_idx) \
     X(s_set_gpr_idx_mode) \
     X(s_set_gpr_idx_on) \

@@ -163,6 +163,19 @@ H(s_memtime) {
     write_s64(w, in->d, (uint64_t)(ns * (uint32_t)in->imm / 1000000u));
     return ST_CONT;
 }
+/* s_sendmsg_rtn_b32/_b64 (GFX11, rdna._sendmsg_rtn): MSG_RTN_GET_REALTIME (imm 131) returns the monotonic clock
+ * in nanoseconds, every other message 0; x = 64-bit */
+H(s_sendmsg_rtn) {
+    uint64_t v = 0;
+    if (in->imm == 131) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        v = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    }
+    if (in->x) write_s64(w, in->d, v);
+    else write_s(w, in->d, (uint32_t)v);
+    return ST_CONT;
+}
 H(s_set_gpr_idx_on) {
     uint32_t a = ssrc(w, in, 0);
     w->s[M0] = (w->s[M0] & ~0xF0FFu) | (a & 0xFF) | ((uint32_t)in->x << 12);

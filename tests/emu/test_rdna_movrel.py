@@ -1,7 +1,10 @@
 """RDNA's M0-relative register moves — v_movrels / v_movreld / v_movrelsd / v_movrelsd_2 / v_swaprel and
-s_movrelsd_2 — on both engines (the native handlers of native/engine/ops_scalar.h and the numpy semantics of
-semantics/rdna_lanes.py) against the moves worked out here by hand; wave32 and wave64, a partial wave; an index
-past the wave's VGPRs faults alike."""
+s_movrelsd_2 — and GFX11's s_sendmsg_rtn on both engines (the native handlers of native/engine/ops_scalar.h and
+the numpy semantics of semantics/rdna_lanes.py, rdna.py) against what is worked out here by hand; wave32 and
+wave64, a partial wave; an index past the wave's VGPRs faults alike."""
+import time
+
+
 import numpy as np
 import pytest
 
@@ -71,3 +74,31 @@ def test_an_index_past_the_registers_faults(target, engine):
         run(body, a, target=target, wave=32)
     engine(target)
     assert "v_movrels_b32" in str(exc.value.instruction)
+
+
+@pytest.mark.parametrize("wave", [32, 64])
+def test_sendmsg_rtn(wave, engine):
+    """MSG_RTN_GET_REALTIME twice: nanoseconds of the host's monotonic clock, in order, inside the run; another
+    message (GET_DOORBELL) returns 0."""
+    a = RNG.integers(0, 2 ** 64, 64, dtype=U64)
+    body = """
+  s_sendmsg_rtn_b64 s[20:21], sendmsg(MSG_RTN_GET_REALTIME)
+  s_mov_b32 s22, -1
+  s_sendmsg_rtn_b32 s22, sendmsg(MSG_RTN_GET_DOORBELL)
+  s_sendmsg_rtn_b64 s[24:25], sendmsg(MSG_RTN_GET_REALTIME)
+  v_mov_b32 v8, s20
+  v_mov_b32 v9, s21
+  v_mov_b32 v10, s24
+  v_mov_b32 v11, s22
+"""
+    engine("gfx1100")
+    t0 = time.monotonic_ns()
+    r0, r1 = run(body, a, target="gfx1100", wave=wave)
+    t1 = time.monotonic_ns()
+    engine("gfx1100")
+    first = int(r0[0])
+    second_lo, doorbell = int(r1[0]) & M32, int(r1[0]) >> 32
+    assert t0 <= first <= t1, (t0, first, t1)
+    assert (first & ~M32) | second_lo >= first or second_lo < (first & M32)       # (the low word may wrap)
+    assert doorbell == 0
+    assert (r0[:wave] == r0[0]).all()                    # one value per wave, the same in every lane

@@ -64,6 +64,9 @@ def lower_scalar(rec: Rec, inst, K) -> bool:
         rec.x = int(wide)
         rec.d = f["sdst"]
         return True
+    if name in ("s_sendmsg_rtn_b32", "s_sendmsg_rtn_b64"):
+        rec.op, rec.imm, rec.d, rec.x = "s_sendmsg_rtn", f["ssrc0"], f["sdst"], int(name.endswith("64"))
+        return True
     if name == "s_movrelsd_2_b32":
         if f["ssrc0"] >= 128 or f["sdst"] >= 128:
             raise Unsupported("s_movrelsd_2 operands")

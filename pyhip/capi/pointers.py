@@ -11,6 +11,7 @@ from .._hip_enums import hipMemoryType
 from ..errors import HipError, hipError_t
 from ..hipapi import ipc, memory as api
 from ..runtime import pointers
+from ..runtime.advice import ADVISE_SET_COARSE, ADVISE_UNSET_COARSE
 from ..runtime.hostmem import buffer_id
 from .common import c, export, invalid
 
@@ -22,7 +23,7 @@ A_CONTEXT, A_MEMORY_TYPE, A_DEVICE_POINTER, A_HOST_POINTER, A_P2P_TOKENS, A_SYNC
 
 # AMD's extensions: hipMemAdviseSetCoarseGrain / UnsetCoarseGrain, hipMemRangeAttributeCoherencyMode
 # (hipMemRangeCoherencyModeFineGrain 0, CoarseGrain 1), hipHostMallocNonCoherent
-ADVISE_SET_COARSE, ADVISE_UNSET_COARSE, ATTR_COHERENCY_MODE = 100, 101, 100
+ATTR_COHERENCY_MODE = 100
 HOST_MALLOC_NON_COHERENT = 0x80000000
 
 
@@ -178,20 +179,7 @@ def hipMemAdvise(p, count, advice, device):
     if not (1 <= advice <= 6 or advice in (ADVISE_SET_COARSE, ADVISE_UNSET_COARSE)):
         raise invalid(f"advice {advice}")
     device_or_cpu(device)
-    hints = c.rt.advice.setdefault(c.addr(p), {})
-    # hipMemAdviseSet/Unset pairs: ReadMostly 1/2, PreferredLocation 3/4, AccessedBy 5/6 (a set of
-    # devices), AMD's CoarseGrain 100/101; recorded per range (the memory itself never migrates)
-    if advice == 5:
-        devs = hints.setdefault(5, [])
-        if int(device) not in devs:
-            devs.append(int(device))
-    elif advice == 6:
-        if int(device) in hints.get(5, []):
-            hints[5].remove(int(device))
-    elif advice in (1, 3, ADVISE_SET_COARSE):
-        hints[advice] = int(device)
-    else:
-        hints.pop({2: 1, 4: 3, ADVISE_UNSET_COARSE: ADVISE_SET_COARSE}[advice], None)
+    c.rt.advice.advise(c.addr(p), advice, int(device))     # recorded per range (runtime/advice.py)
 
 
 @export
@@ -199,7 +187,7 @@ def hipMemPrefetchAsync(p, count, device, stream):
     managed_range(p, count)
     device_or_cpu(device)
     c.stream(stream)
-    c.rt.advice.setdefault(c.addr(p), {})["prefetch"] = int(device)    # (no migration: the data stays put)
+    c.rt.advice.prefetch(c.addr(p), int(device))
 
 
 @export
@@ -212,7 +200,7 @@ def hipMemRangeGetAttribute(data, data_size, attr, p, count):
         raise invalid(f"data size {size} for range attribute {attr}")   # one int, or a whole int list
     if attr != ATTR_COHERENCY_MODE and not a.isManaged:
         raise invalid("range attributes other than the coherency mode describe managed memory only")
-    hints = c.rt.advice.get(c.addr(p), {})
+    hints = c.rt.advice.hints(c.addr(p))
     if attr == ATTR_COHERENCY_MODE:           # AMD's: device memory is coarse grained, host memory
         coarse = a.memoryType == int(hipMemoryType.hipMemoryTypeDevice) or ADVISE_SET_COARSE in hints or \
             bool(a.allocationFlags & HOST_MALLOC_NON_COHERENT)    # fine unless advised or non-coherent

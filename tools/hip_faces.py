@@ -40,7 +40,7 @@ def _module_name(root: Path, path: Path) -> str:
 
 
 def _imports(tree: ast.AST, module: str, is_package: bool) -> dict[str, str]:
-    """Every import in the file (module level and in functions: capi's install closures import inside)."""
+    """Every import in the file (module level and in functions)."""
     out: dict[str, str] = {}
     pkg = module if is_package else module.rpartition(".")[0]
     for node in ast.walk(tree):
@@ -88,6 +88,8 @@ def _analyse(body: Body, fn: ast.FunctionDef | None = None, seen: set | None = N
         chain = _dotted(node.func)
         if not chain:
             continue
+        if chain[:2] == ["c", "rt"]:                      # the C ABI's context's runtime (capi/common.py)
+            chain = chain[1:]
         head = chain[0]
         helper = body.helpers.get(head) if len(chain) == 1 else None
         if helper is not None and head not in seen:
@@ -97,7 +99,7 @@ def _analyse(body: Body, fn: ast.FunctionDef | None = None, seen: set | None = N
         if head in ERROR_CALLS and len(chain) == 1:
             body.checks += 1
             continue
-        if head in ("rt", "<Runtime>"):                   # the runtime object (capi closures call it rt)
+        if head in ("rt", "<Runtime>"):                   # the runtime object
             body.calls.add("pyhip.runtime.context.Runtime." + ".".join(chain[1:]))
             continue
         target = body.imports.get(head)
@@ -110,7 +112,7 @@ def _analyse(body: Body, fn: ast.FunctionDef | None = None, seen: set | None = N
 
 
 def _helpers(tree: ast.AST) -> dict[str, ast.FunctionDef]:
-    """The file's functions that are not HIP functions themselves (module level or in an install closure)."""
+    """The file's functions that are not HIP functions themselves."""
     return {n.name: n for n in ast.walk(tree)
             if isinstance(n, ast.FunctionDef) and not n.name.startswith("hip") and _export_name(n) is None}
 
@@ -142,9 +144,9 @@ def _hip_face(root: Path) -> dict[str, Body]:
 
 def _export_name(fn: ast.FunctionDef) -> str | None:
     for d in fn.decorator_list:
-        if (isinstance(d, ast.Attribute) and d.attr == "export") or (isinstance(d, ast.Name) and d.id == "guarded"):
+        if isinstance(d, ast.Name) and d.id == "export":                    # capi/common.py's
             return fn.name
-        if (isinstance(d, ast.Call) and isinstance(d.func, ast.Attribute) and d.func.attr == "export_raw"
+        if (isinstance(d, ast.Call) and isinstance(d.func, ast.Name) and d.func.id == "export_raw"
                 and d.args and isinstance(d.args[0], ast.Constant)):
             return d.args[0].value
     return None

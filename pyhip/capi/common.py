@@ -1,5 +1,10 @@
-"""What every area of the C ABI shares: the embedding's ffi/lib, the runtime, handle tables, and the
-``export`` decorator that turns a Python function raising HipError into a hipError_t-returning C export.
+"""What every area of the C ABI shares: the process's one context ``c`` (the embedding's ffi/lib, the runtime,
+handle tables) and the ``export`` decorators.  An area module defines its C functions at module level,
+decorated ``@export`` (or ``@export_raw(name)``, or named by ``export_as``): the decorators only record the
+function in :data:`EXPORTS` and return it unchanged, so it can be imported and called on its own.  When the
+shim loads, :func:`pyhip.capi.impl.install` binds ``c`` (:meth:`CApi.bind`) and makes every recorded function
+the C export of its name (:meth:`CApi.define_exports`): a Python function raising HipError becomes a
+hipError_t-returning C function.  The functions reach the context through the module global ``c``.
 
 Handles: streams, events, modules, functions, graphs… are Python objects handed to C as their ``id()``;
 the tables here keep them alive and map the address back (an unknown address is hipErrorInvalidHandle or
@@ -22,9 +27,36 @@ def invalid(msg: str) -> HipError:
     return HipError(hipError_t.hipErrorInvalidValue, msg)
 
 
+# Every C function the area modules define, in definition order: (C name, kind, function); kind is "error"
+# (hipError_t, exceptions turned into codes) or "raw" (returns its own value and never raises).
+EXPORTS: list[tuple[str, str, object]] = []
+
+
+def export(fn):
+    """Record ``fn`` as the hipError_t C export of its name (bound by impl.install); ``fn`` is returned as is."""
+    EXPORTS.append((fn.__name__, "error", fn))
+    return fn
+
+
+def export_raw(name: str):
+    """Record the decorated function as the C export ``name`` that does not return hipError_t (registration
+    calls, strings): the function itself must never raise."""
+    def deco(fn):
+        EXPORTS.append((name, "raw", fn))
+        return fn
+    return deco
+
+
+def export_as(name: str, fn) -> None:
+    """Record ``fn`` as the hipError_t C export ``name`` too (the _spt variants, aliases)."""
+    EXPORTS.append((name, "error", fn))
+
+
 class CApi:
-    def __init__(self, ffi, lib, rt):
-        self.ffi, self.lib, self.rt = ffi, lib, rt
+    """The C ABI's context: one per process (:data:`c`), unbound until the shim loads (:meth:`bind`)."""
+
+    def __init__(self):
+        self.ffi = self.lib = self.rt = None
         self.lock = threading.Lock()
         self.streams: dict[int, object] = {}
         self.keep: dict[int, object] = {}                   # buffers and strings C holds pointers into
@@ -32,8 +64,17 @@ class CApi:
         self.exported: set[str] = set()
         self.fast = None                                    # FastPath (native launches), set by impl.install
 
+    def bind(self, ffi, lib, rt) -> None:
+        """The embedding's ffi and lib and the process's runtime (impl.install, once)."""
+        self.ffi, self.lib, self.rt = ffi, lib, rt
+
     # -- exports -------------------------------------------------------------------------------------------
-    def export(self, fn):
+    def define_exports(self) -> None:
+        """Every recorded function (:data:`EXPORTS`) made the C export of its name."""
+        for name, kind, fn in EXPORTS:
+            (self.define_error if kind == "error" else self.define_raw)(name, fn)
+
+    def define_error(self, name: str, fn) -> None:
         """A hipError_t export: None → hipSuccess, an int → that code, HipError → its code, any other
         exception → hipErrorUnknown; the thread's last error is set like HIP 5.2 does."""
         set_c_error = self.lib.pyhip_set_last_error
@@ -50,38 +91,28 @@ class CApi:
                 code = int(hipError_t.hipErrorUnknown)
                 if _LOG:
                     import traceback
-                    print(f"pyhip: {fn.__name__} failed:\n{traceback.format_exc()}", file=sys.stderr, flush=True)
+                    print(f"pyhip: {name} failed:\n{traceback.format_exc()}", file=sys.stderr, flush=True)
             finally:
                 c_caller.active = outer
             set_last_error(code)
             set_c_error(code)
             return code
-        wrapper.__name__ = fn.__name__
-        self.exported.add(fn.__name__)
-        return self.ffi.def_extern(name=fn.__name__)(wrapper)
+        wrapper.__name__ = name
+        self.exported.add(name)
+        self.ffi.def_extern(name=name)(wrapper)
 
-    def export_raw(self, name: str):
-        """An export that does not return hipError_t (registration calls, strings): the function itself
-        must never raise."""
-        def deco(fn):
-            def raw(*args):
-                outer = getattr(c_caller, "active", False)
-                c_caller.active = True
-                try:
-                    return fn(*args)
-                finally:
-                    c_caller.active = outer
-            raw.__name__ = fn.__name__
-            self.exported.add(name)
-            return self.ffi.def_extern(name=name)(raw)
-        return deco
-
-    def export_as(self, name: str, fn):
-        """``fn`` exported under another name (the _spt variants, aliases)."""
-        def alias(*args):
-            return fn(*args)
-        alias.__name__ = name
-        return self.export(alias)
+    def define_raw(self, name: str, fn) -> None:
+        """An export that does not return hipError_t: ``fn``'s value as is."""
+        def raw(*args):
+            outer = getattr(c_caller, "active", False)
+            c_caller.active = True
+            try:
+                return fn(*args)
+            finally:
+                c_caller.active = outer
+        raw.__name__ = name
+        self.exported.add(name)
+        self.ffi.def_extern(name=name)(raw)
 
     # -- helpers ---------------------------------------------------------------------------------------------
     def addr(self, p) -> int:
@@ -162,3 +193,6 @@ class CApi:
 
     def read(self, ptr, size: int) -> bytes:
         return bytes(self.ffi.buffer(ptr, size))
+
+
+c = CApi()       # the process's C ABI context: what every export reaches (bound by impl.install)

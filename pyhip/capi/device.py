@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import struct
 
+from .. import hip as H
 from ..errors import error_name
 from ..hipapi import devices as api
 from ..runtime.properties import WALL_CLOCK_RATE_ATTR, device_attribute
-from .common import invalid
+from .common import c, export, export_raw, invalid
+
 
 PROP_SIZE = 792
 # hipDeviceProp_t (HIP 5.2) scalar fields: (offset, struct format, attribute)
@@ -63,130 +65,148 @@ def unpack_properties(raw: bytes) -> dict:
     out["maxGridSize"] = struct.unpack_from("<3i", raw, 296)
     return out
 
+
 CHOOSE_FIELDS = ("major", "minor", "totalGlobalMem", "sharedMemPerBlock", "maxThreadsPerBlock", "totalConstMem",
                  "multiProcessorCount", "maxThreadsPerMultiProcessor", "memoryClockRate", "memoryBusWidth",
                  "l2CacheSize", "regsPerBlock", "maxSharedMemoryPerMultiProcessor", "warpSize")
 
 
-def install(c) -> None:
-    ffi, lib, rt = c.ffi, c.lib, c.rt
-    from .. import hip as H
+@export
+def hipGetDeviceCount(count):
+    c.need(count)
+    count[0] = api.count()
 
-    @c.export
-    def hipGetDeviceCount(count):
-        c.need(count)
-        count[0] = api.count()
 
-    @c.export
-    def hipSetDevice(d):
-        rt.set_device(int(d))
-        lib.pyhip_set_current_device(int(d))     # the native launch path resolves the null stream with it
+@export
+def hipSetDevice(d):
+    c.rt.set_device(int(d))
+    c.lib.pyhip_set_current_device(int(d))     # the native launch path resolves the null stream with it
 
-    @c.export
-    def hipGetDevice(d):
-        c.need(d)
-        d[0] = rt.current_index()
 
-    @c.export
-    def pyhip_slow_hipDeviceSynchronize():
-        # hipDeviceSynchronize (fastlaunch.c) when the device is not armed for a native synchronize
-        rt.device().synchronize()
+@export
+def hipGetDevice(d):
+    c.need(d)
+    d[0] = c.rt.current_index()
 
-    # hipGetLastError / hipPeekAtLastError are C (fastlaunch.c): the thread's last error lives there
 
-    @c.export_raw("hipGetErrorName")
-    def get_error_name(code):
-        return c.cstring(error_name(int(code)))
+@export
+def pyhip_slow_hipDeviceSynchronize():
+    # hipDeviceSynchronize (fastlaunch.c) when the device is not armed for a native synchronize
+    c.rt.device().synchronize()
 
-    @c.export_raw("hipGetErrorString")
-    def get_error_string(code):
-        return c.cstring(error_name(int(code)))
 
-    @c.export
-    def hipInit(flags):
-        c.check(H.hipInit(int(flags)))
+# hipGetLastError / hipPeekAtLastError are C (fastlaunch.c): the thread's last error lives there
 
-    @c.export
-    def hipDriverGetVersion(v):
-        c.need(v)
-        v[0] = c.check(H.hipDriverGetVersion())
 
-    @c.export
-    def hipRuntimeGetVersion(v):
-        c.need(v)
-        v[0] = c.check(H.hipRuntimeGetVersion())
+@export_raw("hipGetErrorName")
+def get_error_name(code):
+    return c.cstring(error_name(int(code)))
 
-    @c.export
-    def hipGetDeviceProperties(prop, device):
-        c.need(prop)
-        c.check(H.hipGetDeviceProperties(int(ffi.cast("uintptr_t", prop)), int(device)))   # fills the C struct
 
-    @c.export
-    def hipDeviceGetAttribute(value, attr, device):
-        c.need(value)
-        if int(attr) == WALL_CLOCK_RATE_ATTR:       # later HIP's attribute: not in 5.2's enum pyhip.hip takes
-            value[0] = device_attribute(c.rt.device(int(device)).props, int(attr))
-            return
-        value[0] = c.check(H.hipDeviceGetAttribute(c.enum_arg(H.hipDeviceAttribute_t, attr), int(device)))
+@export_raw("hipGetErrorString")
+def get_error_string(code):
+    return c.cstring(error_name(int(code)))
 
-    @c.export
-    def hipDeviceReset():
-        c.fast.invalidate()
-        c.check(H.hipDeviceReset())
 
-    # -- choosing and identifying devices ---------------------------------------------------------------------
-    @c.export
-    def hipChooseDevice(out, prop):
-        if out == ffi.NULL or prop == ffi.NULL:
-            raise invalid("null pointer")
-        want = unpack_properties(bytes(ffi.buffer(prop, PROP_SIZE)))
-        best, best_count = 0, 0
-        for d in rt.devices:
-            asked = [f for f in CHOOSE_FIELDS if want[f]]
-            matched = [f for f in asked if getattr(d.props, f) >= want[f]]
-            if len(asked) == len(matched) and len(matched) > best_count:
-                best, best_count = d.index, len(matched)
-        out[0] = best
+@export
+def hipInit(flags):
+    c.check(H.hipInit(int(flags)))
 
-    @c.export
-    def hipDeviceComputeCapability(major, minor, d):
-        cc = api.compute_capability(d)
-        c.need(major, minor)
-        major[0], minor[0] = cc
 
-    @c.export
-    def hipDeviceGet(out, d):
-        c.need(out)
-        out[0] = api.get(d)
+@export
+def hipDriverGetVersion(v):
+    c.need(v)
+    v[0] = c.check(H.hipDriverGetVersion())
 
-    def put_string(buf, text: bytes) -> None:
-        if buf == ffi.NULL:
-            raise invalid("null buffer")
-        ffi.memmove(buf, text + b"\0", len(text) + 1)
 
-    @c.export
-    def hipDeviceGetPCIBusId(buf, length, d):
-        put_string(buf, api.pci_bus_id(length, d))
+@export
+def hipRuntimeGetVersion(v):
+    c.need(v)
+    v[0] = c.check(H.hipRuntimeGetVersion())
 
-    @c.export
-    def hipDeviceGetByPCIBusId(out, text):
-        c.need(out, text)
-        out[0] = api.by_pci_bus_id(ffi.string(text))
 
-    @c.export
-    def hipDeviceGetName(buf, length, d):
-        put_string(buf, api.name(length, d))
+@export
+def hipGetDeviceProperties(prop, device):
+    c.need(prop)
+    c.check(H.hipGetDeviceProperties(int(c.ffi.cast("uintptr_t", prop)), int(device)))   # fills the C struct
 
-    @c.export
-    def hipDeviceTotalMem(out, d):
-        total = api.total_mem(d)
-        c.need(out)
-        out[0] = total
 
-    @c.export
-    def hipDeviceGetUuid(out, d):
-        dev = c.device(d)
-        c.need(out)
-        uuid = f"GPU-pyhip{dev.index:07x}".encode()[:16]
-        ffi.memmove(out, uuid.ljust(16, b"\0"), 16)
+@export
+def hipDeviceGetAttribute(value, attr, device):
+    c.need(value)
+    if int(attr) == WALL_CLOCK_RATE_ATTR:       # later HIP's attribute: not in 5.2's enum pyhip.hip takes
+        value[0] = device_attribute(c.rt.device(int(device)).props, int(attr))
+        return
+    value[0] = c.check(H.hipDeviceGetAttribute(c.enum_arg(H.hipDeviceAttribute_t, attr), int(device)))
+
+
+@export
+def hipDeviceReset():
+    c.fast.invalidate()
+    c.check(H.hipDeviceReset())
+
+
+# -- choosing and identifying devices ---------------------------------------------------------------------
+@export
+def hipChooseDevice(out, prop):
+    if out == c.ffi.NULL or prop == c.ffi.NULL:
+        raise invalid("null pointer")
+    want = unpack_properties(bytes(c.ffi.buffer(prop, PROP_SIZE)))
+    best, best_count = 0, 0
+    for d in c.rt.devices:
+        asked = [f for f in CHOOSE_FIELDS if want[f]]
+        matched = [f for f in asked if getattr(d.props, f) >= want[f]]
+        if len(asked) == len(matched) and len(matched) > best_count:
+            best, best_count = d.index, len(matched)
+    out[0] = best
+
+
+@export
+def hipDeviceComputeCapability(major, minor, d):
+    cc = api.compute_capability(d)
+    c.need(major, minor)
+    major[0], minor[0] = cc
+
+
+@export
+def hipDeviceGet(out, d):
+    c.need(out)
+    out[0] = api.get(d)
+
+
+def put_string(buf, text: bytes) -> None:
+    if buf == c.ffi.NULL:
+        raise invalid("null buffer")
+    c.ffi.memmove(buf, text + b"\0", len(text) + 1)
+
+
+@export
+def hipDeviceGetPCIBusId(buf, length, d):
+    put_string(buf, api.pci_bus_id(length, d))
+
+
+@export
+def hipDeviceGetByPCIBusId(out, text):
+    c.need(out, text)
+    out[0] = api.by_pci_bus_id(c.ffi.string(text))
+
+
+@export
+def hipDeviceGetName(buf, length, d):
+    put_string(buf, api.name(length, d))
+
+
+@export
+def hipDeviceTotalMem(out, d):
+    total = api.total_mem(d)
+    c.need(out)
+    out[0] = total
+
+
+@export
+def hipDeviceGetUuid(out, d):
+    dev = c.device(d)
+    c.need(out)
+    uuid = f"GPU-pyhip{dev.index:07x}".encode()[:16]
+    c.ffi.memmove(out, uuid.ljust(16, b"\0"), 16)
 

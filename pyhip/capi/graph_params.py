@@ -4,10 +4,13 @@ copied when a node is made (kernel arguments included), as CUDA/HIP specify."""
 from __future__ import annotations
 
 from ..errors import HipError, hipError_t
-from .common import invalid
+from ..runtime.graph import Node
+from .common import c, export, invalid
+from .memory import symbol_address
+from .module import module_args
 
 
-def kernel_params(c, p) -> dict:
+def kernel_params(p) -> dict:
     ffi, rt = c.ffi, c.rt
     c.need(p)
     if p.func == ffi.NULL:
@@ -18,11 +21,11 @@ def kernel_params(c, p) -> dict:
         raise invalid("empty grid or block")
     if p.kernelParams != ffi.NULL and p.extra != ffi.NULL:
         raise invalid("both kernelParams and extra")
-    raw = c.module_args(f, p.kernelParams, p.extra)
+    raw = module_args(f, p.kernelParams, p.extra)
     return {"handle": c.addr(p.func), "grid": g, "block": b, "shared": int(p.sharedMemBytes), "raw": raw}
 
 
-def memcpy3d_params(c, p) -> dict:
+def memcpy3d_params(p) -> dict:
     ffi = c.ffi
     c.need(p)
     if p.srcArray != ffi.NULL or p.dstArray != ffi.NULL:
@@ -43,7 +46,7 @@ def memcpy3d_params(c, p) -> dict:
                 depth=d, kind=int(p.kind))
 
 
-def memcpy1d_params(c, dst, src, count, kind) -> dict:
+def memcpy1d_params(dst, src, count, kind) -> dict:
     ffi = c.ffi
     if dst == ffi.NULL or src == ffi.NULL or int(count) == 0:
         raise invalid("null pointer or empty copy")
@@ -54,14 +57,14 @@ def memcpy1d_params(c, dst, src, count, kind) -> dict:
                 depth=1, kind=int(kind))
 
 
-def symbol_params(c, symbol, other, count, offset, kind, to_symbol: bool) -> dict:
-    base = c.symbol_address(symbol, offset, count)
+def symbol_params(symbol, other, count, offset, kind, to_symbol: bool) -> dict:
+    base = symbol_address(symbol, offset, count)
     if to_symbol:
-        return memcpy1d_params(c, c.ffi.cast("void*", base), other, count, kind)
-    return memcpy1d_params(c, other, c.ffi.cast("void*", base), count, kind)
+        return memcpy1d_params(c.ffi.cast("void*", base), other, count, kind)
+    return memcpy1d_params(other, c.ffi.cast("void*", base), count, kind)
 
 
-def memset_params(c, p) -> dict:
+def memset_params(p) -> dict:
     c.need(p)
     if p.dst == c.ffi.NULL or int(p.width) == 0 or int(p.height) == 0:
         raise invalid("null destination or empty fill")
@@ -74,7 +77,7 @@ def memset_params(c, p) -> dict:
     return dict(dst=c.addr(p.dst), pitch=pitch, value=int(p.value), elem=e, width=w, height=h)
 
 
-def host_params(c, p) -> dict:
+def host_params(p) -> dict:
     ffi = c.ffi
     c.need(p)
     if p.fn == ffi.NULL:
@@ -84,88 +87,95 @@ def host_params(c, p) -> dict:
     return {"fn": lambda: fn(user), "c_fn": c.addr(p.fn), "c_user": c.addr(user)}
 
 
-def install(c) -> None:
-    ffi, rt = c.ffi, c.rt
-    from ..runtime.graph import Node
+def node(h, kind) -> Node:
+    n = c.obj(h, Node, hipError_t.hipErrorInvalidValue)
+    if n.kind != kind:
+        raise invalid(f"not a {kind} node")
+    return n
 
-    def node(h, kind) -> Node:
-        n = c.obj(h, Node, hipError_t.hipErrorInvalidValue)
-        if n.kind != kind:
-            raise invalid(f"not a {kind} node")
-        return n
 
-    @c.export
-    def hipGraphKernelNodeGetParams(n, out):
-        c.need(out)
-        p = node(n, "kernel").params
-        f = p.get("function")
-        handle = p.get("handle", getattr(f, "host_handle", 0))
-        if f is None:
-            f = rt.registry.kernel(handle, rt.device())
-        args = [ffi.new("char[]", p["raw"][a.offset:a.offset + a.size] or b"\0") for a in f.kernel.explicit_args]
-        arr = ffi.new("void*[]", [ffi.cast("void*", x) for x in args] or [ffi.NULL])
-        c.keep[("kernel node args", id(p))] = (args, arr)
-        out.func = ffi.cast("void*", handle)
-        g = p.get("grid") or tuple(-(-i // b) for i, b in zip(p["items"], p["block"]))
-        out.gridDim.x, out.gridDim.y, out.gridDim.z = g
-        out.blockDim.x, out.blockDim.y, out.blockDim.z = p["block"]
-        out.sharedMemBytes = p.get("shared", 0)
-        out.kernelParams = arr
-        out.extra = ffi.NULL
+@export
+def hipGraphKernelNodeGetParams(n, out):
+    c.need(out)
+    p = node(n, "kernel").params
+    f = p.get("function")
+    handle = p.get("handle", getattr(f, "host_handle", 0))
+    if f is None:
+        f = c.rt.registry.kernel(handle, c.rt.device())
+    args = [c.ffi.new("char[]", p["raw"][a.offset:a.offset + a.size] or b"\0") for a in f.kernel.explicit_args]
+    arr = c.ffi.new("void*[]", [c.ffi.cast("void*", x) for x in args] or [c.ffi.NULL])
+    c.keep[("kernel node args", id(p))] = (args, arr)
+    out.func = c.ffi.cast("void*", handle)
+    g = p.get("grid") or tuple(-(-i // b) for i, b in zip(p["items"], p["block"]))
+    out.gridDim.x, out.gridDim.y, out.gridDim.z = g
+    out.blockDim.x, out.blockDim.y, out.blockDim.z = p["block"]
+    out.sharedMemBytes = p.get("shared", 0)
+    out.kernelParams = arr
+    out.extra = c.ffi.NULL
 
-    @c.export
-    def hipGraphKernelNodeSetParams(n, params):
-        node(n, "kernel").params = kernel_params(c, params)
 
-    @c.export
-    def hipGraphMemcpyNodeGetParams(n, out):
-        c.need(out)
-        p = node(n, "memcpy").params
-        ffi.memmove(out, bytes(ffi.sizeof("hipMemcpy3DParms")), ffi.sizeof("hipMemcpy3DParms"))
-        out.srcPtr.ptr, out.srcPtr.pitch = ffi.cast("void*", p["src"]), p["spitch"]
-        out.srcPtr.xsize, out.srcPtr.ysize = p["width"], p["sslice"] // max(p["spitch"], 1)
-        out.dstPtr.ptr, out.dstPtr.pitch = ffi.cast("void*", p["dst"]), p["dpitch"]
-        out.dstPtr.xsize, out.dstPtr.ysize = p["width"], p["dslice"] // max(p["dpitch"], 1)
-        out.extent.width, out.extent.height, out.extent.depth = p["width"], p["height"], p["depth"]
-        out.kind = p.get("kind", 4)
+@export
+def hipGraphKernelNodeSetParams(n, params):
+    node(n, "kernel").params = kernel_params(params)
 
-    @c.export
-    def hipGraphMemcpyNodeSetParams(n, params):
-        node(n, "memcpy").params = memcpy3d_params(c, params)
 
-    @c.export
-    def hipGraphMemcpyNodeSetParams1D(n, dst, src, count, kind):
-        node(n, "memcpy").params = memcpy1d_params(c, dst, src, count, kind)
+@export
+def hipGraphMemcpyNodeGetParams(n, out):
+    c.need(out)
+    p = node(n, "memcpy").params
+    c.ffi.memmove(out, bytes(c.ffi.sizeof("hipMemcpy3DParms")), c.ffi.sizeof("hipMemcpy3DParms"))
+    out.srcPtr.ptr, out.srcPtr.pitch = c.ffi.cast("void*", p["src"]), p["spitch"]
+    out.srcPtr.xsize, out.srcPtr.ysize = p["width"], p["sslice"] // max(p["spitch"], 1)
+    out.dstPtr.ptr, out.dstPtr.pitch = c.ffi.cast("void*", p["dst"]), p["dpitch"]
+    out.dstPtr.xsize, out.dstPtr.ysize = p["width"], p["dslice"] // max(p["dpitch"], 1)
+    out.extent.width, out.extent.height, out.extent.depth = p["width"], p["height"], p["depth"]
+    out.kind = p.get("kind", 4)
 
-    @c.export
-    def hipGraphMemcpyNodeSetParamsToSymbol(n, symbol, src, count, offset, kind):
-        node(n, "memcpy").params = symbol_params(c, symbol, src, count, offset, kind, True)
 
-    @c.export
-    def hipGraphMemcpyNodeSetParamsFromSymbol(n, dst, symbol, count, offset, kind):
-        node(n, "memcpy").params = symbol_params(c, symbol, dst, count, offset, kind, False)
+@export
+def hipGraphMemcpyNodeSetParams(n, params):
+    node(n, "memcpy").params = memcpy3d_params(params)
 
-    @c.export
-    def hipGraphMemsetNodeGetParams(n, out):
-        c.need(out)
-        p = node(n, "memset").params
-        out.dst = ffi.cast("void*", p["dst"])
-        out.elementSize, out.value = p["elem"], p["value"]
-        out.width, out.height, out.pitch = p["width"], p["height"], p["pitch"]
 
-    @c.export
-    def hipGraphMemsetNodeSetParams(n, params):
-        node(n, "memset").params = memset_params(c, params)
+@export
+def hipGraphMemcpyNodeSetParams1D(n, dst, src, count, kind):
+    node(n, "memcpy").params = memcpy1d_params(dst, src, count, kind)
 
-    @c.export
-    def hipGraphHostNodeGetParams(n, out):
-        c.need(out)
-        p = node(n, "host").params
-        if "c_fn" not in p:
-            raise invalid("the host node was captured from a stream callback")
-        out.fn = ffi.cast("void(*)(void*)", p["c_fn"])
-        out.userData = ffi.cast("void*", p["c_user"])
 
-    @c.export
-    def hipGraphHostNodeSetParams(n, params):
-        node(n, "host").params = host_params(c, params)
+@export
+def hipGraphMemcpyNodeSetParamsToSymbol(n, symbol, src, count, offset, kind):
+    node(n, "memcpy").params = symbol_params(symbol, src, count, offset, kind, True)
+
+
+@export
+def hipGraphMemcpyNodeSetParamsFromSymbol(n, dst, symbol, count, offset, kind):
+    node(n, "memcpy").params = symbol_params(symbol, dst, count, offset, kind, False)
+
+
+@export
+def hipGraphMemsetNodeGetParams(n, out):
+    c.need(out)
+    p = node(n, "memset").params
+    out.dst = c.ffi.cast("void*", p["dst"])
+    out.elementSize, out.value = p["elem"], p["value"]
+    out.width, out.height, out.pitch = p["width"], p["height"], p["pitch"]
+
+
+@export
+def hipGraphMemsetNodeSetParams(n, params):
+    node(n, "memset").params = memset_params(params)
+
+
+@export
+def hipGraphHostNodeGetParams(n, out):
+    c.need(out)
+    p = node(n, "host").params
+    if "c_fn" not in p:
+        raise invalid("the host node was captured from a stream callback")
+    out.fn = c.ffi.cast("void(*)(void*)", p["c_fn"])
+    out.userData = c.ffi.cast("void*", p["c_user"])
+
+
+@export
+def hipGraphHostNodeSetParams(n, params):
+    node(n, "host").params = host_params(params)

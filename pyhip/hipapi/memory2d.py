@@ -20,7 +20,7 @@ def malloc_pitch(width, height, depth=1) -> tuple[DevicePointer, int]:
     align = rt.device().props.texturePitchAlignment
     pitch = -(-width // align) * align
     p = ops.malloc(pitch * height * depth)
-    rt.pitched[int(p)] = (pitch, width, height, depth)
+    rt.pitched.record(int(p), pitch, width, height, depth)
     return p, pitch
 
 
@@ -50,7 +50,7 @@ def fill2d(dst, pitch, value, width, height, stream, sync) -> None:
     if _is_null(dst):
         raise invalid("null pointer")
     a = as_address(dst)
-    meta = runtime().pitched.get(a) if a else None
+    meta = runtime().pitched.geometry(a) if a else None
     if meta is not None and pitch == meta[0] and height > meta[2]:
         raise invalid(f"height {height} exceeds the allocation's {meta[2]} rows")
     ysize = meta[2] if meta is not None else height

@@ -7,8 +7,10 @@ import threading
 from ..errors import HipError, hipError_t
 from ..loader.targetid import DeviceISA
 from ..registry import Registry
+from .advice import MemAdvice
 from .device import Device
 from .hostmem import HostAllocations
+from .pitched import PitchedAllocations
 
 DEFAULT_DEVICES = "gfx90a:sramecc+:xnack-"          # PYHIP_DEVICES=gfx90a,gfx942 (any list) for several
 DEFAULT_MEMORY = 16 << 30          # virtual capacity per emulated device
@@ -45,8 +47,8 @@ class Runtime:
         self._lock = threading.RLock()
         self.host = HostAllocations(self)         # pinned/managed/registered host memory
         self.registry = Registry(make_module=_module_on, allocate_managed=self.host.managed)
-        self.pitched: dict[int, tuple] = {}      # hipMallocPitch/hipMalloc3D address -> (pitch, width, height, depth)
-        self.advice: dict[int, dict] = {}         # hipMemAdvise hints by range start
+        self.pitched = PitchedAllocations()       # hipMallocPitch/hipMalloc3D geometry by address (pitched.py)
+        self.advice = MemAdvice()                 # hipMemAdvise hints by range start (advice.py)
         self.primary_active: set[int] = set()     # devices whose primary context was retained
         self.default_pools: dict[int, object] = {}  # memory pools (runtime/pools.py)
         self.current_pools: dict[int, object] = {}

@@ -42,7 +42,7 @@ def free(ptr) -> None:
     dev.backend.free(addr)
     drop_buffer_id(addr)
     rt = runtime()
-    rt.pitched.pop(addr, None)
+    rt.pitched.forget(addr)
     pool = rt.pool_of.pop(addr, None)
     if pool is not None:
         pool.forget(addr)

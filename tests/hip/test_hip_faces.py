@@ -38,31 +38,31 @@ def test_verdicts_on_a_small_tree(tmp_path):
             hipE = face("hipE", api.other, 1)
         """,
         "pyhip/capi/device.py": """
+            from .. import hip as H
             from ..hipapi import devices as api
-            def install(c):
-                from .. import hip as H
-                @c.export
-                def hipA(out, d):
-                    out[0] = api.total_mem(int(d))
-                @c.export
-                def hipB(out, d):
-                    if int(d) < 0:
-                        raise invalid("d")
-                    out[0] = int(d)
-                @c.export
-                def hipC(out, d):
-                    out[0] = c.check(H.hipC(d))
-                @c.export
-                def hipD(out, d):
-                    out[0] = api.total_mem(d)
-                @c.export
-                def hipE(out, d):
-                    if d < 0:
-                        raise invalid("d")
-                    out[0] = d
-                @c.export_raw("hipOnlyC")
-                def only_c(x):
-                    return x
+            from .common import c, export, export_raw
+            @export
+            def hipA(out, d):
+                out[0] = api.total_mem(int(d))
+            @export
+            def hipB(out, d):
+                if int(d) < 0:
+                    raise invalid("d")
+                out[0] = int(d)
+            @export
+            def hipC(out, d):
+                out[0] = c.check(H.hipC(d))
+            @export
+            def hipD(out, d):
+                out[0] = api.total_mem(d)
+            @export
+            def hipE(out, d):
+                if d < 0:
+                    raise invalid("d")
+                out[0] = d
+            @export_raw("hipOnlyC")
+            def only_c(x):
+                return x
         """,
     })
     verdicts = {name: verdict for name, verdict, _h, _c in hip_faces.overlap(root)}
@@ -81,12 +81,12 @@ def test_both_sides_raising_is_twice_even_with_a_shared_callee(tmp_path):
         "pyhip/hiprtc/__init__.py": "",
         "pyhip/capi/m.py": """
             from ..runtime import peer
-            def install(c):
-                @c.export
-                def hipP(a, f):
-                    if f:
-                        raise invalid("f")
-                    peer.enable(a)
+            from .common import export
+            @export
+            def hipP(a, f):
+                if f:
+                    raise invalid("f")
+                peer.enable(a)
         """,
     })
     [(name, verdict, h, cb)] = hip_faces.overlap(root)

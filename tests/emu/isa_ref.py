@@ -79,6 +79,15 @@ def exact(fn, *xs):
     return r
 
 
+def fma(p: float, q: float, r: float):
+    """p * q + r rounded once: exact rationals for finite operands; with specials, an infinite r and a finite
+    product gives r (the product is not rounded first: a finite product beyond the format's range does not
+    become an infinity that meets -r)."""
+    if not any(math.isnan(x) for x in (p, q, r)) and math.isinf(r) and math.isfinite(p) and math.isfinite(q):
+        return r
+    return exact(lambda a, b, c: a * b + c, p, q, r)
+
+
 def fmax_ieee(a: float, b: float) -> float:
     if math.isnan(a):
         return b

@@ -4,7 +4,7 @@ numpy code) and on the compiled engine (generated LLVM IR) from the same random 
 and random), under the MODE settings below, and every VGPR, SGPR, SCC and MODE bit must agree.
 
 What this cannot catch is a wrong description (both backends share it): the per-instruction ISA tests
-(test_isa_ops.py, test_isa_breadth.py, test_isa_rdna.py, tests/isa) check the described semantics against
+(test_isa_ops.py, test_isa_alu.py, test_isa_memory.py, test_isa_matrix.py, test_isa_rdna.py, tests/isa) check the described semantics against
 independent references (numpy/host math, bit-exact IEEE helpers, llvm-mc), and the corpus against numpy."""
 import numpy as np
 import pytest

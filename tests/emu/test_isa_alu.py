@@ -1,82 +1,28 @@
-"""Per-instruction differential tests for the 16-bit, packed, SDWA, dot, mixed-precision, SAD, conversion and
-scalar bit instructions: kernels assembled with llvm-mc-19 and linked with ld.lld-19 run on the emulated
-GPU with random operands plus NaN, ±Inf, denormals, -0.0, extremes and integer overflow, checked against
-the scalar reference model in isa_ref.py (written from the ISA documents, sharing nothing with the
+"""Per-instruction tests of GFX9's vector and scalar ALU beyond the basics (test_isa_ops.py): 16-bit, packed,
+SDWA, dot, mixed-precision, SAD, conversion, clamp and IEEE-mode, denormal-mode and scalar bit instructions,
+register indexing and relative moves: kernels assembled with llvm-mc-19 and linked with ld.lld-19 run on the
+emulated GPU with random operands plus NaN, ±Inf, denormals, -0.0, extremes and integer overflow, checked
+against the scalar reference model in isa_ref.py (written from the ISA documents, sharing nothing with the
 emulator), with denormals allowed and flushed (FLOAT_DENORM_MODE from the kernel descriptor)."""
 import math
-import zlib
 
 import numpy as np
 import pytest
 
+import isa_operands as ops
 from asmkit import hi, lo, run
-from isa_ref import (exact, fmax_ieee, fmin_ieee, fp8_value, is_nan, round_bits, sext, to_float)
+from isa_operands import (TARGETS, U16, U32, U64, check, f, f16_operand, f32_operand, flushed, h, i32_operand,
+                          with_junk)
+from isa_ref import (exact, fma, fmax_ieee, fmin_ieee, fp8_value, is_nan, round_bits, sext, to_float)
 
-RNG = np.random.default_rng(606)
+RNG = None
 
 
 @pytest.fixture(autouse=True)
 def _seed(request):
     """Operands drawn per test from a seed of its own id: reproducible under any test order or worker."""
     global RNG
-    RNG = np.random.default_rng(zlib.crc32(request.node.nodeid.encode()))
-TARGETS = ["gfx90a", "gfx942"]
-U16, U32, U64 = np.uint16, np.uint32, np.uint64
-
-F16_SPECIAL = [0x0000, 0x8000, 0x7C00, 0xFC00, 0x7E00, 0x0001, 0x8001, 0x03FF, 0x83FF, 0x0400, 0x7BFF, 0xFBFF,
-               0x3C00, 0xBC00, 0x3800, 0x5BFF]
-F32_SPECIAL = [0, 0x80000000, 0x7F800000, 0xFF800000, 0x7FC00000, 1, 0x80000001, 0x007FFFFF, 0x00800000,
-               0x7F7FFFFF, 0xFF7FFFFF, 0x3F800000, 0xBF800000, 0x3F000000]
-I32_SPECIAL = [0, 1, 0xFFFFFFFF, 0x80000000, 0x7FFFFFFF, 0xFFFF, 0x8000, 0x7FFF, 0xFF, 0x80, 0x10000]
-
-
-def f16_operand():
-    """64 f16 bit patterns: specials, normals over the whole range, denormals."""
-    v = np.array([int(x) for x in np.float16(RNG.standard_normal(64) * 2.0 ** RNG.integers(-14, 15, 64)).view(U16)])
-    v[RNG.integers(0, 64, 8)] = RNG.integers(1, 0x400, 8) | (RNG.integers(0, 2, 8) << 15)      # denormals
-    perm = RNG.permutation(64)[:len(F16_SPECIAL)]
-    v[perm] = F16_SPECIAL
-    return v.astype(np.uint64)
-
-
-def f32_operand():
-    v = np.array(RNG.standard_normal(64).astype(np.float32) * np.float32(2.0) ** RNG.integers(-30, 30, 64).astype(np.float32))
-    bits = v.view(U32).astype(np.uint64)
-    bits[RNG.integers(0, 64, 6)] = RNG.integers(1, 0x800000, 6)                                  # denormals
-    bits[RNG.permutation(64)[:len(F32_SPECIAL)]] = F32_SPECIAL
-    return bits
-
-
-def i32_operand():
-    v = RNG.integers(0, 2 ** 32, 64, dtype=np.uint64)
-    v[RNG.permutation(64)[:len(I32_SPECIAL)]] = I32_SPECIAL
-    return v
-
-
-def with_junk(low16):
-    """A 64-bit operand: the 16-bit value in bits 15:0, random bits above (they must not leak in)."""
-    return (np.asarray(low16, np.uint64) & U64(0xFFFF)) | (RNG.integers(0, 2 ** 48, 64, dtype=np.uint64) << U64(16))
-
-
-def check(got, want, width):
-    """Bit-exact, except that any NaN matches any NaN."""
-    got, want = [int(x) for x in got], [int(x) for x in want]
-    bad = [(i, hex(g), hex(w)) for i, (g, w) in enumerate(zip(got, want))
-           if not (g == w or (is_nan(g, width) and is_nan(w, width)))]
-    assert not bad, f"{len(bad)} lanes differ (lane, got, want): {bad[:6]}"
-
-
-def h(bits):
-    return to_float(int(bits) & 0xFFFF, 16)
-
-
-def f(bits):
-    return to_float(int(bits) & 0xFFFFFFFF, 32)
-
-
-def flushed(x, width, on):
-    tiny = {16: 2.0 ** -14, 32: 2.0 ** -126, 64: 2.0 ** -1022}[width]
-    return math.copysign(0.0, x) if on and x != 0 and abs(x) < tiny else x
+    RNG = ops.seed(request.node.nodeid)
 
 
 F16_BINARY = {
@@ -506,249 +452,6 @@ def test_vgpr_index_mode(target):
 
 
 @pytest.mark.parametrize("target", TARGETS)
-def test_lds_64bit_atomics_in_lane_order(target):
-    vals = RNG.integers(0, 2 ** 64, 64, dtype=np.uint64)
-    init = RNG.integers(0, 2 ** 64, 64, dtype=np.uint64)
-    body = """
-  v_and_b32 v12, 3, v0
-  v_lshlrev_b32 v12, 3, v12
-  v_cmp_gt_u32 vcc, 4, v0
-  s_and_saveexec_b64 s[10:11], vcc
-  ds_write_b64 v12, v[4:5]
-  s_mov_b64 exec, s[10:11]
-  s_barrier
-  ds_add_rtn_u64 v[8:9], v12, v[2:3]
-  ds_max_rtn_i64 v[10:11], v12, v[2:3] offset:64
-"""
-    # lanes 0-3 initialise both counters (offset 0 and 64 are written separately below)
-    body = body.replace("ds_write_b64 v12, v[4:5]", "ds_write_b64 v12, v[4:5]\n  ds_write_b64 v12, v[4:5] offset:64")
-    r0, r1 = run(body, vals, init, lds=128, target=target)
-    mem_add = [int(init[i]) for i in range(4)]
-    mem_max = [int(init[i]) for i in range(4)]
-    want_add, want_max = [], []
-    for lane in range(64):
-        k = lane & 3
-        want_add.append(mem_add[k])
-        mem_add[k] = (mem_add[k] + int(vals[lane])) & (2 ** 64 - 1)
-        want_max.append(mem_max[k])
-        mem_max[k] = max(sext(mem_max[k], 64), sext(int(vals[lane]), 64)) & (2 ** 64 - 1)
-    assert [int(x) for x in r0] == want_add
-    assert [int(x) for x in r1] == want_max
-
-
-@pytest.mark.parametrize("target", TARGETS)
-def test_d16_loads_keep_the_other_half(target):
-    a, b = i32_operand(), i32_operand()
-    body = """
-  v_mov_b32 v8, v4
-  global_load_sbyte_d16 v8, v1, s[4:5]
-  v_mov_b32 v9, v4
-  global_load_ubyte_d16_hi v9, v1, s[4:5] offset:1
-  v_mov_b32 v10, v4
-  global_load_short_d16 v10, v1, s[4:5] offset:2
-  s_waitcnt vmcnt(0)
-"""
-    r0, r1 = run(body, a, b, target=target)
-    A, B = [int(x) for x in a], [int(x) for x in b]
-    assert [int(x) for x in lo(r0)] == [(y & 0xFFFF0000) | (sext(x & 0xFF, 8) & 0xFFFF) for x, y in zip(A, B)]
-    assert [int(x) for x in hi(r0)] == [(y & 0xFFFF) | ((x >> 8) & 0xFF) << 16 for x, y in zip(A, B)]
-    assert [int(x) for x in lo(r1)] == [(y & 0xFFFF0000) | (x >> 16 & 0xFFFF) for x, y in zip(A, B)]
-
-
-@pytest.mark.parametrize("target", TARGETS)
-def test_typed_buffer_loads_and_stores(target):
-    """buffer_load_format_xyzw with an 8_8_8_8 UNORM V#, tbuffer 16_16 SINT, and a format store."""
-    a = i32_operand()
-    b = RNG.integers(0, 2 ** 32, 64, dtype=np.uint64)
-    # V# in s[12:15]: base = input buffer, stride 8, num_records 1536, DATA_FORMAT 10 (8_8_8_8), NUM_FORMAT 0
-    body = """
-  s_mov_b32 s12, s4
-  s_and_b32 s13, s5, 0xffff
-  s_or_b32 s13, s13, 0x80000
-  s_mov_b32 s14, 1536
-  s_mov_b32 s15, 0x50000
-  v_lshrrev_b32 v12, 3, v1
-  buffer_load_format_xyzw v[14:17], v12, s[12:15], 0 idxen
-  tbuffer_load_format_xy v[18:19], v12, s[12:15], 0 format:[BUF_DATA_FORMAT_16_16, BUF_NUM_FORMAT_SINT] idxen
-  s_waitcnt vmcnt(0)
-  v_mov_b32 v8, v14
-  v_mov_b32 v9, v17
-  v_mov_b32 v10, v18
-  v_mov_b32 v11, v19
-"""
-    r0, r1 = run(body, a, b, target=target)
-    A = [int(x) for x in a]
-    check(lo(r0), [round_bits(Fraction_(x & 0xFF, 255), 32) for x in A], 32)
-    check(hi(r0), [round_bits(Fraction_(x >> 24 & 0xFF, 255), 32) for x in A], 32)
-    assert [int(x) for x in lo(r1)] == [sext(x & 0xFFFF, 16) & 0xFFFFFFFF for x in A]
-    assert [int(x) for x in hi(r1)] == [sext(x >> 16, 16) & 0xFFFFFFFF for x in A]
-
-
-def Fraction_(n, d):
-    from fractions import Fraction
-    return Fraction(n, d)
-
-
-@pytest.mark.parametrize("target", TARGETS)
-def test_scalar_store_and_atomic(target):
-    """64 one-wave workgroups: s_atomic_add (returning) on one counter in the c operands' first dword, and
-    s_store_dword / s_load_dword round trips through each workgroup's own c slot."""
-    a, b = i32_operand(), i32_operand()
-    c = RNG.integers(0, 2 ** 32, 64, dtype=np.uint64)
-    body = """
-  s_add_u32 s30, s4, 1024
-  s_addc_u32 s31, s5, 0
-  s_mov_b32 s26, s20
-  s_atomic_add s26, s[30:31], 0x0 glc
-  s_add_u32 s32, s30, s12
-  s_addc_u32 s33, s31, 0
-  s_store_dword s22, s[32:33], 0x4
-  s_waitcnt lgkmcnt(0)
-  s_dcache_wb
-  s_load_dword s27, s[32:33], 0x4
-  s_waitcnt lgkmcnt(0)
-"""
-    r0, _ = run(body, a, b, c, scalar=True, target=target)
-    # the atomics apply one after another in some order of the workgroups (they may run concurrently):
-    # following that order from c0, every wave sees the counter plus the a of every wave before it
-    # (waves adding 0 leave the counter as it was, so several may see one value)
-    start = int(c[0]) & 0xFFFFFFFF
-    adds = [int(x) & 0xFFFFFFFF for x in a]
-    waiting: dict[int, list[int]] = {}
-    for g, x in enumerate(lo(r0)):
-        waiting.setdefault(int(x), []).append(g)
-    value, done = start, 0
-    while waiting.get(value):
-        here = waiting.pop(value)
-        movers = [g for g in here if adds[g]]
-        assert len(movers) <= 1, "two waves that changed the counter saw the same value"
-        done += len(here)
-        if movers:
-            value = (value + adds[movers[0]]) & 0xFFFFFFFF
-    assert done == 64 and not waiting, "the returned values are not one sequential order of the adds"
-    assert np.array_equal(hi(r0), lo(b))
-
-
-@pytest.mark.parametrize("target", ["gfx942"])
-def test_fp8_mfma(target):
-    """v_mfma_f32_16x16x32_fp8_fp8 / _bf8_fp8: FNUZ 8-bit inputs (E4M3 bias 8, E5M2 bias 16) vs numpy."""
-    import asmkit
-    _ = asmkit  # the vector template carries 3 x 64-bit operands per lane: exactly the 8 bytes A and B need
-    a = RNG.integers(0, 256, (64, 8), dtype=np.uint8)
-    b = RNG.integers(0, 256, (64, 8), dtype=np.uint8)
-    a[a == 0x80] = 0
-    b[b == 0x80] = 0
-    body = """
-  v_mov_b32 v12, 0
-  v_mov_b32 v13, 0
-  v_mov_b32 v14, 0
-  v_mov_b32 v15, 0
-  v_mfma_f32_16x16x32_fp8_fp8 v[12:15], v[2:3], v[4:5], v[12:15]
-  v_mfma_f32_16x16x32_bf8_fp8 v[16:19], v[2:3], v[4:5], 0
-  s_nop 7
-  s_nop 7
-  v_mov_b32 v8, v12
-  v_mov_b32 v9, v13
-  v_mov_b32 v10, v16
-  v_mov_b32 v11, v17
-"""
-    r0, r1 = run(body, a.view(np.uint64).reshape(64), b.view(np.uint64).reshape(64), target=target)
-    for r_lo, r_hi, ka in ((lo(r0), hi(r0), (3, 8)), (lo(r1), hi(r1), (2, 16))):
-        A = np.array([[fp8_value(int(v), *ka) for v in row] for row in a])       # lane l: row l % 16, k-slice l // 16
-        B = np.array([[fp8_value(int(v), 3, 8) for v in row] for row in b])
-        Am = np.zeros((16, 32))
-        Bm = np.zeros((32, 16))
-        for lane in range(64):
-            for item in range(8):
-                Am[lane % 16, 8 * (lane // 16) + item] = A[lane, item]
-                Bm[8 * (lane // 16) + item, lane % 16] = B[lane, item]
-        D = (Am @ Bm).astype(np.float32)
-        got0 = np.array([D[4 * (lane // 16) + 0, lane % 16] for lane in range(64)], np.float32)
-        got1 = np.array([D[4 * (lane // 16) + 1, lane % 16] for lane in range(64)], np.float32)
-        assert np.allclose(r_lo.view(np.float32), got0, rtol=1e-6, atol=1e-30)
-        assert np.allclose(r_hi.view(np.float32), got1, rtol=1e-6, atol=1e-30)
-
-
-def _layout_out(M, blocks, reg, lane):
-    """The (block, row, col) a D register of a lane holds (AMD matrix instruction layouts)."""
-    if M == 4:
-        return lane // 4, reg, lane % 4
-    per = 16 if M == 32 else 4
-    b, r = reg // per, reg % per
-    row = 8 * (r // 4) + 4 * (lane // 32) + r % 4 if M == 32 else 4 * (lane // 16) + r
-    return b, row, lane % M
-
-
-@pytest.mark.parametrize("target", TARGETS)
-@pytest.mark.parametrize("mods", ["", " cbsz:4 abid:3", " blgp:1", " blgp:3", " blgp:6"])
-def test_mfma_4x4_multiblock_and_broadcasts(target, mods):
-    a = RNG.standard_normal(64).astype(np.float32)
-    b = RNG.standard_normal(64).astype(np.float32)
-    name = "v_mfma_f32_4x4x1f32" if target == "gfx90a" else "v_mfma_f32_4x4x1_16b_f32"
-    r0, r1 = run(f"{name} v[12:15], v2, v4, 0{mods}\n  s_nop 7\n  s_nop 7\n  v_mov_b32 v8, v12\n"
-                 "  v_mov_b32 v9, v13\n  v_mov_b32 v10, v14\n  v_mov_b32 v11, v15", a, b, target=target)
-    got = np.stack([lo(r0), hi(r0), lo(r1), hi(r1)]).view(np.float32)     # (reg, lane)
-    for reg in range(4):
-        for lane in range(64):
-            blk, i, j = _layout_out(4, 16, reg, lane)
-            a_lane = 4 * blk + i
-            if "cbsz" in mods:
-                a_lane = 4 * 3 + i
-            b_lane = 4 * blk + j
-            if "blgp:1" in mods:
-                b_lane %= 32
-            elif "blgp:3" in mods:
-                b_lane = (b_lane + 16) % 64
-            elif "blgp:6" in mods:
-                b_lane = 32 + b_lane % 16
-            assert got[reg, lane] == np.float32(np.float64(a[a_lane]) * np.float64(b[b_lane])), (reg, lane)
-
-
-@pytest.mark.parametrize("target", TARGETS)
-def test_mfma_16x16x4f16_four_blocks(target):
-    a = RNG.standard_normal((64, 4)).astype(np.float16)
-    b = RNG.standard_normal((64, 4)).astype(np.float16)
-    name = "v_mfma_f32_16x16x4f16" if target == "gfx90a" else "v_mfma_f32_16x16x4_4b_f16"
-    regs = (0, 5, 10, 15)
-    body = f"{name} v[12:27], v[2:3], v[4:5], 0\n  s_nop 7\n  s_nop 7\n  s_nop 7\n" + "".join(
-        f"  v_mov_b32 v{8 + k}, v{12 + r}\n" for k, r in enumerate(regs))
-    r0, r1 = run(body, a.view(np.uint64).reshape(64), b.view(np.uint64).reshape(64), target=target)
-    got = np.stack([lo(r0), hi(r0), lo(r1), hi(r1)]).view(np.float32)
-    for k, reg in enumerate(regs):
-        for lane in range(64):
-            blk, i, j = _layout_out(16, 4, reg, lane)
-            want = sum(float(a[16 * blk + i, kk]) * float(b[16 * blk + j, kk]) for kk in range(4))
-            assert got[k, lane] == np.float32(want), (reg, lane)
-
-
-@pytest.mark.parametrize("target", TARGETS)
-def test_mfma_f64_16x16x4(target):
-    a = RNG.standard_normal(64)
-    b = RNG.standard_normal(64)
-    c = RNG.standard_normal(64)
-    name = "v_mfma_f64_16x16x4f64" if target == "gfx90a" else "v_mfma_f64_16x16x4_f64"
-    body = (f"  v_mov_b32 v{12}, 0\n" + "".join(f"  v_mov_b32 v{12 + r}, 0\n" for r in range(8)) +
-            "  v_mov_b32 v12, v6\n  v_mov_b32 v13, v7\n"
-            f"  {name} v[12:19], v[2:3], v[4:5], v[12:19]\n  s_nop 7\n  s_nop 7\n  s_nop 7\n"
-            "  v_mov_b32 v8, v12\n  v_mov_b32 v9, v13\n  v_mov_b32 v10, v18\n  v_mov_b32 v11, v19")
-    r0, r1 = run(body, a, b, c, target=target)
-    # lane l holds A[l % 16][l // 16] and B[l // 16][l % 16]; D[i][j] in register pair i // 4 of lane
-    # 16 * (i % 4) + j (AMD's matrix instruction calculator; unlike the f32 16x16 layout)
-    A = np.zeros((16, 4))
-    B = np.zeros((4, 16))
-    for lane in range(64):
-        A[lane % 16, lane // 16] = a[lane]
-        B[lane // 16, lane % 16] = b[lane]
-    for got, item in ((r0.view(np.float64), 0), (r1.view(np.float64), 3)):
-        for lane in range(64):
-            i, j = 4 * item + lane // 16, lane % 16
-            acc = c[lane] if item == 0 else 0.0                  # C: item 0 from c, the rest 0
-            for kk in range(4):                                   # one fused multiply-add per k, in k order
-                acc = float(exact(lambda p, q, r: p * q + r, A[i, kk], B[kk, j], acc))
-            assert got[lane] == acc, (item, lane)
-
-
-@pytest.mark.parametrize("target", TARGETS)
 def test_integer_clamp_saturates(target):
     """VOP3 CLAMP on integer add/sub: the exact result saturated to the destination type."""
     a, b = i32_operand(), i32_operand()
@@ -933,7 +636,7 @@ def test_f32_f64_arithmetic_specials_and_denormal_modes(target, width, flush):
         want = []
         for x, y, z in zip(a, b, c):
             xs = [flushed(fv(v), width, flush) for v in (x, y, z)]
-            v = exact(lambda p, q, r: p * q + r, *xs) if fn == "fma" else exact(fn, xs[0], xs[1])
+            v = fma(*xs) if fn == "fma" else exact(fn, xs[0], xs[1])
             nan = isinstance(v, float) and math.isnan(v)
             want.append({32: 0x7FC00000, 64: 0x7FF8000000000000}[width] if nan else round_bits(v, width, flush))
         check(got, want, width)
@@ -985,89 +688,6 @@ def test_scalar_relative_moves_and_call(target):
     assert np.array_equal(lo(r0), lo(b)), "s_movrels: s26 = s[20 + 2]"
     assert np.array_equal(hi(r0), lo(a)), "s_movreld: s[22 + 6] = s20"
     assert (lo(r1) == 4).all() and (hi(r1) == 7).all(), "s_call_b64 returns to the next instruction and skips one"
-
-
-@pytest.mark.parametrize("target", TARGETS)
-def test_ds_append_consume_wrxchg2_addtid(target):
-    a, b = i32_operand(), i32_operand()
-    init = int(RNG.integers(0, 2 ** 31))
-    body = f"""
-  s_mov_b32 m0, 0
-  v_mov_b32 v12, {init}
-  v_mov_b32 v13, 0
-  v_cmp_eq_u32 vcc, 0, v0
-  s_and_saveexec_b64 s[10:11], vcc
-  ds_write_b32 v13, v12 offset:256
-  s_mov_b64 exec, s[10:11]
-  s_barrier
-  v_cmp_gt_u32 vcc, 40, v0
-  s_and_saveexec_b64 s[10:11], vcc
-  ds_append v8 offset:256
-  s_mov_b64 exec, s[10:11]
-  s_waitcnt lgkmcnt(0)
-  s_barrier
-  ds_consume v9 offset:256
-  v_lshlrev_b32 v14, 2, v0
-  ds_write_addtid_b32 v2
-  ds_write_b32 v14, v4 offset:256
-  s_waitcnt lgkmcnt(0)
-  ds_wrxchg2_rtn_b32 v[10:11], v14, v6, v6 offset1:64
-  s_waitcnt lgkmcnt(0)
-  ds_read2_b32 v[12:13], v14 offset1:64
-  s_waitcnt lgkmcnt(0)
-  v_xor_b32 v10, v10, v12
-  v_xor_b32 v11, v11, v13
-"""
-    c = i32_operand()
-    r0, r1 = run(body, a, b, c, lds=512, target=target)
-    assert (lo(r0)[:40] == init).all() and (lo(r0)[40:] == 0).all(), "ds_append: old value to active lanes"
-    assert (hi(r0) == init + 40).all(), "ds_consume sees the appended count"
-    # lane i: dword i holds a[i] (ds_write_addtid at M0 = 0) and dword 64 + i holds b[i]; both are exchanged
-    # for c[i], so old ^ new = a ^ c and b ^ c
-    assert np.array_equal(lo(r1), lo(a) ^ lo(c)) and np.array_equal(hi(r1), lo(b) ^ lo(c))
-
-
-@pytest.mark.parametrize("target", TARGETS)
-def test_packed_f16_atomic_adds(target):
-    """global_atomic_pk_add_f16 (returning) and, on gfx942, ds_pk_add_rtn_f16: two f16 adds per dword, in lane
-    order."""
-    a = (f16_operand() << U64(16)) | f16_operand()
-    b = (f16_operand() << U64(16)) | f16_operand()
-    body = """
-  v_and_b32 v12, 7, v0
-  v_lshlrev_b32 v12, 2, v12
-  v_cmp_gt_u32 vcc, 8, v0
-  s_and_saveexec_b64 s[10:11], vcc
-  global_store_dword v12, v4, s[6:7] offset:768
-  ds_write_b32 v12, v4
-  s_mov_b64 exec, s[10:11]
-  s_waitcnt vmcnt(0) lgkmcnt(0)
-  s_barrier
-  global_atomic_pk_add_f16 v8, v12, v2, s[6:7] offset:768 glc
-  ds_pk_add_rtn_f16 v9, v12, v2
-  s_waitcnt vmcnt(0) lgkmcnt(0)
-"""
-    if target == "gfx942":
-        body = body.replace(" glc", " sc0")
-    else:                                              # ds_pk_add_*_f16 is gfx940+
-        body = body.replace("ds_pk_add_rtn_f16 v9, v12, v2", "v_mov_b32 v9, v8")
-    r0, _ = run(body, a, b, lds=64, target=target)
-
-    def add2(o, v):
-        out = 0
-        for sh in (0, 16):
-            s = exact(lambda p, q: p + q, h(o >> sh), h(v >> sh))
-            out |= (round_bits(s, 16) if not (isinstance(s, float) and math.isnan(s)) else 0x7E00) << sh
-        return out
-    mem = [int(b[i]) & 0xFFFFFFFF for i in range(8)]
-    want = []
-    for lane in range(64):
-        k = lane & 7
-        want.append(mem[k])
-        mem[k] = add2(mem[k], int(a[lane]) & 0xFFFFFFFF)
-    for got in (lo(r0), hi(r0)):
-        check(got & U32(0xFFFF), [w & 0xFFFF for w in want], 16)
-        check(got >> U32(16), [w >> 16 for w in want], 16)
 
 
 @pytest.mark.parametrize("target", TARGETS)
@@ -1211,64 +831,6 @@ def test_more_integer_conversions(target):
         v = h(bits)
         return 0 if math.isnan(v) else int(round(max(-1.0, min(1.0, v)) * 32767)) & 0xFFFF
     assert [int(x) for x in hi(r1)] == [norm(x) | norm(y) << 16 for x, y in zip(fa, fb)]
-
-
-@pytest.mark.parametrize("target", TARGETS)
-def test_ds_d16_reads_condxchg_and_lds_dma(target):
-    a, b = i32_operand(), i32_operand()
-    body = """
-  v_lshlrev_b32 v12, 2, v0
-  ds_write_b32 v12, v2
-  s_waitcnt lgkmcnt(0)
-  v_mov_b32 v8, v4
-  ds_read_u8_d16 v8, v12 offset:1
-  v_mov_b32 v9, v4
-  ds_read_i8_d16_hi v9, v12 offset:2
-  s_waitcnt lgkmcnt(0)
-  s_mov_b32 m0, 256
-  global_load_lds_dword v1, s[4:5] offset:512
-  s_waitcnt vmcnt(0)
-  ds_read_b32 v10, v12 offset:768
-  s_waitcnt lgkmcnt(0)
-  v_mov_b32 v11, 0
-"""
-    if target == "gfx90a":                          # global_load_lds_dword is gfx940+
-        body = body.replace("global_load_lds_dword v1, s[4:5] offset:512", "global_load_dword v13, v1, s[4:5] offset:512\n"
-                            "  s_waitcnt vmcnt(0)\n  ds_write_b32 v12, v13 offset:768")
-    r0, r1 = run(body, a, b, lds=1280, target=target)
-    A, B = [int(x) & 0xFFFFFFFF for x in a], [int(x) & 0xFFFFFFFF for x in b]
-    assert [int(x) for x in lo(r0)] == [(y & 0xFFFF0000) | (x >> 8 & 0xFF) for x, y in zip(A, B)]
-    assert [int(x) for x in hi(r0)] == [(y & 0xFFFF) | (sext(x >> 16 & 0xFF, 8) & 0xFFFF) << 16 for x, y in zip(A, B)]
-    # the instruction offset moves both addresses: the global one and the LDS one (M0 + offset + 4 * lane)
-    assert np.array_equal(lo(r1), lo(b)), "global_load_lds_dword: lane i's dword at M0 + offset + 4 i"
-
-
-@pytest.mark.parametrize("target", TARGETS)
-def test_buffer_store_format(target):
-    """buffer_store_format_xy through a 16_16 UNORM V#, read back raw: round(clamp(x, 0, 1) * 65535)."""
-    a, b = f32_operand(), f32_operand()
-    body = """
-  s_mov_b32 s12, s6
-  s_and_b32 s13, s7, 0xffff
-  s_or_b32 s13, s13, 0x80000
-  s_mov_b32 s14, 1024
-  s_mov_b32 s15, 0x28000
-  v_lshrrev_b32 v12, 3, v1
-  buffer_store_format_xy v[2:3], v12, s[12:15], 0 idxen
-  s_waitcnt vmcnt(0)
-  v_mov_b32 v3, v4
-  buffer_store_format_xy v[2:3], v12, s[12:15], 0 idxen
-  s_waitcnt vmcnt(0)
-  buffer_load_dword v8, v12, s[12:15], 0 idxen
-  s_waitcnt vmcnt(0)
-  v_mov_b32 v9, 0
-"""
-    r0, _ = run(body, a, b, target=target)
-
-    def unorm(bits):
-        v = f(bits)
-        return 0 if math.isnan(v) else int(round(max(0.0, min(1.0, v)) * 65535))
-    assert [int(x) for x in lo(r0)] == [unorm(x) | unorm(y) << 16 for x, y in zip(a, b)]
 
 
 @pytest.mark.parametrize("target", TARGETS)

@@ -18,12 +18,18 @@ H(s_movrels) {
 }
 /* RDNA's M0-relative VGPR moves (rdna_lanes._movrel), x: 0 v_movrels D = VGPR[S0 + M0], 1 v_movreld
  * VGPR[D + M0] = S0 (any source), 2 v_movrelsd VGPR[D + M0] = VGPR[S0 + M0], 3 v_movrelsd_2 VGPR[D + M0[25:16]]
- * = VGPR[S0 + M0[9:0]], 4 v_swaprel (those two swapped); active lanes only; an index past the wave's VGPR rows
- * faults (FK_VGPR_INDEX, arg: the row) */
+ * = VGPR[S0 + M0[9:0]], 4 v_swaprel (those two swapped); 5 a GFX9 v_mov_b32 inside s_set_gpr_idx_on (gpr_indexing:
+ * its VGPR source and/or destination offset by M0[7:0], as imm's mode bits say); active lanes only; an index past
+ * the wave's VGPR rows faults (FK_VGPR_INDEX, arg: the row) */
 H(v_movrel) {
     int kind = in->x;
     uint32_t m0 = w->s[M0];
     int64_t so = kind >= 3 ? (m0 & 0x3FF) : m0, dof = kind >= 3 ? (m0 >> 16 & 0x3FF) : m0;
+    if (kind == 5) {                  /* GFX9 VGPR index mode's v_mov_b32: imm bit 0 / 3 = SRC0 / DST by M0[7:0] */
+        so = (in->imm & 1) && SRC_KIND(in->s[0]) == SRC_V ? (m0 & 0xFF) : 0;
+        dof = (in->imm & 8) ? (m0 & 0xFF) : 0;
+        kind = SRC_KIND(in->s[0]) == SRC_V ? 2 : 1;
+    }
     int64_t nreg = c->d->nvgpr;
     int64_t s = SRC_IDX(in->s[0]), sr = s + so, dr = (int64_t)in->d + dof;
     if ((kind != 1 && sr >= nreg) || (kind != 0 && dr >= nreg))

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import isa_operands as ops
-from asmkit import hi, lo, run
+from asmkit import engine, hi, lo, run  # noqa: F401 (engine: a fixture)
 from isa_operands import (TARGETS, U16, U32, U64, check, f, f16_operand, f32_operand, flushed, h, i32_operand,
                           with_junk)
 from isa_ref import (exact, fma, fmax_ieee, fmin_ieee, fp8_value, is_nan, round_bits, sext, to_float)
@@ -433,8 +433,9 @@ def test_scalar_bit_ops(target):
 
 
 @pytest.mark.parametrize("target", TARGETS)
-def test_vgpr_index_mode(target):
-    """s_set_gpr_idx_on: the VALU source/destination VGPRs between _on and _off are offset by M0[7:0]."""
+def test_vgpr_index_mode(target, engine):
+    """s_set_gpr_idx_on: the VALU source/destination VGPRs between _on and _off are offset by M0[7:0] (on each
+    engine: the native one moves them in its v_movrel handler)."""
     a, b, c = i32_operand(), i32_operand(), i32_operand()
     body = """
   s_mov_b32 s12, 2
@@ -446,7 +447,9 @@ def test_vgpr_index_mode(target):
   v_mov_b32 v9, v6
   s_set_gpr_idx_off
 """
+    engine(target)
     r0, r1 = run(body, a, b, c, target=target)
+    engine(target)
     assert np.array_equal(lo(r0), lo(b)), "v8 = v[2 + 2]"
     assert np.array_equal(lo(r1), lo(c)), "v[9 + 1] = v6"
 
@@ -757,7 +760,7 @@ def test_cube_and_packing_conversions(target):
 
 
 @pytest.mark.parametrize("target", TARGETS)
-def test_vgpr_index_mode_differs_per_wave(target):
+def test_vgpr_index_mode_differs_per_wave(target, engine):
     """64 one-wave workgroups, M0[7:0] = workgroup id % 4: each wave reads its own VGPR of v10..v13."""
     a = i32_operand()
     body = """
@@ -771,7 +774,9 @@ def test_vgpr_index_mode_differs_per_wave(target):
   s_set_gpr_idx_off
   v_readfirstlane_b32 s26, v14
 """
+    engine(target)
     r0, _ = run(body, a, scalar=True, target=target)
+    engine(target)
     assert [int(x) for x in lo(r0)] == [100 + g % 4 for g in range(64)]
 
 

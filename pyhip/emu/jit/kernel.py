@@ -347,7 +347,9 @@ class KernelIR(LaneRegions, GeneratedMemory):
             region = self._new_region()
             for k, ip in enumerate(blk):
                 inst = self._inst(ip)
-                writes = self._described(inst) if inst.name not in CONTROL else None
+                # (an instruction lowered to a handler is the handler's even when its name has a description:
+                # a v_mov_b32 inside a GFX9 VGPR index mode region)
+                writes = self._described(inst) if inst.name not in CONTROL and ip in self.nprog.described else None
                 if writes is not None:
                     kind, ureads, written = self._classify(writes)
                     if kind != "wide":
@@ -432,7 +434,7 @@ define i32 @{self.name}(ptr noalias %w, ptr noalias %c) {{
             self._bridge(ip)
             e.line(f"ret i32 {ST_SLICE}" if self.lockstep else "br label %indirect")
             return True
-        if writes is None:
+        if writes is None and ip in self.nprog.described:
             writes = self._described(inst)
         if writes is None and ip in self.nprog.described:
             raise Unsupported(f"{inst.name}: this form has no description and no native handler")

@@ -14,7 +14,7 @@ import numpy as np
 from ..clocks import counter_khz
 from ..engine import BLOCK_ENDS
 from ..memory import PRIVATE_APERTURE, SHARED_APERTURE
-from ..semantics.gpr_indexing import gpr_index_modes
+from ..semantics.gpr_indexing import GPR_IDX_DST, GPR_IDX_SRC0, gpr_index_modes
 from . import cache
 from .layout import F_BLOCK_END, dtype, op_ids
 from .lower_mem import lower_ds, lower_smem, lower_typed_buffer, lower_vmem
@@ -45,6 +45,21 @@ SH_MEM_BASES = ((SHARED_APERTURE >> 48) << 16) | (PRIVATE_APERTURE >> 48)
 
 
 MOVREL = {"v_movrels_b32": 0, "v_movreld_b32": 1, "v_movrelsd_b32": 2, "v_movrelsd_2_b32": 3, "v_swaprel_b32": 4}
+
+
+def lower_indexed(inst, mode: int) -> Rec:
+    """A VALU instruction inside an s_set_gpr_idx_on region (gpr_indexing.indexed): a plain v_mov_b32 is the
+    v_movrel handler's index-mode move; anything else has no native form."""
+    f = inst.fields
+    if inst.name != "v_mov_b32" or inst.encoding != "VOP1" or mode & ~(GPR_IDX_SRC0 | GPR_IDX_DST):
+        raise Unsupported("VGPR index mode")
+    rec = Rec()
+    rec.op, rec.x, rec.d, rec.imm = "v_movrel", 5, f["vdst"], mode
+    rec.src(0, *sdesc(f["src0"], inst.literal))
+    rec.touch(f["vdst"] + 1)
+    if f["src0"] >= 256:
+        rec.touch(f["src0"] - 256 + 1)
+    return rec
 
 
 def lower_scalar(rec: Rec, inst, K) -> bool:
@@ -197,9 +212,7 @@ class NativeProgram:
         for i, pc in enumerate(pcs):
             inst = insts[pc]
             try:
-                if pc in indexed:
-                    raise Unsupported("VGPR index mode")
-                rec = lower_instruction(inst, K, aux)
+                rec = lower_indexed(inst, indexed[pc]) if pc in indexed else lower_instruction(inst, K, aux)
                 if rec.op not in ops:
                     raise Unsupported(f"{inst.name}: no native handler {rec.op}")
             except Unsupported as exc:

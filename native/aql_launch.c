@@ -64,8 +64,10 @@ typedef struct {
  * a kernelParams list / Kernel call, hip-python's ``extra`` tuple */
 enum { E_RAW = 0, E_ARGS = 1, E_EXTRA = 2 };
 /* how a slot's value is read: by `conv` or as it is; ctypes' own integer, unsigned, floating types and ctypes
- * objects' bytes, read from the object's buffer (what ``.value`` / ``bytes(memoryview(v))`` give) */
-enum { R_VALUE = 0, R_CT_INT, R_CT_UINT, R_CT_FLOAT, R_CT_BYTES };
+ * objects' bytes, read from the object's buffer (what ``.value`` / ``bytes(memoryview(v))`` give); numpy's
+ * integer and floating scalars, read from the value they hold after their object header (numpy's
+ * PyArrayScalar_VAL: what ``__index__`` / ``__float__`` give) */
+enum { R_VALUE = 0, R_CT_INT, R_CT_UINT, R_CT_FLOAT, R_CT_BYTES, R_NP_INT, R_NP_UINT, R_NP_FLOAT };
 
 /* Reserve (waiting up to timeout_ns for a slot, < 0: no limit), copy the template then the explicit bytes,
  * publish.  1: published; 0: the entry is stale or the queue closed; -1: no slot within the timeout (nothing
@@ -217,54 +219,71 @@ static int pack_one(uint8_t* out, const pyhip_launch_arg* a, PyObject* v) {
     return ok;
 }
 
+/* A value of `size` bytes at `p` (R_CT_INT/UINT/FLOAT's reading, R_CT_BYTES's bytes) packed as struct packs
+ * what ``.value`` gives. */
+static int pack_memory(uint8_t* out, const pyhip_launch_arg* a, int read, const uint8_t* p) {
+    switch (read) {
+    case R_CT_INT: {
+        long long s = 0;
+        switch (a->read_size) {
+        case 1: { int8_t x; memcpy(&x, p, 1); s = x; break; }
+        case 2: { int16_t x; memcpy(&x, p, 2); s = x; break; }
+        case 4: { int32_t x; memcpy(&x, p, 4); s = x; break; }
+        case 8: { int64_t x; memcpy(&x, p, 8); s = x; break; }
+        default: return 0;
+        }
+        return pack_signed(out, a, s);
+    }
+    case R_CT_UINT: {
+        unsigned long long u = 0;
+        switch (a->read_size) {
+        case 1: { uint8_t x; memcpy(&x, p, 1); u = x; break; }
+        case 2: { uint16_t x; memcpy(&x, p, 2); u = x; break; }
+        case 4: { uint32_t x; memcpy(&x, p, 4); u = x; break; }
+        case 8: { uint64_t x; memcpy(&x, p, 8); u = x; break; }
+        default: return 0;
+        }
+        return pack_unsigned(out, a, u);
+    }
+    case R_CT_FLOAT: {
+        double d;
+        if (a->read_size == 4) { float f; memcpy(&f, p, 4); d = f; }
+        else if (a->read_size == 8) memcpy(&d, p, 8);
+        else return 0;
+        return pack_double(out, a, d);
+    }
+    case R_CT_BYTES:
+        if ((a->code != A_BYTES && a->code != A_BUF) || a->read_size != a->size) return 0;
+        memcpy(out, p, a->size);
+        return 1;
+    }
+    return 0;
+}
+
+/* ctypes objects keep their buffer's address right after the object header (CDataObject's b_ptr): fastlaunch.py
+ * checks it against ctypes.addressof for ctypes' own types and sets this; otherwise the buffer protocol. */
+static int g_ctypes_bptr;
+
+/* A value of one of the read kinds (the slot's `read`): a numpy scalar's value after its header, a ctypes
+ * object's from its buffer. */
+static int pack_read(uint8_t* out, const pyhip_launch_arg* a, PyObject* v) {
+    if (a->read >= R_NP_INT)
+        return pack_memory(out, a, a->read - R_NP_INT + R_CT_INT, (const uint8_t*)v + sizeof(PyObject));
+    if (g_ctypes_bptr) {
+        const uint8_t* p;
+        memcpy(&p, (const uint8_t*)v + sizeof(PyObject), sizeof(p));
+        return p && pack_memory(out, a, a->read, p);
+    }
 #if PYHIP_BUFFERS
-/* A ctypes object of one of ctypes' own types (the slot's `read`): its value from its buffer, as ``.value``
- * gives it (R_CT_*), or its bytes (R_CT_BYTES, what ``bytes(memoryview(v).cast("B"))`` gives). */
-static int pack_ctypes(uint8_t* out, const pyhip_launch_arg* a, PyObject* v) {
     Py_buffer view;
     if (PyObject_GetBuffer(v, &view, PyBUF_SIMPLE) < 0) return 0;
-    int ok = 0;
-    const uint8_t* p = (const uint8_t*)view.buf;
-    if (view.len == a->read_size) {
-        switch (a->read) {
-        case R_CT_INT: {
-            long long s = 0;
-            switch (a->read_size) {
-            case 1: { int8_t x; memcpy(&x, p, 1); s = x; break; }
-            case 2: { int16_t x; memcpy(&x, p, 2); s = x; break; }
-            case 4: { int32_t x; memcpy(&x, p, 4); s = x; break; }
-            case 8: { int64_t x; memcpy(&x, p, 8); s = x; break; }
-            }
-            ok = pack_signed(out, a, s);
-            break;
-        }
-        case R_CT_UINT: {
-            unsigned long long u = 0;
-            switch (a->read_size) {
-            case 1: { uint8_t x; memcpy(&x, p, 1); u = x; break; }
-            case 2: { uint16_t x; memcpy(&x, p, 2); u = x; break; }
-            case 4: { uint32_t x; memcpy(&x, p, 4); u = x; break; }
-            case 8: { uint64_t x; memcpy(&x, p, 8); u = x; break; }
-            }
-            ok = pack_unsigned(out, a, u);
-            break;
-        }
-        case R_CT_FLOAT: {
-            double d;
-            if (a->read_size == 4) { float f; memcpy(&f, p, 4); d = f; }
-            else memcpy(&d, p, 8);
-            ok = pack_double(out, a, d);
-            break;
-        }
-        case R_CT_BYTES:
-            if (a->code == A_BYTES && view.len == a->size) { memcpy(out, p, (size_t)view.len); ok = 1; }
-            break;
-        }
-    }
+    int ok = view.len == a->read_size && pack_memory(out, a, a->read, (const uint8_t*)view.buf);
     PyBuffer_Release(&view);
     return ok;
-}
+#else
+    return 0;
 #endif
+}
 
 /* Every value of `items[0..n)` read and packed into `buf` (the entry's explicit bytes).  1: all packed; 0: a
  * value of another type than its slot's, or one refused (no Python error is left set). */
@@ -276,12 +295,9 @@ static int pack_args(pyhip_launch_entry* e, PyObject* const* items, Py_ssize_t n
         const pyhip_launch_arg* a = &e->arg[k];
         if ((void*)Py_TYPE(v) != a->type) return 0;
         int ok;
-#if PYHIP_BUFFERS
         if (a->read) {
-            ok = pack_ctypes(buf + a->offset, a, v);
-        } else
-#endif
-        if (a->conv) {
+            ok = pack_read(buf + a->offset, a, v);
+        } else if (a->conv) {
             PyObject* c = PyObject_CallOneArg((PyObject*)a->conv, v);
             if (!c) { PyErr_Clear(); return 0; }
             ok = pack_one(buf + a->offset, a, c);
@@ -357,10 +373,11 @@ static PyObject* py_bind(PyObject* self, PyObject* pargs) {
         PyObject* c = PyTuple_GetItem(convs, k);
         e->arg[k].type = PyTuple_GetItem(types, k);
         e->arg[k].conv = c == Py_None ? NULL : c;
-        if (c != Py_None && !(PYHIP_BUFFERS && e->arg[k].read)) e->has_conv = 1;
 #if !PYHIP_BUFFERS
-        e->arg[k].read = R_VALUE;                             /* no buffers: the reader reads it */
+        if (!g_ctypes_bptr && e->arg[k].read < R_NP_INT)
+            e->arg[k].read = R_VALUE;                         /* no buffers: the reader reads it */
 #endif
+        if (c != Py_None && !e->arg[k].read) e->has_conv = 1;
     }
     Py_RETURN_NONE;
 }
@@ -512,6 +529,12 @@ static PyObject* py_configure(PyObject* self, PyObject* pargs) {
     Py_RETURN_NONE;
 }
 
+/* ctypes_layout(flag): whether ctypes objects' buffer address follows their header (fastlaunch.py checks). */
+static PyObject* py_ctypes_layout(PyObject* self, PyObject* flag) {
+    g_ctypes_bptr = PyObject_IsTrue(flag) == 1;
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef pyhip_launch_methods[] = {
     {"launch", py_launch, METH_VARARGS, "launch(entry, args) -> bool: publish a repeat launch"},
     {"bind", py_bind, METH_VARARGS, "bind(entry, types, readers): the Python objects of an entry's arguments"},
@@ -520,14 +543,15 @@ static PyMethodDef pyhip_launch_methods[] = {
     {"kcall", (PyCFunction)(void (*)(void))py_kcall, METH_FASTCALL,
      "kcall(fast, grid, block, shared, stream, args) -> bool: a repeat Kernel call"},
     {"configure", py_configure, METH_VARARGS, "configure(Function, ctypes.Array, tls, hipSuccess, (hipSuccess,))"},
+    {"ctypes_layout", py_ctypes_layout, METH_O, "ctypes_layout(flag): ctypes objects' b_ptr follows their header"},
 };
 
-/* The builtins above as a new reference to a (launch, bind, hml, kcall, configure) tuple; cffi hands Python
+/* The builtins above as a new reference to a (launch, bind, hml, kcall, configure, ctypes_layout) tuple; cffi hands Python
  * objects to no C function, so Python takes this one as a py_object (pyhip/runtime/fastlaunch.py). */
 void* pyhip_launch_functions(void) {
     PyGILState_STATE g = PyGILState_Ensure();
-    PyObject* out = PyTuple_New(5);
-    for (int i = 0; out && i < 5; i++)
+    PyObject* out = PyTuple_New(6);
+    for (int i = 0; out && i < 6; i++)
         PyTuple_SET_ITEM(out, i, PyCFunction_NewEx(&pyhip_launch_methods[i], NULL, NULL));
     PyGILState_Release(g);
     return out;

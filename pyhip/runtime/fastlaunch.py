@@ -32,6 +32,8 @@ import ctypes
 import functools
 import struct
 
+import numpy as np
+
 from ..aql import KernelDispatchPacket
 from ..aql.native import ffi, lib
 from .context import runtime
@@ -50,17 +52,49 @@ _INT_CODES = {1: "b", 2: "h", 4: "i", 8: "q"}
 E_RAW, E_ARGS, E_EXTRA = 0, 1, 2
 # how the native launcher reads a value of ctypes' own types itself (its R_*: from the object's buffer, what
 # the reader — ``.value``, ``bytes(memoryview(v))`` — gives); c_bool is read by its reader (a byte of 2 is True)
-R_VALUE, R_CT_INT, R_CT_UINT, R_CT_FLOAT, R_CT_BYTES = range(5)
+R_VALUE, R_CT_INT, R_CT_UINT, R_CT_FLOAT, R_CT_BYTES, R_NP_INT, R_NP_UINT, R_NP_FLOAT = range(8)
 _CT_SIGNED = frozenset((ctypes.c_byte, ctypes.c_short, ctypes.c_int, ctypes.c_long, ctypes.c_longlong))
 _CT_UNSIGNED = frozenset((ctypes.c_ubyte, ctypes.c_ushort, ctypes.c_uint, ctypes.c_ulong, ctypes.c_ulonglong))
+_CT_OWN = _CT_SIGNED | _CT_UNSIGNED | {ctypes.c_float, ctypes.c_double, ctypes.c_void_p, ctypes.c_bool}
 _INT_CODE_IDS = frozenset(_CODES[c] for c in "bBhHiIqQ")
 _FLOAT_CODE_IDS = frozenset((_CODES["f"], _CODES["d"]))
 
 # the native launcher and its binder (CPython builtins; cffi gives no function a Python object, so they come
 # back as an address: a new reference to the (launch, bind, hml, kcall, configure) tuple); hml and kcall are
 # hipModuleLaunchKernel's and Kernel.__call__'s repeats (hip/launch.py, api.py), configure sets hml up
-_native_launch, _native_bind, native_hml, native_kcall, native_configure = \
+_native_launch, _native_bind, native_hml, native_kcall, native_configure, _native_ctypes_layout = \
     ctypes.cast(int(ffi.cast("uintptr_t", lib.pyhip_launch_functions())), ctypes.py_object).value
+
+_HEAD = object.__basicsize__            # sizeof(PyObject): what follows is a numpy scalar's value, a ctypes b_ptr
+
+
+def _numpy_inline() -> dict:
+    """numpy's integer and floating scalar types whose value follows the object header (numpy's
+    PyArrayScalar_VAL), checked on two values each: {type: R_NP_* code}."""
+    out = {}
+    for t in {np.dtype(c).type for c in "bBhHiIlLqQfd"}:
+        kind = np.dtype(t).kind
+        samples = (t(-5), t(77)) if kind in "if" else (t(5), t(200))
+        if all(ctypes.string_at(id(x) + _HEAD, x.itemsize) == x.tobytes() for x in samples):
+            out[t] = {"i": R_NP_INT, "u": R_NP_UINT, "f": R_NP_FLOAT}[kind]
+    return out
+
+
+def _ctypes_bptr() -> bool:
+    """Whether ctypes objects keep their buffer's address right after the header (CDataObject's b_ptr) for
+    every type the native launcher reads: the native launcher then reads it instead of asking for a buffer."""
+    for t in tuple(_CT_SIGNED) + tuple(_CT_UNSIGNED) + (ctypes.c_float, ctypes.c_double, ctypes.c_void_p):
+        x = t()
+        if ctypes.c_void_p.from_address(id(x) + _HEAD).value != ctypes.addressof(x):
+            return False
+    class _S(ctypes.Structure):
+        _fields_ = [("a", ctypes.c_int)]
+    s = _S()
+    return ctypes.c_void_p.from_address(id(s) + _HEAD).value == ctypes.addressof(s)
+
+
+_NP_INLINE = _numpy_inline()
+_native_ctypes_layout(_ctypes_bptr())
 
 
 def _reader(t, conv, code: int) -> tuple[int, int]:
@@ -76,6 +110,10 @@ def _reader(t, conv, code: int) -> tuple[int, int]:
         return R_CT_UINT, ctypes.sizeof(t)
     elif conv is _ct_bytes and code == A_BYTES and issubclass(t, (ctypes.Structure, ctypes.Union)):
         return R_CT_BYTES, ctypes.sizeof(t)
+    elif conv is None and t in _NP_INLINE:
+        r = _NP_INLINE[t]
+        if (code in _INT_CODE_IDS) if r != R_NP_FLOAT else (code in _FLOAT_CODE_IDS):
+            return r, np.dtype(t).itemsize
     return R_VALUE, 0
 
 
@@ -180,7 +218,9 @@ class Entry:
         e.nargs = len(slots)
         for i, (offset, size, code, _) in enumerate(slots):
             e.arg[i].offset, e.arg[i].size, e.arg[i].code = offset, size, code
-            e.arg[i].read = e.arg[i].read_size = 0
+            # ctypes' own types: their bytes read by the native launcher (as ``bytes(v)`` gives them)
+            ct = code == A_BUF and (types[i] in _CT_OWN or issubclass(types[i], (ctypes.Structure, ctypes.Union)))
+            e.arg[i].read, e.arg[i].read_size = (R_CT_BYTES, size) if ct else (R_VALUE, 0)
         e.kind = E_EXTRA
         convs = tuple(sl[3] for sl in slots)
         address = int(ffi.cast("uintptr_t", e))

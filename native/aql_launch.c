@@ -511,15 +511,6 @@ static PyObject* py_kcall(PyObject* self, PyObject* const* args, Py_ssize_t narg
 static PyObject* py_configure(PyObject* self, PyObject* pargs) {
     PyObject *ft, *at, *tls, *ok, *success;
     if (!PyArg_ParseTuple(pargs, "OOOOO", &ft, &at, &tls, &ok, &success)) return NULL;
-    if (!s_fast) {
-        s_fast = PyUnicode_InternFromString("fast");
-        s_address = PyUnicode_InternFromString("address");
-        s_dict = PyUnicode_InternFromString("__dict__");
-        s_device = PyUnicode_InternFromString("device");
-        s_last = PyUnicode_InternFromString("last");
-        g_empty = PyTuple_New(0);
-        if (!s_fast || !s_address || !s_dict || !s_device || !s_last || !g_empty) return NULL;
-    }
     Py_INCREF(ft); Py_INCREF(at); Py_INCREF(tls); Py_INCREF(ok); Py_INCREF(success);
     Py_XSETREF(g_function_type, ft);
     Py_XSETREF(g_array_type, at);
@@ -550,7 +541,15 @@ static PyMethodDef pyhip_launch_methods[] = {
  * objects to no C function, so Python takes this one as a py_object (pyhip/runtime/fastlaunch.py). */
 void* pyhip_launch_functions(void) {
     PyGILState_STATE g = PyGILState_Ensure();
-    PyObject* out = PyTuple_New(6);
+    if (!s_fast) {                                            /* the names kcall and hml look up */
+        s_fast = PyUnicode_InternFromString("fast");
+        s_address = PyUnicode_InternFromString("address");
+        s_dict = PyUnicode_InternFromString("__dict__");
+        s_device = PyUnicode_InternFromString("device");
+        s_last = PyUnicode_InternFromString("last");
+        g_empty = PyTuple_New(0);
+    }
+    PyObject* out = (s_fast && s_address && s_dict && s_device && s_last && g_empty) ? PyTuple_New(6) : NULL;
     for (int i = 0; out && i < 6; i++)
         PyTuple_SET_ITEM(out, i, PyCFunction_NewEx(&pyhip_launch_methods[i], NULL, NULL));
     PyGILState_Release(g);

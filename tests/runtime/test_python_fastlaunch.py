@@ -96,6 +96,7 @@ def test_untyped_by_value_arguments_repeat_natively(tmp_path):
 import ctypes  # noqa: E402
 import os  # noqa: E402
 import subprocess  # noqa: E402
+import sys  # noqa: E402
 
 import pytest  # noqa: E402
 
@@ -729,3 +730,26 @@ def test_keywords_and_arity_go_the_full_way():
     for x in (da, dc):
         hip.hipFree(x)
     hip.hipModuleUnload(mod)
+
+
+def test_kernel_call_repeats_natively_without_pyhip_hip():
+    """The Pythonic API alone (pyhip.hip never imported): Kernel calls repeat natively."""
+    code = f"""
+import sys, numpy as np, pyhip
+from pathlib import Path
+from pyhip.runtime import fastlaunch
+k = pyhip.load(Path({str(BIN / "hipcc52/basic-gfx90a.hsaco")!r})).kernel("vadd")
+n = 300
+a = pyhip.to_device(np.arange(n, dtype=np.float32))
+c = pyhip.empty(n, np.float32)
+for m in (n, 200, 100):
+    c.set(np.zeros(n, np.float32))
+    k(2, 256, a, a, c, m)
+    pyhip.synchronize()
+    assert (c.get()[:m] == 2 * np.arange(m)).all() and not c.get()[m:].any()
+assert fastlaunch.hits(k.function) == 2
+assert "pyhip.hip" not in sys.modules
+print("ok")
+"""
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-2000:]

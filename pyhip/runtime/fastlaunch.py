@@ -15,6 +15,11 @@ how it is packed.  A repeat is one native call given
 * or the explicit bytes prepacked (``extra``: hip-python's tuple, the C config array; a ``void**``
   kernelParams): copied as they are when they have the entry's size (:meth:`Entry.launch_raw`).
 
+hipModuleLaunchKernel and ``Kernel.__call__`` reach the entry in that same native call (``native_hml``,
+``native_kcall``: the entry lookup in ``Function.fast``, the null stream's device check, the thread's last
+error); the native launcher reads numpy's integer and floating scalars and ctypes' own types itself (``_reader``:
+from the value after a numpy scalar's header, from a ctypes object's buffer), every other reader is called.
+
 Anything else — other types, a value the packing refuses (out of the code's range: the full path's ranges
 are wider, and it reports the values it refuses), a reader failing, a closed queue — takes the full path,
 which checks and reports exactly as before.  ``Entry.hits`` / :func:`hits` count the published repeats.

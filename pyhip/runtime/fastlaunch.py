@@ -41,7 +41,6 @@ import numpy as np
 
 from ..aql import KernelDispatchPacket
 from ..aql.native import ffi, lib
-from .context import runtime
 from .argreaders import _address_getter, _ct_bytes, _ct_value, _void_p, half_bytes, plain, read_arg
 
 MAX_KERNARG = 2048
@@ -97,6 +96,10 @@ def _ctypes_bptr() -> bool:
     s = _S()
     return ctypes.c_void_p.from_address(id(s) + _HEAD).value == ctypes.addressof(s)
 
+
+# the runtime's thread-locals (its current device per thread), what an entry's null-stream check reads; set by
+# runtime/context.py, which this module does not import
+thread_locals = None
 
 _NP_INLINE = _numpy_inline()
 _native_ctypes_layout(_ctypes_bptr())
@@ -322,9 +325,9 @@ def prepare(function, stream, grid, block, shared: int, args, raw=None):
     # (HsaBackend.lose_queues, Device.drop_native_launches), so no repeat publishes into the dead queue
     e.foreign = int(getattr(fs, "publish_functions", None) is not None)
     # the launches' own checks (native_hml / native_kcall): the null stream's device, what the slots are for
-    tls = runtime()._tls
+    tls = thread_locals() if thread_locals is not None else None
     e.device = dev.index
-    e.tls = ffi.cast("void*", id(tls))
+    e.tls = ffi.cast("void*", id(tls) if tls is not None else 0)       # none: no repeat on the null stream
     e.whole = int(pos == packer.size)
     e.kind = E_RAW if types is None else E_ARGS
     convs = tuple(s[3] for s in slots)

@@ -138,6 +138,8 @@ int pyhip_launch_publish_config(pyhip_launch_entry* e, const void* const* cfg, i
 #define PYHIP_BUFFERS 0
 #endif
 
+_Static_assert(sizeof(long) == 8, "pack_one reads Python ints as C longs (LP64)");
+
 static const long long int_lo[] = {0, -128, 0, -32768, 0, -2147483648LL, 0, LLONG_MIN};
 static const long long int_hi[] = {0, 127, 255, 32767, 65535, 2147483647LL, 4294967295LL, LLONG_MAX};
 
@@ -205,12 +207,15 @@ static int pack_one(uint8_t* out, const pyhip_launch_arg* a, PyObject* v) {
         return 1;
     }
     if (PyLong_Check(v)) {                                    /* int, bool: what __index__ gives */
-        if (code == A_U64) {
-            unsigned long long u = PyLong_AsUnsignedLongLong(v);
-            return !(u == (unsigned long long)-1 && PyErr_Occurred()) && pack_unsigned(out, a, u);
-        }
-        long long s = PyLong_AsLongLong(v);
-        return !(s == -1 && PyErr_Occurred()) && pack_signed(out, a, s);
+        /* (PyLong_AsLongAndOverflow reads the digits itself; PyLong_AsLongLong goes through a byte array for
+         * any value of more than one digit, such as an address) */
+        int overflow;
+        long s = PyLong_AsLongAndOverflow(v, &overflow);
+        if (s == -1 && PyErr_Occurred()) return 0;
+        if (!overflow) return pack_signed(out, a, (long long)s);
+        if (overflow < 0 || code != A_U64) return 0;          /* below LLONG_MIN, or above every signed range */
+        unsigned long long u = PyLong_AsUnsignedLongLong(v);
+        return !(u == (unsigned long long)-1 && PyErr_Occurred()) && pack_unsigned(out, a, u);
     }
     PyObject* i = PyNumber_Index(v);
     if (!i) return 0;

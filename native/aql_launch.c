@@ -13,7 +13,9 @@
  * reports); it is read and packed as ``struct`` packs it (same ranges, same refusals: a refusal is False too)
  * or, for hip-python's ``extra`` tuple of ctypes values, copied from the value's buffer (A_BUF),
  * then the segment is copied to the packet slot's kernarg buffer and the packet published — the GIL released
- * while a full queue is waited for.  Nothing is published unless every argument was packed.
+ * only while a full queue is waited for.  Nothing is published unless every argument was packed.
+ * hml / kcall are hipModuleLaunchKernel's and Kernel.__call__'s repeats as a whole: the entry looked up in
+ * Function.fast, the null stream's device checked, then the same packing and publishing.
  */
 #include <Python.h>
 #include <float.h>
@@ -130,8 +132,9 @@ int pyhip_launch_publish_config(pyhip_launch_entry* e, const void* const* cfg, i
 }
 
 /* ---- the CPython side ------------------------------------------------------------------------------------ */
-/* Built with the full C API (build_aql.py defines _CFFI_NO_LIMITED_API): ctypes objects are read through the
- * buffer protocol.  Under the limited API every value is read by its slot's reader (`conv`). */
+/* Built with the full C API (build_aql.py defines _CFFI_NO_LIMITED_API): ctypes objects are read through their
+ * b_ptr (checked at import by fastlaunch.py) or the buffer protocol.  Under the limited API a ctypes value is
+ * read by its slot's reader (`conv`) unless the b_ptr layout was confirmed. */
 #ifndef Py_LIMITED_API
 #define PYHIP_BUFFERS 1
 #else

@@ -66,8 +66,11 @@ _FLOAT_CODE_IDS = frozenset((_CODES["f"], _CODES["d"]))
 # the native launcher and its binder (CPython builtins; cffi gives no function a Python object, so they come
 # back as an address: a new reference to the (launch, bind, hml, kcall, configure) tuple); hml and kcall are
 # hipModuleLaunchKernel's and Kernel.__call__'s repeats (hip/launch.py, api.py), configure sets hml up
-_native_launch, _native_bind, native_hml, native_kcall, native_configure, _native_ctypes_layout = \
-    ctypes.cast(int(ffi.cast("uintptr_t", lib.pyhip_launch_functions())), ctypes.py_object).value
+_functions = ctypes.cast(int(ffi.cast("uintptr_t", lib.pyhip_launch_functions())), ctypes.py_object).value
+if len(_functions) != 6:
+    raise ImportError("pyhip._native_aql is stale (its launch functions are an older set); rebuild it with "
+                      "`pip install -e .` or `python native/build_aql.py`")
+_native_launch, _native_bind, native_hml, native_kcall, native_configure, _native_ctypes_layout = _functions
 
 _HEAD = object.__basicsize__            # sizeof(PyObject): what follows is a numpy scalar's value, a ctypes b_ptr
 

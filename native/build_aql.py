@@ -63,6 +63,8 @@ typedef struct {
     uint16_t offset;
     uint16_t size;
     uint8_t code;
+    uint8_t read;
+    uint8_t read_size;
     void* type;
     void* conv;
 } pyhip_launch_arg;
@@ -83,6 +85,11 @@ typedef struct {
     uint64_t* generation_word;
     uint64_t generation;
     uint32_t foreign;
+    int32_t device;
+    uint32_t kind;
+    uint32_t whole;
+    void* tls;
+    uint32_t has_conv;
 } pyhip_launch_entry;
 int pyhip_launch_publish(pyhip_launch_entry* e, const uint8_t* args, uint32_t nbytes);
 int pyhip_launch_publish_config(pyhip_launch_entry* e, const void* const* cfg, int whole);
@@ -101,7 +108,9 @@ ffibuilder.cdef(CDEF)
 SOURCES = ("aql_atomics.c", "aql_processor.c", "aql_launch.c")
 ffibuilder.set_source("pyhip._native_aql", "".join(f'#include "{f}"\n' for f in SOURCES),
                       include_dirs=[str(HERE)], depends=[str(HERE / f) for f in SOURCES],
-                      extra_compile_args=["-O2", "-std=gnu11"], libraries=["pthread"])
+                      extra_compile_args=["-O2", "-std=gnu11"], libraries=["pthread"],
+                      # the full C API: aql_launch.c reads ctypes values through the buffer protocol
+                      define_macros=[("_CFFI_NO_LIMITED_API", None)])
 
 if __name__ == "__main__":
     ffibuilder.compile(tmpdir=str(HERE.parent), verbose=True)

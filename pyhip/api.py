@@ -17,6 +17,7 @@ import numpy as np
 from .errors import HipError, hipError_t
 from .runtime import ops
 from .runtime.context import runtime
+from .runtime.fastlaunch import native_kcall
 from .runtime.memory import DevicePointer
 from .runtime.module import Function
 from .runtime.event import Event as _Event
@@ -101,13 +102,11 @@ class Kernel:
         return self.function.kernel.explicit_args
 
     def __call__(self, grid, block, *args, shared: int = 0, stream=None):
-        f = self.function
-        if type(grid) in _KEYS and type(block) in _KEYS:
-            # a repeat of a launch that went through the runtime: one native publish (runtime/fastlaunch.py)
-            e = f.fast.get((grid, block, shared, stream))
-            if e is not None and (stream is not None or runtime()._tls.__dict__.get("device", 0) == e.device) and \
-                    e.launch(args):         # False for a stale entry, other argument types, refused values
-                return None
+        # a repeat of a launch that went through the runtime (int or tuple geometry): one native call looks the
+        # entry up, checks the null stream's device and the values' types, packs and publishes
+        # (runtime/fastlaunch.py); False for no entry, a stale one, other argument types, refused values
+        if native_kcall(self.function.fast, grid, block, shared, stream, args):
+            return None
         return self._launch(grid, block, args, shared, stream)
 
     @_api('hipModuleLaunchKernel')

@@ -11,6 +11,7 @@ from ..hipapi import launch as api
 from ..loader.extent import image_at
 from ..runtime import pointers
 from ..runtime.context import runtime
+from ..runtime.fastlaunch import native_configure, native_hml
 from ..runtime.module import Function, Module
 from ._api import _tls as _api_tls, hip_api
 from .packed_args import _entry as extra_layout, parse_extra
@@ -90,12 +91,10 @@ def _hipModuleLaunchKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY
                           sharedMemBytes, stream, kernelParams, extra):
     """``extra`` as in hip-python (see hip/packed_args.py); ``kernelParams`` a ``void**`` (address, ctypes array) or,
     as a pyhip extension, a Python list of argument values converted by the kernel's signature."""
-    global _rt_tls
     func = _function(f)
     if kernelParams is not None and extra is not None:
         raise HipError(hipError_t.hipErrorInvalidValue, "pass either kernelParams or extra, not both")
     rt = runtime()
-    _rt_tls = rt._tls
     st = rt.resolve_stream(stream)
     grid, block = (gridDimX, gridDimY, gridDimZ), (blockDimX, blockDimY, blockDimZ)
     key = (gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, stream)
@@ -119,7 +118,7 @@ _hipModuleLaunchKernel = hip_api()(_hipModuleLaunchKernel)      # hip-python's a
 
 _OK = hipError_t.hipSuccess          # (an enum member read through its class costs ~0.2 µs per launch)
 _SUCCESS = (_OK,)
-_rt_tls = None
+native_configure(Function, ctypes.Array, _api_tls, _OK, _SUCCESS)
 
 
 def _packed(func, kernelParams, extra):
@@ -136,27 +135,25 @@ def hipModuleLaunchKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY,
     """A repeat of a launch that went through the runtime with the same function, geometry, shared memory and
     stream — and the same argument types, or a prepacked argument buffer of the same size — is published
     natively (pyhip/runtime/fastlaunch.py); everything else, errors included, takes the full path."""
-    if type(f) is Function:
+    # native_hml (native/aql_launch.c): the entry lookup, the null stream's device, the argument values' types,
+    # packing and publishing in one call: (hipSuccess,) published, False the full path, None the cases below
+    r = native_hml(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, stream,
+                   kernelParams, extra)
+    if r is None:
+        # an ``extra`` tuple whose types the entry is not bound for yet, prepacked kernelParams (a void**)
         e = f.fast.get((gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, stream))
-        if e is not None and (stream is not None or _rt_tls.__dict__.get("device", 0) == e.device):
-            # the native launcher refuses a stale entry (the device's launch generation moved on)
-            t = type(kernelParams)
-            if extra is None and (t is list or t is tuple):
-                ok = e.launch(kernelParams)
-            elif extra is None and kernelParams is None:
-                ok = e.launch(())
-            elif kernelParams is None and isinstance(extra, ctypes.Array):       # the C config array
-                ok = e.launch_config(ctypes.addressof(extra))
-            elif kernelParams is None and type(extra) is tuple and e.launch_extra(extra, extra_layout):
-                ok = True                                                       # hip-python's tuple, packed natively
-            elif extra is None or kernelParams is None:
-                blob = _packed(f, kernelParams, extra)
-                ok = blob is not None and e.launch_raw(blob)
-            else:
-                ok = False
-            if ok:
-                _api_tls.last = _OK
-                return _SUCCESS
+        if e is None:                       # another thread dropped it meanwhile
+            ok = False
+        elif type(extra) is tuple and e.launch_extra(extra, extra_layout):
+            ok = True                                                       # hip-python's tuple, packed natively
+        else:
+            blob = _packed(f, kernelParams, extra)
+            ok = blob is not None and e.launch_raw(blob)
+        if ok:
+            _api_tls.last = _OK
+            return _SUCCESS
+    elif r:
+        return r
     return _hipModuleLaunchKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes,
                                   stream, kernelParams, extra)
 

@@ -7,6 +7,7 @@ import threading
 from ..errors import HipError, hipError_t
 from ..loader.targetid import DeviceISA
 from ..registry import Registry
+from . import fastlaunch
 from .advice import MemAdvice
 from .device import Device
 from .hostmem import HostAllocations
@@ -168,6 +169,12 @@ def _after_fork_in_child() -> None:
     for hook in list(after_fork_hooks):
         hook()
 
+
+def _thread_locals():
+    return runtime()._tls
+
+
+fastlaunch.thread_locals = _thread_locals      # what repeat launches on the null stream check the device by
 
 after_fork_hooks: list = []                      # other layers' state to drop in a forked child (the C ABI's)
 os.register_at_fork(after_in_child=_after_fork_in_child)

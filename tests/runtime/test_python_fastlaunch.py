@@ -96,6 +96,7 @@ def test_untyped_by_value_arguments_repeat_natively(tmp_path):
 import ctypes  # noqa: E402
 import os  # noqa: E402
 import subprocess  # noqa: E402
+import sys  # noqa: E402
 
 import pytest  # noqa: E402
 
@@ -493,3 +494,262 @@ def test_extra_tuple_packed_natively_across_changing_entry_types(kinds_co):
     for x in (out, p, q):
         hip.hipFree(x)
     hip.hipModuleUnload(mod)
+
+
+# -- the native launch call (native/aql_launch.c: hml, kcall): ctypes values read from their buffers, the
+#    null stream's device, lists changed by a reader, the same errors as the full path --------------------------
+
+def _launch_outcome(f, args, out, extra=None):
+    """(error code, the full path's exception, the output) of one launch of ``kinds`` and a synchronize."""
+    hip.hipMemset(out, 0xFF, 8 * N)
+    err = hip.hipModuleLaunchKernel(f, 1, 1, 1, N, 1, 1, 0, None, args, extra)[0]
+    exc = last_exception() if err != hip.hipError_t.hipSuccess else None
+    assert hip.hipDeviceSynchronize()[0] == hip.hipError_t.hipSuccess
+    return err, (type(exc).__name__, str(exc)) if exc is not None else None, _read(out)
+
+
+# (argument index in kinds(), ctypes type, values): in range of the slot and out of it (the native reading refuses
+# those, the full path converts or reports them)
+CT_CASES = [
+    (2, ctypes.c_int, [-2 ** 31, 2 ** 31 - 1, 0]), (2, ctypes.c_long, [-2 ** 31, 2 ** 31 - 1, 2 ** 31, -2 ** 40]),
+    (2, ctypes.c_uint, [2 ** 31 - 1, 2 ** 31, 2 ** 32 - 1]), (2, ctypes.c_short, [-7]), (2, ctypes.c_byte, [-128]),
+    (2, ctypes.c_ubyte, [255]), (2, ctypes.c_longlong, [2 ** 62]), (2, ctypes.c_ulonglong, [2 ** 63, 5]),
+    (3, ctypes.c_uint, [0, 2 ** 32 - 1]), (3, ctypes.c_int, [-1, 5]), (3, ctypes.c_ulong, [2 ** 32, 7]),
+    (3, ctypes.c_ushort, [65535]),
+    (4, ctypes.c_long, [-2 ** 63, 2 ** 63 - 1]), (4, ctypes.c_ulong, [2 ** 63 - 1, 2 ** 63, 2 ** 64 - 1]),
+    (4, ctypes.c_int, [-9]),
+    (5, ctypes.c_ulong, [0, 2 ** 64 - 1]), (5, ctypes.c_long, [-1, 12]), (5, ctypes.c_uint, [2 ** 32 - 1]),
+    (6, ctypes.c_short, [-2 ** 15, 2 ** 15 - 1]), (6, ctypes.c_int, [40000, -3]), (6, ctypes.c_ushort, [65535]),
+    (7, ctypes.c_ubyte, [0, 255]), (7, ctypes.c_byte, [-1, 3]), (7, ctypes.c_int, [256, 9]),
+    (8, ctypes.c_float, [3.0e38, -1.5e-38, float("inf")]), (9, ctypes.c_double, [1e300, -2.5, float("-inf")]),
+    (10, ctypes.c_bool, [True, False]), (10, ctypes.c_int, [1, 0, 2]),
+]
+
+
+@pytest.mark.parametrize("index,ctype,values", CT_CASES, ids=[f"{i}-{t.__name__}" for i, t, _ in CT_CASES])
+def test_ctypes_values_read_natively_as_the_full_path_reads_them(kinds_co, index, ctype, values):
+    """ctypes' own types are read from their buffers by the native launcher: for every value, in the slot's range
+    or not, a launch with a native entry has the outcome (error, exception, output) of the full path's, and
+    the in-range ones were published natively."""
+    hip.hipSetDevice(0)
+    rng = np.random.default_rng(index * 1000 + len(values))
+    mod = hip.hipModuleLoad(str(kinds_co).encode())[1]
+    f = hip.hipModuleGetFunction(mod, b"kinds")[1]
+    p_h, q_h, out, p, q = _device_buffers(rng)
+    v = _values(rng)
+
+    def args(x):
+        a = _typed(v, out, p, q, "ctypes")
+        a[index] = ctype(x)
+        return a
+
+    prime = 1.0 if ctype in (ctypes.c_float, ctypes.c_double) else 1
+    for x in values:
+        f.fast.clear()
+        for _ in range(2):                          # the full path, then a repeat through the new entry
+            assert _launch_outcome(f, args(prime), out)[0] == hip.hipError_t.hipSuccess
+        assert f.fast
+        hits = fastlaunch.hits(f)
+        fast = _launch_outcome(f, args(x), out)
+        published = fastlaunch.hits(f) > hits
+        f.fast.clear()
+        full = _launch_outcome(f, args(x), out)
+        assert fast[:2] == full[:2], (x, fast[:2], full[:2])
+        np.testing.assert_array_equal(fast[2], full[2], err_msg=f"{ctype.__name__}({x})")
+        if fast[0] == hip.hipError_t.hipSuccess and published and not (index == 10 and x not in (0, 1)):
+            want = dict(v, **{("i", "u", "l", "ul", "s", "c", "f", "d", "b")[index - 2]: ctype(x).value})
+            np.testing.assert_array_equal(fast[2], _expected(p_h, q_h, want))
+    # the common values of each type do take the native way
+    f.fast.clear()
+    for _ in range(3):
+        assert _launch_outcome(f, args(prime), out)[0] == hip.hipError_t.hipSuccess
+    assert fastlaunch.hits(f) == 2
+    for x in (out, p, q):
+        hip.hipFree(x)
+    hip.hipModuleUnload(mod)
+
+
+@pytest.mark.parametrize("style", ("python", "numpy", "ctypes", "tuple kernelParams", "extra tuple", "kernel call"))
+def test_random_values_of_each_style_match_numpy_and_bad_ones_fail_as_before(kinds_co, style):
+    """Every argument style through the native launch call: random values checked against numpy over many
+    repeats, then one argument short, one too many and a wrong type: the error (code, exception) the full path
+    gives without an entry, nothing published natively."""
+    hip.hipSetDevice(0)
+    pyhip.set_device(0)
+    rng = np.random.default_rng(abs(hash(style)) % 2 ** 32)
+    mod = hip.hipModuleLoad(str(kinds_co).encode())[1]
+    f = hip.hipModuleGetFunction(mod, b"kinds")[1]
+    k = pyhip.load(kinds_co).kernel("kinds")
+    p_h, q_h = rng.standard_normal(N).astype(np.float32), rng.standard_normal(N)
+    da, dp, dq = pyhip.empty(N, np.float64), pyhip.to_device(p_h), pyhip.to_device(q_h)
+
+    def arguments(v):
+        if style == "extra tuple":
+            return _extra_tuple(v, da, dp, dq)
+        a = _typed(v, da, dp, dq, {"tuple kernelParams": "python", "kernel call": "python"}.get(style, style))
+        return tuple(a) if style == "tuple kernelParams" else a
+
+    def launch(a):
+        """(error code, exception) of one launch with the arguments ``a``."""
+        if style == "kernel call":
+            try:
+                k(1, N, *a)
+            except pyhip.HipError as exc:
+                return exc.code, str(exc)
+            return hip.hipError_t.hipSuccess, None
+        kp, extra = (None, a) if style == "extra tuple" else (a, None)
+        err = hip.hipModuleLaunchKernel(f, 1, 1, 1, N, 1, 1, 0, None, kp, extra)[0]
+        exc = last_exception() if err != hip.hipError_t.hipSuccess else None
+        return err, (type(exc).__name__, str(exc)) if exc is not None else None
+
+    func = k.function if style == "kernel call" else f
+    launches = 12
+    for _ in range(launches):
+        v = _values(rng)
+        da.set(np.full(N, np.nan))
+        assert launch(arguments(v))[0] == hip.hipError_t.hipSuccess
+        pyhip.synchronize()
+        np.testing.assert_array_equal(da.get(), _expected(p_h, q_h, v), err_msg=f"{style}: {v}")
+    assert fastlaunch.hits(func) == launches - 1, "repeats not published natively"
+    v = _values(rng)
+    good = arguments(v)
+    bad = {"one short": good[:-1], "one too many": good + type(good)([good[-1]]),
+           "a str for an int": type(good)(list(good[:2]) + ["3"] + list(good[3:])),
+           "a float for a pointer": type(good)([1.5] + list(good[1:]))}
+    if style == "extra tuple":
+        del bad["one too many"]     # a longer argument buffer is cut to the segment (HIP copies its size)
+    for what, a in bad.items():
+        assert launch(good)[0] == hip.hipError_t.hipSuccess     # an entry for the good types
+        hits = fastlaunch.hits(func)
+        with_entry = launch(a)
+        assert fastlaunch.hits(func) == hits, f"{what}: published natively"
+        func.fast.clear()
+        without = launch(a)
+        assert with_entry[0] != hip.hipError_t.hipSuccess, what
+        assert with_entry == without, what
+    pyhip.synchronize()
+    hip.hipModuleUnload(mod)
+
+
+def test_a_reader_changing_the_kernel_params_list_is_safe(kinds_co):
+    """A pointer object whose ``__hip_pointer__`` empties the kernelParams list being read: the values read are
+    the list's at the call (no dangling item), as the full path's copy of the list has them."""
+    hip.hipSetDevice(0)
+    rng = np.random.default_rng(99)
+    mod = hip.hipModuleLoad(str(kinds_co).encode())[1]
+    f = hip.hipModuleGetFunction(mod, b"kinds")[1]
+    p_h, q_h, out, p, q = _device_buffers(rng)
+
+    class Meddler:
+        lst = None
+
+        def __init__(self, address):
+            self.address = address
+
+        def __hip_pointer__(self):
+            if Meddler.lst is not None:
+                Meddler.lst.clear()
+                Meddler.lst.extend([object()] * 40)
+            return self.address
+
+    for _ in range(4):
+        v = _values(rng)
+        a = _typed(v, Meddler(int(out)), Meddler(int(p)), Meddler(int(q)), "python")
+        Meddler.lst = a
+        err, exc, got = _launch_outcome(f, a, out)
+        assert err == hip.hipError_t.hipSuccess, exc
+        np.testing.assert_array_equal(got, _expected(p_h, q_h, v))
+    assert fastlaunch.hits(f) == 3
+    for x in (out, p, q):
+        hip.hipFree(x)
+    hip.hipModuleUnload(mod)
+
+
+def test_null_stream_entry_serves_its_device_only(kinds_co):
+    """On the null stream the native call checks the thread's current device (the runtime's thread-local): with
+    another device current, the launch goes the full path and gets its error, nothing published."""
+    hip.hipSetDevice(0)
+    rng = np.random.default_rng(5)
+    mod = hip.hipModuleLoad(str(kinds_co).encode())[1]
+    f = hip.hipModuleGetFunction(mod, b"kinds")[1]
+    k = pyhip.load(kinds_co).kernel("kinds")
+    _, _, out, p, q = _device_buffers(rng)
+    v = _values(rng)
+    a = _typed(v, out, p, q, "python")
+    for _ in range(2):
+        assert hip.hipModuleLaunchKernel(f, 1, 1, 1, N, 1, 1, 0, None, a, None)[0] == hip.hipError_t.hipSuccess
+        k(1, N, *a)
+    assert fastlaunch.hits(f) == 1 and fastlaunch.hits(k.function) == 1
+    tls = runtime()._tls
+    tls.device = 1                                  # as if hipSetDevice(1) had succeeded
+    try:
+        outcomes = []
+        for _ in range(2):
+            before = fastlaunch.hits(f), fastlaunch.hits(k.function)
+            err = hip.hipModuleLaunchKernel(f, 1, 1, 1, N, 1, 1, 0, None, a, None)[0]
+            try:
+                k(1, N, *a)
+                kexc = None
+            except Exception as exc:                # noqa: BLE001 - whatever the full path raises
+                kexc = (type(exc).__name__, str(exc))
+            outcomes.append((err, kexc))
+            assert (fastlaunch.hits(f), fastlaunch.hits(k.function)) == before, "published natively"
+            f.fast.clear()
+            k.function.fast.clear()
+        assert outcomes[0] == outcomes[1]
+        assert outcomes[0][0] != hip.hipError_t.hipSuccess
+    finally:
+        tls.device = 0
+    hip.hipDeviceSynchronize()
+    for x in (out, p, q):
+        hip.hipFree(x)
+    hip.hipModuleUnload(mod)
+
+
+def test_keywords_and_arity_go_the_full_way():
+    """hipModuleLaunchKernel keeps hip-python's signature: keywords work, a wrong arity is a TypeError."""
+    hip.hipSetDevice(0)
+    mod = hip.hipModuleLoad(str(BIN / "hipcc52/basic-gfx90a.hsaco").encode())[1]
+    f = hip.hipModuleGetFunction(mod, b"vadd")[1]
+    n = 256
+    a = RNG.standard_normal(n).astype(np.float32)
+    da, dc = (hip.hipMalloc(4 * n)[1] for _ in range(2))
+    hip.hipMemcpy(da, a, 4 * n, hip.hipMemcpyKind.hipMemcpyHostToDevice)
+    for m in (n, 100, 7):
+        hip.hipMemset(dc, 0, 4 * n)
+        assert hip.hipModuleLaunchKernel(f, 1, 1, 1, 256, 1, 1, 0, None, extra=None,
+                                         kernelParams=[da, da, dc, m])[0] == hip.hipError_t.hipSuccess
+        hip.hipDeviceSynchronize()
+        got = np.zeros(n, np.float32)
+        hip.hipMemcpy(got, dc, 4 * n, hip.hipMemcpyKind.hipMemcpyDeviceToHost)
+        np.testing.assert_array_equal(got[:m], 2 * a[:m])
+    with pytest.raises(TypeError):
+        hip.hipModuleLaunchKernel(f, 1, 1, 1, 256, 1, 1, 0, None, [da, da, dc, n], None, None)
+    with pytest.raises(TypeError):
+        hip.hipModuleLaunchKernel(f, 1, 1, 1, 256, 1, 1, 0, None, [da, da, dc, n])
+    for x in (da, dc):
+        hip.hipFree(x)
+    hip.hipModuleUnload(mod)
+
+
+def test_kernel_call_repeats_natively_without_pyhip_hip():
+    """The Pythonic API alone (pyhip.hip never imported): Kernel calls repeat natively."""
+    code = f"""
+import sys, numpy as np, pyhip
+from pathlib import Path
+from pyhip.runtime import fastlaunch
+k = pyhip.load(Path({str(BIN / "hipcc52/basic-gfx90a.hsaco")!r})).kernel("vadd")
+n = 300
+a = pyhip.to_device(np.arange(n, dtype=np.float32))
+c = pyhip.empty(n, np.float32)
+for m in (n, 200, 100):
+    c.set(np.zeros(n, np.float32))
+    k(2, 256, a, a, c, m)
+    pyhip.synchronize()
+    assert (c.get()[:m] == 2 * np.arange(m)).all() and not c.get()[m:].any()
+assert fastlaunch.hits(k.function) == 2
+assert "pyhip.hip" not in sys.modules
+print("ok")
+"""
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-2000:]

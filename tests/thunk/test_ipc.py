@@ -4,8 +4,10 @@ hipIpcGetMemHandle / OpenMemHandle / CloseMemHandle call).
 
 In-process: two KFDs (two "processes" of one Python process; the handle names this pid, which is allowed as
 on amdkfd) share VRAM and system memory, a forked child imports what its parent exported, bad handles are
-clear errors.  Across real processes: a hipcc program that forks gives the same output on AMD's HIP over
-the thunk (``pyhip exec --runtime amd``) and on pyhip's own runtime."""
+clear errors.  Across real processes: a hipcc program whose child (fork, then exec) opens its parent's
+memory gives the same output on AMD's HIP over the thunk (``pyhip exec --runtime amd``), on pyhip's own
+runtime, and on pyhip's runtime over ROCr over the thunk (the HSA backend: hsa_amd_ipc_memory_create /
+attach / detach)."""
 import os
 import random
 
@@ -182,10 +184,11 @@ def ipc_program(tmp_path_factory):
     return hipcc(tmp_path_factory.mktemp("ipc"), HERE / "src" / "ipc_mem.hip")
 
 
-def test_hip_ipc_between_processes_on_both_runtimes(ipc_program):
+def test_hip_ipc_between_processes_on_every_runtime(ipc_program):
     """The parent fills A, B, C with a kernel from random data and exports them; the child opens them,
     rewrites A and B with a kernel and sums C after the parent freed it; bad handles are errors.  AMD's
-    HIP and ROCr over the thunk give the output pyhip's own runtime gives."""
+    HIP and ROCr over the thunk give the output pyhip's own runtime gives, on its emulator backend and on
+    its HSA backend (ROCr over the thunk as well)."""
     seed = random.randrange(1 << 32)
     amd = pyhip_exec(ipc_program, seed, runtime="amd", PYHIP_LOG_FAULTS="1", **ONE_MI210)
     assert amd.returncode == 0 and amd.stdout.strip().endswith("PASS"), (seed, amd.stdout + amd.stderr)
@@ -193,3 +196,8 @@ def test_hip_ipc_between_processes_on_both_runtimes(ipc_program):
     assert "the shared memory handle's memory is gone" in amd.stderr  # and the stale one
     ours = pyhip_exec(ipc_program, seed, runtime="pyhip", **ONE_MI210)
     assert ours.returncode == 0 and ours.stdout == amd.stdout, (seed, ours.stdout + ours.stderr)
+    hsa = pyhip_exec(ipc_program, seed, runtime="pyhip", PYHIP_BACKEND="hsa", PYHIP_HSA_THUNK="pyhip",
+                     PYHIP_LOG_FAULTS="1", **ONE_MI210)
+    assert hsa.returncode == 0 and hsa.stdout == amd.stdout, (seed, hsa.stdout + hsa.stderr)
+    assert "a corrupt shared memory handle" not in hsa.stderr     # pyhip's runtime refused it before ROCr
+    assert "the shared memory handle's memory is gone" in hsa.stderr

@@ -1,11 +1,12 @@
-// HIP IPC of device memory between two processes (the classic fork-before-init pattern: neither process has
-// touched HIP when they split).  The parent fills three buffers with a kernel from random host data and
+// HIP IPC of device memory between two processes: the parent forks and the child execs this program again
+// ("child" mode, the pipes' descriptors as arguments), so it starts HIP afresh whatever the parent started
+// before main (hipcc programs register their kernels in constructors).  The parent fills three buffers with a kernel from random host data and
 // sends their hipIpcMemHandles through a pipe; the child opens them, runs a kernel that reads and rewrites
 // A and B in place, and sums C after the parent freed C (and reused its memory) while the child held it.
 // The child then tries bad handles: all zeros, one with its first byte flipped, and C's handle again after
 // it closed C (the exporter freed it: the handle is stale) — each must be an error, not a crash.  The parent
 // checks A and B against values it computes itself, and C's sum.
-//   ipc_mem [seed]
+//   ipc_mem [seed]          (ipc_mem child IN OUT: the child)
 #include <hip/hip_runtime.h>
 
 #include <sys/wait.h>
@@ -199,18 +200,22 @@ static int parent(pid_t pid, int to_child, int from_child, uint64_t seed) {
 }
 
 int main(int argc, char** argv) {
+  if (argc == 4 && !std::strcmp(argv[1], "child")) return child(std::atoi(argv[2]), std::atoi(argv[3]));
   uint64_t seed = argc > 1 ? std::strtoull(argv[1], nullptr, 0) : 1;
   int down[2], up[2];
   if (pipe(down) || pipe(up)) return 2;
   std::fflush(stdout);
-  pid_t pid = fork();                 // before either process touches HIP
+  pid_t pid = fork();
   if (pid < 0) return 3;
-  if (pid == 0) {
+  if (pid == 0) {                     // a fresh process: a runtime may have started before main (constructors)
     close(down[1]);
     close(up[0]);
-    int rc = child(down[0], up[1]);
-    std::fflush(stdout);
-    _exit(rc);
+    char in[16], out[16];
+    std::snprintf(in, sizeof in, "%d", down[0]);
+    std::snprintf(out, sizeof out, "%d", up[1]);
+    char* args[] = {argv[0], (char*)"child", in, out, nullptr};
+    execv("/proc/self/exe", args);
+    _exit(127);
   }
   close(down[0]);
   close(up[1]);

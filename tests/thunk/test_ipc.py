@@ -201,3 +201,43 @@ def test_hip_ipc_between_processes_on_every_runtime(ipc_program):
     assert hsa.returncode == 0 and hsa.stdout == amd.stdout, (seed, hsa.stdout + hsa.stderr)
     assert "a corrupt shared memory handle" not in hsa.stderr     # pyhip's runtime refused it before ROCr
     assert "the shared memory handle's memory is gone" in hsa.stderr
+
+
+def test_imported_memory_outlives_its_exporter():
+    """The exporter (a forked child with a KFD of its own) exits after the import: the importer keeps the
+    bytes (the file lives while mapped), and its writes go on landing in them."""
+    r, w = os.pipe()
+    go_r, go_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            k = open_kfd()
+            a = k.memory.alloc(1, 4 * PAGE, VRAM)
+            host_array(a, 4 * PAGE)[:] = rand_bytes(4 * PAGE, 5)
+            os.write(w, np.array(k.memory.share(a, 4 * PAGE).words(), np.uint32).tobytes())
+            os.read(go_r, 1)                               # imported: free it and exit
+            k.memory.free(a)
+            k.close()
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(w)
+    words = np.frombuffer(os.read(r, 32), np.uint32).tolist()
+    im = open_kfd()
+    try:
+        b, n = im.memory.import_shared(SharedHandle.parse(words), [1])
+        im.memory.map(b, n, [1])
+        os.write(go_w, b"x")
+        assert os.waitpid(pid, 0)[1] == 0
+        assert np.array_equal(np.frombuffer(im.gpus[1].memory.read(b, n), np.uint8), rand_bytes(4 * PAGE, 5))
+        im.gpus[1].memory.write(b, b"after")
+        assert host_array(b, 5).tobytes() == b"after"
+        with pytest.raises(abi.KfdError) as e:             # and the handle is stale now
+            im.memory.import_shared(SharedHandle.parse(words))
+        assert e.value.status == abi.INVALID_HANDLE
+        im.memory.deregister(b)
+    finally:
+        im.close()
+        for fd in (r, go_r, go_w):
+            os.close(fd)

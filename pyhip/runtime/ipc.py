@@ -2,8 +2,9 @@
 and events.
 
 Memory: ``hipIpcGetMemHandle`` moves the allocation's pages into a memfd (pyhip/emu/sharedmem.py; the
-addresses stay); the 64-byte handle names the owner's pid, that file's descriptor number and inode, and the
-allocation's size.  ``hipIpcOpenMemHandle`` in another process opens ``/proc/PID/fd/N`` and maps the file
+addresses stay; the first export of an allocation waits for every stream to be idle, so that no kernel
+writes the pages while they move); the 64-byte handle names the owner's pid, that file's descriptor number
+and inode, and the allocation's size.  ``hipIpcOpenMemHandle`` in another process opens ``/proc/PID/fd/N`` and maps the file
 into its own device arena as a new allocation, bounds-checked as any; the same handle opened again in that
 process gives the same pointer (counted: each open needs its close).  Freeing in the owner gives the owner's
 addresses private pages again; processes that opened the memory keep it (the file lives while mapped), as
@@ -85,9 +86,27 @@ def mem_handle(device, start: int, size: int, offset: int) -> bytes:
     if hsa is not None:
         raw, size = hsa.ipc_export(start)
         return HSA_MAGIC + _HSA.pack(os.getpid(), offset, size) + raw
-    fd, span = _emulated_memory(device).share(start)
+    mem = _emulated_memory(device)
+    if start not in mem.shared:
+        _drain()        # the first export moves the pages: no kernel may be writing them meanwhile
+    fd, span = mem.share(start)
     raw = MEM_MAGIC + _MEM.pack(os.getpid(), fd, device.index, os.fstat(fd).st_ino, offset, size, span)
     return raw.ljust(HANDLE_SIZE, b"\0")
+
+
+def _drain() -> None:
+    """Every stream of every device idle: an allocation's first export copies its bytes into the shared
+    file before mapping the file in place, and a kernel (of any device: peers write too) writing them
+    between the two would write the old pages.  Faults found on the way stay recorded for the next
+    synchronising call."""
+    from .context import runtime
+
+    for dev in runtime().devices:
+        for s in [dev.null_stream] + dev.streams_snapshot():
+            try:
+                s.synchronize()
+            except HipError as exc:
+                dev.record_error(exc)
 
 
 def open_mem(device, raw: bytes) -> int:

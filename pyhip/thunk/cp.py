@@ -81,6 +81,7 @@ class CommandProcessor:
         self.stop_flag = ffi.new("uint32_t*", 0)
         self.paused = ffi.new("uint32_t*", 0)     # the native loop's view of ``active`` (UpdateQueue)
         self.active = threading.Event()
+        self.idle = threading.Event()             # inactive and between packets (Kfd.quiesced waits for it)
         if queue.percentage:
             self.active.set()
         else:
@@ -139,8 +140,10 @@ class CommandProcessor:
         try:
             while not self.stop_flag[0]:
                 if not self.active.is_set():
+                    self.idle.set()
                     self.active.wait(0.05)
                     continue
+                self.idle.clear()
                 if native is not None:
                     status = native.process(POLL_NS)
                     index = ffi.cast("uint64_t*", q.read_ptr)[0]

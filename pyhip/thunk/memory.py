@@ -26,6 +26,7 @@ Every GPU virtual address is the host address (a dGPU in libhsakmt's SVM layout)
 from __future__ import annotations
 
 import bisect
+import contextlib
 import ctypes
 import os
 import struct
@@ -281,6 +282,7 @@ class ProcessMemory:
         self.svm: list[tuple[int, int, dict]] = []     # (start, end, {attr type: value or set of nodes})
         self.lock = threading.RLock()
         self.scratch_size = 4 << 30
+        self.quiesce = contextlib.nullcontext      # () -> context with the GPUs between packets (Kfd.quiesced)
 
     # -- lookup ------------------------------------------------------------------------------------
     def find(self, addr: int) -> MemObject | None:
@@ -464,34 +466,48 @@ class ProcessMemory:
     # -- sharing between processes (IPC) --------------------------------------------------------------
     def share(self, addr: int, size: int) -> SharedHandle:
         """hsaKmtShareMemory: the handle of the allocation starting at ``addr`` (``size`` bytes of it, page
-        rounded).  Its pages move into a memfd mapped back at the same addresses (the first export of it)."""
+        rounded).  Its first export moves its pages into a memfd mapped back at the same addresses, with the
+        queues stopped between packets (a kernel writing it meanwhile would write the old pages after they
+        were copied)."""
         with self.lock:
-            o = self.objects.get(addr)
-            if o is None or o.scratch or o.kind != abi.PTR_ALLOCATED:
-                raise abi.KfdError(abi.INVALID_PARAMETER, f"0x{addr:x} is not the start of an allocation of "
-                                                          "this process")
-            if not size or page_ceil(size) > o.size:
-                raise abi.KfdError(abi.INVALID_PARAMETER, f"{size} bytes do not fit the {o.size}-byte "
-                                                          f"allocation at 0x{addr:x}")
-            if o.share_fd < 0:
-                if not o.vram_of and not o.owned_mapping:
-                    raise abi.KfdError(abi.INVALID_PARAMETER, f"0x{addr:x} cannot be shared")
-                fd = os.memfd_create("pyhip-kfd-ipc", os.MFD_CLOEXEC)
-                try:
-                    os.ftruncate(fd, o.size)
-                    os.pwrite(fd, host_array(o.backing or o.addr, o.size), 0)
-                    if o.vram_of:
-                        host = abi.bits(o.flags, abi.MEM_FLAGS)["HostAccess"]
-                        self.vram[o.vram_of].share_pages(o.addr, o.size, fd, bool(host))
-                    else:
-                        _map_fixed(o.addr, o.size, abi.PROT_READ | abi.PROT_WRITE, MAP_SHARED, fd, 0)
-                except BaseException:
-                    os.close(fd)
-                    raise
-                o.share_fd = fd
+            moved = self._exportable(addr, size).share_fd >= 0
+        if not moved:
+            with self.quiesce(), self.lock:
+                o = self._exportable(addr, size)          # (again: it may have gone meanwhile)
+                if o.share_fd < 0:
+                    self._move_to_file(o)
+        with self.lock:
+            o = self._exportable(addr, size)
             gpu = self.topology.gpu(o.vram_of)
             return SharedHandle(os.getpid(), o.share_fd, os.fstat(o.share_fd).st_ino, page_ceil(size) // PAGE,
                                 gpu.gpu_id if gpu is not None else 0)
+
+    def _exportable(self, addr: int, size: int) -> MemObject:
+        o = self.objects.get(addr)
+        if o is None or o.scratch or o.kind != abi.PTR_ALLOCATED:
+            raise abi.KfdError(abi.INVALID_PARAMETER, f"0x{addr:x} is not the start of an allocation of this process")
+        if not size or page_ceil(size) > o.size:
+            raise abi.KfdError(abi.INVALID_PARAMETER, f"{size} bytes do not fit the {o.size}-byte allocation at "
+                                                      f"0x{addr:x}")
+        if not o.vram_of and not o.owned_mapping:
+            raise abi.KfdError(abi.INVALID_PARAMETER, f"0x{addr:x} cannot be shared")
+        return o
+
+    def _move_to_file(self, o: MemObject) -> None:
+        """The object's pages into a new memfd, mapped back in place (lock held, GPUs quiesced)."""
+        fd = os.memfd_create("pyhip-kfd-ipc", os.MFD_CLOEXEC)
+        try:
+            os.ftruncate(fd, o.size)
+            os.pwrite(fd, host_array(o.backing or o.addr, o.size), 0)
+            if o.vram_of:
+                host = abi.bits(o.flags, abi.MEM_FLAGS)["HostAccess"]
+                self.vram[o.vram_of].share_pages(o.addr, o.size, fd, bool(host))
+            else:
+                _map_fixed(o.addr, o.size, abi.PROT_READ | abi.PROT_WRITE, MAP_SHARED, fd, 0)
+        except BaseException:
+            os.close(fd)
+            raise
+        o.share_fd = fd
 
     def import_shared(self, h: SharedHandle, nodes=()) -> tuple[int, int]:
         """hsaKmtRegisterSharedHandle(ToNodes): the memory of handle ``h`` mapped into this process at a VA of

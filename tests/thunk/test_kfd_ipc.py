@@ -8,8 +8,12 @@ clear errors.  Across real processes: a hipcc program whose child (fork, then ex
 memory gives the same output on AMD's HIP over the thunk (``pyhip exec --runtime amd``), on pyhip's own
 runtime, and on pyhip's runtime over ROCr over the thunk (the HSA backend: hsa_amd_ipc_memory_create /
 attach / detach)."""
+import contextlib
 import os
 import random
+import threading
+import time
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -241,3 +245,74 @@ def test_imported_memory_outlives_its_exporter():
         im.close()
         for fd in (r, go_r, go_w):
             os.close(fd)
+
+
+class _FakeCP:
+    """A command processor's stop protocol (pyhip/thunk/cp.py): ``active`` cleared by suspend, ``idle`` set by
+    the loop once it is between packets; ``busy`` seconds of a packet still running when suspended."""
+
+    def __init__(self, active=True, busy=0.0):
+        self.active, self.idle, self.error = threading.Event(), threading.Event(), 0
+        if active:
+            self.active.set()
+        self.busy, self.stop = busy, False
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        while not self.stop:
+            if not self.active.is_set():
+                self.idle.set()
+                self.active.wait(0.01)
+                continue
+            self.idle.clear()
+            time.sleep(self.busy or 0.001)                        # "a packet"
+
+    def suspend(self):
+        self.active.clear()
+
+    def resume(self):
+        self.active.set()
+
+
+def test_first_export_stops_the_queues_between_packets():
+    """The first export of an allocation copies its pages and maps the copy in place: the process's queues
+    are stopped between packets meanwhile (as amdkfd evicts them while it moves memory) — a packet running
+    completes first — and restored after, except a queue ROCr had stopped itself."""
+    k = open_kfd()
+    try:
+        queues = {1: SimpleNamespace(cp=_FakeCP(busy=0.3), percentage=100, evicted=False),
+                  2: SimpleNamespace(cp=_FakeCP(active=False), percentage=0, evicted=False)}
+        k.queues.update(queues)
+        seen = []
+        real = k.memory.quiesce
+
+        @contextlib.contextmanager
+        def watch():
+            with real():
+                seen.append([(q.cp.active.is_set(), q.cp.idle.is_set()) for q in queues.values()])
+                yield
+
+        k.memory.quiesce = watch
+        a = k.memory.alloc(1, 2 * PAGE, VRAM)
+        time.sleep(0.05)                                         # the busy queue is inside its 0.3 s packet
+        t = time.monotonic()
+        k.memory.share(a, 2 * PAGE)
+        assert time.monotonic() - t > 0.1                        # waited for the packet to complete
+        k.memory.share(a, PAGE)                                  # exported already: no second stop
+        assert seen == [[(False, True), (False, True)]]
+        assert queues[1].cp.active.is_set() and not queues[2].cp.active.is_set()
+        k.memory.free(a)
+        queues[1].cp.busy = 30                                   # a CP that does not come back in time
+        time.sleep(0.05)
+        t = time.monotonic()
+        with k.quiesced(timeout=0.2):
+            pass
+        assert time.monotonic() - t < 5
+    finally:
+        for q in queues.values():
+            q.cp.stop = True
+            q.cp.active.set()
+        for qid in queues:
+            k.queues.pop(qid, None)
+        k.close()

@@ -146,20 +146,20 @@ static int parent(pid_t pid, int to_child, int from_child, uint64_t seed) {
   CHECK(hipMalloc(&a, NA * 4));
   CHECK(hipMalloc(&b, NB * 4));
   CHECK(hipMalloc(&c, NC * 4));
-  CHECK(hipMalloc(&tmp, NB * 4));
+  CHECK(hipMalloc(&tmp, (NA + NB + NC) * 4));
   CHECK(hipMemcpy(tmp, ra.data(), NA * 4, hipMemcpyHostToDevice));
+  CHECK(hipMemcpy(tmp + NA, rb.data(), NB * 4, hipMemcpyHostToDevice));
+  CHECK(hipMemcpy(tmp + NA + NB, rc.data(), NC * 4, hipMemcpyHostToDevice));
+  // the fills may still run while the handles are made (the first export of an allocation must not lose
+  // what a kernel writes meanwhile)
   fill<<<(NA + BLOCK - 1) / BLOCK, BLOCK>>>(a, tmp, NA, salt);
-  CHECK(hipDeviceSynchronize());
-  CHECK(hipMemcpy(tmp, rb.data(), NB * 4, hipMemcpyHostToDevice));
-  fill<<<(NB + BLOCK - 1) / BLOCK, BLOCK>>>(b, tmp, NB, salt);
-  CHECK(hipDeviceSynchronize());
-  CHECK(hipMemcpy(tmp, rc.data(), NC * 4, hipMemcpyHostToDevice));
-  fill<<<(NC + BLOCK - 1) / BLOCK, BLOCK>>>(c, tmp, NC, salt);
-  CHECK(hipDeviceSynchronize());
+  fill<<<(NB + BLOCK - 1) / BLOCK, BLOCK>>>(b, tmp + NA, NB, salt);
+  fill<<<(NC + BLOCK - 1) / BLOCK, BLOCK>>>(c, tmp + NA + NB, NC, salt);
   Handles h;
-  CHECK(hipIpcGetMemHandle(&h.a, a));
-  CHECK(hipIpcGetMemHandle(&h.b, b));
   CHECK(hipIpcGetMemHandle(&h.c, c));
+  CHECK(hipIpcGetMemHandle(&h.b, b));
+  CHECK(hipIpcGetMemHandle(&h.a, a));
+  CHECK(hipDeviceSynchronize());
   put(to_child, &h, sizeof h);
   char opened = 0;
   if (!get(from_child, &opened, 1) || opened != 'o') {

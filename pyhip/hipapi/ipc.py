@@ -22,7 +22,8 @@ def get_mem_handle(addr: int) -> bytes:
     a = attributes(addr)
     if a.memoryType != int(hipMemoryType.hipMemoryTypeDevice):
         raise invalid("not device memory")
-    return ipc.mem_handle(runtime().device(a.device), a.start, a.size, addr - a.start)
+    rt = runtime()
+    return ipc.mem_handle(rt.device(a.device), a.start, a.size, addr - a.start, rt.devices)
 
 
 def open_mem_handle(handle: bytes, flags: int) -> int:

@@ -79,29 +79,28 @@ def _forget_opened() -> None:
 os.register_at_fork(after_in_child=_forget_opened)
 
 
-def mem_handle(device, start: int, size: int, offset: int) -> bytes:
+def mem_handle(device, start: int, size: int, offset: int, devices=()) -> bytes:
     """The handle of the device allocation ``[start, start + size)`` of ``device`` (``offset``: where the
-    caller's pointer lies in it)."""
+    caller's pointer lies in it); ``devices``: the runtime's devices, idle before an allocation's first
+    export on the emulator backend."""
     hsa = _hsa(device)
     if hsa is not None:
         raw, size = hsa.ipc_export(start)
         return HSA_MAGIC + _HSA.pack(os.getpid(), offset, size) + raw
     mem = _emulated_memory(device)
     if start not in mem.shared:
-        _drain()        # the first export moves the pages: no kernel may be writing them meanwhile
+        _drain(devices or [device])   # the first export moves the pages: no kernel may write them meanwhile
     fd, span = mem.share(start)
     raw = MEM_MAGIC + _MEM.pack(os.getpid(), fd, device.index, os.fstat(fd).st_ino, offset, size, span)
     return raw.ljust(HANDLE_SIZE, b"\0")
 
 
-def _drain() -> None:
-    """Every stream of every device idle: an allocation's first export copies its bytes into the shared
+def _drain(devices) -> None:
+    """Every stream of ``devices`` idle: an allocation's first export copies its bytes into the shared
     file before mapping the file in place, and a kernel (of any device: peers write too) writing them
     between the two would write the old pages.  Faults found on the way stay recorded for the next
     synchronising call."""
-    from .context import runtime
-
-    for dev in runtime().devices:
+    for dev in devices:
         for s in [dev.null_stream] + dev.streams_snapshot():
             try:
                 s.synchronize()

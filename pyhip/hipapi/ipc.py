@@ -22,8 +22,7 @@ def get_mem_handle(addr: int) -> bytes:
     a = attributes(addr)
     if a.memoryType != int(hipMemoryType.hipMemoryTypeDevice):
         raise invalid("not device memory")
-    rt = runtime()
-    return ipc.mem_handle(rt.device(a.device), a.start, a.size, addr - a.start, rt.devices)
+    return ipc.mem_handle(runtime().device(a.device), a.start, a.size, addr - a.start)
 
 
 def open_mem_handle(handle: bytes, flags: int) -> int:

@@ -2,13 +2,13 @@
 and events.
 
 Memory: ``hipIpcGetMemHandle`` moves the allocation's pages into a memfd (pyhip/emu/sharedmem.py; the
-addresses stay; the first export of an allocation waits for every stream to be idle, so that no kernel
-writes the pages while they move); the 64-byte handle names the owner's pid, that file's descriptor number
-and inode, and the allocation's size.  ``hipIpcOpenMemHandle`` in another process opens ``/proc/PID/fd/N`` and maps the file
-into its own device arena as a new allocation, bounds-checked as any; the same handle opened again in that
-process gives the same pointer (counted: each open needs its close).  Freeing in the owner gives the owner's
-addresses private pages again; processes that opened the memory keep it (the file lives while mapped), as
-they keep it when the owner exits.
+addresses stay; the bytes are copied first, so a kernel writing the allocation while its first handle is
+made may lose those writes: export memory no kernel is writing); the 64-byte handle names the owner's pid,
+that file's descriptor number and inode, and the allocation's size.  ``hipIpcOpenMemHandle`` in another
+process opens ``/proc/PID/fd/N`` and maps the file into its own device arena as a new allocation,
+bounds-checked as any; the same handle opened again in that process gives the same pointer (counted: each
+open needs its close).  Freeing in the owner gives the owner's addresses private pages again; processes
+that opened the memory keep it (the file lives while mapped), as they keep it when the owner exits.
 
 On the HSA backend (ROCr: a real GPU, or the emulated one behind pyhip's libhsakmt) the handle carries
 ROCr's ``hsa_amd_ipc_memory_t`` (hsa_amd_ipc_memory_create; the thunk's hsaKmtShareMemory) with the owner's
@@ -79,33 +79,16 @@ def _forget_opened() -> None:
 os.register_at_fork(after_in_child=_forget_opened)
 
 
-def mem_handle(device, start: int, size: int, offset: int, devices=()) -> bytes:
+def mem_handle(device, start: int, size: int, offset: int) -> bytes:
     """The handle of the device allocation ``[start, start + size)`` of ``device`` (``offset``: where the
-    caller's pointer lies in it); ``devices``: the runtime's devices, idle before an allocation's first
-    export on the emulator backend."""
+    caller's pointer lies in it)."""
     hsa = _hsa(device)
     if hsa is not None:
         raw, size = hsa.ipc_export(start)
         return HSA_MAGIC + _HSA.pack(os.getpid(), offset, size) + raw
-    mem = _emulated_memory(device)
-    if start not in mem.shared:
-        _drain(devices or [device])   # the first export moves the pages: no kernel may write them meanwhile
-    fd, span = mem.share(start)
+    fd, span = _emulated_memory(device).share(start)
     raw = MEM_MAGIC + _MEM.pack(os.getpid(), fd, device.index, os.fstat(fd).st_ino, offset, size, span)
     return raw.ljust(HANDLE_SIZE, b"\0")
-
-
-def _drain(devices) -> None:
-    """Every stream of ``devices`` idle: an allocation's first export copies its bytes into the shared
-    file before mapping the file in place, and a kernel (of any device: peers write too) writing them
-    between the two would write the old pages.  Faults found on the way stay recorded for the next
-    synchronising call."""
-    for dev in devices:
-        for s in [dev.null_stream] + dev.streams_snapshot():
-            try:
-                s.synchronize()
-            except HipError as exc:
-                dev.record_error(exc)
 
 
 def open_mem(device, raw: bytes) -> int:

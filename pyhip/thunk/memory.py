@@ -182,10 +182,10 @@ class Vram:
             _map_fixed(addr, size, abi.PROT_READ | abi.PROT_WRITE, MAP_SHARED, fd, 0)
 
     def unshare_pages(self, addr: int, size: int) -> None:
-        """Shared VRAM being freed: its addresses get this board's own (zero) pages again."""
+        """Shared VRAM being freed: its addresses get this board's own pages again (the arena zeroes a freed
+        block after this)."""
         if self.small_bar:
             off = addr - self.base
-            os.pwrite(self.fd, bytes(size), off)
             _map_fixed(self.backing(addr), size, abi.PROT_READ | abi.PROT_WRITE, MAP_SHARED, self.fd, off)
             _map_fixed(addr, size, abi.PROT_NONE, MAP_SHARED, self.fd, off)
         else:

@@ -150,16 +150,16 @@ static int parent(pid_t pid, int to_child, int from_child, uint64_t seed) {
   CHECK(hipMemcpy(tmp, ra.data(), NA * 4, hipMemcpyHostToDevice));
   CHECK(hipMemcpy(tmp + NA, rb.data(), NB * 4, hipMemcpyHostToDevice));
   CHECK(hipMemcpy(tmp + NA + NB, rc.data(), NC * 4, hipMemcpyHostToDevice));
-  // the fills may still run while the handles are made (the first export of an allocation must not lose
-  // what a kernel writes meanwhile)
   fill<<<(NA + BLOCK - 1) / BLOCK, BLOCK>>>(a, tmp, NA, salt);
   fill<<<(NB + BLOCK - 1) / BLOCK, BLOCK>>>(b, tmp + NA, NB, salt);
   fill<<<(NC + BLOCK - 1) / BLOCK, BLOCK>>>(c, tmp + NA + NB, NC, salt);
+  // (the fills complete first: pyhip's emulator backend copies an allocation's bytes at its first export
+  // and does not stop kernels meanwhile; the thunk stops its queues)
+  CHECK(hipDeviceSynchronize());
   Handles h;
   CHECK(hipIpcGetMemHandle(&h.c, c));
   CHECK(hipIpcGetMemHandle(&h.b, b));
   CHECK(hipIpcGetMemHandle(&h.a, a));
-  CHECK(hipDeviceSynchronize());
   put(to_child, &h, sizeof h);
   char opened = 0;
   if (!get(from_child, &opened, 1) || opened != 'o') {

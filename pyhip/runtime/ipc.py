@@ -2,12 +2,18 @@
 and events.
 
 Memory: ``hipIpcGetMemHandle`` moves the allocation's pages into a memfd (pyhip/emu/sharedmem.py; the
-addresses stay); the 64-byte handle names the owner's pid, that file's descriptor number and inode, and the
-allocation's size.  ``hipIpcOpenMemHandle`` in another process opens ``/proc/PID/fd/N`` and maps the file
-into its own device arena as a new allocation, bounds-checked as any; the same handle opened again in that
-process gives the same pointer (counted: each open needs its close).  Freeing in the owner gives the owner's
-addresses private pages again; processes that opened the memory keep it (the file lives while mapped), as
-they keep it when the owner exits.
+addresses stay; the bytes are copied first, so a kernel writing the allocation while its first handle is
+made may lose those writes: export memory no kernel is writing); the 64-byte handle names the owner's pid,
+that file's descriptor number and inode, and the allocation's size.  ``hipIpcOpenMemHandle`` in another
+process opens ``/proc/PID/fd/N`` and maps the file into its own device arena as a new allocation,
+bounds-checked as any; the same handle opened again in that process gives the same pointer (counted: each
+open needs its close).  Freeing in the owner gives the owner's addresses private pages again; processes
+that opened the memory keep it (the file lives while mapped), as they keep it when the owner exits.
+
+On the HSA backend (ROCr: a real GPU, or the emulated one behind pyhip's libhsakmt) the handle carries
+ROCr's ``hsa_amd_ipc_memory_t`` (hsa_amd_ipc_memory_create; the thunk's hsaKmtShareMemory) with the owner's
+pid, the pointer's offset and the allocation's size; opening it is hsa_amd_ipc_memory_attach for the
+current device's agent, the last close hsa_amd_ipc_memory_detach.
 
 Events: ``hipIpcGetEventHandle`` gives the event a shared page of two counters (records begun, records
 completed: :class:`SharedCounter`); a record in any process that holds the event bumps the first and, in
@@ -27,9 +33,10 @@ import numpy as np
 from ..emu import sharedmem
 from ..errors import HipError, hipError_t
 
-MEM_MAGIC, EVENT_MAGIC = b"pyhipIPC", b"pyhipEVT"
+MEM_MAGIC, EVENT_MAGIC, HSA_MAGIC = b"pyhipIPC", b"pyhipEVT", b"pyhipHSA"
 HANDLE_SIZE = 64
 _MEM = struct.Struct("<qiiQQQQ")       # owner pid, fd, device, inode, offset of the pointer, size, file size
+_HSA = struct.Struct("<qQQ")           # owner pid, offset of the pointer, size; then ROCr's 32-byte handle
 _EVENT = struct.Struct("<qiiQ")        # owner pid, fd, 0, inode
 
 
@@ -42,6 +49,12 @@ def _own_process(pid: int) -> None:
         raise HipError(hipError_t.hipErrorInvalidContext, "the IPC handle was made by this process")
 
 
+def _hsa(device):
+    """The device's backend when it is the HSA backend (ROCr's IPC), else None."""
+    b = device.backend
+    return b if hasattr(b, "ipc_export") else None
+
+
 def _emulated_memory(device):
     mem = getattr(device.backend, "memory", None)
     if mem is None or not hasattr(mem, "share"):
@@ -50,7 +63,7 @@ def _emulated_memory(device):
 
 
 # -- memory ------------------------------------------------------------------------------------------------------
-_opened: dict[tuple, list] = {}        # (pid, inode) -> [address, opens, device memory]
+_opened: dict[tuple, list] = {}        # (pid, inode or ROCr's handle) -> [address, opens, size, release(address)]
 _opened_at: dict[int, tuple] = {}      # address -> its key in _opened
 _lock = threading.Lock()
 
@@ -69,6 +82,10 @@ os.register_at_fork(after_in_child=_forget_opened)
 def mem_handle(device, start: int, size: int, offset: int) -> bytes:
     """The handle of the device allocation ``[start, start + size)`` of ``device`` (``offset``: where the
     caller's pointer lies in it)."""
+    hsa = _hsa(device)
+    if hsa is not None:
+        raw, size = hsa.ipc_export(start)
+        return HSA_MAGIC + _HSA.pack(os.getpid(), offset, size) + raw
     fd, span = _emulated_memory(device).share(start)
     raw = MEM_MAGIC + _MEM.pack(os.getpid(), fd, device.index, os.fstat(fd).st_ino, offset, size, span)
     return raw.ljust(HANDLE_SIZE, b"\0")
@@ -76,6 +93,8 @@ def mem_handle(device, start: int, size: int, offset: int) -> bytes:
 
 def open_mem(device, raw: bytes) -> int:
     """The address in ``device``'s memory where the handle's allocation is mapped (plus the pointer's offset)."""
+    if len(raw) == HANDLE_SIZE and raw[:8] == HSA_MAGIC:
+        return _open_hsa(device, raw)
     if len(raw) != HANDLE_SIZE or raw[:8] != MEM_MAGIC:
         raise _invalid("not an IPC memory handle")
     pid, fd, _, inode, offset, size, span = _MEM.unpack_from(raw, 8)
@@ -86,14 +105,32 @@ def open_mem(device, raw: bytes) -> int:
     with _lock:
         hit = _opened.get(key)
         if hit is None:
+            mem = _emulated_memory(device)
             mine = sharedmem.open_file(pid, fd, inode)
             try:
                 if os.fstat(mine).st_size < span:
                     raise _invalid("the IPC handle's size does not match its memory")
-                mem = _emulated_memory(device)
-                hit = _opened[key] = [mem.attach(mine, size, span), 0, mem]
+                hit = _opened[key] = [mem.attach(mine, size, span), 0, size, mem.free]
             finally:
                 os.close(mine)
+            _opened_at[hit[0]] = key
+        hit[1] += 1
+        return hit[0] + offset
+
+
+def _open_hsa(device, raw: bytes) -> int:
+    hsa = _hsa(device)
+    if hsa is None:
+        raise HipError(hipError_t.hipErrorNotSupported, "an IPC handle of ROCr's opened on a device without ROCr")
+    pid, offset, size = _HSA.unpack_from(raw, 8)
+    _own_process(pid)
+    if not size or offset >= size:
+        raise _invalid("a corrupt IPC memory handle")
+    key = (pid, raw[8 + _HSA.size:])
+    with _lock:
+        hit = _opened.get(key)
+        if hit is None:
+            hit = _opened[key] = [hsa.ipc_attach(raw[8 + _HSA.size:], size), 0, size, hsa.ipc_detach]
             _opened_at[hit[0]] = key
         hit[1] += 1
         return hit[0] + offset
@@ -102,14 +139,14 @@ def open_mem(device, raw: bytes) -> int:
 def close_mem(addr: int) -> None:
     """hipIpcCloseMemHandle: one open fewer of the memory opened at ``addr``; the last unmaps it."""
     with _lock:
-        key = next((k for a, k in _opened_at.items() if a <= addr < a + _opened[k][2].allocation_size(a)), None)
+        key = next((k for a, k in _opened_at.items() if a <= addr < a + _opened[k][2]), None)
         if key is None:
             raise _invalid(f"0x{addr:x} is no IPC memory opened in this process")
         hit = _opened[key]
         hit[1] -= 1
         if hit[1] == 0:
             del _opened[key], _opened_at[hit[0]]
-            hit[2].free(hit[0])
+            hit[3](hit[0])
 
 
 # -- events ------------------------------------------------------------------------------------------------------

@@ -81,6 +81,7 @@ class CommandProcessor:
         self.stop_flag = ffi.new("uint32_t*", 0)
         self.paused = ffi.new("uint32_t*", 0)     # the native loop's view of ``active`` (UpdateQueue)
         self.active = threading.Event()
+        self.idle = threading.Event()             # inactive and between packets (Kfd.quiesced waits for it)
         if queue.percentage:
             self.active.set()
         else:
@@ -139,8 +140,10 @@ class CommandProcessor:
         try:
             while not self.stop_flag[0]:
                 if not self.active.is_set():
+                    self.idle.set()
                     self.active.wait(0.05)
                     continue
+                self.idle.clear()
                 if native is not None:
                     status = native.process(POLL_NS)
                     index = ffi.cast("uint64_t*", q.read_ptr)[0]
@@ -182,6 +185,7 @@ class CommandProcessor:
             arr = ffi.new("int64_t*[]", [_i64(h + SIG_VALUE) for h in deps]) if deps else ffi.NULL
             while not lib.pyhip_raw_wait_multi(arr, len(deps), int(ptype == P.TYPE_BARRIER_AND), POLL_NS):
                 self._check_stop()
+                self._idle_if_stopped()
             self._complete(pkt.completion_signal)
         elif ptype == P.TYPE_VENDOR and raw[2] == 2:       # AMD barrier-value
             pkt = P.BarrierValuePacket.unpack(raw)
@@ -192,6 +196,7 @@ class CommandProcessor:
             while not lib.pyhip_raw_wait_value(_i64(pkt.signal + SIG_VALUE), pkt.condition, pkt.value, pkt.mask,
                                                POLL_NS):
                 self._check_stop()
+                self._idle_if_stopped()
             self._complete(pkt.completion_signal)
         elif ptype == P.TYPE_VENDOR and raw[2] == pm4.PM4_IB_FORMAT:
             sig = struct.unpack_from("<Q", raw, 56)[0]
@@ -206,6 +211,12 @@ class CommandProcessor:
             self._queue_error(ERR_VENDOR_FORMAT)
         else:                                              # agent dispatch, reserved types
             self._queue_error(ERR_INVALID_FORMAT)
+
+    def _idle_if_stopped(self) -> None:
+        """A barrier waiting for its signals runs no kernel: a queue stopped meanwhile counts as between
+        packets (Kfd.quiesced need not wait for the host to satisfy the barrier)."""
+        if not self.active.is_set():
+            self.idle.set()
 
     def _read(self, addr: int, size: int) -> bytes:
         if not self.kfd.memory.gpu_accessible(self.q.node, addr, size):

@@ -315,15 +315,29 @@ def install() -> None:
 
     @entry
     def ShareMemory(ptr, size, handle):
-        raise abi.KfdError(abi.INVALID_PARAMETER, "memory sharing between processes (IPC) is not emulated")
+        if handle == ffi.NULL:
+            raise abi.KfdError(abi.INVALID_PARAMETER, "null shared memory handle")
+        h = kfd().memory.share(addr(ptr), size)
+        for i, w in enumerate(h.words()):
+            handle.Handle[i] = w
+
+    def register_shared(handle, out, size, nodes):
+        if handle == ffi.NULL or out == ffi.NULL:
+            raise abi.KfdError(abi.INVALID_PARAMETER, "null shared memory handle or address")
+        from .memory import SharedHandle
+
+        a, n = kfd().memory.import_shared(SharedHandle.parse([handle.Handle[i] for i in range(8)]), nodes)
+        out[0] = ffi.cast("void*", a)
+        if size != ffi.NULL:
+            size[0] = n
 
     @entry
     def RegisterSharedHandle(handle, out, size):
-        raise abi.KfdError(abi.INVALID_PARAMETER, "no such shared memory handle (IPC is not emulated)")
+        register_shared(handle, out, size, [])
 
     @entry
     def RegisterSharedHandleToNodes(handle, out, size, n, nodes):
-        raise abi.KfdError(abi.INVALID_PARAMETER, "no such shared memory handle (IPC is not emulated)")
+        register_shared(handle, out, size, nodes_of(n, nodes))
 
     @entry
     def RegisterGraphicsHandleToNodes(handle, info, n, nodes):

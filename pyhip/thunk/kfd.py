@@ -9,8 +9,10 @@ node's size and a context-save area at least the node's CWSR size (kfd_queue_ctx
 ``create_queue_raw`` takes those buffers explicitly so tests can hand it wrong ones."""
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
+import time
 from dataclasses import dataclass
 
 from ..emu.device import EmulatedGPU
@@ -77,6 +79,7 @@ class Kfd:
             self.gpus[g.node_id] = EmulatedGPU(str(g.isa), g.board.vram, index=g.node_id, memory=v.memory)
             self.gpus[g.node_id].interrupt_hook = self.sq_interrupt
         self.memory = ProcessMemory(self.topology, self.gpus, no_svm=self.quirks.no_svm, vram=self.vram)
+        self.memory.quiesce = self.quiesced        # an allocation's first export moves its pages
         event_page = getattr(native, "event_page", None)
         if event_page is not None:
             self.memory.map_event_page(*event_page())
@@ -227,6 +230,28 @@ class Kfd:
         if q is None:
             raise abi.KfdError(abi.INVALID_PARAMETER, f"queue {qid} does not exist")
         return q
+
+    @contextlib.contextmanager
+    def quiesced(self, timeout: float = 5.0):
+        """The process's queues stopped between packets while the block runs, as amdkfd evicts a process's
+        queues while it moves the process's memory (and restores them after): the packet a CP is running
+        completes first.  A CP blocked longer than ``timeout`` (a barrier waiting for the host) is not waited
+        for.  Queues stopped otherwise (UpdateQueue, errors, VM-fault eviction) stay stopped."""
+        with self.lock:
+            queues = list(self.queues.values())
+        stopped = [q for q in queues if q.cp.active.is_set()]
+        for q in stopped:
+            q.cp.suspend()
+        try:
+            end = time.monotonic() + timeout
+            for q in queues:
+                if q.cp.thread.is_alive() and q.cp.thread is not threading.current_thread():
+                    q.cp.idle.wait(max(0.0, end - time.monotonic()))
+            yield
+        finally:
+            for q in stopped:
+                if q.percentage and not q.evicted and not q.cp.error:
+                    q.cp.resume()
 
     def update_queue(self, qid: int, percentage: int, priority: int, ring: int, ring_size: int) -> None:
         q = self.queue(qid)

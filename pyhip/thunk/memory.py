@@ -14,14 +14,24 @@ Every GPU virtual address is the host address (a dGPU in libhsakmt's SVM layout)
   slices of one host buffer overlap.  The emulator's bounds table holds disjoint entries, so a GPU's table
   holds the union of the overlapping objects mapped to it (:class:`GpuHostMaps`);
 * the scratch aperture (``MemFlags.Scratch``) is reserved address space; the emulator keeps each lane's
-  private memory itself, so mapping scratch only records which ranges the queues may use.
+  private memory itself, so mapping scratch only records which ranges the queues may use;
+* sharing between processes (``hsaKmtShareMemory`` / ``hsaKmtRegisterSharedHandle(ToNodes)``, what ROCr's
+  hsa_amd_ipc_memory_create / attach and so HIP's IPC use): an exported object's pages move into a memfd
+  mapped back at the same addresses (pyhip/emu/sharedmem.py: pointers into it stay valid), and the handle
+  names the exporter's pid, that file's descriptor and inode (:class:`SharedHandle`).  The importer opens
+  ``/proc/PID/fd/N`` and maps the file at a VA of its own (as amdkfd imports a BO at a new VA), an object
+  of type REGISTERED_SHARED mapped to GPUs like system memory and released by DeregisterMemory or
+  FreeMemory.  Freeing in the exporter gives its addresses private pages again; importers keep the file.
 """
 from __future__ import annotations
 
 import bisect
+import contextlib
 import ctypes
 import os
+import struct
 import threading
+import zlib
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -37,6 +47,7 @@ _libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_
 _libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
 MAP_SHARED, MAP_PRIVATE, MAP_ANONYMOUS, MAP_NORESERVE, MAP_FIXED_NOREPLACE = 0x01, 0x02, 0x20, 0x4000, 0x100000
 MAP_FAILED = ctypes.c_void_p(-1).value
+MAP_FIXED = 0x10
 
 
 def mmap_anon(size: int, fixed: int = 0, prot: int = abi.PROT_READ | abi.PROT_WRITE) -> int:
@@ -56,6 +67,14 @@ def munmap(addr: int, size: int) -> None:
 def mmap_shared(size: int, fd: int, prot: int) -> int:
     p = _libc.mmap(None, size, prot, MAP_SHARED | MAP_NORESERVE, fd, 0)
     return 0 if p is None or p == MAP_FAILED else p
+
+
+def _map_fixed(addr: int, size: int, prot: int, flags: int, fd: int, offset: int) -> None:
+    """``mmap(MAP_FIXED)``: the range at ``addr`` replaced in place (its address stays)."""
+    p = _libc.mmap(addr, size, prot, flags | MAP_FIXED, fd, offset)
+    if p != addr:
+        raise abi.KfdError(abi.NO_MEMORY, f"mapping [0x{addr:x}, +{size}) failed: errno {ctypes.get_errno()}",
+                           "ENOMEM")
 
 
 def mprotect(addr: int, size: int, prot: int) -> None:
@@ -104,6 +123,7 @@ class MemObject:
     registrations: int = 0         # userptr: how many times (addr, size) was registered (libhsakmt counts)
     gpu_addr: int = 0              # its GPU VA when that is not its host address (userptrs without SVM)
     backing: int = 0               # where the GPU's bytes are when not at addr (VRAM behind a small BAR)
+    share_fd: int = -1             # exported (ShareMemory): the memfd its pages live in
 
     @property
     def end(self) -> int:
@@ -127,14 +147,12 @@ class Vram:
         from ..emu.memory import DeviceMemory
 
         self.size = size
+        self.fd = -1                     # small BAR: the file both mappings of VRAM map
         if small_bar:
-            fd = os.memfd_create("pyhip-vram")
-            try:
-                os.ftruncate(fd, size)
-                self.base = mmap_shared(size, fd, abi.PROT_NONE)
-                self.alias = mmap_shared(size, fd, abi.PROT_READ | abi.PROT_WRITE)
-            finally:
-                os.close(fd)
+            fd = self.fd = os.memfd_create("pyhip-vram", os.MFD_CLOEXEC)
+            os.ftruncate(fd, size)
+            self.base = mmap_shared(size, fd, abi.PROT_NONE)
+            self.alias = mmap_shared(size, fd, abi.PROT_READ | abi.PROT_WRITE)
         else:
             self.base = self.alias = mmap_anon(size)
         if not self.base or not self.alias:
@@ -153,10 +171,32 @@ class Vram:
         if self.small_bar:
             mprotect(addr, size, abi.PROT_READ | abi.PROT_WRITE if on else abi.PROT_NONE)
 
+    def share_pages(self, addr: int, size: int, fd: int, host_access: bool) -> None:
+        """VRAM ``[addr, addr + size)`` moved into the file ``fd`` (already holding its bytes): both the
+        CPU's and (small BAR) the GPU's mapping of it map the file from now on."""
+        if self.small_bar:
+            _map_fixed(self.backing(addr), size, abi.PROT_READ | abi.PROT_WRITE, MAP_SHARED, fd, 0)
+            _map_fixed(addr, size, abi.PROT_READ | abi.PROT_WRITE if host_access else abi.PROT_NONE,
+                       MAP_SHARED, fd, 0)
+        else:
+            _map_fixed(addr, size, abi.PROT_READ | abi.PROT_WRITE, MAP_SHARED, fd, 0)
+
+    def unshare_pages(self, addr: int, size: int) -> None:
+        """Shared VRAM being freed: its addresses get this board's own pages again (the arena zeroes a freed
+        block after this)."""
+        if self.small_bar:
+            off = addr - self.base
+            _map_fixed(self.backing(addr), size, abi.PROT_READ | abi.PROT_WRITE, MAP_SHARED, self.fd, off)
+            _map_fixed(addr, size, abi.PROT_NONE, MAP_SHARED, self.fd, off)
+        else:
+            _map_fixed(addr, size, abi.PROT_READ | abi.PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                       -1, 0)
+
     def close(self) -> None:
         munmap(self.base, self.size)
         if self.small_bar:
             munmap(self.alias, self.size)
+            os.close(self.fd)
 
 
 class GpuHostMaps:
@@ -196,6 +236,36 @@ class GpuHostMaps:
             self.spans[a] = b
 
 
+class SharedHandle:
+    """libhsakmt's HsaSharedMemoryStruct layout of the 8-word HsaSharedMemoryHandle: ShareHandle[4] (here:
+    exporter pid, its memfd's descriptor number, the file's inode, low and high word), ApeInfo (here: a magic
+    word, and a CRC of the other words), SizeInPages, ExportGpuId (0: system memory).  ROCr copies it into
+    the hipIpcMemHandle and, for an allocation inside a 2 MiB fragment block, marks word 6 (bit 31 and the
+    page offset in bits 0-8, cleared again before it calls RegisterSharedHandle)."""
+    MAGIC = 0x4B504850                   # "PHPK"
+    WORDS = struct.Struct("<8I")
+
+    def __init__(self, pid: int, fd: int, inode: int, pages: int, gpu_id: int):
+        self.pid, self.fd, self.inode, self.pages, self.gpu_id = pid, fd, inode, pages, gpu_id
+
+    def _check(self) -> int:
+        return zlib.crc32(struct.pack("<IIQII", self.pid, self.fd, self.inode, self.pages, self.gpu_id))
+
+    def words(self) -> tuple:
+        return (self.pid, self.fd, self.inode & 0xFFFFFFFF, self.inode >> 32, self.MAGIC, self._check(),
+                self.pages, self.gpu_id)
+
+    @classmethod
+    def parse(cls, words) -> "SharedHandle":
+        w = [int(x) & 0xFFFFFFFF for x in words]
+        if len(w) != 8 or w[4] != cls.MAGIC:
+            raise abi.KfdError(abi.INVALID_HANDLE, "not a shared memory handle of pyhip's KFD")
+        h = cls(w[0], w[1], w[2] | w[3] << 32, w[6], w[7])
+        if h._check() != w[5] or not h.pages or not h.pid:
+            raise abi.KfdError(abi.INVALID_HANDLE, "a corrupt shared memory handle")
+        return h
+
+
 class ProcessMemory:
     """The memory objects of the process: allocations by address; userptr objects (registered user memory,
     which may overlap) by address and size."""
@@ -212,6 +282,7 @@ class ProcessMemory:
         self.svm: list[tuple[int, int, dict]] = []     # (start, end, {attr type: value or set of nodes})
         self.lock = threading.RLock()
         self.scratch_size = 4 << 30
+        self.quiesce = contextlib.nullcontext      # () -> context with the GPUs between packets (Kfd.quiesced)
 
     # -- lookup ------------------------------------------------------------------------------------
     def find(self, addr: int) -> MemObject | None:
@@ -314,11 +385,16 @@ class ProcessMemory:
             self._remove(o)
             if o.vram_of:
                 v = self.vram.get(o.vram_of)
+                if o.share_fd >= 0 and v is not None:   # importers keep the file; our addresses get own pages
+                    v.unshare_pages(addr, o.size)       # (before the arena clears them)
                 if v is not None:
                     v.open_to_cpu(addr, o.size, False)
                 self.gpus[o.vram_of].memory.free(addr)
             elif o.owned_mapping:
                 munmap(o.addr, o.size)
+            if o.share_fd >= 0:
+                os.close(o.share_fd)
+                o.share_fd = -1
 
     def register_user(self, addr: int, size: int, flags: int, nodes=()) -> None:
         """libhsakmt's fmm_register_memory: registering the start of an existing allocation records the
@@ -376,6 +452,8 @@ class ProcessMemory:
                 if o.registrations > 0:                # registered again: still pinned
                     return
                 self._drop_userptr(o)
+            elif o.kind == abi.PTR_REGISTERED_SHARED:  # libhsakmt: deregistering an import releases its BO
+                self.free(o.addr)
             else:                         # allocations: libhsakmt only drops the registration record
                 o.registered = ()
 
@@ -384,6 +462,92 @@ class ProcessMemory:
         self._remove(o)
         if o.gpu_addr:
             munmap(page_floor(o.gpu_addr), page_ceil((o.gpu_addr & (PAGE - 1)) + o.size))
+
+    # -- sharing between processes (IPC) --------------------------------------------------------------
+    def share(self, addr: int, size: int) -> SharedHandle:
+        """hsaKmtShareMemory: the handle of the allocation starting at ``addr`` (``size`` bytes of it, page
+        rounded).  Its first export moves its pages into a memfd mapped back at the same addresses, with the
+        queues stopped between packets (a kernel writing it meanwhile would write the old pages after they
+        were copied)."""
+        with self.lock:
+            moved = self._exportable(addr, size).share_fd >= 0
+        if not moved:
+            with self.quiesce(), self.lock:
+                o = self._exportable(addr, size)          # (again: it may have gone meanwhile)
+                if o.share_fd < 0:
+                    self._move_to_file(o)
+        with self.lock:
+            o = self._exportable(addr, size)
+            gpu = self.topology.gpu(o.vram_of)
+            return SharedHandle(os.getpid(), o.share_fd, os.fstat(o.share_fd).st_ino, page_ceil(size) // PAGE,
+                                gpu.gpu_id if gpu is not None else 0)
+
+    def _exportable(self, addr: int, size: int) -> MemObject:
+        o = self.objects.get(addr)
+        if o is None or o.scratch or o.kind != abi.PTR_ALLOCATED:
+            raise abi.KfdError(abi.INVALID_PARAMETER, f"0x{addr:x} is not the start of an allocation of this process")
+        if not size or page_ceil(size) > o.size:
+            raise abi.KfdError(abi.INVALID_PARAMETER, f"{size} bytes do not fit the {o.size}-byte allocation at "
+                                                      f"0x{addr:x}")
+        if not o.vram_of and not o.owned_mapping:
+            raise abi.KfdError(abi.INVALID_PARAMETER, f"0x{addr:x} cannot be shared")
+        return o
+
+    def _move_to_file(self, o: MemObject) -> None:
+        """The object's pages into a new memfd, mapped back in place (lock held, GPUs quiesced)."""
+        fd = os.memfd_create("pyhip-kfd-ipc", os.MFD_CLOEXEC)
+        try:
+            os.ftruncate(fd, o.size)
+            os.pwrite(fd, host_array(o.backing or o.addr, o.size), 0)
+            if o.vram_of:
+                host = abi.bits(o.flags, abi.MEM_FLAGS)["HostAccess"]
+                self.vram[o.vram_of].share_pages(o.addr, o.size, fd, bool(host))
+            else:
+                _map_fixed(o.addr, o.size, abi.PROT_READ | abi.PROT_WRITE, MAP_SHARED, fd, 0)
+        except BaseException:
+            os.close(fd)
+            raise
+        o.share_fd = fd
+
+    def import_shared(self, h: SharedHandle, nodes=()) -> tuple[int, int]:
+        """hsaKmtRegisterSharedHandle(ToNodes): the memory of handle ``h`` mapped into this process at a VA of
+        its own, a REGISTERED_SHARED object registered to ``nodes``; ``(address, size)``."""
+        for n in nodes:
+            if n not in self.gpus:
+                raise abi.KfdError(abi.INVALID_NODE_UNIT, f"node {n} is not a GPU")
+        size = h.pages * PAGE
+        try:
+            fd = os.open(f"/proc/{h.pid}/fd/{h.fd}", os.O_RDWR | os.O_CLOEXEC)
+        except OSError as e:
+            raise abi.KfdError(abi.INVALID_HANDLE, f"the shared memory handle's memory is gone ({e.strerror})",
+                               "EINVAL") from None
+        try:
+            st = os.fstat(fd)
+            if st.st_ino != h.inode:
+                raise abi.KfdError(abi.INVALID_HANDLE, "the shared memory handle's memory is gone (freed by "
+                                                       "its exporter)")
+            if st.st_size < size:
+                raise abi.KfdError(abi.INVALID_HANDLE, "the shared memory handle's size exceeds its memory")
+            align = vram_alignment(size, PAGE)      # a VA as libhsakmt reserves one for a BO of this size
+            span = size + align
+            res = mmap_anon(span, prot=abi.PROT_NONE)
+            if not res:
+                raise abi.KfdError(abi.NO_MEMORY, f"no VA for {size} bytes of shared memory")
+            addr = (res + align - 1) & ~(align - 1)
+            if addr > res:
+                munmap(res, addr - res)
+            if res + span > addr + size:
+                munmap(addr + size, res + span - addr - size)
+            _map_fixed(addr, size, abi.PROT_READ | abi.PROT_WRITE, MAP_SHARED, fd, 0)
+        finally:
+            os.close(fd)
+        gpu = next((g for g in self.topology.gpus if g.gpu_id == h.gpu_id), None) if h.gpu_id else None
+        node = nodes[0] if nodes else (gpu.node_id if gpu is not None else 0)
+        flags = abi.pack_bits(abi.MEM_FLAGS, NonPaged=1 if h.gpu_id else 0, HostAccess=1)
+        with self.lock:
+            self._add(MemObject(addr, size, node, flags, abi.PTR_REGISTERED_SHARED, owned_mapping=True,
+                                registered=tuple(nodes)))
+        return addr, size
 
     # -- GPU mappings ------------------------------------------------------------------------------
     def map(self, addr: int, size: int, nodes=None) -> int:

@@ -122,6 +122,46 @@ class DeviceMemory:
             self.used -= entry[0]
         self.hsa.lib.hsa_amd_memory_pool_free(ffi.cast("void*", addr))
 
+    # -- sharing with other processes (HIP IPC: pyhip/runtime/ipc.py) -------------------------------------
+    IPC_HANDLE_SIZE = 32                        # hsa_amd_ipc_memory_t
+
+    def ipc_export(self, start: int) -> tuple[bytes, int]:
+        """ROCr's handle of the hipMalloc allocation at ``start`` (hsa_amd_ipc_memory_create: the thunk's
+        hsaKmtShareMemory of its block) and the allocation's size."""
+        self.check_usable()
+        with self._lock:
+            entry = self._allocs.get(start)
+        if entry is None or entry[1] != "user":
+            raise HipError(hipError_t.hipErrorInvalidValue, f"0x{start:x} is not the start of a hipMalloc allocation")
+        h = ffi.new("hsa_amd_ipc_memory_t*")
+        length = (entry[0] + 4095) & ~4095      # ROCr 5.2 shares whole pages (AMD's HIP passes them too)
+        st = self.hsa.lib.hsa_amd_ipc_memory_create(ffi.cast("void*", start), length, h)
+        if st != 0:
+            raise HipError(api.hip_error(st), f"hsa_amd_ipc_memory_create: {self.hsa.status_string(st)}")
+        return bytes(ffi.buffer(h)), entry[0]
+
+    def ipc_attach(self, raw: bytes, size: int) -> int:
+        """Another process's allocation of ``size`` bytes (its ROCr handle ``raw``) mapped for this GPU's
+        agent (hsa_amd_ipc_memory_attach); an allocation of kind 'ipc' here until :meth:`ipc_detach`."""
+        self.check_usable()
+        h = ffi.new("hsa_amd_ipc_memory_t*")
+        ffi.memmove(h, raw, self.IPC_HANDLE_SIZE)
+        agents = ffi.new("hsa_agent_t[1]", [self.agent.struct])
+        out = ffi.new("void**")
+        st = self.hsa.lib.hsa_amd_ipc_memory_attach(h, size, 1, agents, out)
+        if st != 0:
+            raise HipError(api.hip_error(st), f"hsa_amd_ipc_memory_attach: {self.hsa.status_string(st)} (a bad or "
+                                              "stale IPC handle)")
+        addr = int(ffi.cast("uintptr_t", out[0]))
+        self.track(addr, size, "ipc")
+        return addr
+
+    def ipc_detach(self, addr: int) -> None:
+        self.untrack(addr)
+        st = self.hsa.lib.hsa_amd_ipc_memory_detach(ffi.cast("void*", addr))
+        if st != 0:
+            raise HipError(api.hip_error(st), f"hsa_amd_ipc_memory_detach: {self.hsa.status_string(st)}")
+
     def allocation_size(self, addr: int) -> int:
         return self._allocs[addr][0]
 

@@ -4,6 +4,7 @@ callers while C callers pass enums as integers."""
 import ctypes
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,6 +15,7 @@ from pyhip.capi.shim import load_in_process
 
 hipDeviceAttributeMaxThreadsPerBlock = 56        # HIP 5.2's hipDeviceAttribute_t value
 hipMemcpyDeviceToHost = 2
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
@@ -38,6 +40,34 @@ def test_loading_after_a_dlpack_exchange_does_not_hang():
     """
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert p.returncode == 0 and p.stdout.split() == ["ok", "0"], p.stderr[-2000:]
+
+
+def test_os_fork_with_the_shim_loaded_does_not_hang():
+    """With the shim in the process, an os.fork() runs Python's before-fork hooks twice (os.fork's, then the
+    shim's pthread_atfork handler's, which a C program's fork() needs): the compiled engine's hook took its lock
+    twice and the fork never returned.  Here a kernel has run (the engine and its locks are up), the child runs
+    one too, and the parent goes on launching after it."""
+    code = """if True:
+        import os, numpy as np
+        import pyhip
+        from pyhip.capi.shim import load_in_process
+        lib, code = load_in_process()
+        mod = pyhip.load("tests/fixtures/bin/hipcc52/basic-gfx90a.hsaco")
+        x = pyhip.to_device(np.arange(300, dtype=np.float32))
+        mod.kernel("scale<float>")(2, 256, x, np.float32(2.0), 300)
+        pyhip.synchronize()
+        pid = os.fork()
+        if pid == 0:
+            y = pyhip.to_device(np.ones(10, np.float32))
+            mod = pyhip.load("tests/fixtures/bin/hipcc52/basic-gfx90a.hsaco")
+            mod.kernel("scale<float>")(1, 256, y, np.float32(3.0), 10)
+            os._exit(0 if (y.get() == 3).all() else 3)
+        _, status = os.waitpid(pid, 0)
+        mod.kernel("scale<float>")(2, 256, x, np.float32(2.0), 300)
+        print("ok", code, os.waitstatus_to_exitcode(status), float(x.get()[299]))
+    """
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert p.returncode == 0 and p.stdout.split() == ["ok", "0", "0", "1196.0"], (p.stdout, p.stderr[-2000:])
 
 
 def test_exports_reach_this_process_runtime(lib):

@@ -10,7 +10,10 @@ import warnings
 
 from .kernel import KernelIR, Unsupported
 
-_lock = threading.Lock()
+# re-entrant: with the C ABI's shim loaded in the process, an os.fork() runs the before-fork hooks twice (os.fork,
+# then the shim's pthread_atfork handler, which a C program's fork() needs: native/hip/fork.c), and the after-fork
+# ones twice too
+_lock = threading.RLock()
 
 
 def _before_fork() -> None:
@@ -30,7 +33,7 @@ def _after_fork_parent() -> None:
 def _after_fork_child() -> None:
     global _lock, _optimiser
     from . import compiler
-    _lock = threading.Lock()
+    _lock = threading.RLock()
     _optimiser = None               # its thread is not in the child (kernels it had queued stay tier 1)
     compiler._lock = threading.RLock()
     compiler._depth = threading.local()

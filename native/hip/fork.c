@@ -8,9 +8,12 @@
 static PyGILState_STATE pyhip_fork_gil;
 static int pyhip_fork_held;
 
+/* A fork from Python (os.fork: its thread holds the GIL) has run PyOS_BeforeFork already and runs the after-fork
+ * half itself: running them again would take every before-fork hook's lock twice (concurrent.futures' shutdown
+ * lock is not re-entrant: the fork never returned).  Only a C program's fork() gets them here. */
 static void pyhip_fork_prepare(void) {
     pthread_mutex_lock(&pyhip_fast_lock);
-    pyhip_fork_held = Py_IsInitialized();
+    pyhip_fork_held = Py_IsInitialized() && !PyGILState_Check();
     if (pyhip_fork_held) {
         pyhip_fork_gil = PyGILState_Ensure();
         PyOS_BeforeFork();

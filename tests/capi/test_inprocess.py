@@ -43,12 +43,12 @@ def test_loading_after_a_dlpack_exchange_does_not_hang():
 
 
 def test_os_fork_with_the_shim_loaded_does_not_hang():
-    """With the shim in the process, an os.fork() runs Python's before-fork hooks twice (os.fork's, then the
-    shim's pthread_atfork handler's, which a C program's fork() needs): the compiled engine's hook took its lock
-    twice and the fork never returned.  Here a kernel has run (the engine and its locks are up), the child runs
+    """With the shim in the process, an os.fork() ran Python's before-fork hooks twice (os.fork's, then the
+    shim's pthread_atfork handler's, which a C program's fork() needs): a hook whose lock is not re-entrant
+    (concurrent.futures', the compiled engine's) took it twice and the fork never returned.  Here a kernel has run (the engine and its locks are up), the child runs
     one too, and the parent goes on launching after it."""
     code = """if True:
-        import os, numpy as np
+        import concurrent.futures.thread, os, numpy as np   # (its before-fork hook: a lock, not re-entrant)
         import pyhip
         from pyhip.capi.shim import load_in_process
         lib, code = load_in_process()

@@ -10,9 +10,8 @@ import warnings
 
 from .kernel import KernelIR, Unsupported
 
-# re-entrant: with the C ABI's shim loaded in the process, an os.fork() runs the before-fork hooks twice (os.fork,
-# then the shim's pthread_atfork handler, which a C program's fork() needs: native/hip/fork.c), and the after-fork
-# ones twice too
+# re-entrant: the before-fork hook may find it held by its own thread (the C ABI shim's pthread_atfork handler ran
+# the hooks a second time for a fork from Python until native/hip/fork.c learnt to leave those to os.fork)
 _lock = threading.RLock()
 
 

@@ -138,3 +138,35 @@ def test_the_directory_is_trimmed_least_recently_used_first(tmp_path):
     assert left == ["01", "05", "06", "07", "08", "09"]   # down to 3/4 of 8
     cache.trim(d, limit=8)                                       # under the limit: nothing removed
     assert len(list(d.glob("*" + cache.SUFFIX))) == 6
+
+
+OPENSSL_SPY = textwrap.dedent("""
+    import hashlib, threading
+    seen = []
+    def spy(name, real):
+        def f(*a, **k):
+            if threading.current_thread() is not threading.main_thread():
+                seen.append((name, threading.current_thread().name))
+            return real(*a, **k)
+        return f
+    for name in ("sha1", "sha224", "sha256", "sha384", "sha512", "md5", "new"):
+        setattr(hashlib, name, spy(name, getattr(hashlib, name)))
+""")
+
+
+def test_the_device_threads_hash_without_openssl(tmp_path):
+    """Cache keys are computed on queue threads and the compile thread, which go on while a C program under
+    ``pyhip exec`` runs its exit handlers — OpenSSL's frees what its digests use (a SIGSEGV at exit): every
+    digest off the main thread is BLAKE2 (CPython's own).  Both caches on, a process that stores and one
+    that loads; each OpenSSL constructor is wrapped to note the thread that calls it."""
+    env = {**os.environ, "PYHIP_CACHE_DIR": str(tmp_path), "PYHIP_JIT_CACHE_DIR": str(tmp_path / "jit"),
+           "PYHIP_ENGINE": "native"}
+    body = SCRIPT.format(root=str(ROOT), path=str(BIN / "basic-gfx90a.hsaco"))
+    src = OPENSSL_SPY + body + "\nprint('openssl', seen)\n"
+    for stored in (False, True):
+        r = subprocess.run([sys.executable, "-c", src], env=env, capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr
+        hits, spied = r.stdout.splitlines()[0].split(), r.stdout.splitlines()[-1]
+        assert int(hits[0]) == int(stored) and int(hits[4]) >= 1          # the lowered cache was used
+        assert spied == "openssl []", spied
+    assert list((tmp_path / "jit").glob("*.o"))                              # the object cache too

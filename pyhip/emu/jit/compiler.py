@@ -279,7 +279,7 @@ def compile_ir(ir: str, name: str, opt: int | None = None, keep_object: bool = F
     dump = os.environ.get("PYHIP_JIT_DUMP")
     if dump:                          # a directory: every module compiled, as LLVM IR text and object (debugging)
         from pathlib import Path
-        stem = Path(dump) / hashlib.sha1(ir.encode()).hexdigest()[:16]
+        stem = Path(dump) / hashlib.blake2b(ir.encode(), digest_size=8).hexdigest()
         stem.parent.mkdir(parents=True, exist_ok=True)
         stem.with_suffix(".ll").write_text(ir)
     with llvm_section():
@@ -319,7 +319,7 @@ def _perf_map(addr: int, size: int, name: str, data: bytes) -> None:
     """Profiling (PYHIP_JIT_PERFMAP=1): `perf report` names the compiled code."""
     if os.environ.get("PYHIP_JIT_PERFMAP"):
         with open(f"/tmp/perf-{os.getpid()}.map", "a") as f:
-            f.write(f"{addr:x} {size:x} pyhip_jit_{name}_{hashlib.sha1(data).hexdigest()[:8]}\n")
+            f.write(f"{addr:x} {size:x} pyhip_jit_{name}_{hashlib.blake2b(data, digest_size=4).hexdigest()}\n")
 
 
 def _shared_object(data: bytes, name: str) -> Compiled:

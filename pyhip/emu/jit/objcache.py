@@ -60,7 +60,7 @@ def key(program, K, entry_offset: int, mode, rows: int, lockstep: bool) -> str |
     base = lowered.key(program, K)
     if base is None:
         return None
-    h = hashlib.sha256(base.encode())
+    h = hashlib.blake2b(base.encode(), digest_size=32)
     h.update(_host())
     h.update(repr((entry_offset, mode, rows, lockstep, K.lanes, K.family)).encode())
     return h.hexdigest()

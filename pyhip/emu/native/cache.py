@@ -17,6 +17,8 @@ The directory holds at most MAX_ENTRIES entries: a store beyond that removes the
 (a hit refreshes its entry's time).
 Addresses inside the records (a jump to a non-instruction) are stored relative to the program's base, so
 an entry serves a program loaded anywhere.
+Keys are BLAKE2 digests (CPython's own code, as the compiled-code cache's): they are computed on queue
+threads, which go on while a C program under ``pyhip exec`` runs its exit handlers, OpenSSL's among them.
 """
 from __future__ import annotations
 
@@ -53,7 +55,7 @@ def directory() -> Path | None:
 def source_stamp() -> bytes:
     """What the lowering depends on besides its input: pyhip/emu's Python sources (path, size, mtime), the
     engine's handler numbering and the record layouts."""
-    h = hashlib.sha256(f"format {FORMAT}".encode())
+    h = hashlib.blake2b(f"format {FORMAT}".encode(), digest_size=32)
     for rel, st in sorted(_sources(str(EMU), "")):
         h.update(f"{rel} {st.st_size} {st.st_mtime_ns}\n".encode())
     h.update(repr(sorted(op_ids().items())).encode())
@@ -80,7 +82,7 @@ def key(program, K) -> str | None:
         vaddr, text = program.code_object.section_bytes(".text")
     except LoaderError:             # no .text: nothing to cache
         return None
-    h = hashlib.sha256(source_stamp())
+    h = hashlib.blake2b(source_stamp(), digest_size=32)
     gpu_proc = getattr(getattr(K, "gpu", None), "processor", None)
     h.update(repr((vaddr, len(text), K.processor, gpu_proc, K.accum_offset, bool(K.is_gfx94x))).encode())
     h.update(text)

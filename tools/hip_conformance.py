@@ -43,6 +43,7 @@ AREAS = {
     "printf": ["printf"],
     "cooperativeGrps": ["cooperativeGrps"],
     "graph": ["graph"],
+    "multiproc": ["../multiproc"],      # catch/multiproc: several processes (fork), IPC memory and events
 }
 GOAL_AREAS = ("module", "kernel", "stream", "event", "memory", "errorHandling", "device")
 ARCH = "gfx90a"

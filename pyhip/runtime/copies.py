@@ -100,6 +100,9 @@ def locate(p, writable: bool = False) -> Place:
             if kind == "host":
                 return Place("pinned", addr, None, start, end)
             return Place("device", addr, dev, start, end)
+    host = runtime().host.find(addr)      # pinned memory no device's table holds (the HSA backend's: ROCr's)
+    if host is not None:
+        return Place("pinned", addr, None, host.start, host.start + host.size)
     check_host_address(addr)                              # e.g. a freed device pointer: not a host address
     return Place("host", addr)
 
@@ -156,6 +159,8 @@ def copy3d(dst, dpitch: int, dslice: int, src, spitch: int, sslice: int, width: 
     elif contiguous and getattr(st.device.backend, "kind", "") == "emu" and \
             (hd := d.host_address(dspan)) is not None and (hs := s.host_address(sspan)) is not None:
         cmd = st.host_copy(hd, hs, dspan, keep=(d.keep, s.keep))     # process memory: a native memmove
+    elif contiguous and _pinned_dma(st, d, s):
+        cmd = st.pinned_copy(d.address, s.address, dspan, d.kind == "pinned", keep=(d.keep, s.keep))
     elif contiguous and (staged := _staged(st, d, s, dspan)) is not None:
         cmd = st.host_op(staged, "memcpy", keep=(d.keep, s.keep))
     else:
@@ -168,6 +173,15 @@ def copy3d(dst, dpitch: int, dslice: int, src, spitch: int, sslice: int, width: 
     if sync:
         cmd.signal.wait(None)
         st.synchronize()
+
+
+def _pinned_dma(st, d: Place, s: Place) -> bool:
+    """Whether the stream's backend copies this pair by DMA (the HSA backend: pinned host memory and the stream's
+    device memory, either way — ``hsa_amd_memory_async_copy``, asynchronous as on AMD's runtime; pinned to
+    pinned stays a host copy in stream order; the emulator's copies of process memory are native memmoves)."""
+    if not getattr(st.device.backend, "DMA_PINNED", False):
+        return False
+    return {d.kind, s.kind} == {"pinned", "device"} and (d if d.kind == "device" else s).device is st.device
 
 
 def _staged(st, d: Place, s: Place, span: int):

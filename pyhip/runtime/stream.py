@@ -217,6 +217,12 @@ class Stream(Handle):
     def device_copy(self, dst: int, src: int, size: int) -> Command:
         return self._submit(lambda q: q.copy(dst, src, size), what="copy")
 
+    def pinned_copy(self, dst: int, src: int, size: int, to_host: bool, keep=None) -> Command:
+        """A DMA copy between pinned host memory and this stream's device memory (``to_host``: the pinned side
+        is the destination) on a backend that copies it so (HsaDeviceBackend.DMA_PINNED), in stream order."""
+        host = (True, False) if to_host else (False, True)
+        return self._submit(lambda q: q.copy(dst, src, size, host=host), keep=keep, what="memcpy")
+
     def host_copy(self, dst: int, src: int, size: int, keep=None) -> Command:
         """A copy between host addresses of this process (``keep``: what owns them), done by the packet
         processor in native code."""

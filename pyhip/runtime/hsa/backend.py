@@ -43,6 +43,7 @@ class HsaDeviceBackend(DeviceMemory):
     """The runtime's view of one GPU agent (the ``DeviceBackend`` interface of the emulator backend)."""
 
     kind = "hsa"
+    DMA_PINNED = True          # copies with pinned host memory are ROCr DMA in stream order (runtime/copies.py)
 
     def __init__(self, system: HsaSystem, agent: Agent):
         self.system, self.agent, self.hsa = system, agent, system.hsa

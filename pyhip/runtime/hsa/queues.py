@@ -139,13 +139,16 @@ class HsaQueueBackend:
         self._order_after(done, ready)
         return done
 
-    def copy(self, dst, src, size):
+    def copy(self, dst, src, size, host=(False, False)):
+        """DMA of ``size`` bytes in queue order; ``host``: whether dst, src are pinned host memory (ROCr is told
+        the CPU agent owns those: a host-to-device or device-to-host copy, as AMD's runtime asks for one)."""
         ready = self._drained()
         s = self.pool.acquire(self)
         deps = ffi.new("hsa_signal_t[1]", [ready.sig])
-        a = self.agent.struct
+        gpu, cpu = self.agent.struct, self.backend.system.cpu
+        da, sa = (cpu if host[0] else gpu), (cpu if host[1] else gpu)
         dst, src = self.backend.device_address(dst), self.backend.device_address(src)
-        self.hsa.check(self.hsa.lib.hsa_amd_memory_async_copy(ffi.cast("void*", dst), a, ffi.cast("void*", src), a,
+        self.hsa.check(self.hsa.lib.hsa_amd_memory_async_copy(ffi.cast("void*", dst), da, ffi.cast("void*", src), sa,
                                                                size, 1, deps, s.sig), "hsa_amd_memory_async_copy")
         self._order_after(s, ready)
         return s

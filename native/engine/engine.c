@@ -96,10 +96,10 @@ static int tl_reserve(TL* t, const Dispatch* d, int64_t ng) {
 
 /* a workgroup's private memory back to zero (only the bytes its waves may have written) */
 static void finish_group(const Dispatch* d, Group* g) {
+    (void)d;
     for (int k = 0; k < g->nw; k++) {
         Wave* w = &g->w[k];
-        if (w->priv && w->priv_hw)
-            for (int l = 0; l < LANES; l++) memset(w->priv + (size_t)l * d->private_size, 0, w->priv_hw);
+        priv_clear(w->priv, w->priv_hw);
         w->priv_hw = 0;
     }
 }

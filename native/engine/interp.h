@@ -236,8 +236,7 @@ static void init_group(Ctx* c, Group* g, int64_t flat, Wave* waves, uint32_t* vg
         uint32_t* v = vgprs + vsize * k;
         if (d->capture) memset(v, 0, vsize * 4);
         uint8_t* p = priv ? priv + psize * k : NULL;
-        if (p && w->priv == p && w->priv_hw)
-            for (int l = 0; l < LANES; l++) memset(p + (size_t)l * d->private_size, 0, w->priv_hw);
+        if (p && w->priv == p) priv_clear(p, w->priv_hw);
         copy_sgprs(w->s, d->sgpr_init);
         w->v = v;
         w->priv = p;

@@ -190,6 +190,7 @@ static int vm_store_format(Ctx* c, Wave* w, const NInst* in) {
         }
         sh_store(ptr[l], raw, L.bytes);
     }
+    if (UNLIKELY(g_priv_bounce.mask)) priv_flush(c, w);
     mm_stored(w);
     return ST_CONT;
 }

@@ -103,8 +103,44 @@ INLINE uint64_t buf_inrange(const VA* va, uint64_t m, int size) {
     return r;
 }
 
+/* Private memory: a wave's lanes interleaved in 16-byte chunks (hardware swizzles scratch across a wave's lanes
+ * by dword; the coarser chunk keeps every naturally aligned access of up to 16 bytes in one piece): byte o of
+ * lane l at priv + ((o >> 4) * LANES + l) * 16 + (o & 15), private_size a multiple of 16.  The lanes of a wave
+ * touching one offset (a spill, a local array indexed alike) touch one kilobyte instead of a page each.  An
+ * access crossing a chunk (unaligned, or 12 bytes at 8) goes through the lane's bounce buffer: read into it,
+ * or written there and copied out by priv_flush once the lanes have stored. */
 INLINE uint8_t* priv_ptr(const Ctx* c, Wave* w, int lane, int64_t o) {
-    return w->priv + (size_t)lane * c->d->private_size + o;
+    (void)c;
+    return w->priv + ((size_t)(o >> 4) * LANES + (size_t)lane) * 16 + (size_t)(o & 15);
+}
+INLINE int priv_crosses(int64_t o, int size) { return (int)(o & 15) + size > 16; }
+static __thread struct {
+    uint64_t mask;              /* lanes whose store waits in buf for priv_flush */
+    int size;
+    int64_t off[LANES];
+    uint8_t buf[LANES][32];
+} g_priv_bounce;
+/* ``size`` bytes of lane l's private memory at o to buf (out: from buf), chunk by chunk */
+static void priv_copy(const Ctx* c, Wave* w, int l, int64_t o, uint8_t* buf, int size, int out) {
+    while (size > 0) {
+        int n = 16 - (int)(o & 15);
+        if (n > size) n = size;
+        uint8_t* p = priv_ptr(c, w, l, o);
+        if (out) memcpy(p, buf, (size_t)n);
+        else memcpy(buf, p, (size_t)n);
+        o += n, buf += n, size -= n;
+    }
+}
+/* after a store's lanes wrote through vm_lanes' pointers: the bounced lanes' bytes to their chunks */
+static void priv_flush(const Ctx* c, Wave* w) {
+    uint64_t m = g_priv_bounce.mask;
+    g_priv_bounce.mask = 0;
+    for (int l = 0; m; l++, m >>= 1)
+        if (m & 1) priv_copy(c, w, l, g_priv_bounce.off[l], g_priv_bounce.buf[l], g_priv_bounce.size, 1);
+}
+/* bytes [0, end) of every lane of a wave's private memory back to zero */
+INLINE void priv_clear(uint8_t* p, uint32_t end) {
+    if (p && end) memset(p, 0, (size_t)((end + 15) >> 4) * 16 * LANES);
 }
 INLINE void priv_touch(Wave* w, int64_t end) {
     if ((uint64_t)end > w->priv_hw) w->priv_hw = (uint32_t)end;
@@ -150,12 +186,23 @@ static int vm_lanes(Ctx* c, Wave* w, const VA* va, uint64_t m, int size, uint8_t
     } else {
         glob = 0;
     }
+    if (write) g_priv_bounce.mask = 0;
     for (int l = 0; l < LANES; l++) {
         if (!(prv >> l & 1)) continue;
         int64_t o = va->space == SP_FLAT ? (int64_t)(va->a[l] - PRIVATE_APERTURE) : (int64_t)va->a[l];
         if (o < 0 || o + size > (int64_t)c->d->private_size)
             return raise_fault(c, w, FK_SCRATCH, l, (uint64_t)o, 1, size, c->d->private_size);
-        ptr[l] = priv_ptr(c, w, l, o);
+        if (UNLIKELY(priv_crosses(o, size))) {
+            ptr[l] = g_priv_bounce.buf[l];
+            priv_copy(c, w, l, o, ptr[l], size, 0);
+            if (write) {
+                g_priv_bounce.mask |= 1ULL << l;
+                g_priv_bounce.off[l] = o;
+                g_priv_bounce.size = size;
+            }
+        } else {
+            ptr[l] = priv_ptr(c, w, l, o);
+        }
         if (write) priv_touch(w, o + size);
     }
     return ST_CONT;
@@ -251,6 +298,42 @@ INLINE int buffer_all_outside(const Wave* w, const NInst* in, uint64_t size, uin
     return (inside & m) == 0;
 }
 
+/* GLOBAL addressing with every active lane of m at one address (a value every lane reads or writes through
+ * the same VGPR address: a kernel's scalar through a pointer, a loop's uniform element): that address into *a0.
+ * 0 sends the caller to the general path. */
+INLINE int global_uniform(const Wave* w, const NInst* in, uint64_t m, uint64_t* a0) {
+    if (VA_KIND(in) != AK_GLOBAL || !m) return 0;
+    const uint32_t* v0 = vreg(w, in->s[0]);
+    int f = __builtin_ctzll(m);
+    uint32_t lo = v0[f], bad = 0;
+    for (int l = 0; l < LANES; l++) bad |= (v0[l] ^ lo) & (0u - (uint32_t)(m >> l & 1));
+    uint64_t x;
+    if (VA_SADDR(in)) {
+        x = sreg64(w, in->s[1]) + lo;
+    } else {
+        const uint32_t* v1 = vreg(w, in->s[0] + 1);
+        uint32_t hi = v1[f];
+        for (int l = 0; l < LANES; l++) bad |= (v1[l] ^ hi) & (0u - (uint32_t)(m >> l & 1));
+        x = (uint64_t)lo | (uint64_t)hi << 32;
+    }
+    *a0 = x + (uint64_t)in->imm;
+    return bad == 0;
+}
+
+/* Private memory (SP_PRIVATE offsets in va->a) with every active lane of m inside the lane's private segment and
+ * inside one chunk: each lane's pointer (vm_lanes' private part without its fault path and its bounce buffer);
+ * 0: some lane is outside or crosses a chunk (the caller's general path). */
+INLINE int priv_inside(const Ctx* c, Wave* w, const VA* va, uint64_t m, int size, uint8_t** ptr) {
+    uint64_t lim = (uint64_t)c->d->private_size - (uint64_t)size, bad = 0;
+    if ((uint64_t)size > c->d->private_size) return 0;
+    for (int l = 0; l < LANES; l++)                                          /* negative offsets: huge */
+        bad |= ((va->a[l] > lim) | ((va->a[l] & 15) + (uint64_t)size > 16)) & (m >> l & 1);
+    if (bad) return 0;
+    for (int l = 0; l < LANES; l++)
+        if (m >> l & 1) ptr[l] = priv_ptr(c, w, l, (int64_t)va->a[l]);
+    return 1;
+}
+
 /* 64 lanes' ``size``-byte values (size a multiple of 4) at consecutive addresses from p into VGPR rows from
  * ``reg``: vector moves for dwords and for 8-byte aligned dwordx2 / dwordx4 (state.h: each aligned value, or
  * 8-byte half, whole), else one lane at a time (sh_load: the naturally aligned pieces whole) */
@@ -336,11 +419,39 @@ static int vm_load(Ctx* c, Wave* w, const NInst* in) {
         }
     }
     uint64_t sel = m;
+    if (m && !INIT_ON() && global_uniform(w, in, m, &a0)) {
+        const uint8_t* p = xlate(c, a0, (uint32_t)size);
+        if (p) {                                        /* one read for every lane (each would read the same) */
+            uint8_t x[16];
+            sh_load(x, p, size);
+            if (size >= 4 && !VA_D16(in)) {
+                uint32_t R[LANES];
+                for (int k = 0; k < size / 4; k++) {
+                    uint32_t v = ld32(x + 4 * k);
+                    for (int l = 0; l < LANES; l++) R[l] = v;
+                    wv(w, in->d + k, R, m);
+                }
+                return ST_CONT;
+            }
+            uint8_t raw[LANES][16];
+            for (int l = 0; l < LANES; l++) memcpy(raw[l], x, 16);
+            write_loaded(w, in->d, (const uint8_t(*)[16])raw, size, VA_SIGNED(in), VA_D16(in), m);
+            return ST_CONT;
+        }
+    }
     if (buffer_all_outside(w, in, (uint64_t)size, m)) {
         sel = 0;
         goto fill;
     }
     vm_address(c, w, in, &va);
+    if (va.space == SP_PRIVATE && size >= 4 && !VA_D16(in) && !INIT_ON() && priv_inside(c, w, &va, m, size, ptr)) {
+        uint32_t R[LANES];                              /* the lane's own memory: plain reads */
+        for (int k = 0; k < size / 4; k++) {
+            for (int l = 0; l < LANES; l++) R[l] = (m >> l & 1) ? ld32(ptr[l] + 4 * k) : 0;
+            wv(w, in->d + k, R, m);
+        }
+        return ST_CONT;
+    }
     if (va.space == SP_GLOBAL && size >= 4 && !VA_D16(in)) {
         if (!m) return ST_CONT;
         if (m == w->lane_mask && !INIT_ON() && contiguous(va.a, size, nl)) {
@@ -411,10 +522,37 @@ static int vm_store(Ctx* c, Wave* w, const NInst* in) {
             goto lanes;
         }
     }
+    if (m && !INIT_ON() && global_uniform(w, in, m, &a0)) {
+        uint8_t* p = xlate(c, a0, (uint32_t)size);
+        if (p) {                                        /* lane by lane the last lane's value stays: write that */
+            int last = 63 - __builtin_clzll(m);
+            uint32_t words[4];
+            for (int k = 0; k < nregs; k++) {
+                words[k] = vreg(w, in->sd + k)[last];
+                if (VA_D16(in) == 2) words[k] >>= 16;
+            }
+            sh_store(p, (const uint8_t*)words, size);
+            mm_stored(w);
+            return ST_CONT;
+        }
+    }
     if (buffer_all_outside(w, in, (uint64_t)size, m)) return ST_CONT;
     vm_address(c, w, in, &va);
     if (va.space == SP_BUFFER) sel = buf_inrange(&va, m, size);
     if (!sel) return ST_CONT;
+    if (va.space == SP_PRIVATE && size >= 4 && !VA_D16(in) && !INIT_ON() && priv_inside(c, w, &va, sel, size, ptr)) {
+        int64_t hi = 0;                                 /* the lane's own memory: plain writes */
+        for (int k = 0; k < nregs; k++) {
+            const uint32_t* r = vreg(w, in->sd + k);
+            for (int l = 0; l < LANES; l++)
+                if (sel >> l & 1) memcpy(ptr[l] + 4 * k, &r[l], 4);
+        }
+        for (int l = 0; l < LANES; l++)
+            if ((sel >> l & 1) && (int64_t)va.a[l] > hi) hi = (int64_t)va.a[l];
+        priv_touch(w, hi + size);
+        mm_stored(w);
+        return ST_CONT;
+    }
     if (va.space == SP_GLOBAL && sel == w->lane_mask && size >= 4 && !VA_D16(in) && !INIT_ON() &&
         contiguous(va.a, size, nl)) {
         uint8_t* p = xlate(c, va.a[0], (uint32_t)(size * nl));
@@ -444,6 +582,7 @@ lanes:
             sh_store(ptr[l], (const uint8_t*)words, size);
         }
     }
+    if (UNLIKELY(g_priv_bounce.mask)) priv_flush(c, w);
     mm_stored(w);
     return ST_CONT;
 }

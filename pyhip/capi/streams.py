@@ -207,7 +207,7 @@ def hipExtStreamGetCUMask(stream, size, mask):
 @export
 def hipIpcGetEventHandle(handle, event):
     c.need(handle)
-    c.ffi.memmove(handle, ipc.get_event_handle(c.obj(event, Event)), ipc.HANDLE_SIZE)
+    c.ffi.memmove(handle, ipc.get_event_handle(c.objects.get(c.addr(event))), ipc.HANDLE_SIZE)
 
 
 @export

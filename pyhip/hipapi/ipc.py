@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 
 from .._hip_enums import hipMemoryType
+from ..errors import HipError, hipError_t
 from ..runtime import ipc
 from ..runtime.context import runtime
 from ..runtime.event import Event, hipEventDisableTiming, hipEventInterprocess
@@ -37,9 +38,13 @@ def close_mem_handle(addr: int) -> None:
 
 
 def get_event_handle(ev) -> bytes:
+    """HIP 5.2's codes: no event (null, destroyed, not an event) hipErrorInvalidValue; an event made without
+    hipEventInterprocess hipErrorInvalidConfiguration."""
+    if ev is None or not isinstance(ev, Event) or ev.destroyed:
+        raise invalid(f"not an event: {ev!r}")
     ev = event(ev)
     if not ev.flags & hipEventInterprocess:
-        raise invalid("the event was not created with hipEventInterprocess")
+        raise HipError(hipError_t.hipErrorInvalidConfiguration, "the event was not created with hipEventInterprocess")
     if ev.shared is None:
         shared = ipc.SharedCounter.create()
         cmd = ev.command

@@ -151,7 +151,8 @@ static void events_and_streams() {
   hipEventCreateWithFlags(&ipc, hipEventInterprocess | hipEventDisableTiming);
   code("hipIpcGetEventHandle", hipIpcGetEventHandle(&eh, ipc), hipSuccess);
   code("open an IPC event in its own process", hipIpcOpenEventHandle(&opened, eh), hipErrorInvalidContext);
-  code("IPC handle of a timing event", hipIpcGetEventHandle(&eh, e0), hipErrorInvalidValue);
+  code("IPC handle of a timing event", hipIpcGetEventHandle(&eh, e0), hipErrorInvalidConfiguration);   // HIP 5.2's
+  code("IPC handle of no event", hipIpcGetEventHandle(&eh, nullptr), hipErrorInvalidValue);
   int* dm; hipMalloc(&dm, 256); hipIpcMemHandle_t mh; void* mp = nullptr;
   code("hipIpcGetMemHandle", hipIpcGetMemHandle(&mh, dm), hipSuccess);
   code("open IPC memory in its own process", hipIpcOpenMemHandle(&mp, mh, 0), hipErrorInvalidContext);

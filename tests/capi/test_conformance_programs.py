@@ -58,7 +58,7 @@ def test_devices_peers_streams_events_faults(build):
     """Two emulated gfx90a: same target ID, peer access (a kernel reads the other device's memory; access
     after disabling faults), PCI ids, limits, priorities, per-device events, hipStreamSynchronize(0) and
     hipStreamPerThread, fault semantics (reported once, device usable after)."""
-    assert_all_ok(run(build("device_api"), devices=TWO_GFX90A), 55)
+    assert_all_ok(run(build("device_api"), devices=TWO_GFX90A), 56)
 
 
 def test_device_printf_matches_host_printf(build):

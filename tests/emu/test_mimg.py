@@ -674,13 +674,13 @@ def test_atomic_64_bit_and_format_fault(both):
 
 
 def test_mip_levels_fault_and_resinfo_levels(both):
-    img = mk.Image(np.zeros((1, 6, 12, 1), F32), "2d")
+    img = mk.Image(np.zeros((1, 2, 12, 1), F32), "2d")              # height 2: levels 1 and 2 are 1 high
     try:
         t = list(img.t)
         t[3] |= 2 << 16                                           # LAST_LEVEL 2: three levels
         got = mk.run("image_get_resinfo v[8:11], v4, s[12:19] dmask:0xf", t, None, (np.arange(64) % 4)[:, None])
         lvl = np.arange(64) % 4
-        want = np.stack([np.maximum(12 >> lvl, 1), np.maximum(6 >> lvl, 1), np.zeros(64), np.full(64, 3)], 1)
+        want = np.stack([np.maximum(12 >> lvl, 1), np.maximum(2 >> lvl, 1), np.zeros(64), np.full(64, 3)], 1)
         np.testing.assert_array_equal(got, np.where((lvl < 3)[:, None], want, 0))
         with pytest.raises(GPUFault, match="image_load_mip: mip level 1: mip levels are not emulated"):
             mk.run("image_load_mip v8, v4, s[12:19] dmask:0x1 unorm", t, None,

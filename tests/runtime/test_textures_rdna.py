@@ -146,6 +146,19 @@ def launch(mod, name, *args, n=N, block=32):
     ok0(hip.hipDeviceSynchronize())
 
 
+def launch_native(mod, name, *args):
+    """``launch``, checking that the native engine ran the kernel (its image loads, stores, atomics and resinfo
+    have native handlers: no fallback to the numpy engine) unless PYHIP_ENGINE asks for the numpy engine."""
+    import pyhip
+    dev = ok(hip.hipGetDevice())
+    before = pyhip.engine_stats()[dev]
+    launch(mod, name, *args)
+    after = pyhip.engine_stats()[dev]
+    if after["engine"] != "numpy":
+        ran = after["native"] + after["tier0"] - before["native"] - before["tier0"]   # tier 0: while it compiles
+        assert after["fallback"] == before["fallback"] and ran > 0, (name, after["reasons"])
+
+
 def centres(n, size):
     """Normalized coordinates near texel centres (point sampling without the device library's snapping)."""
     i = rng.integers(-size, 2 * size, n)
@@ -202,17 +215,17 @@ def test_load_store_atomics_resinfo(gfx1100):
     inside = (xy[:, 0] >= 0) & (xy[:, 0] < w) & (xy[:, 1] >= 0) & (xy[:, 1] < h)
     texel = f2[0, np.clip(xy[:, 1], 0, h - 1), np.clip(xy[:, 0], 0, w - 1)]
     o = ok(hip.hipMalloc(N * 16))
-    launch(gfx1100, "load2d_d16", s, to_dev(xy), o)                 # D16: four halves in two VGPRs
+    launch_native(gfx1100, "load2d_d16", s, to_dev(xy), o)                 # D16: four halves in two VGPRs
     got = from_dev(o, (N, 4), np.float16)
     np.testing.assert_array_equal(got, np.where(inside[:, None], texel, 0).astype(np.float16))
-    launch(gfx1100, "load2d_xz", s, to_dev(xy), o)                  # DMASK 0x5: X and Z
+    launch_native(gfx1100, "load2d_xz", s, to_dev(xy), o)                  # DMASK 0x5: X and Z
     got = from_dev(o, (N, 2), np.float32)
     np.testing.assert_array_equal(got, np.where(inside[:, None], texel[:, [0, 2]], 0))
     pos = rng.permutation(h * w)[:N % (h * w) or h * w]             # distinct texels, plus out-of-range lanes
     sxy = np.stack([np.resize(pos % w, N), np.resize(pos // w, N)], 1).astype(np.int32)
     sxy[len(pos):] = [w + 3, 0]
     vals = rng.uniform(-9, 9, (N, 4)).astype(np.float32)
-    launch(gfx1100, "store2d", s, to_dev(sxy), to_dev(vals))
+    launch_native(gfx1100, "store2d", s, to_dev(sxy), to_dev(vals))
     want = f2[0].copy()
     want[sxy[:len(pos), 1], sxy[:len(pos), 0]] = vals[:len(pos)]
     back = np.zeros((h, w, 4), np.float32)
@@ -226,7 +239,7 @@ def test_load_store_atomics_resinfo(gfx1100):
     axy = np.stack([rng.integers(0, 4, N), rng.integers(0, 3, N)], 1).astype(np.int32)
     add = rng.integers(1, 50, N).astype(np.int32)
     old = ok(hip.hipMalloc(N * 4))
-    launch(gfx1100, "atomic_add2d", si, to_dev(axy), to_dev(add), old)
+    launch_native(gfx1100, "atomic_add2d", si, to_dev(axy), to_dev(add), old)
     ref = iu[0, :, :, 0].astype(np.int64).copy()
     want_old = np.zeros(N, np.int64)
     for i in range(N):                                               # lanes apply in order
@@ -240,7 +253,7 @@ def test_load_store_atomics_resinfo(gfx1100):
     res.res.array.array = la
     sl = ok(hip.ext.hipCreateSurfaceObject(res))
     mip = rng.integers(0, 2, N).astype(np.int32)
-    launch(gfx1100, "resinfo", sl, to_dev(mip), o)
+    launch_native(gfx1100, "resinfo", sl, to_dev(mip), o)
     got = from_dev(o, (N, 4), np.int32)
     np.testing.assert_array_equal(got, np.where(mip[:, None] == 0, [10, 3, 6, 1], 0))
 
@@ -282,7 +295,7 @@ def test_float_image_atomics_gfx1030(gfx1100):
     xy = np.stack([rng.integers(0, 4, N), rng.integers(0, 3, N)], 1).astype(np.int32)
     v = rng.uniform(-8, 8, N).astype(np.float32)
     old = ok(hip.hipMalloc(N * 4))
-    launch(gfx1100, "atomic_fmin2d", s, to_dev(xy), to_dev(v), old)
+    launch_native(gfx1100, "atomic_fmin2d", s, to_dev(xy), to_dev(v), old)
     ref, want_old = init.copy(), np.zeros(N, np.float32)
     for i in range(N):
         want_old[i] = ref[xy[i, 1], xy[i, 0]]

@@ -23,6 +23,7 @@
     X(image_atomic) \
     X(image_load) \
     X(image_resinfo) \
+    X(image_sample) \
     X(image_store) \
     X(s_atomic) \
     X(s_barrier) \

@@ -20,10 +20,10 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from ..image_desc import (ARRAY_TYPES, DATA_FORMATS, IMG_1D, IMG_1D_ARRAY, IMG_3D, T_FIELDS_BY_GEN, implied_pitch,
-                          pack_tsharp, unified_formats)
+from ..image_desc import (ARRAY_TYPES, BORDER_REGISTER, DATA_FORMATS, IMG_1D, IMG_1D_ARRAY, IMG_3D, S_FIELDS_BY_GEN,
+                          T_FIELDS_BY_GEN, implied_pitch, pack_tsharp, unified_formats)
 from ..memory import GPUFault
-from ..semantics import mimg, texels
+from ..semantics import mimg, sampler as S, texels
 from .lowerbase import Unsupported
 
 # the order of native/engine/ops_image.h's TF_* fields: (T# field parts by generation, constant added)
@@ -103,8 +103,25 @@ def _fault_words(gen: int, typ: int, sw_mode: int, fmt: int) -> list[int]:
     return pack_tsharp(gen, **f)
 
 
+# the S# fields ops_image.h's SF_* name, in order: (field, fraction bits, signed) as image_desc.parse_ssharp reads them
+_S_FIELDS = (("CLAMP_X", 0, 0), ("CLAMP_Y", 0, 0), ("CLAMP_Z", 0, 0), ("FORCE_UNNORMALIZED", 0, 0),
+             ("TRUNC_COORD", 0, 0), ("FORCE_DEGAMMA", 0, 0), ("FILTER_MODE", 0, 0), ("XY_MAG_FILTER", 0, 0),
+             ("XY_MIN_FILTER", 0, 0), ("Z_FILTER", 0, 0), ("MIN_LOD", 8, 0), ("MAX_LOD", 8, 0), ("LOD_BIAS", 8, 1),
+             ("BORDER_COLOR_TYPE", 0, 0))
+
+
+def sampler_table(gen: int) -> list[int]:
+    """One word per SF_* field: dword | shift << 3 | bits << 8 | fraction bits << 14 | signed << 20."""
+    table = S_FIELDS_BY_GEN[gen]
+    out = []
+    for name, frac, signed in _S_FIELDS:
+        dw, shift, bits = table[name]
+        out.append(dw | shift << 3 | bits << 8 | frac << 14 | signed << 20)
+    return out
+
+
 # ops_image.h's FK_IMAGE argument: bits 0-3 what failed, the rest its fields
-IMF_DESC, IMF_MIP, IMF_ATOMIC = 0, 1, 2
+IMF_DESC, IMF_MIP, IMF_ATOMIC, IMF_BASE_LEVEL, IMF_BORDER, IMF_GATHER = 0, 1, 2, 3, 4, 5
 
 
 def image_fault(inst, gen: int, arg: int) -> GPUFault:
@@ -112,6 +129,15 @@ def image_fault(inst, gen: int, arg: int) -> GPUFault:
     what = arg & 0xF
     if what == IMF_MIP:
         return mimg.mip_fault(inst.name, arg >> 8)
+    if what == IMF_BASE_LEVEL:
+        return mimg.base_level_fault(inst.name, arg >> 8)
+    if what == IMF_GATHER:
+        return mimg.gather_fault(inst.name)
+    if what == IMF_BORDER:
+        try:
+            S.border_components(BORDER_REGISTER, (0, 0, 0, 0), False)
+        except GPUFault as exc:
+            return exc
     if what == IMF_ATOMIC:
         nfmt, bpe, is64 = arg >> 8 & 0xFF, arg >> 16 & 0xFF, bool(arg >> 24 & 1)
         op = inst.name[len("image_atomic_"):]
@@ -130,6 +156,10 @@ def image_fault(inst, gen: int, arg: int) -> GPUFault:
 # ---- the records ------------------------------------------------------------------------------------------------
 # NInst.a0 bits (ops_image.h IM_*)
 A_D16, A_A16, A_TFE, A_MIP, A_GLC, A_NSA, A_WIDE = 1 << 4, 1 << 5, 1 << 6, 1 << 7, 1 << 8, 1 << 9, 1 << 20
+# image_sample* / image_gather4* variant bits (ops_image.h IS_*)
+SAMPLE_BITS = {"o": 1 << 21, "b": 1 << 22, "c": 1 << 23, "d": 1 << 24, "cd": 1 << 24, "l": 1 << 25, "lz": 1 << 26,
+               "cl": 1 << 27}
+A_GATHER, A_UNORM = 1 << 28, 1 << 29
 ATOMIC_OPS = mimg._ATOMICS + mimg._FLOAT_ATOMICS
 
 
@@ -146,8 +176,10 @@ def lower_image(rec, inst, K, aux: list, shared_table, atomic_codes: dict) -> bo
     elif name.startswith("image_atomic_") and name[len("image_atomic_"):] in ATOMIC_OPS:
         rec.op = "image_atomic"
         rec.x = atomic_codes[name[len("image_atomic_"):]]
+    elif mimg.executable_sample(name):
+        rec.op = "image_sample"
     else:
-        raise Unsupported(f"{name} has no native handler (image sampling runs on the numpy engine)")
+        raise Unsupported(f"{name} has no native handler")
     if f["srsrc"] > 120:
         raise Unsupported("image resource register")
     dmask, d16 = f["dmask"], bool(f["d16"])
@@ -181,6 +213,19 @@ def lower_image(rec, inst, K, aux: list, shared_table, atomic_codes: dict) -> bo
     else:
         nout = (nbits + 1) // 2 if d16 and rec.op != "image_resinfo" else nbits
         rec.touch(rec.d + nout + bool(f.get("tfe")))
+    if rec.op == "image_sample":
+        flags = mimg.sample_flags(name)
+        if flags & {"d", "cd"} and f["a16"]:
+            raise Unsupported("16-bit derivatives")          # (the numpy engine's fault)
+        for fl in flags:
+            a0 |= SAMPLE_BITS[fl]
+        a0 |= A_GATHER * name.startswith("image_gather4") | A_UNORM * bool(f["unorm"])
+        if f["ssamp"] > 124:
+            raise Unsupported("image sampler register")
+        rec.s[2] = f["ssamp"]
+        rec.khi[0] = shared_table(aux, sampler_table(K.family))
+        if name.startswith("image_gather4"):
+            rec.touch(rec.d + (2 if d16 else 4) + bool(f.get("tfe")))
     rec.a0 = a0
     rec.k[0] = shared_table(aux, image_table(K.family))
     return True

@@ -61,6 +61,14 @@ def mip_fault(name: str, level: int) -> GPUFault:
     return GPUFault(f"{name}: mip level {level}: mip levels are not emulated")
 
 
+def base_level_fault(name: str, level: int) -> GPUFault:
+    return GPUFault(f"{name}: BASE_LEVEL {level}: mip levels are not emulated")
+
+
+def gather_fault(name: str) -> GPUFault:
+    return GPUFault(f"{name}: gather4 needs a 2-D image")
+
+
 def atomic_format_fault(name: str, opname: str, num_format: int, bpe: int, is64: bool):
     """The fault of an image atomic on a format it does not take, or None."""
     if opname in _FLOAT_ATOMICS:
@@ -232,7 +240,7 @@ def _sample(inst, K):
                 continue
             img, samp = _image(words[:8], inst.name, I), parse_ssharp(words[8:], I.gen)
             if img.base_level:
-                raise GPUFault(f"{inst.name}: BASE_LEVEL {img.base_level}: mip levels are not emulated")
+                raise base_level_fault(inst.name, img.base_level)
             res = _sample_lanes(K, st, w, I, img, samp, gm)
             integer = texels.is_integer(img.num_format)
             for i, v in enumerate(_results(res, 0xF if I.gather else I.dmask, I.d16, integer)):
@@ -352,7 +360,7 @@ def _sample_lanes(K, st, w, I, img, samp, gm):
         borders.append(bd)
     if I.gather:                              # taps (x0,y0) (x1,y0) (x0,y1) (x1,y1) -> (x0,y1) (x1,y1) (x1,y0) (x0,y0)
         if spatial != 2:
-            raise GPUFault(f"{I.name}: gather4 needs a 2-D image")
+            raise gather_fault(I.name)
         ch = (I.dmask & -I.dmask).bit_length() - 1
         picked = []
         for v, b in zip(values, borders):

@@ -17,13 +17,18 @@ POINT, BILINEAR = 0, 1
 rng = np.random.default_rng(16)
 
 
-@pytest.fixture
+@pytest.fixture(autouse=True)
 def both(engine):
-    """The test's dispatches run on the numpy engine, then (a second case) natively, compiled: each is checked
+    """Every test's dispatches run on the numpy engine, then (a second case) natively, compiled: each is checked
     against the test's own reference, and the engine counters say which engine ran them."""
-    engine("gfx90a")
+    targets = ("gfx90a", "gfx1030", "gfx1100")
+    for t in targets:
+        engine(t)
+    mk.USED.clear()
     yield
-    engine("gfx90a")
+    for t in targets:
+        if t in mk.USED:
+            engine(t)
 
 
 def f32bits(x):
@@ -685,5 +690,92 @@ def test_mip_levels_fault_and_resinfo_levels(both):
         with pytest.raises(GPUFault, match="image_load_mip: mip level 1: mip levels are not emulated"):
             mk.run("image_load_mip v8, v4, s[12:19] dmask:0x1 unorm", t, None,
                    np.stack([np.zeros(64), np.zeros(64), np.arange(64) % 2], 1))
+    finally:
+        img.free()
+
+
+# ---- sampling variants: LOD, bias, clamp, offsets, derivatives, gather4 --------------------------------------
+def _quad_lod(xs, ys):
+    """log2 of the longer texel-space derivative of each lane's 2x2 quad (x: lane 1 - lane 0, y: lane 2 - 0)."""
+    q = np.arange(64) & ~3
+    dx = (xs[q + 1] - xs[q]).astype(np.float64) ** 2 + (ys[q + 1] - ys[q]).astype(np.float64) ** 2
+    dy = (xs[q + 2] - xs[q]).astype(np.float64) ** 2 + (ys[q + 2] - ys[q]).astype(np.float64) ** 2
+    return np.log2(np.sqrt(np.maximum(dx, dy)))
+
+
+RDNA = [("gfx1030", 32), ("gfx1030", 64), ("gfx1100", 32), ("gfx1100", 64)]
+
+
+@pytest.mark.parametrize("target,wave", RDNA, ids=[f"{t}-w{w}" for t, w in RDNA])
+def test_sample_variants_lod_bias_clamp_offsets(target, wave):
+    """RDNA's sample variants.  XY_MAG point / XY_MIN bilinear: the LOD (given, quad + bias, quad clamped)
+    picks the filter per lane; _o adds signed 6-bit texel offsets."""
+    tex = rng.uniform(-2, 2, (1, 4, 8, 4)).astype(F32)
+    img = mk.Image(tex, "2d", target=target)
+    dim = " dim:SQ_RSRC_IMG_2D"
+    kw = dict(target=target, wave=wave)
+    try:
+        samp = mk.words(mk.S, clamp_x=WRAP, clamp_y=MIRROR, unnorm=1, mag=POINT, min=BILINEAR, max_lod=0xFFF)
+        xs, ys = rng.uniform(-3, 11, 64).astype(F32), rng.uniform(-2, 6, 64).astype(F32)
+        comps, modes = rgba_f32(tex), (WRAP, MIRROR)
+        point = ref_sample(comps, "2d", list(zip(xs, ys)), POINT, modes, False)
+        lin = ref_sample(comps, "2d", list(zip(xs, ys)), BILINEAR, modes, False)
+        lod = rng.uniform(-2, 2, 64).astype(F32)
+        got = mk.run("image_sample_l v[8:11], v[4:6], s[12:19], s[20:23] dmask:0xf" + dim, img.t, samp, **kw, addr=
+                     f32bits(np.stack([xs, ys, lod], 1))).view(F32)
+        np.testing.assert_allclose(got, np.where((lod > 0)[:, None], lin, point), rtol=1e-6, atol=1e-6)
+        quad = _quad_lod(xs, ys)
+        bias = rng.uniform(-4, 1, 64).astype(F32)
+        got = mk.run("image_sample_b v[8:11], v[4:6], s[12:19], s[20:23] dmask:0xf" + dim, img.t, samp, **kw, addr=
+                     f32bits(np.stack([bias, xs, ys], 1))).view(F32)
+        np.testing.assert_allclose(got, np.where((quad + bias > 0)[:, None], lin, point), rtol=1e-6, atol=1e-6)
+        clamp = rng.uniform(-1, 1, 64).astype(F32)
+        got = mk.run("image_sample_cl v[8:11], v[4:6], s[12:19], s[20:23] dmask:0xf" + dim, img.t, samp, **kw, addr=
+                     f32bits(np.stack([xs, ys, clamp], 1))).view(F32)
+        np.testing.assert_allclose(got, np.where((np.minimum(quad, clamp) > 0)[:, None], lin, point), rtol=1e-6,
+                                   atol=1e-6)
+        ox, oy = rng.integers(-32, 32, 64), rng.integers(-32, 32, 64)
+        offs = ((ox & 0x3F) | (oy & 0x3F) << 8).astype(np.uint32)
+        psamp = mk.words(mk.S, clamp_x=WRAP, clamp_y=MIRROR, unnorm=1, mag=POINT, min=POINT)
+        got = mk.run("image_sample_o v[8:11], v[4:6], s[12:19], s[20:23] dmask:0xf" + dim, img.t, psamp, **kw, addr=
+                     np.stack([offs, f32bits(xs), f32bits(ys)], 1)).view(F32)
+        want = ref_sample(comps, "2d", list(zip(xs.astype(np.float64) + ox, ys.astype(np.float64) + oy)), POINT,
+                          modes, False)
+        np.testing.assert_array_equal(got, want)
+    finally:
+        img.free()
+
+
+@pytest.mark.parametrize("target,wave", RDNA, ids=[f"{t}-w{w}" for t, w in RDNA])
+def test_sample_derivatives_1d_and_gather4(target, wave):
+    kw = dict(target=target, wave=wave)
+    tex = rng.uniform(-2, 2, (1, 1, 16, 4)).astype(F32)
+    img = mk.Image(tex, "1d", target=target)
+    try:
+        samp = mk.words(mk.S, clamp_x=CLAMP, unnorm=0, mag=POINT, min=BILINEAR, max_lod=0xFFF)
+        xs = rng.uniform(-0.2, 1.2, 64).astype(F32)
+        dh, dv = rng.uniform(-0.15, 0.15, (2, 64)).astype(F32)            # x 16 texels: |d| * 16 around 1
+        got = mk.run("image_sample_d v[8:9], v[4:6], s[12:19], s[20:23] dmask:0x3 dim:SQ_RSRC_IMG_1D", img.t, samp,
+                     **kw, addr=f32bits(np.stack([dh, dv, xs], 1))).view(F32)[:, :2]
+        lod = np.log2(np.sqrt(np.maximum((dh * 16.0) ** 2, (dv * 16.0) ** 2)))
+        comps = rgba_f32(tex)
+        point = ref_sample(comps, "1d", [(x,) for x in xs], POINT, (CLAMP,), True)[:, :2]
+        lin = ref_sample(comps, "1d", [(x,) for x in xs], BILINEAR, (CLAMP,), True)[:, :2]
+        np.testing.assert_allclose(got, np.where((lod > 0)[:, None], lin, point), rtol=1e-6, atol=1e-6)
+    finally:
+        img.free()
+    tex = rng.uniform(-2, 2, (1, 5, 6, 4)).astype(F32)
+    img = mk.Image(tex, "2d", target=target)
+    try:
+        xs, ys = rng.uniform(-2, 8, 64).astype(F32), rng.uniform(-2, 7, 64).astype(F32)
+        got = mk.run("image_gather4 v[8:11], v[4:5], s[12:19], s[20:23] dmask:0x2 dim:SQ_RSRC_IMG_2D", img.t,
+                     sampler((MIRROR, BORDER, CLAMP), POINT, unnorm=1, border=2), **kw, addr=f32bits(np.stack([xs, ys], 1)))
+        want = np.zeros((64, 4), np.float32)
+        for lane in range(64):                                   # G of (x0,y1) (x1,y1) (x1,y0) (x0,y0)
+            tx, ty = axis(xs[lane], 6, True, MIRROR), axis(ys[lane], 5, True, BORDER)
+            for o, (i, j) in enumerate(((0, 1), (1, 1), (1, 0), (0, 0))):
+                x, y = tx[i][0], ty[j][0]
+                want[lane, o] = 1.0 if y is None else tex[0, y, x, 1]         # opaque white border
+        np.testing.assert_array_equal(got.view(F32), want)
     finally:
         img.free()

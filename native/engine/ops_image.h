@@ -512,7 +512,6 @@ H(image_sample) {
     int64_t sizes[3] = {I.width, I.height, I.depth};
     /* mimg._addresses: [offset] [bias] [z-compare] [derivatives] coordinates [LOD | clamp] */
     int nextra = IS_O(in) + IS_B(in) + IS_C(in), nderiv = IS_D(in) ? 2 * spatial : 0, k0 = 0;
-    int nlod = IS_L(in) || IS_CL(in);
     const uint32_t* offs = IS_O(in) ? im_addr_reg(c, w, in, k0++) : NULL;
     const uint32_t* bias = IS_B(in) ? im_addr_reg(c, w, in, k0++) : NULL;
     k0 += IS_C(in);
@@ -534,7 +533,6 @@ H(image_sample) {
             }
             tc[k][l] = t;
         }
-    double lod[LANES];
     int xy_linear[LANES];
     int lin_any[3] = {0, 0, 0};
     for (int l = 0; l < LANES; l++) {
@@ -570,7 +568,6 @@ H(image_sample) {
             uint32_t raw = im_addr_reg(c, w, in, kk)[l];
             x = np_min(x, im_as_float(a16 ? raw >> (16 * (ncoord % 2)) : raw, a16));
         }
-        lod[l] = x;
         int lm = mag == XYF_BILINEAR || mag == XYF_ANISO_BILINEAR, ln = mn == XYF_BILINEAR || mn == XYF_ANISO_BILINEAR;
         int lin;
         if (gather) lin = 1;
@@ -589,7 +586,6 @@ H(image_sample) {
             lin_any[k] |= zl;
         }
     }
-    (void)lod;
     if (border_type == BC_REGISTER) return raise_fault(c, w, FK_IMAGE, -1, 0, 0, 0, IMF_BORDER);
     /* the border colour in memory-component space (sampler.border_components) */
     double bcol[4] = {0, 0, 0, 0};
@@ -639,7 +635,6 @@ H(image_sample) {
     static __thread double vals[MAXTAP][LANES][4];
     static __thread int64_t ivals[MAXTAP][LANES][4];
     static __thread double wts[MAXTAP][LANES];
-    static __thread uint8_t bds[MAXTAP][LANES];
     for (int cmb = 0; cmb < ncombo; cmb++) {
         int j[3] = {cmb / (ntap[1] * ntap[2]), cmb / ntap[2] % ntap[1], cmb % ntap[2]};
         uint64_t a[LANES], fetch = 0;
@@ -657,7 +652,6 @@ H(image_sample) {
             }
             int64_t x = idx[0], y = spatial > 1 ? idx[1] : 0, z = spatial > 2 ? idx[2] : layer[l];
             wts[cmb][l] = wt;
-            bds[cmb][l] = (uint8_t)bd;
             if (!bd) {
                 fetch |= 1ULL << l;
                 a[l] = I.base + (((uint64_t)z * (uint64_t)I.rows + (uint64_t)y) * (uint64_t)I.pitch + (uint64_t)x) *

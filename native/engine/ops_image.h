@@ -1,6 +1,6 @@
-/* Image instructions (pyhip/emu/semantics/mimg.py): image_load[_mip], image_store[_mip], image_atomic_* and
- * image_get_resinfo, on linear images (SW_MODE 0), every generation.  image_sample* / image_gather4* have no
- * handler here (their kernels run on the numpy engine).
+/* Image instructions (pyhip/emu/semantics/mimg.py, sampler.py): image_load[_mip], image_store[_mip],
+ * image_atomic_*, image_get_resinfo and the image_sample* / image_gather4* variants the numpy engine runs, on
+ * linear images (SW_MODE 0), every generation, wave32 and wave64.
  *
  * The T# layout, the TYPE facts and the format layouts are the lowering's (pyhip/emu/native/lower_image.py
  * ``image_table``: the numpy semantics' tables as data), never numbers known here.  A descriptor the numpy

@@ -1,6 +1,6 @@
-"""Lowering of the image (MIMG) instructions the native engine runs (native/engine/ops_image.h): image_load[_mip],
-image_store[_mip], image_atomic_* and image_get_resinfo; image_sample* / image_gather4* have no native handler
-(their kernels run on the numpy engine).
+"""Lowering of the image (MIMG) instructions to native/engine/ops_image.h: image_load[_mip], image_store[_mip],
+image_atomic_*, image_get_resinfo and every image_sample* / image_gather4* variant the numpy engine executes
+(``mimg.executable_sample``; 16-bit derivatives stay with the numpy engine, which faults on them).
 
 The C handlers know no descriptor layout and no format number: every fact comes from here as one aux table per
 generation (``image_table``), built from the numpy semantics' own tables (image_desc's T# fields, unified
@@ -13,6 +13,7 @@ formats, DATA_FORMATS and implied_pitch's row alignment; texels.check_format; mi
                   left shift << 14) OR-ed together, plus a constant added (sizes are stored minus one)
   2 words/code    per format index (TF_FMT's value): buffer_format.layout_words' layout (valid bit 24: the
                   emulated device reads and writes it)
+The sampler table (``sampler_table``): one word per S# field ops_image.h reads, with its fixed-point fraction.
 
 A descriptor the numpy engine refuses faults with kind FK_IMAGE; ``image_fault`` rebuilds the numpy engine's
 exception from the fault's argument (the descriptor fields its messages name) by calling the numpy checks."""

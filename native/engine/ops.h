@@ -20,6 +20,11 @@
     X(ds_swizzle_b32) \
     X(ds_write) \
     X(ds_wrxchg2) \
+    X(image_atomic) \
+    X(image_load) \
+    X(image_resinfo) \
+    X(image_sample) \
+    X(image_store) \
     X(s_atomic) \
     X(s_barrier) \
     X(s_branch) \

@@ -18,13 +18,21 @@ T = {"base_lo": (0, 0, 32), "base_hi": (1, 0, 8), "dfmt": (1, 20, 6), "nfmt": (1
 S = {"clamp_x": (0, 0, 3), "clamp_y": (0, 3, 3), "clamp_z": (0, 6, 3), "unnorm": (0, 15, 1), "trunc": (0, 27, 1),
      "filter_mode": (0, 29, 2), "max_lod": (1, 12, 12), "mag": (2, 20, 2), "min": (2, 22, 2), "zf": (2, 24, 2),
      "border": (3, 30, 2)}
+# GFX10.3 / GFX11 T# fields (ROCr's resource_nv.h / resource_gfx11.h): one unified FORMAT, WIDTH - 1 split in two,
+# word 4 PITCH - 1 for 1-D / 2-D images; the S# fields above keep their GFX9 positions
+T_RDNA = {"base_lo": (0, 0, 32), "base_hi": (1, 0, 8), "width_lo": (1, 30, 2), "width_hi": (2, 0, 12),
+          "height": (2, 14, 14), "sel_x": (3, 0, 3), "sel_y": (3, 3, 3), "sel_z": (3, 6, 3), "sel_w": (3, 9, 3),
+          "type": (3, 28, 4), "pitch": (4, 0, 14)}
+T_FORMAT = {"gfx1030": (1, 20, 9), "gfx1100": (1, 20, 8)}
+FLOAT4 = {"gfx1030": 77, "gfx1100": 63}          # unified FORMAT of 32_32_32_32_FLOAT (ROCr's CFMT_*)
 TYPES = {"1d": 8, "2d": 9, "3d": 10, "1da": 12, "2da": 13}
+USED: set = set()                                # the targets run since the last clear (tests check engines)
 # (data format, bits per component) for (numpy dtype kind/size, components)
 DFMT = {(8, 1): 1, (16, 1): 2, (8, 2): 3, (32, 1): 4, (16, 2): 5, (8, 4): 10, (32, 2): 11, (16, 4): 12, (32, 4): 14}
 
 
 def words(table, **fields):
-    out = [0] * (8 if table is T else 4)
+    out = [0] * (4 if table is S else 8)
     for k, v in fields.items():
         dw, sh, bits = table[k]
         assert 0 <= v < 1 << bits, (k, v)
@@ -35,8 +43,9 @@ def words(table, **fields):
 class Image:
     """texels: (layers_or_depth, H, W, C) array of raw element values (any uint/int/float dtype)."""
 
-    def __init__(self, texels, kind="2d", nfmt=7, pitch=None, sel=(4, 5, 6, 7), dfmt=None, raw_bytes=None):
-        g = asmkit.gpu("gfx90a")
+    def __init__(self, texels, kind="2d", nfmt=7, pitch=None, sel=(4, 5, 6, 7), dfmt=None, raw_bytes=None,
+                 target="gfx90a"):
+        g = asmkit.gpu(target)
         self.mem = g.memory
         self.texels = np.asarray(texels)
         d, h, w, c = self.texels.shape
@@ -50,6 +59,14 @@ class Image:
         self.kind, self.dims = kind, (w, h, d)
         self.write(self.texels)
         depth_field = d - 1 if kind in ("3d", "1da", "2da") else 0
+        if target != "gfx90a":                   # RDNA: 1-D / 2-D float4 images only
+            assert kind in ("1d", "2d") and self.bpe == 16 and nfmt == 7
+            table = dict(T_RDNA, format=T_FORMAT[target])
+            f = dict(base_lo=(self.addr >> 8) & 0xFFFFFFFF, base_hi=self.addr >> 40, format=FLOAT4[target],
+                     width_lo=(w - 1) & 3, width_hi=(w - 1) >> 2, height=h - 1 if kind == "2d" else 0,
+                     sel_x=sel[0], sel_y=sel[1], sel_z=sel[2], sel_w=sel[3], type=TYPES[kind], pitch=self.pitch - 1)
+            self.t = words(table, **f)
+            return
         self.t = words(T, base_lo=(self.addr >> 8) & 0xFFFFFFFF, base_hi=self.addr >> 40, dfmt=self.dfmt, nfmt=nfmt,
                        width=w - 1, height=(h - 1 if kind not in ("1d", "1da") else 0), sel_x=sel[0], sel_y=sel[1],
                        sel_z=sel[2], sel_w=sel[3], type=TYPES[kind], depth=depth_field, pitch=self.pitch - 1)
@@ -75,7 +92,7 @@ def _descriptor_operand(t, s):
     dw = list(t) + list(s or [0, 0, 0, 0])
     a = np.zeros(64, np.uint64)
     for i in range(6):
-        a[i] = dw[2 * i] | dw[2 * i + 1] << 32
+        a[i] = a[32 + i] = dw[2 * i] | dw[2 * i + 1] << 32      # (lanes 32-37: the second wave32 wave)
     return a
 
 
@@ -92,10 +109,11 @@ READ_DESCRIPTORS = "\n".join(f"  v_readlane_b32 s{12 + 2 * i}, v2, {i}\n  v_read
                              for i in range(6)) + "\n"
 
 
-def run(inst: str, t, s=None, addr=None, lanes=64, post=""):
+def run(inst: str, t, s=None, addr=None, lanes=64, post="", target="gfx90a", wave=64):
     """Run ``inst`` (text using v8 for data, v4 for the address, s[12:19] T#, s[20:23] S#) with per-lane
     dwords ``addr`` (64, k) in v4...; returns v8..v11 as (64, 4) uint32 (``post``: instructions after it)."""
     b, c = _pack(np.asarray(addr, np.uint32).reshape(64, -1) if addr is not None else np.zeros((64, 1), np.uint32))
     body = READ_DESCRIPTORS + f"  {inst}\n  s_waitcnt vmcnt(0)\n{post}"
-    r0, r1 = asmkit.run(body, _descriptor_operand(t, s), b, c, lanes=lanes)
+    USED.add(target)
+    r0, r1 = asmkit.run(body, _descriptor_operand(t, s), b, c, lanes=lanes, target=target, wave=wave)
     return np.stack([asmkit.lo(r0), asmkit.hi(r0), asmkit.lo(r1), asmkit.hi(r1)], axis=1)

@@ -26,9 +26,9 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 CORPUS = ["test_corpus.py", "test_corpus_isa.py", "test_triton.py"]
 ISA = ["test_isa_ops.py", "test_isa_alu.py", "test_isa_memory.py", "test_isa_matrix.py", "test_mfma_layouts.py",
-       "test_faults.py", "test_fastpaths.py", "test_typed_buffer.py"]
+       "test_faults.py", "test_fastpaths.py", "test_typed_buffer.py", "test_mimg.py"]
 # what the ISA tests may exercise that the native engine runs on the numpy engine instead
-ALLOWED_FALLBACKS = ("VGPR index mode", "v_screen_partition_4se_b32", "image_", "MIMG")
+ALLOWED_FALLBACKS = ("VGPR index mode", "v_screen_partition_4se_b32")
 
 
 CDNA_ONLY = "not gfx1 and not rdna"     # test ids of the RDNA corpus builds (gfx1030, gfx1100, generic RDNA)

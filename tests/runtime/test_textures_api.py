@@ -297,6 +297,20 @@ def _launch(module, name, grid, args):
     ok0(hip.hipModuleLaunchKernel(f, grid, 1, 1, 64, 1, 1, 0, None, args, None))
 
 
+def _launch_native(module, name, grid, args):
+    """``_launch``, then a check that the native engine ran it (image sampling has native handlers,
+    native/engine/ops_image.h: no fallback to the numpy engine) unless PYHIP_ENGINE asks for the numpy engine."""
+    import pyhip
+    dev = ok(hip.hipGetDevice())
+    before = pyhip.engine_stats()[dev]
+    _launch(module, name, grid, args)
+    ok0(hip.hipDeviceSynchronize())
+    after = pyhip.engine_stats()[dev]
+    if after["engine"] != "numpy":
+        ran = after["native"] + after["tier0"] - before["native"] - before["tier0"]   # tier 0: while it compiles
+        assert after["fallback"] == before["fallback"] and ran > 0, (name, after["reasons"])
+
+
 def test_waves_sampling_different_textures_in_one_dispatch(module):
     a0 = ok(hip.hipMallocArray(desc(32, 4, FLOAT), 5, 4, 0))
     a1 = ok(hip.hipMallocArray(desc(8, 4, UNSIGNED), 3, 7, 0))
@@ -311,7 +325,7 @@ def test_waves_sampling_different_textures_in_one_dispatch(module):
     c = ok(hip.hipMalloc(coords.nbytes))
     ok(hip.hipMemcpy(c, coords, coords.nbytes, K.hipMemcpyHostToDevice))
     o = ok(hip.hipMalloc(n * 16))
-    _launch(module, "_Z12two_texturesP13__hip_textureS0_PKfP15HIP_vector_typeIfLj4EE", 6, [t0, t1, c, o])
+    _launch_native(module, "_Z12two_texturesP13__hip_textureS0_PKfP15HIP_vector_typeIfLj4EE", 6, [t0, t1, c, o])
     got = np.zeros((n, 4), np.float32)
     ok(hip.hipMemcpy(got, o, got.nbytes, K.hipMemcpyDeviceToHost))
     odd = (np.arange(n) // 64) % 2 == 1
@@ -375,7 +389,7 @@ def test_module_texture_reference(module):
     c = ok(hip.hipMalloc(coords.nbytes))
     ok0(hip.hipMemcpy(c, coords, coords.nbytes, K.hipMemcpyHostToDevice))
     o = ok(hip.hipMalloc(64 * 4))
-    _launch(module, "_Z6legacyPKfPf", 1, [c, o])
+    _launch_native(module, "_Z6legacyPKfPf", 1, [c, o])
     got = np.zeros(64, np.float32)
     ok0(hip.hipMemcpy(got, o, got.nbytes, K.hipMemcpyDeviceToHost))
     want = R.sample(data[None, :, :, None].astype(np.float64), [coords[:64], coords[64:]], True, R.MIRROR, True)[:, 0]
@@ -392,7 +406,7 @@ def test_module_texture_reference(module):
     assert int(ok(hip.hipTexRefGetAddress(ref))) == int(pitched)
     ucoords = (coords * 6).astype(np.float32)
     ok0(hip.hipMemcpy(c, ucoords, ucoords.nbytes, K.hipMemcpyHostToDevice))
-    _launch(module, "_Z6legacyPKfPf", 1, [c, o])
+    _launch_native(module, "_Z6legacyPKfPf", 1, [c, o])
     ok0(hip.hipMemcpy(got, o, got.nbytes, K.hipMemcpyDeviceToHost))
     want = R.sample(rows[None, :, :6, None].astype(np.float64), [ucoords[:64], ucoords[64:]], False, R.MIRROR,
                     False)[:, 0]

@@ -146,6 +146,19 @@ def launch(mod, name, *args, n=N, block=32):
     ok0(hip.hipDeviceSynchronize())
 
 
+def launch_native(mod, name, *args):
+    """``launch``, checking that the native engine ran the kernel (image instructions have native handlers,
+    native/engine/ops_image.h: no fallback to the numpy engine) unless PYHIP_ENGINE asks for the numpy engine."""
+    import pyhip
+    dev = ok(hip.hipGetDevice())
+    before = pyhip.engine_stats()[dev]
+    launch(mod, name, *args)
+    after = pyhip.engine_stats()[dev]
+    if after["engine"] != "numpy":
+        ran = after["native"] + after["tier0"] - before["native"] - before["tier0"]   # tier 0: while it compiles
+        assert after["fallback"] == before["fallback"] and ran > 0, (name, after["reasons"])
+
+
 def centres(n, size):
     """Normalized coordinates near texel centres (point sampling without the device library's snapping)."""
     i = rng.integers(-size, 2 * size, n)
@@ -159,34 +172,34 @@ def test_sampling(gfx1100):
     for mode, rmode in ((WRAP, R.WRAP), (MIRROR, R.MIRROR), (CLAMP, R.CLAMP), (BORDER, R.BORDER)):
         t = texture(a2, mode, LINEAR)
         c, o = to_dev(c2), ok(hip.hipMalloc(N * 16))
-        launch(gfx1100, "sample2d", t, c, o)
+        launch_native(gfx1100, "sample2d", t, c, o)
         want = R.sample(f2.astype(np.float64), [c2[:, 0], c2[:, 1]], True, rmode, True)
         np.testing.assert_allclose(from_dev(o, (N, 4), np.float32), want, rtol=1e-6, atol=2e-6, err_msg=str(mode))
     f3 = rng.uniform(-10, 10, (4, 5, 3, 4)).astype(np.float32)      # 3-D: trilinear, three coordinate arrays
     t = texture(array(f3), WRAP, LINEAR)
     xyz = [rng.uniform(-1, 2, N).astype(np.float32) for _ in range(3)]
     o = ok(hip.hipMalloc(N * 16))
-    launch(gfx1100, "sample3d", t, to_dev(xyz[0]), to_dev(xyz[1] * 2), to_dev(xyz[2]), o)
+    launch_native(gfx1100, "sample3d", t, to_dev(xyz[0]), to_dev(xyz[1] * 2), to_dev(xyz[2]), o)
     want = R.sample(f3.astype(np.float64), xyz, True, R.WRAP, True)
     np.testing.assert_allclose(from_dev(o, (N, 4), np.float32), want, rtol=1e-6, atol=2e-6)
     fl = rng.uniform(-10, 10, (3, 4, 7, 4)).astype(np.float32)      # layered, point, layer clamped
     t = texture(array(fl, layered=True), CLAMP, POINT)
     layer = rng.integers(-1, 5, N)
     cl = np.stack([centres(N, 7), centres(N, 4), layer.astype(np.float32)], 1)
-    launch(gfx1100, "sample2da", t, to_dev(cl), o)
+    launch_native(gfx1100, "sample2da", t, to_dev(cl), o)
     want = R.sample(fl.astype(np.float64), [cl[:, 0], cl[:, 1]], False, R.CLAMP, True, layer)
     np.testing.assert_allclose(from_dev(o, (N, 4), np.float32), want, rtol=1e-6)
     f1 = rng.uniform(-10, 10, (1, 1, 11, 4)).astype(np.float32)     # 1-D, unnormalized, linear
     t = texture(array(f1, extent=(11, 0, 0)), CLAMP, LINEAR, normalized=0)
     x = rng.uniform(-2, 13, N).astype(np.float32)
-    launch(gfx1100, "sample1d", t, to_dev(x), o)
+    launch_native(gfx1100, "sample1d", t, to_dev(x), o)
     want = R.sample(f1.astype(np.float64), [x], True, R.CLAMP, False)
     np.testing.assert_allclose(from_dev(o, (N, 4), np.float32), want, rtol=1e-6, atol=2e-6)
     u8 = rng.integers(0, 256, (1, 5, 6, 4)).astype(np.uint8)        # image_sample_l (NSA form), UNORM, x only
     t = texture(array(u8), WRAP, POINT, read=hip.hipTextureReadMode.hipReadModeNormalizedFloat)
     c2 = np.stack([centres(N, 6), centres(N, 5)], 1)
     o1 = ok(hip.hipMalloc(N * 4))
-    launch(gfx1100, "sample2d_lod", t, to_dev(c2), np.float32(0.0), o1)
+    launch_native(gfx1100, "sample2d_lod", t, to_dev(c2), np.float32(0.0), o1)
     want = R.sample(u8 / 255.0, [c2[:, 0], c2[:, 1]], False, R.WRAP, True)[:, 0]
     np.testing.assert_allclose(from_dev(o1, N, np.float32), want, rtol=1e-6)
 
@@ -202,17 +215,17 @@ def test_load_store_atomics_resinfo(gfx1100):
     inside = (xy[:, 0] >= 0) & (xy[:, 0] < w) & (xy[:, 1] >= 0) & (xy[:, 1] < h)
     texel = f2[0, np.clip(xy[:, 1], 0, h - 1), np.clip(xy[:, 0], 0, w - 1)]
     o = ok(hip.hipMalloc(N * 16))
-    launch(gfx1100, "load2d_d16", s, to_dev(xy), o)                 # D16: four halves in two VGPRs
+    launch_native(gfx1100, "load2d_d16", s, to_dev(xy), o)                 # D16: four halves in two VGPRs
     got = from_dev(o, (N, 4), np.float16)
     np.testing.assert_array_equal(got, np.where(inside[:, None], texel, 0).astype(np.float16))
-    launch(gfx1100, "load2d_xz", s, to_dev(xy), o)                  # DMASK 0x5: X and Z
+    launch_native(gfx1100, "load2d_xz", s, to_dev(xy), o)                  # DMASK 0x5: X and Z
     got = from_dev(o, (N, 2), np.float32)
     np.testing.assert_array_equal(got, np.where(inside[:, None], texel[:, [0, 2]], 0))
     pos = rng.permutation(h * w)[:N % (h * w) or h * w]             # distinct texels, plus out-of-range lanes
     sxy = np.stack([np.resize(pos % w, N), np.resize(pos // w, N)], 1).astype(np.int32)
     sxy[len(pos):] = [w + 3, 0]
     vals = rng.uniform(-9, 9, (N, 4)).astype(np.float32)
-    launch(gfx1100, "store2d", s, to_dev(sxy), to_dev(vals))
+    launch_native(gfx1100, "store2d", s, to_dev(sxy), to_dev(vals))
     want = f2[0].copy()
     want[sxy[:len(pos), 1], sxy[:len(pos), 0]] = vals[:len(pos)]
     back = np.zeros((h, w, 4), np.float32)
@@ -226,7 +239,7 @@ def test_load_store_atomics_resinfo(gfx1100):
     axy = np.stack([rng.integers(0, 4, N), rng.integers(0, 3, N)], 1).astype(np.int32)
     add = rng.integers(1, 50, N).astype(np.int32)
     old = ok(hip.hipMalloc(N * 4))
-    launch(gfx1100, "atomic_add2d", si, to_dev(axy), to_dev(add), old)
+    launch_native(gfx1100, "atomic_add2d", si, to_dev(axy), to_dev(add), old)
     ref = iu[0, :, :, 0].astype(np.int64).copy()
     want_old = np.zeros(N, np.int64)
     for i in range(N):                                               # lanes apply in order
@@ -240,7 +253,7 @@ def test_load_store_atomics_resinfo(gfx1100):
     res.res.array.array = la
     sl = ok(hip.ext.hipCreateSurfaceObject(res))
     mip = rng.integers(0, 2, N).astype(np.int32)
-    launch(gfx1100, "resinfo", sl, to_dev(mip), o)
+    launch_native(gfx1100, "resinfo", sl, to_dev(mip), o)
     got = from_dev(o, (N, 4), np.int32)
     np.testing.assert_array_equal(got, np.where(mip[:, None] == 0, [10, 3, 6, 1], 0))
 
@@ -253,17 +266,17 @@ def test_gather_gradients_offsets(gfx1100):
     c2 = rng.uniform(-0.8, 1.8, (N, 2)).astype(np.float32)
     o = ok(hip.hipMalloc(N * 16))
     t = texture(a2, MIRROR, LINEAR)
-    launch(gfx1100, "gather2d", t, to_dev(c2), o)
+    launch_native(gfx1100, "gather2d", t, to_dev(c2), o)
     tx, ty = (R.taps(c2[:, k], n, True, R.MIRROR, True) for k, n in ((0, 9), (1, 6)))
     corner = lambda i, j: f2[0, ty[j][0], tx[i][0], 1]               # noqa: E731
     want = np.stack([corner(0, 1), corner(1, 1), corner(1, 0), corner(0, 0)], 1)
     np.testing.assert_array_equal(from_dev(o, (N, 4), np.float32), want)
     grads = rng.uniform(-0.3, 0.3, (N, 4)).astype(np.float32)
-    launch(gfx1100, "sample2d_grad", t, to_dev(c2), to_dev(grads), o)
+    launch_native(gfx1100, "sample2d_grad", t, to_dev(c2), to_dev(grads), o)
     want = R.sample(f2.astype(np.float64), [c2[:, 0], c2[:, 1]], True, R.MIRROR, True)
     np.testing.assert_allclose(from_dev(o, (N, 4), np.float32), want, rtol=1e-6, atol=2e-6)
     t = texture(a2, CLAMP, LINEAR)
-    launch(gfx1100, "sample2d_offset", t, to_dev(c2), o)
+    launch_native(gfx1100, "sample2d_offset", t, to_dev(c2), o)
     want = R.sample(f2.astype(np.float64), [c2[:, 0] + np.float32(2 / 9), c2[:, 1] - np.float32(1 / 6)], True,
                     R.CLAMP, True)
     np.testing.assert_allclose(from_dev(o, (N, 4), np.float32), want, rtol=1e-5, atol=2e-5)
@@ -282,7 +295,7 @@ def test_float_image_atomics_gfx1030(gfx1100):
     xy = np.stack([rng.integers(0, 4, N), rng.integers(0, 3, N)], 1).astype(np.int32)
     v = rng.uniform(-8, 8, N).astype(np.float32)
     old = ok(hip.hipMalloc(N * 4))
-    launch(gfx1100, "atomic_fmin2d", s, to_dev(xy), to_dev(v), old)
+    launch_native(gfx1100, "atomic_fmin2d", s, to_dev(xy), to_dev(v), old)
     ref, want_old = init.copy(), np.zeros(N, np.float32)
     for i in range(N):
         want_old[i] = ref[xy[i, 1], xy[i, 0]]

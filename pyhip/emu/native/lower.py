@@ -17,7 +17,8 @@ from ..memory import PRIVATE_APERTURE, SHARED_APERTURE
 from ..semantics.gpr_indexing import GPR_IDX_DST, GPR_IDX_SRC0, gpr_index_modes
 from . import cache
 from .layout import F_BLOCK_END, dtype, op_ids
-from .lower_mem import lower_ds, lower_smem, lower_typed_buffer, lower_vmem
+from .lower_image import lower_image
+from .lower_mem import AT, _shared_table, lower_ds, lower_smem, lower_typed_buffer, lower_vmem
 from .lower_mfma import lower_mfma
 from .lowerbase import Rec, Unsupported, sdesc
 from ..semantics.rdna import ALIASES as RDNA_NAMES
@@ -167,7 +168,8 @@ def lower_instruction(inst, K, aux: list) -> Rec:
     if old is not None:                   # a GFX10/GFX11 name of a GFX9 operation: lowered as that one
         inst = dataclasses.replace(inst, name=old)
     try:
-        if not lower_mfma(rec, inst, K, aux) and not lower_typed_buffer(rec, inst, K, aux):
+        if not lower_mfma(rec, inst, K, aux) and not lower_typed_buffer(rec, inst, K, aux) \
+                and not lower_image(rec, inst, K, aux, _shared_table, AT):
             for fn in LOWERERS:
                 if fn(rec, inst, K):
                     break

@@ -14,6 +14,7 @@ from ..engine import (ADD_TID_ENABLE, MAX_PRIVATE_PER_BATCH, MAX_WAVES_PER_BATCH
                       lds_granule)
 from ..memory import GPUFault
 from ..semantics.buffer_format import format_fault
+from .lower_image import image_fault
 from ..state import FLAT_SCRATCH, LANES
 from . import module
 from .lower import NativeProgram
@@ -21,7 +22,7 @@ from .lower import NativeProgram
 # native/engine/engine.h enum FaultKind
 FK = ["none", "mem", "lds_ds", "lds_range", "scratch", "lds_atomic", "lds_atomic_align", "atomic_align",
       "satomic_align", "jump", "watchdog", "trap", "mixed_private", "unsupported", "buf_format", "internal",
-      "vgpr_index"]
+      "vgpr_index", "image"]
 CAPTURE_HEAD = 128 * 4 + 16          # SGPRs, SCC, MODE, PC
 # The watchdog: the numpy engine counts steps (an instruction of a group of waves at one PC); the native one
 # counts each wave's instructions, some two orders of magnitude faster, so one step buys it 100 instructions
@@ -257,6 +258,10 @@ class NativeEngine:
             code = hipError_t.hipErrorLaunchTimeOut
         elif kind == "buf_format":
             exc = format_fault(arg >> 8 & 0xFF, arg & 0xFF, bool(arg >> 16 & 1))
+            msg, code = exc.message, exc.code
+        elif kind == "image":
+            inst = d.program.instructions.get(nprog.base + int(nprog.code[f.ip]["pc"])) if 0 <= f.ip < nprog.n else None
+            exc = image_fault(inst, d.K.family, arg) if inst is not None else GPUFault("image descriptor")
             msg, code = exc.message, exc.code
         elif kind == "vgpr_index":
             inst = d.program.instructions.get(nprog.base + int(nprog.code[f.ip]["pc"])) if 0 <= f.ip < nprog.n else None

@@ -57,6 +57,28 @@ def _groups(st, w, regs):
         yield np.nonzero(inverse.reshape(-1) == k)[0], tuple(int(x) for x in row)
 
 
+def mip_fault(name: str, level: int) -> GPUFault:
+    return GPUFault(f"{name}: mip level {level}: mip levels are not emulated")
+
+
+def base_level_fault(name: str, level: int) -> GPUFault:
+    return GPUFault(f"{name}: BASE_LEVEL {level}: mip levels are not emulated")
+
+
+def gather_fault(name: str) -> GPUFault:
+    return GPUFault(f"{name}: gather4 needs a 2-D image")
+
+
+def atomic_format_fault(name: str, opname: str, num_format: int, bpe: int, is64: bool):
+    """The fault of an image atomic on a format it does not take, or None."""
+    if opname in _FLOAT_ATOMICS:
+        if num_format != FLOAT or bpe != 4 or is64:
+            return GPUFault(f"{name}: float atomics need a 32-bit FLOAT image format")
+    elif num_format not in (UINT, SINT) or bpe != (8 if is64 else 4):
+        return GPUFault(f"{name}: atomics need a {8 * (8 if is64 else 4)}-bit UINT/SINT image format")
+    return None
+
+
 def _image(words, what: str, I=None):
     try:
         img = parse_tsharp(words, I.gen if I is not None else 9)
@@ -218,7 +240,7 @@ def _sample(inst, K):
                 continue
             img, samp = _image(words[:8], inst.name, I), parse_ssharp(words[8:], I.gen)
             if img.base_level:
-                raise GPUFault(f"{inst.name}: BASE_LEVEL {img.base_level}: mip levels are not emulated")
+                raise base_level_fault(inst.name, img.base_level)
             res = _sample_lanes(K, st, w, I, img, samp, gm)
             integer = texels.is_integer(img.num_format)
             for i, v in enumerate(_results(res, 0xF if I.gather else I.dmask, I.d16, integer)):
@@ -338,7 +360,7 @@ def _sample_lanes(K, st, w, I, img, samp, gm):
         borders.append(bd)
     if I.gather:                              # taps (x0,y0) (x1,y0) (x0,y1) (x1,y1) -> (x0,y1) (x1,y1) (x1,y0) (x0,y0)
         if spatial != 2:
-            raise GPUFault(f"{I.name}: gather4 needs a 2-D image")
+            raise gather_fault(I.name)
         ch = (I.dmask & -I.dmask).bit_length() - 1
         picked = []
         for v, b in zip(values, borders):
@@ -367,7 +389,7 @@ def _integer_coords(st, w, I, img, mip: bool):
         level = img.base_level + c[-1]
         ok &= level <= img.last_level
         if (ok & (level != 0)).any():
-            raise GPUFault(f"{I.name}: mip level {int(level[ok & (level != 0)][0])}: mip levels are not emulated")
+            raise mip_fault(I.name, int(level[ok & (level != 0)][0]))
     return x, y, z, ok
 
 
@@ -450,11 +472,9 @@ def _atomic(opname: str):
                 gm = np.zeros(m.shape, bool)
                 gm[pos] = m[pos]
                 img = _image(words, inst.name, I)
-                if opname in _FLOAT_ATOMICS:
-                    if img.num_format != FLOAT or img.bpe != 4 or is64:
-                        raise GPUFault(f"{inst.name}: float atomics need a 32-bit FLOAT image format")
-                elif img.num_format not in (UINT, SINT) or img.bpe != size:
-                    raise GPUFault(f"{inst.name}: atomics need a {8 * size}-bit UINT/SINT image format")
+                exc = atomic_format_fault(inst.name, opname, img.num_format, img.bpe, is64)
+                if exc is not None:
+                    raise exc
                 x, y, z, ok = _integer_coords(st, w, I, img, False)
                 mask = gm & ok
                 if not mask.any():

@@ -354,6 +354,9 @@ class KernelCache:
                 return addr
             ck = self._disk_key(nprog, program, K, entry_ip, mode, rows, lockstep)
             quick = tiering() and not lockstep and "PYHIP_JIT_OPT" not in os.environ
+            from .compiler import warm_up_now, warm_up_once
+            if warm_up_once(quick or lockstep):        # (the background thread: joined at exit)
+                _the_background().submit(lambda: warm_up_now(quick or lockstep))
             try:
                 kir = KernelIR(nprog, program, K, entry_ip, mode, self._layout(), lockstep=lockstep,
                                name="kernel" if ck is None else _code_name(ck), compact=quick)

@@ -30,11 +30,12 @@ def _after_fork_parent() -> None:
 
 
 def _after_fork_child() -> None:
-    global _lock, _optimiser, _background
+    global _lock, _optimiser, _background, _generation
     from . import compiler
     _lock = threading.RLock()
     _optimiser = None               # its thread is not in the child (kernels it had queued stay tier 1)
-    _background = None              # nor the quick compiler's (a kernel it had queued is compiled when dispatched)
+    _background = None              # nor the quick compiler's: what it had queued is queued again (_generation)
+    _generation += 1
     compiler._lock = threading.RLock()
     compiler._depth = threading.local()
     lib = compiler._state.get("bound")
@@ -149,6 +150,7 @@ class _Optimiser:
 
 _optimiser = None
 _background = None
+_generation = 0                 # forks: a kernel queued for the background compiler before is not queued in a child
 
 
 def _the_optimiser() -> _Optimiser:
@@ -220,7 +222,7 @@ class KernelCache:
         self.layout = None
         self.stats = {"compiled": 0, "seconds": 0.0, "quick": 0, "optimised": 0}
         self._compiling: dict = {}     # key -> Event set when the thread compiling it is done
-        self._queued: dict = {}        # key -> nprog: queued for the background compiler (compile_soon)
+        self._queued: dict = {}        # key -> (nprog, _generation): queued for the background compiler
 
     def _layout(self):
         if self.layout is None:
@@ -325,9 +327,9 @@ class KernelCache:
             if self._done.get(key, (None,))[0] is nprog or self._failed.get(key, (None,))[0] is nprog:
                 return False
             queued = self._queued.get(key)
-            if queued is not None and queued is nprog:
+            if queued is not None and queued[0] is nprog and queued[1] == _generation:
                 return True
-            self._queued[key] = nprog
+            self._queued[key] = (nprog, _generation)
         _the_background().submit(lambda: self._compile_quietly(key, nprog, program, K, entry_ip, mode, rows))
         return True
 
@@ -342,7 +344,7 @@ class KernelCache:
                 self._failed[key] = (nprog, f"compiled engine: background compile failed: {exc}")
         finally:
             with _lock:
-                if self._queued.get(key) is nprog:
+                if self._queued.get(key, (None,))[0] is nprog:
                     del self._queued[key]
 
     def _compile(self, key, nprog, program, K, entry_ip, mode, rows, lockstep):

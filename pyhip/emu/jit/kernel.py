@@ -493,6 +493,7 @@ def straight_line(insts, K, mode, layout, name="seq", regions: bool = True) -> s
     kir.compact = False
     kir.stats = {"described": 0, "bridged": 0, "control": 0}
     kir.max_row = -1
+    kir._graphs = {}
     kir.descriptions = load_descriptions()
     kir.mode = mode
     kir.e = Emitter(K.lanes)

@@ -13,9 +13,12 @@ disk cache when it is warm; PYHIP_JIT_CACHE_DIR= turns the cache off).  The medi
 state: after the kernel's optimised code (tier 2, compiled in the background once the kernel is hot) is in.
 
 A second table times first launches on small inputs (the run itself well under a millisecond), each in a
-fresh process (Python, pyhip and the device already up), first, second and third launch: kernels compiled
-with an empty disk cache (cold), the same from a warm cache (the process's first compiled kernel, which also
-pays for setting LLVM up, and a second kernel in that process).
+fresh process (Python, pyhip and the device already up), `add` and `softmax` on gfx90a and gfx1100: the
+first, second and third launch, the worst of those three, and a launch once the background compiles are done
+(settled): kernels compiled with an empty disk cache (cold; a small kernel's launches run on the numpy engine
+until its quick code, compiled in the background from its second launch, is in), the same from a warm cache
+(the process's first compiled kernel, which also pays for setting LLVM up, and later kernels in that
+process).
 
     python benchmarks/bench_compiled.py [--quick] [--engines compiled,numpy] [--first-only]
 """

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import asmkit
+from pyhip.emu import jit
 from pyhip.emu.device import EmulatedGPU
 from pyhip.loader import load
 
@@ -147,14 +148,51 @@ def test_a_small_first_dispatch_runs_on_the_numpy_engine_and_the_next_compiled(m
     assert engine == "numpy" and g.engine_stats()["tier0"] == 1
     assert g.native_engine().jit.stats["compiled"] == 0            # nothing compiled for a kernel run once
     np.testing.assert_array_equal(r, want)
-    r, engine = _dispatch(g, prog, ops)
-    assert engine == "native" and g.engine_stats()["fallback"] == 0 and g.engine_stats()["tier0"] == 1
-    np.testing.assert_array_equal(r, want)
+    # the second dispatch starts the quick compile in the background and does not wait for it: it runs on the
+    # numpy engine as long as the code is not in (held here until released), the compiled code after
+    cache = g.native_engine().jit
+    hold, real = threading.Event(), cache._compile_quietly
+    monkeypatch.setattr(cache, "_compile_quietly", lambda *a: (hold.wait(60), real(*a)))
+    for n in (2, 3):
+        ops = _operands(n + 10)
+        r, engine = _dispatch(g, prog, ops)
+        assert engine == "numpy" and g.engine_stats()["tier0"] == n and cache.stats["compiled"] == 0
+        np.testing.assert_array_equal(r, _reference(src, ops))
+    hold.set()
+    assert jit.settle(120) and cache.stats["compiled"] == 1
+    for n in (4, 5):
+        ops = _operands(n + 10)
+        r, engine = _dispatch(g, prog, ops)
+        assert engine == "native" and g.engine_stats()["fallback"] == 0 and g.engine_stats()["tier0"] == 3
+        np.testing.assert_array_equal(r, _reference(src, ops))
     # a kernel with a loop compiles at its first dispatch
     src = _kernel_source(4)
     r, engine = _dispatch(g, _program(g, src), ops)
     assert engine == "native"
     np.testing.assert_array_equal(r, _reference(src, ops))
+
+
+def test_a_background_compile_that_fails_leaves_the_kernel_on_the_numpy_engine_saying_why(monkeypatch, tmp_path):
+    monkeypatch.setenv("PYHIP_JIT_CACHE_DIR", str(tmp_path / "jit"))
+    monkeypatch.setenv("PYHIP_JIT_TIERING", "1")
+    g = _native_gpu()
+    src = _kernel_source(5, loop=False)
+    prog = _program(g, src)
+    cache = g.native_engine().jit
+
+    def broken(*a):
+        raise RuntimeError("LLVM says no")
+    monkeypatch.setattr(cache, "_compile", broken)
+    engines = []
+    for n in range(4):
+        ops = _operands(20 + n)
+        r, engine = _dispatch(g, prog, ops)
+        engines.append(engine)
+        np.testing.assert_array_equal(r, _reference(src, ops))
+        assert jit.settle(120)
+    assert engines == ["numpy"] * 4
+    assert any("background compile failed: LLVM says no" in why for why in g.native_engine().fallbacks), \
+        g.native_engine().fallbacks
 
 
 CHILD = textwrap.dedent("""

@@ -174,3 +174,35 @@ def test_flags_left_out_for_known_operands(target, wave, monkeypatch):
         assert (gpu(target).engine_stats()["native"] > before) == (eng == "compiled")
     assert np.isnan(out["numpy"][:, 14:24].view(np.float32)).any()         # NaNs did come through
     assert np.array_equal(out["numpy"], out["compiled"])
+
+
+@pytest.mark.parametrize("target,wave", [("gfx90a", 64), ("gfx1100", 32)])
+def test_a_region_loads_each_row_once_per_chunk(target, wave, monkeypatch, tmp_path):
+    """A lane region's chunk body reads each VGPR row from memory at most once (its value is reused by the
+    instructions after; a written row's old value, for the EXEC merge, is that same load), and the results
+    stay the numpy engine's bit for bit.  Counted in the quick tier's IR (no LLVM pass would remove a
+    repeated load there): BODY touches rows 2, 4, 6 and 8-15, and reads v2, v4 and v6 three, three and two
+    times."""
+    import re
+    rng = np.random.default_rng(23 + wave)
+    a, b, c = (rng.standard_normal(64).astype(np.float32) for _ in range(3))
+    kw = {"wave": wave} if target.startswith("gfx1") else {}
+    body = BODY.format(vcc="vcc" if wave == 64 else "vcc_lo", sreg="s[20:21]" if wave == 64 else "s20")
+    out = {}
+    for eng in ("numpy", "quick"):
+        monkeypatch.setenv("PYHIP_JIT_TIERING", "1")
+        monkeypatch.setenv("PYHIP_JIT_CACHE_DIR", "")
+        monkeypatch.setenv("PYHIP_JIT_HOT", "1000")
+        monkeypatch.setenv("PYHIP_JIT_DUMP", str(tmp_path / eng))
+        monkeypatch.setattr(jit, "TIER0_WORK", 0)
+        monkeypatch.setattr(gpu(target), "engine", "numpy" if eng == "numpy" else "native")
+        out[eng] = run(body, a, b, c, target=target, lanes=45, **kw)
+    for i in range(2):
+        assert np.array_equal(out["numpy"][i], out["quick"][i])
+    (ll,) = (tmp_path / "quick").glob("*.ll")
+    text = ll.read_text()
+    loops = re.findall(r"^(rg\d+)loop:$(.*?)^\1e:$", text, re.S | re.M)
+    assert loops
+    for _, loop in loops:
+        loads = re.findall(r"= load <\d+ x i32>, ptr", loop)
+        assert 0 < len(loads) <= 11, (len(loads), loop)

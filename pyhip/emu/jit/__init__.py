@@ -30,10 +30,12 @@ def _after_fork_parent() -> None:
 
 
 def _after_fork_child() -> None:
-    global _lock, _optimiser
+    global _lock, _optimiser, _background, _generation
     from . import compiler
     _lock = threading.RLock()
     _optimiser = None               # its thread is not in the child (kernels it had queued stay tier 1)
+    _background = None              # nor the quick compiler's: what it had queued is queued again (_generation)
+    _generation += 1
     compiler._lock = threading.RLock()
     compiler._depth = threading.local()
     lib = compiler._state.get("bound")
@@ -91,9 +93,11 @@ class _Warm:
 
 
 class _Optimiser:
-    """The background thread compiling hot kernels optimised (one at a time, oldest first)."""
+    """A background thread compiling kernels (one at a time, oldest first): hot kernels optimised (tier 2), or
+    small kernels' quick code while the numpy engine runs their dispatches (tier 1, ``name``)."""
 
-    def __init__(self):
+    def __init__(self, name: str = "pyhip-jit-optimiser"):
+        self.name = name
         self.cond = threading.Condition()
         self.jobs: list = []
         self.pending = 0                 # submitted and not yet finished
@@ -107,7 +111,7 @@ class _Optimiser:
             self.jobs.append(job)
             self.pending += 1
             if self.thread is None:
-                self.thread = threading.Thread(target=self._loop, name="pyhip-jit-optimiser", daemon=True)
+                self.thread = threading.Thread(target=self._loop, name=self.name, daemon=True)
                 self.thread.start()
             self.cond.notify_all()
 
@@ -145,6 +149,8 @@ class _Optimiser:
 
 
 _optimiser = None
+_background = None
+_generation = 0                 # forks: a kernel queued for the background compiler before is not queued in a child
 
 
 def _the_optimiser() -> _Optimiser:
@@ -156,15 +162,31 @@ def _the_optimiser() -> _Optimiser:
     return _optimiser
 
 
+def _the_background() -> _Optimiser:
+    """The thread compiling small kernels' quick code while their dispatches run on the numpy engine."""
+    global _background
+    if _background is None:
+        with _lock:
+            if _background is None:
+                _background = _Optimiser("pyhip-jit-compiler")
+    return _background
+
+
 def settle(timeout: float | None = None) -> bool:
-    """Wait until the kernels queued for optimised compiling are compiled (benchmarks measure steady state)."""
-    opt = _optimiser
-    return True if opt is None else opt.drain(timeout)
+    """Wait until the kernels queued for compiling in the background (quick code of small kernels, optimised
+    code of hot ones) are compiled (benchmarks measure steady state)."""
+    import time
+    end = None if timeout is None else time.monotonic() + timeout
+    for q in (_background, _optimiser):
+        if q is not None and not q.drain(None if end is None else max(0.0, end - time.monotonic())):
+            return False
+    return True
 
 
 def _at_exit() -> None:
-    if _optimiser is not None:
-        _optimiser.close()
+    for q in (_background, _optimiser):
+        if q is not None:
+            q.close()
 
 
 atexit.register(_at_exit)
@@ -200,6 +222,7 @@ class KernelCache:
         self.layout = None
         self.stats = {"compiled": 0, "seconds": 0.0, "quick": 0, "optimised": 0}
         self._compiling: dict = {}     # key -> Event set when the thread compiling it is done
+        self._queued: dict = {}        # key -> (nprog, _generation): queued for the background compiler
 
     def _layout(self):
         if self.layout is None:
@@ -293,6 +316,37 @@ class KernelCache:
             with _lock:
                 self._compiling.pop(key).set()
 
+    def compile_soon(self, nprog, program, K, entry_ip: int, mode: int, rows: int) -> bool:
+        """(tier 0, a small loop-free kernel dispatched again) True: its quick compile runs in the background
+        (queued now, if it was not) and this dispatch runs on the numpy engine; False: its code is in (or
+        compiling it failed: function() says why) and the dispatch takes the compiled path."""
+        key = (id(nprog), entry_ip, mode, rows, False)
+        if self._known(key, nprog) is not None:
+            return False
+        with _lock:
+            if self._done.get(key, (None,))[0] is nprog or self._failed.get(key, (None,))[0] is nprog:
+                return False
+            queued = self._queued.get(key)
+            if queued is not None and queued[0] is nprog and queued[1] == _generation:
+                return True
+            self._queued[key] = (nprog, _generation)
+        _the_background().submit(lambda: self._compile_quietly(key, nprog, program, K, entry_ip, mode, rows))
+        return True
+
+    def _compile_quietly(self, key, nprog, program, K, entry_ip, mode, rows) -> None:
+        """(the background compiler) function(); what it cannot compile is recorded for the next dispatch."""
+        try:
+            self.function(nprog, program, K, entry_ip, mode, rows)
+        except Unsupported:
+            pass                                  # recorded by _compile: the dispatch path says why
+        except Exception as exc:  # noqa: BLE001 - an LLVM error: the kernel runs on the numpy engine, saying why
+            with _lock:
+                self._failed[key] = (nprog, f"compiled engine: background compile failed: {exc}")
+        finally:
+            with _lock:
+                if self._queued.get(key, (None,))[0] is nprog:
+                    del self._queued[key]
+
     def _compile(self, key, nprog, program, K, entry_ip, mode, rows, lockstep):
         from . import objcache
         from .compiler import compile_ir
@@ -302,6 +356,9 @@ class KernelCache:
                 return addr
             ck = self._disk_key(nprog, program, K, entry_ip, mode, rows, lockstep)
             quick = tiering() and not lockstep and "PYHIP_JIT_OPT" not in os.environ
+            from .compiler import warm_up_now, warm_up_once
+            if warm_up_once(quick or lockstep):        # (the background thread: joined at exit)
+                _the_background().submit(lambda: warm_up_now(quick or lockstep))
             try:
                 kir = KernelIR(nprog, program, K, entry_ip, mode, self._layout(), lockstep=lockstep,
                                name="kernel" if ck is None else _code_name(ck), compact=quick)

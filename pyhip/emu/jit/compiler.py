@@ -250,6 +250,29 @@ def _warm_up(quick: bool) -> None:
         ee.close()
 
 
+def warm_up_once(quick: bool) -> bool:
+    """Claim the warm-up of a way of compiling for the caller to run (warm_up_now), once per process: False
+    when it has run or was claimed (a compile is coming: a background thread warming LLVM up meanwhile
+    overlaps the ~10 ms with the Python that makes the kernel's IR)."""
+    key = "warm-quick-claimed" if quick else "warm-claimed"
+    with _lock:
+        if _state.get(key) or _state.get("warm-quick" if quick else "warm"):
+            return False
+        _state[key] = True
+        return True
+
+
+def warm_up_now(quick: bool) -> None:
+    """_warm_up in an LLVM section (the process's exit waits for it); what fails is left to the compile that
+    follows, which warms up itself and reports it."""
+    try:
+        with llvm_section():
+            llvm()
+            _warm_up(quick)
+    except Exception:  # noqa: BLE001
+        pass
+
+
 def _shared_engine():
     """The process's one execution engine for cached and shared code (inside an llvm_section)."""
     ee = _state.get("shared")

@@ -126,6 +126,14 @@ class Emitter:
         self._splats[key] = v
         return v
 
+    def memo(self, key: tuple, make) -> str:
+        """make()'s value, made once per key while it dominates: kept with the splats (forgotten with them at a
+        new block, and what a rare or guarded block made is dropped at its end).  Keys start with "@"."""
+        hit = self._splats.get(key)
+        if hit is None:
+            hit = self._splats[key] = make()
+        return hit
+
     def invalidate(self) -> None:
         """Forget cached values (a new basic block: values defined in another block may not dominate)."""
         self.values.clear()
@@ -447,6 +455,9 @@ class Emitter:
 
     def _chunk_splat(self) -> str:
         """The chunk's first lane in every element (in the loop body: it changes per chunk)."""
+        return self.memo(("@chunk",), self._chunk_splat_make)
+
+    def _chunk_splat_make(self) -> str:
         ins = self.emit(f"insertelement <{self.W} x i32> poison, i32 {self.chunk}, i64 0")
         return self.emit(f"shufflevector <{self.W} x i32> {ins}, <{self.W} x i32> poison, <{self.W} x i32> zeroinitializer")
 

@@ -49,6 +49,7 @@ class KernelIR(LaneRegions, GeneratedMemory):
         self.pcs = sorted(nprog.index, key=nprog.index.get)        # ip -> pc
         self.entry_ip = entry_ip
         self.max_row = -1                        # the highest VGPR row the generated code touches
+        self._graphs: dict = {}                  # id(writes) -> (writes, their nodes): _graph
         self.reach = self._reachable(entry_ip)
         self.dynamic_mode = any(self._inst(i).name.startswith(MODE_WRITERS) for i in self.reach)
         self.mode = None if self.dynamic_mode else mode
@@ -209,14 +210,22 @@ class KernelIR(LaneRegions, GeneratedMemory):
             desc(b)
         except (NotImplementedError, Fault):
             return None
-        from ..spec.lang import walk
-        for n in walk([w.value for w in b.writes] + [w.mask for w in b.writes if w.mask is not None]):
+        for n in self._graph(b.writes):
             if n.op == "read" and n.attr[0] == "v":
                 self.max_row = max(self.max_row, n.attr[1])
         for w in b.writes:
             if w.loc[0] == "v":
                 self.max_row = max(self.max_row, w.loc[1])
         return b.writes
+
+    def _graph(self, writes) -> list:
+        """Every node of the writes' values and masks (walked once per instruction: the analyses share it)."""
+        hit = self._graphs.get(id(writes))
+        if hit is None or hit[0] is not writes:
+            from ..spec.lang import walk
+            hit = self._graphs[id(writes)] = (writes, walk([w.value for w in writes] +
+                                                           [w.mask for w in writes if w.mask is not None]))
+        return hit[1]
 
     def _emit_writes(self, writes: list[Write]) -> None:
         e = self.e
@@ -484,6 +493,7 @@ def straight_line(insts, K, mode, layout, name="seq", regions: bool = True) -> s
     kir.compact = False
     kir.stats = {"described": 0, "bridged": 0, "control": 0}
     kir.max_row = -1
+    kir._graphs = {}
     kir.descriptions = load_descriptions()
     kir.mode = mode
     kir.e = Emitter(K.lanes)

@@ -15,9 +15,7 @@ class LaneRegions:
     def _classify(self, writes) -> tuple[str, set, set]:
         """(kind, uniform locations read, locations written): kind "uniform" (scalar code), "lane" (only
         lane-wise primitives, writes VGPRs / lane masks other than EXEC), or "wide" (anything else)."""
-        from ..spec.lang import walk
-        roots = [w.value for w in writes] + [w.mask for w in writes if w.mask is not None]
-        nodes = walk(roots)
+        nodes = self._graph(writes)
         reads = {n.attr for n in nodes if n.op == "read"}
         written = {w.loc for w in writes}
         # uniform reads, and lanes read from a mask SGPR (pair) as ("mask", r): _region_add resolves those
@@ -91,26 +89,39 @@ class LaneRegions:
         loc = n.attr
         k = loc[0]
         rs = self._rstate
+        if k not in ("v", "exec_lanes", "mask"):
+            return self._read_uniform_chunk(n)
         if k == "v":
             hit = rs["rows"].get(loc[1])
             return hit if hit is not None else self._load_row_chunk(loc[1])
         if k == "exec_lanes":
             if rs["full"]:
                 return "<" + ", ".join(["i1 true"] * self.C) + ">"      # (_emit_lane_region: all_true)
-            return e.chunk_bits(rs["exec_word"], self.W)
+            return e.memo(("@exec",), lambda: e.chunk_bits(rs["exec_word"], self.W))
         if k == "mask":
             hit = rs["masks"].get(loc[1])
             if hit is not None:
                 return hit
-            word = rs["words"].get(loc[1])
-            if word is None:
-                saved, e.lines = e.lines, e.pre
-                try:
-                    word = self._word64(loc[1]) if self.W == 64 else self._sload(loc[1])
-                finally:
-                    e.lines = saved
-                rs["words"][loc[1]] = word
-            return e.chunk_bits(word, self.W)
+            return e.memo(("@mask", loc[1]), lambda: self._mask_chunk(loc[1]))
+        raise AssertionError(k)
+
+    def _mask_chunk(self, r: int) -> str:
+        """The chunk's lanes of the lane-mask SGPR (pair) ``r``, as read before the region."""
+        e = self.e
+        words = self._rstate["words"]
+        word = words.get(r)
+        if word is None:
+            saved, e.lines = e.lines, e.pre
+            try:
+                word = words[r] = self._word64(r) if self.W == 64 else self._sload(r)
+            finally:
+                e.lines = saved
+        return e.chunk_bits(word, self.W)
+
+    def _read_uniform_chunk(self, n):
+        e = self.e
+        loc = n.attr
+        k = loc[0]
         # uniform state: loop invariant
         saved, e.lines = e.lines, e.pre
         saved_chunk, e.chunk = e.chunk, None
@@ -128,13 +139,23 @@ class LaneRegions:
         raise Unsupported(f"compiled engine: no machine state {loc} in a lane region")
 
     def _row_chunk_ptr(self, r: int) -> str:
-        e = self.e
-        off = e.emit(f"add i32 {e.chunk}, {r * 64}")
-        off = e.emit(f"zext i32 {off} to i64")
-        return e.emit(f"getelementptr inbounds i32, ptr %vbase, i64 {off}", "p")
+        """Row ``r``'s chunk: an offset from the chunk's pointer into row 0 (made once per loop iteration)."""
+        if r == 0:
+            return self._rstate["cptr"]
+        return self.e.emit(f"getelementptr inbounds i8, ptr {self._rstate['cptr']}, i64 {r * 256}", "p")
 
     def _load_row_chunk(self, r: int) -> str:
-        return self.e.emit(f"load <{self.C} x i32>, ptr {self._row_chunk_ptr(r)}, align 4, !tbaa !3", "v")
+        """Row ``r``'s chunk as it was before the region (the body stores no row before the chunk's end: one
+        load per row and loop body, kept while it dominates)."""
+        e = self.e
+        return e.memo(("@row", r), lambda: e.emit(f"load <{self.C} x i32>, ptr {self._row_chunk_ptr(r)}, align 4, "
+                                                   "!tbaa !3", "v"))
+
+    def _chunk_ptr(self, loop: str) -> None:
+        """(top of a chunk loop's body) The chunk's pointer into row 0."""
+        e = self.e
+        z = e.emit(f"zext i32 {e.chunk} to i64")
+        self._rstate["cptr"] = e.emit(f"getelementptr inbounds i32, ptr %vbase, i64 {z}", "cp")
 
     def _emit_lane_region(self, lane_writes) -> None:
         """A run of lane-wise instructions as a loop over chunks of C lanes: per chunk, every instruction in
@@ -146,14 +167,13 @@ class LaneRegions:
         where some NaN appeared is recomputed with it (the full loop hands that chunk, and the rest, to the
         masked loop, whose recomputation is exact for any EXEC).  Compact (the quick tier): the masked loop
         computes with the NaN rule at once."""
-        from ..spec.lang import walk
         e = self.e
         W, C = self.W, self.C
         nch = W // C
         rid = e.tmp("rg")[1:]
         pre_block = e.block
         nan_ruled = any(n.op in NAN_OPS and n.attr != "nf" and not n.uniform
-                        for ws in lane_writes for n in walk([w.value for w in ws] + [w.mask for w in ws if w.mask is not None]))
+                        for ws in lane_writes for n in self._graph(ws))
         mask_regs = []
         for ws in lane_writes:
             for w in ws:
@@ -185,7 +205,8 @@ class LaneRegions:
                             if old is None:
                                 # (frozen: LLVM would otherwise turn select + store into a masked store,
                                 # which is slow on x86)
-                                old = e.emit(f"freeze <{C} x i32> {self._load_row_chunk(r)}")
+                                old = e.memo(("@frozen", r), lambda: e.emit(
+                                    f"freeze <{C} x i32> {self._load_row_chunk(r)}"))
                             v = e.emit(f"select <{C} x i1> {m}, <{C} x i32> {v}, <{C} x i32> {old}")
                         self._rstate["rows"][r] = v
                     else:
@@ -219,6 +240,7 @@ class LaneRegions:
             self._rstate["full"] = True
             e.block = floop
             e.line(f"%{floop}c = mul i32 %{floop}k, {C}")
+            self._chunk_ptr(floop)
             rows_f, masks_f, flags = run_body(exact=not nan_ruled)
             if nan_ruled and flags:
                 acc = flags[0]
@@ -239,6 +261,7 @@ class LaneRegions:
         e.invalidate()
         e.block = f"{rid}loop"
         e.line(f"%{rid}c = mul i32 %{rid}loopk, {C}")
+        self._chunk_ptr(rid)
         rows_f, masks_f, flags = run_body(exact=not nan_ruled or self.compact)
         fast_end = e.block
         if nan_ruled and flags and not self.compact:

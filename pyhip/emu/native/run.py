@@ -102,7 +102,7 @@ class NativeEngine:
         if reason is None and self.jit is not None:
             args = (np_, d.program, d.K, np_.index[d.entry], layout_for(d).mode, d.nvgpr + 8)
             try:
-                if self.gpu.engine == "native" and self.jit.ready(*args) is None and self._tier0(d, np_):
+                if self.gpu.engine == "native" and self.jit.ready(*args) is None and self._tier0(d, np_, args):
                     self.stats["tier0"] += 1
                     return TIER0, None
                 self.jit.function(*args)
@@ -110,9 +110,11 @@ class NativeEngine:
                 reason = f"compiled engine: {exc}"
         return reason, (np_ if reason is None else None)
 
-    def _tier0(self, d, np_) -> bool:
-        """The first dispatch of a kernel, when it is small and loop-free: the numpy engine runs it and the
-        kernel is compiled when it is dispatched again (most kernels of a test or a short script run once)."""
+    def _tier0(self, d, np_, args) -> bool:
+        """A small loop-free dispatch of a kernel not compiled yet runs on the numpy engine: its first (most
+        kernels of a test or a short script run once: nothing is compiled for them), and, from its second on,
+        those that come while its quick code is compiled in the background (the compile starts at the
+        second: no dispatch waits for it)."""
         from .. import jit
         if not jit.tiering() or jit.quick_only():
             return False
@@ -124,10 +126,10 @@ class NativeEngine:
             hit = self._loops[(id(np_), entry)] = [np_, loops, len(reach), 0]
         hit[3] += 1
         _, loops, ninst, seen = hit
-        if seen > 1:
-            return False
         waves = d.counts[0] * d.counts[1] * d.counts[2] * d.waves_per_group
-        return not loops and waves * ninst <= jit.TIER0_WORK
+        if loops or waves * ninst > jit.TIER0_WORK:
+            return False
+        return seen <= 1 or self.jit.compile_soon(*args)
 
     def _hostcall(self, kernel) -> bool:
         hit = self._hostcalls.get(id(kernel))

@@ -21,3 +21,10 @@ extern "C" __global__ void cas_add(float* p, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) atomicAdd(p, 1.0f);
 }
+// hip-tests' hipMemFaultStackAllocation pattern: a private array per work-item (scratch), then a loop in which
+// every lane reads and writes one global element through the same address
+extern "C" __global__ void local_array(const int* a, int* c, int iters) {
+  int A1[256];
+  for (int i = 0; i < 256; ++i) A1[i] = a[i] * 3;
+  for (int i = 0; i < iters; ++i) c[i] = a[i] + A1[(i * 7) % 256];
+}

@@ -4,6 +4,7 @@ several runs, ratios measured in the same run; every kernel result is checked be
 
   - vadd 16M / 1M fp32 (hipcc 5.2 basic.hip): kernel wall (launch + synchronize) / numpy ``a + b``
   - engine rate in M wave-instructions/s on vadd and on bench_isa.py's mix, 1 thread vs all cores
+  - scratch and one-address global accesses (bench_engine.hip local_array): kernel wall, engine rate
   - contended CAS loop: hipcc 5.2 float atomicAdd on one address (a CAS loop), 4,096 items
   - Python launch cost while the device is busy: pyhip.hip.hipModuleLaunchKernel 0 / 16 args, Kernel.__call__
   - first launch of a new kernel (load + decode + lowering) vs a repeat; end-to-end launch+sync of a small kernel
@@ -114,6 +115,24 @@ def isa_mix(ncores):
         out(f"bench_isa mix: engine rate, {label}", acc["wi"] / acc["t"] / 1e6, "M wi/s",
             ">= 50" if n_threads == 0 else "")
     threads(0)
+
+
+def private_memory(co):
+    """Scratch and one-address global accesses (bench_engine.hip local_array: hip-tests' kernel that timed out)."""
+    m = pyhip.load(co)
+    k = m.kernel("local_array")
+    rng = np.random.default_rng(3)
+    iters = 20_000
+    a = rng.integers(-1000, 1000, iters).astype(np.int32)
+    want = a + 3 * a[(np.arange(iters) * 7) % 256]
+    da, dc = pyhip.to_device(a), pyhip.to_device(np.full(iters, -7, np.int32))
+    launch = lambda: (k(8, 256, da, dc, iters), pyhip.synchronize())   # noqa: E731
+    launch()
+    assert np.array_equal(dc.get(), want)
+    t = med(launch, max(3, RUNS // 2))
+    wi = gpu().last_dispatch.wave_instructions
+    out("local array + one-address loop (32 waves): kernel wall", t * 1e3, "ms")
+    out("local array + one-address loop: engine rate", wi / t / 1e6, "M wi/s")
 
 
 def cas(co):
@@ -253,6 +272,7 @@ def main():
           f"(the machine is shared: numbers are medians of {RUNS} runs)")
     print(f"{'case':<52} {'value':>12} {'unit':<12} {'target':<10} note")
     vadd(ncores)
+    private_memory(co)
     cas(co)
     launches(co)
     first_launch_and_roundtrip(co)

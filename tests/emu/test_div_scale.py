@@ -1,7 +1,7 @@
 """v_div_scale_f32 on both engines against an oracle written here in numpy from the ISA's pseudocode (the
 classification vdiv.py describes, without its common-case shortcut): pairs of exponent fields of the
-denominator and numerator at every boundary (denormals, zeros, infinities, NaNs included), random mantissas and signs, the value
-scaled being the denominator or the numerator, and the VCC flag."""
+denominator and numerator at every boundary (denormals, zeros, infinities, NaNs included), random mantissas
+and signs, the value scaled being the denominator or the numerator, and the VCC flag."""
 import numpy as np
 import pytest
 

@@ -73,6 +73,14 @@ class Emitter:
         # chunk mode, fast body: values of which a NaN in any lane already raises a flag of this chunk (a flag
         # on them, or on what they are made of; see _note_known) — an operand known so needs no flag of its own
         self.nan_known: set[str] = set()
+        # chunk mode, fast body: NaN flags not made yet.  A NaN-ruled result is a *root* whose flag (isnan) is
+        # made at the end of its scope (the body, or the rare block it was made in) unless a consumer covers it:
+        # an operation of the same scope whose result is NaN in every lane where this operand is, and which is
+        # itself a root (so its own flag, or the flag of what covers it in turn, sees that NaN).  Aliases (a
+        # same-width bitcast, a conversion) share their operand's root.
+        self.nan_pend: dict[str, list] = {}     # root -> [IR type, rare depth, covered]
+        self.nan_root: dict[str, str] = {}      # value -> its root
+        self.rare_depth = 0
         self.lines: list[str] = []
         self.n = 0
         self.declares: set[str] = set()
@@ -198,7 +206,11 @@ class Emitter:
         if n.attr == "nf" and op in _NF_OPS:
             known = True
         elif op == "bitcast":
-            known = n.ty.bits == n.args[0].ty.bits and self.value(n.args[0], True) in self.nan_known
+            src = self.value(n.args[0], True)
+            known = n.ty.bits == n.args[0].ty.bits and src in self.nan_known
+            root = self.nan_root.get(src)
+            if known and root is not None:
+                self.nan_root[self.values[id(n)][0]] = root
         elif op == "lane_shuffle":
             known = self.value(n.args[0], True) in self.nan_known
         elif op == "select":
@@ -228,7 +240,10 @@ class Emitter:
         self.block = f"{k}x"
         saved_values, saved_splats, nflags = dict(self.values), dict(self._splats), len(self.nan_flags)
         saved_known = set(self.nan_known)
+        self.rare_depth += 1
         a = self.value(an, vec)
+        self.flush_nan_pending()              # the roots made in this block get their flags here
+        self.rare_depth -= 1
         a_known = a in self.nan_known          # (its flags leave the block through the phi below)
         self.nan_known = saved_known
         r = self.emit(f"select {ct} {c}, {T} {a}, {T} {b}")
@@ -499,9 +514,10 @@ class Emitter:
         T = self.ty(t, vec)
         bt = self.vty("i1") if vec else "i1"
         if self.chunk is not None and vec and not self.exact_nan:
-            nr = self._isnan(r, t, vec)
-            self.nan_flags.append(nr)          # the fast body: redone exactly when some lane was NaN
-            self.nan_known.add(r)
+            # the fast body: redone exactly when some lane was NaN.  A NaN operand makes r NaN in its lane:
+            # r covers its operands' roots, and is one itself
+            self._nan_cover(ins)
+            self._nan_new_root(r, T)
             return r
         nr = self._isnan(r, t, vec)
 
@@ -517,6 +533,28 @@ class Emitter:
         if self.chunk is not None:
             return fix()
         return self._guarded(r, T, nr, vec, fix)
+
+    def _nan_new_root(self, r: str, T: str) -> None:
+        self.nan_pend[r] = [T, self.rare_depth, False]
+        self.nan_root[r] = r
+        self.nan_known.add(r)
+
+    def _nan_cover(self, operands) -> None:
+        for x in operands:
+            root = self.nan_root.get(x)
+            if root is not None:
+                p = self.nan_pend.get(root)
+                if p is not None and p[1] == self.rare_depth:
+                    p[2] = True
+
+    def flush_nan_pending(self) -> None:
+        """(fast chunk body) Make the flags of the roots of the current scope that nothing covered."""
+        for root, (T, depth, covered) in list(self.nan_pend.items()):
+            if depth != self.rare_depth:
+                continue
+            del self.nan_pend[root]
+            if not covered:
+                self.nan_flags.append(self.emit(f"fcmp uno {T} {root}, {root}"))
 
     def _minmax(self, n: Node, args: list[str], t, vec: bool) -> str:
         """fminnum/fmaxnum: LLVM's minimumnum/maximumnum (IEEE 754-2019: -0 < +0, a NaN operand yields the
@@ -563,8 +601,12 @@ class Emitter:
         T = self.ty(t, vec)
         bt = self.vty("i1") if vec else "i1"
         if self.chunk is not None and vec and not self.exact_nan:
-            if x not in self.nan_known:        # r is NaN exactly where x is
-                self.nan_flags.append(self._isnan(x, src, vec))
+            # r is NaN exactly where x is: r shares x's root (x becomes one if nothing raises its NaN yet)
+            if x not in self.nan_known:
+                self._nan_new_root(x, self.ty(src, vec))
+            root = self.nan_root.get(x)
+            if root is not None:
+                self.nan_root[r] = root
             self.nan_known.add(r)
             return r
         nx = self._isnan(x, src, vec)

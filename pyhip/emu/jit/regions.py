@@ -188,6 +188,7 @@ class LaneRegions:
         def run_body(exact: bool):
             self._rstate["rows"], self._rstate["masks"] = {}, {}
             e.exact_nan, e.nan_flags, e.nan_known = exact, [], set()
+            e.nan_pend, e.nan_root, e.rare_depth = {}, {}, 0
             uvals = {}
             for ws in lane_writes:
                 e.values = {k: v for k, v in uvals.items()}
@@ -211,6 +212,7 @@ class LaneRegions:
                         self._rstate["rows"][r] = v
                     else:
                         self._rstate["masks"][wr.loc[1]] = v
+            e.flush_nan_pending()
             return dict(self._rstate["rows"]), dict(self._rstate["masks"]), list(e.nan_flags)
 
         def chunk_end(rows, masks, loop, latch, acc_prefix) -> dict:

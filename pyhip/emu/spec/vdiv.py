@@ -62,8 +62,15 @@ def _div_scale(width: int):
         scale_down = (c_both & s0_is_s1) | c_rcp
         res = select(scale_up, up, select(scale_down, down, s0))
         res = select(zero | isnan(s1) | isnan(s2), fbits(0x7FC00000 if width == 32 else 0x7FF8000000000000, ty), res)
-        b.write_d(res, kind)
-        b.write_lanes(b.inst.fields["sdst"], c_big | c_both | c_quo)
+        # the common case, decided on the exponent fields alone: s1 normal and below 2^(bias - 1) in magnitude,
+        # s2 finite with its exponent above the "tiny" one, and the exponent difference in [2 - bias, big): no
+        # class above applies (no zero, NaN, infinity, denormal s1, reciprocal or quotient near the denormals):
+        # s0 unchanged, no flag.  The classification runs only where some lane is out of it.
+        bias = _W[width][2]
+        usual = (e1 >= 1) & (e1 <= 2 * bias - 2) & (e2 > tiny_exp) & (e2 <= 2 * bias) & \
+            ((e2 - e1) < big) & ((e2 - e1) >= 2 - bias)
+        b.write_d(rare(~usual, res, s0), kind)
+        b.write_lanes(b.inst.fields["sdst"], rare(~usual, c_big | c_both | c_quo, const(False, B1)))
     return build
 
 

@@ -361,6 +361,7 @@ static struct {
     uint32_t epoch[4096];
     /* global memory */
     RacePage** pages;
+    RacePage* last;                          /* the page of the last look-up */
     uint64_t npages, cap;                    /* table slots: cap (a power of two) */
     int64_t waves, groups_total;
     RaceVec *atomics, *group_atomics, *barriers;
@@ -400,6 +401,7 @@ static void race_begin(const Dispatch* d) {
     g_race.npages = 0;
     g_race.cap = 0;
     g_race.pages = NULL;
+    g_race.last = NULL;
 }
 static void race_end(void) {
     for (uint64_t i = 0; i < g_race.cap; i++) free(g_race.pages[i]);
@@ -417,6 +419,7 @@ static void race_end(void) {
     g_race.lds = NULL;
     g_race.lds_cap = 0;
     g_race.pages = NULL;
+    g_race.last = NULL;
     g_race.cap = 0;
     pthread_mutex_unlock(&g_race.mu);
 }
@@ -561,6 +564,7 @@ static void race_lds(Ctx* c, const Wave* w, const uint32_t* a, int size, uint64_
 /* the page of global byte address a (made on first touch) */
 static RacePage* race_page(uint64_t a) {
     uint64_t key = (a >> 12) + 1;
+    if (g_race.last && g_race.last->page == key) return g_race.last;
     if (2 * (g_race.npages + 1) > g_race.cap) {
         uint64_t cap = g_race.cap ? 2 * g_race.cap : 64;
         RacePage** t = calloc(cap, sizeof(RacePage*));
@@ -577,7 +581,7 @@ static RacePage* race_page(uint64_t a) {
     }
     uint64_t h = (key * 0x9E3779B97F4A7C15ull) & (g_race.cap - 1);
     while (g_race.pages[h]) {
-        if (g_race.pages[h]->page == key) return g_race.pages[h];
+        if (g_race.pages[h]->page == key) return g_race.last = g_race.pages[h];
         h = (h + 1) & (g_race.cap - 1);
     }
     RacePage* p = malloc(sizeof(RacePage));
@@ -588,7 +592,7 @@ static RacePage* race_page(uint64_t a) {
     p->page = key;
     g_race.pages[h] = p;
     g_race.npages++;
-    return p;
+    return g_race.last = p;
 }
 
 /* globalrace.Shadow.unordered: the earlier access of wave u (global; RW_NONE: none) at time t and one of wave v now */

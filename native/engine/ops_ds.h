@@ -221,6 +221,10 @@ H(ds_append) {
     uint32_t cur = 0;
     if (lds_lanes(c, w, &o, 4, 1, 1)) {                /* (lane 0 stands for the wave; beyond the LDS: 0) */
         uint8_t* p = w->g->lds + o;
+        if (RACE_ON(c)) {
+            uint32_t a[LANES] = {o};
+            race_lds(c, w, a, 4, 1, RK_ATOMIC, NULL);
+        }
         cur = ld32(p);
         int64_t n = __builtin_popcountll(m) * (in->x ? 1 : -1);
         st32(p, (uint32_t)((int64_t)cur + n));

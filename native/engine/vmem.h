@@ -174,6 +174,20 @@ static uint64_t race_global_lanes(const VA* va, uint64_t m) {
     return g & m;
 }
 
+/* racecheck: a FLAT access's lanes of m in the LDS aperture (kind RK_*; data: a write's bytes per lane) */
+static void race_flat_lds(Ctx* c, const Wave* w, const VA* va, uint64_t m, int size, int kind,
+                          const uint8_t (*data)[16]) {
+    if (va->space != SP_FLAT) return;
+    uint32_t o[LANES];
+    uint64_t lds = 0;
+    for (int l = 0; l < LANES; l++) {
+        uint64_t a = va->a[l];
+        o[l] = (uint32_t)(a - SHARED_APERTURE);
+        if (a >= SHARED_APERTURE && a < SHARED_APERTURE + APERTURE_SIZE) lds |= 1ULL << l;
+    }
+    if (lds & m) race_lds(c, w, o, size, lds & m, kind, data);
+}
+
 /* operands.write_loaded: loaded bytes into VGPRs (dwords as they are; bytes/shorts zero- or sign-extended,
  * or D16 into one half keeping the other) */
 static void write_loaded(Wave* w, int reg, const uint8_t (*raw)[16], int size, int is_signed, int d16, uint64_t m) {
@@ -374,7 +388,10 @@ static int vm_load(Ctx* c, Wave* w, const NInst* in) {
     int st = vm_lanes(c, w, &va, sel, size, ptr, 0);
     if (st != ST_CONT) return st;
     if (INIT_ON()) init_lanes(c, w, va.a, 0, ptr, sel, size, 0);
-    if (RACE_ON(c)) race_global(c, w, va.a, ptr, size, race_global_lanes(&va, sel), RK_READ, NULL);
+    if (RACE_ON(c)) {
+        race_global(c, w, va.a, ptr, size, race_global_lanes(&va, sel), RK_READ, NULL);
+        race_flat_lds(c, w, &va, sel, size, RK_READ, NULL);
+    }
 fill:;
     uint8_t raw[LANES][16];
     memset(raw, 0, sizeof raw);
@@ -450,6 +467,7 @@ static int vm_store(Ctx* c, Wave* w, const NInst* in) {
                 memcpy(raw[l] + 4 * k, &v, 4);
             }
         race_global(c, w, va.a, ptr, size, race_global_lanes(&va, sel), RK_WRITE, (const uint8_t(*)[16])raw);
+        race_flat_lds(c, w, &va, sel, size, RK_WRITE, (const uint8_t(*)[16])raw);
     }
 lanes:
     if (INIT_ON()) init_lanes(c, w, NULL, 0, ptr, sel, size, 1);
@@ -498,7 +516,10 @@ static int vm_atomic(Ctx* c, Wave* w, const NInst* in) {
         if (st != ST_CONT) return st;
     }
     if (INIT_ON()) init_atomic_lanes(c, w, va.a, ptr, sel, size);   /* the old value read, the new one written */
-    if (RACE_ON(c)) race_global(c, w, va.a, ptr, size, race_global_lanes(&va, sel), RK_ATOMIC, NULL);
+    if (RACE_ON(c)) {
+        race_global(c, w, va.a, ptr, size, race_global_lanes(&va, sel), RK_ATOMIC, NULL);
+        race_flat_lds(c, w, &va, sel, size, RK_ATOMIC, NULL);
+    }
     int op = in->x;
     int dreg = in->sd;
     uint64_t res[LANES];

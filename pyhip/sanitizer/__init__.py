@@ -234,7 +234,7 @@ def collect() -> None:
             continue
         if h.pad >= native.CHECK_RACE_LDS:
             if "racecheck" in s.checks and ctx.get("program") is not None:
-                _race_report(s, h, ctx, memories)
+                _race_report(s, h, ctx)
             continue
         if h.pad == native.CHECK_LDS:
             if "memcheck" in s.checks:
@@ -338,13 +338,19 @@ def _on_unwritten(memory, addrs, size: int, bad, got) -> None:
     s.add(with_source(r, ctx.get("program")), len(lanes))
 
 
-def _race_flags(nprog) -> np.ndarray:
+RACE_MAX_INSTRUCTIONS = 1 << 21      # an access names its instruction in 21 bits (native/engine/check.h RW)
+
+
+def _race_flags(nprog) -> np.ndarray | None:
     """racecheck's flags per instruction of a native program (native/engine/check.h RC_*): the plain loads that
     start a compare-and-swap loop (LDS, global), and the accesses that are atomics to the check (coherent loads
-    and stores, publishing stores) — the numpy engine's hooks decide the same from the same functions."""
+    and stores, publishing stores) — the numpy engine's hooks decide the same from the same functions.  None for
+    a program of more instructions than the C shadow can name (its kernels then run on the numpy engine)."""
     got = getattr(nprog, "_race_flags", None)
     if got is not None:
         return got
+    if len(nprog.code) >= RACE_MAX_INSTRUCTIONS:
+        return None
     prog = nprog.program
     lds_cas, global_cas = racecheck.cas_loads(prog), globalrace.cas_loads(prog)
     publish = globalrace.publish_stores(prog)
@@ -360,7 +366,7 @@ def _race_flags(nprog) -> np.ndarray:
     return flags
 
 
-def _race_report(s: Session, h, ctx: dict, memories) -> None:
+def _race_report(s: Session, h, ctx: dict) -> None:
     """racecheck: a native engine's race record as the numpy engine's report."""
     prog = ctx["program"]
     opc = ctx["pc"] + int(h.other_delta)

@@ -62,26 +62,31 @@ def test_race_free_kernels_are_silent(build, engine):
     assert "pyhip check: no errors found" in r.stderr, r.stderr
 
 
-def engine_reports(exe: Path, engine: str, seed: int, cache: Path) -> tuple[list, dict, bool]:
+def engine_reports(exe: Path, engine: str, seed: int, cache: Path, limit: int = 0) -> tuple[list, dict, bool]:
     """(reports with their counts, the native engine's statistics, whether its disk cache got kernels) of the
-    kernels of ``exe`` run by :func:`race_kernels` with ``seed`` in a process on ``engine``."""
+    kernels of ``exe`` run by :func:`race_kernels` with ``seed`` in a process on ``engine`` (``limit``: the
+    sanitizer's RACE_MAX_INSTRUCTIONS there, 0 as it is)."""
     here = Path(__file__).resolve().parent
     path = [str(here), str(here.parent), str(here.parents[1]), os.environ.get("PYTHONPATH", "")]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(path), PYHIP_ENGINE=engine, PYHIP_JIT_TIERING="0",
                PYHIP_JIT_CACHE_DIR=str(cache))
     env.pop("PYHIP_CHECK", None)
     r = subprocess.run([sys.executable, "-c", "import sys, test_racecheck as t; t.race_kernels(*sys.argv[1:])",
-                        str(exe), str(seed)], cwd=here, env=env, capture_output=True, text=True, timeout=600)
+                        str(exe), str(seed), str(limit)], cwd=here, env=env, capture_output=True, text=True,
+                       timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
     got = json.loads(r.stdout.splitlines()[-1])
     return got["reports"], got["stats"], any(cache.rglob("*.*"))
 
 
-def race_kernels(exe: str, seed: str) -> None:
+def race_kernels(exe: str, seed: str, limit: str = "0") -> None:
     """The racy kernels of lds_race.hip / global_race.hip on random data of a random size (not a multiple of
     the block size) under ``pyhip.check("racecheck")``, their results checked against numpy's; prints the
     reports (with counts) and the native engine's statistics as JSON."""
     from pyhip.emu.device import GPUS
+    if int(limit):
+        from pyhip import sanitizer
+        sanitizer.RACE_MAX_INSTRUCTIONS = int(limit)
     rng = np.random.default_rng(int(seed))
     prog = pyhip.load(exe)
     n = int(rng.integers(700, 1300))
@@ -107,6 +112,7 @@ def race_kernels(exe: str, seed: str) -> None:
     reps = [dict(r, count=session.count(r)) for r in session.reports]
     nat = [g._native for g in GPUS if g._native is not None]
     stats = dict(nat[0].stats) if nat else {}
+    stats.update({f"fallback: {k}": v for k, v in (nat[0].fallbacks.items() if nat else ())})
     print(json.dumps({"reports": reps, "stats": stats}, default=str))
 
 
@@ -128,6 +134,17 @@ def test_alike_on_both_engines(build, tmp_path):
     reps, n = alike_on_both_engines(build, tmp_path, "lds_race")
     (rep,) = reps
     assert rep["kind"] == "lds-read-after-write" and rep["count"] == (n + 255) // 256 * 128, rep
+
+
+def test_too_large_for_the_native_shadow(build, tmp_path):
+    """A program of more instructions than the C shadow names (the limit lowered to 1 here) runs its kernels on
+    the numpy engine while racecheck is on — never natively unchecked — and is reported as before."""
+    seed = int(np.random.default_rng().integers(1 << 30))
+    exe = build("lds_race", False)
+    reps, stats, _ = engine_reports(exe, "native", seed, tmp_path / "jit", limit=1)
+    assert not stats.get("racecheck") and stats.get("fallback", 0) >= 1, stats
+    assert any("too large" in k for k in stats), stats
+    assert reps == engine_reports(exe, "numpy", seed, tmp_path / "jit-numpy")[0]
 
 
 def test_context_manager(build):

@@ -377,7 +377,7 @@ static void rvec_push(RaceVec* v, uint32_t t) {
     }
     v->t[v->n++] = t;
 }
-/* the first entry > t, or UINT32_MAX + 1 */
+/* the first entry > t, or 2^40 (none) */
 static int64_t rvec_after(const RaceVec* v, uint32_t t) {
     int lo = 0, hi = v->n;
     while (lo < hi) {
@@ -440,8 +440,9 @@ static void race_batch(const Dispatch* d, const Group* groups, int64_t ng) {
 /* one step of the schedule (the instruction the waves at the lowest PC run together): the accesses' time */
 INLINE void race_tick(void) { g_race.time++; }
 
-/* the workgroups of mask `ready` (batch positions) pass a barrier */
-static void race_barrier(const Dispatch* d, const Group* g) {      /* (race_tick first: its time) */
+/* workgroup g passes a barrier (race_tick first: the barrier's time): a new LDS epoch; its waves' later accesses
+ * are ordered after every atomic any of them made (globalrace.Shadow.barrier) */
+static void race_barrier(const Dispatch* d, const Group* g) {
     int64_t gi = g - g_race.groups;
     if (gi >= 0 && gi < 4096) g_race.epoch[gi]++;
     int64_t flat = g->flat, wpg = d->waves_per_group;

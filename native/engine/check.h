@@ -21,6 +21,7 @@ typedef struct CheckHit {
     uint32_t other_wg[3];
     int32_t other_wave, other_lane, pad2;
     int64_t other_delta;
+    uint64_t kernel_code;           /* racecheck: the dispatch's entry (its kernel, when the access is in a function) */
 } CheckHit;
 
 #define CHECK_SLOTS 1024
@@ -462,6 +463,7 @@ static void race_record(Ctx* c, const Wave* w, int kind, int access, int lane, u
     int32_t ip = c->cur_ip, oip = RW_IP(other);
     h.code = d->code_base + (uint64_t)(int64_t)(int32_t)d->code[ip].pc;
     h.other_delta = (int64_t)(int32_t)d->code[oip].pc - (int64_t)(int32_t)d->code[ip].pc;
+    h.kernel_code = d->code_base + (uint64_t)(int64_t)(int32_t)d->code[d->entry].pc;
     h.address = address;
     h.count = count;
     h.wave = w->wave;

@@ -368,7 +368,10 @@ def _race_flags(nprog) -> np.ndarray | None:
 
 def _race_report(s: Session, h, ctx: dict) -> None:
     """racecheck: a native engine's race record as the numpy engine's report."""
+    from .lanes import _kernel_at
     prog = ctx["program"]
+    if h.kernel_code:                   # (the dispatch's kernel: the access may be in a function of its own)
+        ctx["kernel"] = _kernel_at(prog, int(h.kernel_code))
     opc = ctx["pc"] + int(h.other_delta)
     wg, owg = [int(x) for x in h.wg], [int(x) for x in h.other_wg]
     access = native.RACE_ACCESS[h.write]

@@ -24,7 +24,7 @@ class CheckHit(ctypes.Structure):
                 ("write", ctypes.c_int32), ("wg", ctypes.c_uint32 * 3), ("pad", ctypes.c_int32),
                 ("lds_size", ctypes.c_uint32), ("lds_alloc", ctypes.c_uint32),
                 ("other_wg", ctypes.c_uint32 * 3), ("other_wave", ctypes.c_int32), ("other_lane", ctypes.c_int32),
-                ("pad2", ctypes.c_int32), ("other_delta", ctypes.c_int64)]
+                ("pad2", ctypes.c_int32), ("other_delta", ctypes.c_int64), ("kernel_code", ctypes.c_uint64)]
 
 
 @functools.lru_cache(maxsize=1)

@@ -136,6 +136,27 @@ def test_alike_on_both_engines(build, tmp_path):
     assert rep["kind"] == "lds-read-after-write" and rep["count"] == (n + 255) // 256 * 128, rep
 
 
+def test_flat_accesses_alike_on_both_engines(build, tmp_path):
+    """LDS through generic pointers (tests/check/src/lds_flat_race.hip: flat_store / flat_load / flat atomic
+    in the LDS aperture, in functions of their own): the read of another wave's slot with no barrier is
+    reported alike by both engines, with the kernel that ran; the flat atomic on a counter is silent."""
+    n = int(np.random.default_rng().integers(300, 1300))
+    exe = build("lds_flat_race", True)
+    seen = {}
+    for engine in ("numpy", "native"):
+        log = tmp_path / f"{engine}.jsonl"
+        r = _exec(exe, "--check", "racecheck", "--check-log", str(log), engine=engine, args=(str(n),))
+        assert r.returncode == 1 and r.stdout == "shift hipSuccess\n", r.stdout + r.stderr
+        seen[engine] = [json.loads(x) for x in log.read_text().splitlines()]
+    assert seen["native"] == seen["numpy"], seen
+    (rep,) = seen["native"]
+    assert rep["kind"] == "lds-read-after-write" and rep["kernel"] == "shift(int*, int const*, int)", rep
+    assert rep["instruction"].startswith("flat_load") and rep["other_instruction"].startswith("flat_store"), rep
+    assert rep["source"].endswith(f"lds_flat_race.hip:{_line('lds_flat_race.hip', 'FLAT-READ')}"), rep
+    assert rep["other_source"].endswith(f"lds_flat_race.hip:{_line('lds_flat_race.hip', 'FLAT-WRITE')}"), rep
+    assert rep["count"] == (n + 255) // 256 * 256, rep           # every lane reads a slot another wave wrote
+
+
 def test_too_large_for_the_native_shadow(build, tmp_path):
     """A program of more instructions than the C shadow names (the limit lowered to 1 here) runs its kernels on
     the numpy engine while racecheck is on — never natively unchecked — and is reported as before."""

@@ -55,8 +55,10 @@ def test_alike_on_both_engines(build, tmp_path):
     assert set(kinds) == {"global-write-after-read", "global-read-after-write"}, kinds
     # the first lane of a wave writes the element the last lane of the wave before read (while i + 1 < n)
     assert kinds["global-write-after-read"]["count"] == len([k for k in range(1, n) if 64 * k + 1 < n])
-    lb = kinds["global-read-after-write"]
-    assert lb["workgroup"] == [(n + 63) // 64 - 1, 0, 0] and lb["other_workgroup"] == [0, 0, 0], lb
+    # the last workgroup reads every partial sum (the compiler unrolls that loop: a report per load instruction)
+    raws = [r for r in reps if r["kind"] == "global-read-after-write"]
+    assert all(r["workgroup"] == [(n + 63) // 64 - 1, 0, 0] for r in raws), raws
+    assert [0, 0, 0] in [r["other_workgroup"] for r in raws], raws
 
 
 # -- the ordering rules on a shadow: 2 workgroups of 2 waves (global waves 0, 1 | 2, 3) ----------------------------

@@ -3,7 +3,9 @@
 256-thread block reduction, 9 barriers and 17 LDS accesses per workgroup) over 64K elements (256 workgroups),
 per launch from Python after a warm-up launch, average of 5: the native engine, the numpy engine, and the
 numpy engine with synccheck, initcheck on each engine (the native handlers mark and read the shadow; the compiled
-code's own accesses step aside for them), and racecheck (which runs kernels on the numpy engine)."""
+code's own accesses step aside for them), racecheck on each engine (the native engine's race shadows in C, its
+dispatches in the numpy engine's schedule: native/engine/check.h), and all the checks on the native engine.
+``--one CO N CHECKS`` runs one row (for ``perf stat``)."""
 import os
 import subprocess
 import sys
@@ -60,7 +62,9 @@ def main() -> None:
                                       ("numpy engine + synccheck", "numpy", "synccheck"),
                                       ("native engine + initcheck", "native", "initcheck"),
                                       ("numpy engine + initcheck", "numpy", "initcheck"),
-                                      ("racecheck (numpy engine)", "native", "racecheck")):
+                                      ("native engine + racecheck", "native", "racecheck"),
+                                      ("numpy engine + racecheck", "numpy", "racecheck"),
+                                      ("native engine + all checks", "native", "all")):
             r = subprocess.run([sys.executable, __file__, "--one", str(co), str(n), checks], capture_output=True,
                                text=True, check=True, env={**os.environ, "PYHIP_ENGINE": engine})
             rows.append((label, float(r.stdout.split()[-1])))

@@ -30,7 +30,7 @@ typedef struct Dispatch {
     int32_t wginfo_sgpr; int32_t vgpr_ids; int32_t wid; uint32_t mode; int32_t is_gfx94x;
     uint32_t private_vsharp_base; const Region* regions; int32_t nregions; int32_t lockstep; int32_t capture;
     int32_t nthreads; int64_t max_steps; int64_t batch_groups; uint8_t* capture_buf; int64_t capture_stride;
-    int64_t wave_instructions; int64_t steps; int32_t failed; Fault fault; void* jit_fn; int32_t lanes; ...;
+    int64_t wave_instructions; int64_t steps; int32_t failed; Fault fault; void* jit_fn; int32_t lanes; const uint8_t* race_pc; ...;
 } Dispatch;
 typedef struct Group { uint8_t* lds; ...; } Group;
 typedef struct Wave {

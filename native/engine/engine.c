@@ -160,9 +160,11 @@ static void run_lockstep_dispatch(Dispatch* d) {
     }
     c.rcache = t->rcache;
     Group* groups = calloc((size_t)per, sizeof(Group));
+    if (d->race_pc) race_begin(d);       /* racecheck: one such dispatch at a time (check.h) */
     for (int64_t start = 0; start < total; start += per) {
         int64_t ng = start + per < total ? per : total - start;
         for (int64_t i = 0; i < ng; i++) set_group(t, d, &groups[i], i, start + i, &c);
+        if (d->race_pc) race_batch(d, groups, ng);
         int st = run_lockstep(&c, groups, (int)ng);
         for (int64_t i = 0; i < ng; i++) {
             capture_group(d, &groups[i]);
@@ -170,6 +172,7 @@ static void run_lockstep_dispatch(Dispatch* d) {
         }
         if (st == ST_FAULT) break;
     }
+    if (d->race_pc) race_end();
     free(groups);
 }
 
@@ -311,7 +314,7 @@ int pyhip_jit_step(Ctx* c, Wave* w, int32_t ip) {
  * NULL: the compiled code's whole-wave global copies (pyhip/emu/jit/kernel.py, _global_copy) */
 uint8_t* pyhip_jit_xlate(Ctx* c, int32_t ip, uint64_t a, uint32_t size) {
     c->cur_ip = ip;
-    if (INIT_ON()) return NULL;              /* initcheck: every access through its handler (state.h) */
+    if (INIT_ON() || RACE_ON(c)) return NULL;   /* initcheck, racecheck: every access through its handler (check.h) */
     return xlate(c, a, size);
 }
 

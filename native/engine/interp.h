@@ -21,11 +21,15 @@ static int jump(Ctx* c, Wave* w, uint64_t target) {
 }
 
 /* ds._lds_io: ``size`` bytes per active lane at LDS addresses (base[l] + off) mod 2^32 (LDS addresses are 32
- * bits, ops_ds.h); a lane beyond the workgroup's LDS reads 0 / writes nothing (lds_lanes) */
+ * bits, ops_ds.h); a lane beyond the workgroup's LDS reads 0 / writes nothing (lds_lanes).  write: 0 a read, 1 a
+ * write, 2 / 3 the write / read half of an atomic exchange (racecheck is told of the write, as an atomic) */
 static int lds_io(Ctx* c, Wave* w, const uint32_t* base, int64_t off, int size, uint64_t m, uint8_t (*raw)[16], int write) {
     uint32_t o32 = (uint32_t)off, a[LANES];
     for (int l = 0; l < LANES; l++) a[l] = base[l] + o32;
-    uint64_t keep = lds_lanes(c, w, a, size, m, write);
+    uint64_t keep = lds_lanes(c, w, a, size, m, write == 1 || write == 2);
+    if (RACE_ON(c) && write != 3)
+        race_lds(c, w, a, size, keep, write == 0 ? RK_READ : write == 1 ? RK_WRITE : RK_ATOMIC, (const uint8_t(*)[16])raw);
+    write = write == 1 || write == 2;
     uint8_t* lds = w->g->lds;
     for (int l = 0; l < LANES; l++) {
         if (!(m >> l & 1)) continue;
@@ -345,9 +349,35 @@ static int block_length(const Dispatch* d, int ip) {
     }
 }
 
+/* release the workgroups whose live waves all wait at a barrier (racecheck told first) */
+static void release_groups(Ctx* c, Group* groups, int ng) {
+    int wpg = c->d->waves_per_group, ticked = 0;
+    for (int gi = 0; gi < ng; gi++) {
+        int live = 0, wait = 0;
+        for (int k = 0; k < wpg; k++) {
+            int s = groups[gi].w[k].state;
+            live += s != WS_DONE;
+            wait += s == WS_BARRIER;
+        }
+        if (live == wait && wait > 0) {
+            if (RACE_ON(c)) {
+                if (!ticked) race_tick();
+                ticked = 1;
+                race_barrier(c->d, &groups[gi]);
+            }
+            for (int k = 0; k < wpg; k++)
+                if (groups[gi].w[k].state == WS_BARRIER) groups[gi].w[k].state = WS_RUN;
+        }
+    }
+}
+
+/* engine.py SPIN_TURNS / FAIR_TURNS (lockstep 2: the numpy engine's default schedule, with its fair turns) */
+#define SPIN_TURNS 32
+#define FAIR_TURNS 64
+
 static int run_lockstep(Ctx* c, Group* groups, int ng) {
     Dispatch* d = c->d;
-    int wpg = d->waves_per_group, n = ng * wpg;
+    int wpg = d->waves_per_group, n = ng * wpg, spins = 0, fair = 0, last = 0;
     Wave** all = malloc(sizeof(Wave*) * (size_t)n);
     Wave** sel = malloc(sizeof(Wave*) * (size_t)n);
     int status = ST_DONE;
@@ -361,18 +391,15 @@ static int run_lockstep(Ctx* c, Group* groups, int ng) {
             int any_bar = 0;
             for (int i = 0; i < n; i++) any_bar |= all[i]->state == WS_BARRIER;
             if (!any_bar) break;
-            for (int gi = 0; gi < ng; gi++) {
-                int live = 0, wait = 0;
-                for (int k = 0; k < wpg; k++) {
-                    int s = groups[gi].w[k].state;
-                    live += s != WS_DONE;
-                    wait += s == WS_BARRIER;
-                }
-                if (live == wait && wait > 0)
-                    for (int k = 0; k < wpg; k++)
-                        if (groups[gi].w[k].state == WS_BARRIER) groups[gi].w[k].state = WS_RUN;
-            }
+            release_groups(c, groups, ng);
             continue;
+        }
+        if (fair) {                  /* fair turns: the lowest PC above the last pick, else the lowest */
+            fair--;
+            int q = -1;
+            for (int i = 0; i < n; i++)
+                if (all[i]->state == WS_RUN && all[i]->ip > last && (q < 0 || all[i]->ip < q)) q = all[i]->ip;
+            if (q >= 0) p = q;
         }
         int ns = 0;
         for (int i = 0; i < n; i++)
@@ -388,7 +415,8 @@ static int run_lockstep(Ctx* c, Group* groups, int ng) {
             break;
         }
         d->wave_instructions += (int64_t)ns * len;
-        for (int j = 0; j < len && status != ST_FAULT; j++)
+        for (int j = 0; j < len && status != ST_FAULT; j++) {
+            if (RACE_ON(c)) race_tick();
             for (int i = 0; i < ns; i++) {
                 int st;
                 if (d->jit_fn) {        /* compiled in lockstep form: one instruction per call */
@@ -401,7 +429,19 @@ static int run_lockstep(Ctx* c, Group* groups, int ng) {
                 sel[i]->count++;
                 if (st == ST_FAULT) { status = ST_FAULT; break; }
             }
+        }
         if (status == ST_FAULT) break;
+        if (d->lockstep == 2) {      /* engine.py: some live waves looped back while others waited: maybe a spin */
+            int all_live = ns == n, low = p + 1;
+            for (int i = 0; i < ns; i++) if (sel[i]->ip >= 0 && sel[i]->ip < low) low = sel[i]->ip;
+            if (all_live) spins = fair = 0;
+            else if (low <= p && ++spins >= SPIN_TURNS) {
+                spins = 0;
+                fair = FAIR_TURNS;
+                release_groups(c, groups, ng);
+            }
+            last = p;
+        }
     }
     free(all);
     free(sel);

@@ -41,7 +41,7 @@ H(ds_read) {
     for (int k = 0; k <= two; k++) {
         uint32_t a[LANES];
         lds_addr(a, base, offs[k]);
-        if (size >= 4 && lds_ok(c, a, 0, size, m)) {   /* dwords straight into the rows */
+        if (size >= 4 && !RACE_ON(c) && lds_ok(c, a, 0, size, m)) {   /* dwords straight into the rows */
             const uint8_t* lds = w->g->lds;
             for (int j = 0; j < size / 4; j++) {
                 uint32_t R[LANES];
@@ -78,7 +78,7 @@ H(ds_write) {
         int dreg = k ? in->s[2] : in->s[1];
         uint32_t a[LANES];
         lds_addr(a, base, offs[k]);
-        if (size >= 4 && ((in->a0 >> 1) & 3) != 2 && lds_ok(c, a, 0, size, m)) {
+        if (size >= 4 && ((in->a0 >> 1) & 3) != 2 && !RACE_ON(c) && lds_ok(c, a, 0, size, m)) {
             /* lane by lane in lane order, as lds_io writes (a later lane wins where addresses overlap) */
             uint8_t* lds = w->g->lds;
             for (int l = 0; l < LANES; l++) {
@@ -113,6 +113,7 @@ H(ds_atomic) {
         int64_t o = base[l];
         if (o % size) return raise_fault(c, w, FK_LDS_ATOMIC_ALIGN, -1, (uint64_t)o, 1, size, c->d->lds_size);
     }
+    if (RACE_ON(c)) race_lds(c, w, base, size, keep, RK_ATOMIC, NULL);
     uint64_t res[LANES];
     uint8_t* lds = w->g->lds;
     int d0 = in->s[1], d1 = in->s[2];
@@ -154,12 +155,12 @@ H(ds_wrxchg2) {
         uint8_t old[LANES][16], nw[LANES][16];
         uint32_t a[LANES];
         lds_addr(a, base, offs[i]);
-        int st = lds_io(c, w, a, 0, size, m, old, 0);
+        int st = lds_io(c, w, a, 0, size, m, old, 3);
         if (st != ST_CONT) return st;
         int dreg = i ? in->s[2] : in->s[1];
         for (int l = 0; l < LANES; l++)
             for (int k = 0; k < n; k++) memcpy(nw[l] + 4 * k, &vreg(w, dreg + k)[l], 4);
-        st = lds_io(c, w, a, 0, size, m, nw, 1);
+        st = lds_io(c, w, a, 0, size, m, nw, 2);
         if (st != ST_CONT) return st;
         uint32_t R[LANES];
         for (int k = 0; k < n; k++) {
@@ -175,7 +176,7 @@ H(ds_condxchg32_rtn_b64) {
     memcpy(base, vreg(w, in->s[0]), sizeof base);   /* read before any result is written (numpy copies it) */
     uint8_t old[LANES][16], nw[LANES][16];
     lds_addr(base, base, in->imm);
-    int st = lds_io(c, w, base, 0, 8, m, old, 0);
+    int st = lds_io(c, w, base, 0, 8, m, old, 3);
     if (st != ST_CONT) return st;
     for (int l = 0; l < LANES; l++)
         for (int k = 0; k < 2; k++) {
@@ -183,7 +184,7 @@ H(ds_condxchg32_rtn_b64) {
             uint32_t n = (v >> 31) ? (v & 0x7FFFFFFFu) : o;
             memcpy(nw[l] + 4 * k, &n, 4);
         }
-    st = lds_io(c, w, base, 0, 8, m, nw, 1);
+    st = lds_io(c, w, base, 0, 8, m, nw, 2);
     if (st != ST_CONT) return st;
     uint32_t R[LANES];
     for (int k = 0; k < 2; k++) {
@@ -220,6 +221,10 @@ H(ds_append) {
     uint32_t cur = 0;
     if (lds_lanes(c, w, &o, 4, 1, 1)) {                /* (lane 0 stands for the wave; beyond the LDS: 0) */
         uint8_t* p = w->g->lds + o;
+        if (RACE_ON(c)) {
+            uint32_t a[LANES] = {o};
+            race_lds(c, w, a, 4, 1, RK_ATOMIC, NULL);
+        }
         cur = ld32(p);
         int64_t n = __builtin_popcountll(m) * (in->x ? 1 : -1);
         st32(p, (uint32_t)((int64_t)cur + n));

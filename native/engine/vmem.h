@@ -208,6 +208,33 @@ static int vm_lanes(Ctx* c, Wave* w, const VA* va, uint64_t m, int size, uint8_t
     return ST_CONT;
 }
 
+/* racecheck: the lanes of m whose access is to global memory (FLAT: outside the LDS and private apertures) */
+static uint64_t race_global_lanes(const VA* va, uint64_t m) {
+    if (va->space == SP_GLOBAL || va->space == SP_BUFFER) return m;
+    if (va->space != SP_FLAT) return 0;
+    uint64_t g = 0;
+    for (int l = 0; l < LANES; l++) {
+        uint64_t a = va->a[l];
+        if (!(a >= SHARED_APERTURE && a < SHARED_APERTURE + APERTURE_SIZE) &&
+            !(a >= PRIVATE_APERTURE && a < PRIVATE_APERTURE + APERTURE_SIZE)) g |= 1ULL << l;
+    }
+    return g & m;
+}
+
+/* racecheck: a FLAT access's lanes of m in the LDS aperture (kind RK_*; data: a write's bytes per lane) */
+static void race_flat_lds(Ctx* c, const Wave* w, const VA* va, uint64_t m, int size, int kind,
+                          const uint8_t (*data)[16]) {
+    if (va->space != SP_FLAT) return;
+    uint32_t o[LANES];
+    uint64_t lds = 0;
+    for (int l = 0; l < LANES; l++) {
+        uint64_t a = va->a[l];
+        o[l] = (uint32_t)(a - SHARED_APERTURE);
+        if (a >= SHARED_APERTURE && a < SHARED_APERTURE + APERTURE_SIZE) lds |= 1ULL << l;
+    }
+    if (lds & m) race_lds(c, w, o, size, lds & m, kind, data);
+}
+
 /* operands.write_loaded: loaded bytes into VGPRs (dwords as they are; bytes/shorts zero- or sign-extended,
  * or D16 into one half keeping the other) */
 static void write_loaded(Wave* w, int reg, const uint8_t (*raw)[16], int size, int is_signed, int d16, uint64_t m) {
@@ -405,7 +432,7 @@ static int vm_load(Ctx* c, Wave* w, const NInst* in) {
     uint64_t m = exec_of(w);
     uint64_t a0;
     int nl = wave_lanes(w);
-    if (m && size >= 4 && !VA_D16(in) && !INIT_ON() && (global_contig(w, in, (uint64_t)size, &a0, nl) ||
+    if (m && size >= 4 && !VA_D16(in) && !INIT_ON() && !RACE_ON(c) && (global_contig(w, in, (uint64_t)size, &a0, nl) ||
                                                        buffer_contig(c, w, in, (uint64_t)size, m, &a0, nl))) {
         if (m == w->lane_mask) {
             const uint8_t* p = xlate(c, a0, (uint32_t)(size * nl));
@@ -419,7 +446,7 @@ static int vm_load(Ctx* c, Wave* w, const NInst* in) {
         }
     }
     uint64_t sel = m;
-    if (m && !INIT_ON() && global_uniform(w, in, m, &a0)) {
+    if (m && !INIT_ON() && !RACE_ON(c) && global_uniform(w, in, m, &a0)) {
         const uint8_t* p = xlate(c, a0, (uint32_t)size);
         if (p) {                                        /* one read for every lane (each would read the same) */
             uint8_t x[16];
@@ -454,7 +481,7 @@ static int vm_load(Ctx* c, Wave* w, const NInst* in) {
     }
     if (va.space == SP_GLOBAL && size >= 4 && !VA_D16(in)) {
         if (!m) return ST_CONT;
-        if (m == w->lane_mask && !INIT_ON() && contiguous(va.a, size, nl)) {
+        if (m == w->lane_mask && !INIT_ON() && !RACE_ON(c) && contiguous(va.a, size, nl)) {
             const uint8_t* p = xlate(c, va.a[0], (uint32_t)(size * nl));
             if (p) {
                 load_contig(w, in->d, p, size, nl);
@@ -464,6 +491,7 @@ static int vm_load(Ctx* c, Wave* w, const NInst* in) {
         int bad = xlate_lanes(c, va.a, m, size, ptr);
         if (bad >= 0 && bad_lanes(c, w, va.a, m, size, ptr, 0, bad) != ST_CONT) return ST_FAULT;
         if (INIT_ON()) init_lanes(c, w, va.a, 0, ptr, m, size, 0);
+        if (RACE_ON(c)) race_global(c, w, va.a, ptr, size, m, RK_READ, NULL);
         load_lanes(w, in, ptr, m, size);
         return ST_CONT;
     }
@@ -471,6 +499,10 @@ static int vm_load(Ctx* c, Wave* w, const NInst* in) {
     int st = vm_lanes(c, w, &va, sel, size, ptr, 0);
     if (st != ST_CONT) return st;
     if (INIT_ON()) init_lanes(c, w, va.a, 0, ptr, sel, size, 0);
+    if (RACE_ON(c)) {
+        race_global(c, w, va.a, ptr, size, race_global_lanes(&va, sel), RK_READ, NULL);
+        race_flat_lds(c, w, &va, sel, size, RK_READ, NULL);
+    }
 fill:;
     uint8_t raw[LANES][16];
     memset(raw, 0, sizeof raw);
@@ -509,7 +541,7 @@ static int vm_store(Ctx* c, Wave* w, const NInst* in) {
     uint64_t a0;
     int nl = wave_lanes(w);
     uint64_t sel = m;
-    if (m && size >= 4 && !VA_D16(in) && !INIT_ON() && (global_contig(w, in, (uint64_t)size, &a0, nl) ||
+    if (m && size >= 4 && !VA_D16(in) && !INIT_ON() && !RACE_ON(c) && (global_contig(w, in, (uint64_t)size, &a0, nl) ||
                                                        buffer_contig(c, w, in, (uint64_t)size, m, &a0, nl))) {
         if (m == w->lane_mask) {
             uint8_t* p = xlate(c, a0, (uint32_t)(size * nl));
@@ -522,7 +554,7 @@ static int vm_store(Ctx* c, Wave* w, const NInst* in) {
             goto lanes;
         }
     }
-    if (m && !INIT_ON() && global_uniform(w, in, m, &a0)) {
+    if (m && !INIT_ON() && !RACE_ON(c) && global_uniform(w, in, m, &a0)) {
         uint8_t* p = xlate(c, a0, (uint32_t)size);
         if (p) {                                        /* lane by lane the last lane's value stays: write that */
             int last = 63 - __builtin_clzll(m);
@@ -553,7 +585,7 @@ static int vm_store(Ctx* c, Wave* w, const NInst* in) {
         mm_stored(w);
         return ST_CONT;
     }
-    if (va.space == SP_GLOBAL && sel == w->lane_mask && size >= 4 && !VA_D16(in) && !INIT_ON() &&
+    if (va.space == SP_GLOBAL && sel == w->lane_mask && size >= 4 && !VA_D16(in) && !INIT_ON() && !RACE_ON(c) &&
         contiguous(va.a, size, nl)) {
         uint8_t* p = xlate(c, va.a[0], (uint32_t)(size * nl));
         if (p) {
@@ -564,6 +596,17 @@ static int vm_store(Ctx* c, Wave* w, const NInst* in) {
     }
     int st = vm_lanes(c, w, &va, sel, size, ptr, 1);
     if (st != ST_CONT) return st;
+    if (RACE_ON(c)) {
+        uint8_t raw[LANES][16];
+        for (int l = 0; l < LANES; l++)
+            for (int k = 0; k < nregs; k++) {
+                uint32_t v = vreg(w, in->sd + k)[l];
+                if (VA_D16(in) == 2) v >>= 16;
+                memcpy(raw[l] + 4 * k, &v, 4);
+            }
+        race_global(c, w, va.a, ptr, size, race_global_lanes(&va, sel), RK_WRITE, (const uint8_t(*)[16])raw);
+        race_flat_lds(c, w, &va, sel, size, RK_WRITE, (const uint8_t(*)[16])raw);
+    }
 lanes:
     if (INIT_ON()) init_lanes(c, w, NULL, 0, ptr, sel, size, 1);
     /* lane by lane in lane order (a later lane wins where addresses overlap), each lane's value whole */
@@ -612,6 +655,10 @@ static int vm_atomic(Ctx* c, Wave* w, const NInst* in) {
         if (st != ST_CONT) return st;
     }
     if (INIT_ON()) init_atomic_lanes(c, w, va.a, ptr, sel, size);   /* the old value read, the new one written */
+    if (RACE_ON(c)) {
+        race_global(c, w, va.a, ptr, size, race_global_lanes(&va, sel), RK_ATOMIC, NULL);
+        race_flat_lds(c, w, &va, sel, size, RK_ATOMIC, NULL);
+    }
     int op = in->x;
     int dreg = in->sd;
     uint64_t res[LANES];

@@ -26,6 +26,10 @@ S_ENDPGM = bytes.fromhex("000081bf")
 _WARNED = False          # the native engine's absence is reported once per process
 FAULT_LISTENERS: list = []   # fn(gpu, fault): told of every dispatch fault a device records (pyhip/sanitizer)
 ENGINE_OVERRIDE: str | None = None   # the engine every device uses while a check needs it (pyhip/sanitizer)
+# racecheck on the native engine (pyhip/sanitizer): fn(native program) -> per instruction flags (native/engine/check.h
+# RC_*), or None (the numpy engine runs it); while set, native dispatches run in the numpy engine's schedule with
+# the engine's race shadows on
+RACE_FLAGS = None
 DISPATCH_LISTENERS: list = []    # fn(gpu): told after every dispatch run from Python (pyhip/sanitizer)
 GPUS: weakref.WeakSet[EmulatedGPU] = weakref.WeakSet()     # every emulated device (the sanitizer names code)
 
@@ -268,10 +272,16 @@ class EmulatedGPU:
     def _run(self, d, max_steps):
         if (ENGINE_OVERRIDE or self.engine) != "numpy":
             nat = self.native_engine()
+            race = RACE_FLAGS
             if nat is not None:
-                reason, nprog = nat.support(d)
+                reason, nprog = nat.support(d, tier0=race is None)
+                flags = race(nprog) if race is not None and reason is None else None
+                if race is not None and reason is None and flags is None:
+                    reason = "racecheck: program too large for the native engine's race shadow"
                 if reason is None:
-                    if self.engine == "diff":
+                    if flags is not None:
+                        res = nat.run(d, nprog, lockstep=2, race=flags)
+                    elif self.engine == "diff":
                         from .native.diff import differential
                         res = differential(self, d, nat, nprog)
                     else:
@@ -328,7 +338,8 @@ class EmulatedGPU:
 
     def _native_agent(self):
         from . import native
-        if (ENGINE_OVERRIDE or self.engine) != "native" or not self.memory._fixed_arena or not native.available():
+        if ((ENGINE_OVERRIDE or self.engine) != "native" or RACE_FLAGS is not None or not self.memory._fixed_arena
+                or not native.available()):
             return None                        # (the first dispatch warns about a missing engine, not this)
         nat = self.native_engine()
         if nat is None:

@@ -232,6 +232,10 @@ def collect() -> None:
                 r = initcheck.report(mem, int(h.address), int(h.size), int(h.lds_alloc), ctx)
                 s.add(with_source(r, ctx.get("program")), int(h.count))
             continue
+        if h.pad >= native.CHECK_RACE_LDS:
+            if "racecheck" in s.checks and ctx.get("program") is not None:
+                _race_report(s, h, ctx)
+            continue
         if h.pad == native.CHECK_LDS:
             if "memcheck" in s.checks:
                 r = memcheck.lds_report(int(h.address), int(h.size), bool(h.write), int(h.lds_size),
@@ -297,8 +301,8 @@ def enable(checks="all", log: str | None = None, echo: bool = True) -> Session:
         from ..emu import engine
         from ..emu.semantics import ds
         from ..emu.semantics import vmem
-        device.ENGINE_OVERRIDE = "numpy"            # (the numpy engine tells racecheck of its accesses)
-        ds.LDS_CHECKS.append(_on_lds)
+        device.RACE_FLAGS = _race_flags             # the native engine's race shadows (native/engine/check.h)
+        ds.LDS_CHECKS.append(_on_lds)               # (and the numpy engine's, for what runs there)
         vmem.GLOBAL_CHECKS.append(_on_global)
         engine.BARRIER_CHECKS.append(_lds_barriers)
     return s
@@ -332,6 +336,56 @@ def _on_unwritten(memory, addrs, size: int, bad, got) -> None:
     lanes, first, ctx = _bad_lanes(addrs, bad)
     r = initcheck.report(memory, int(addrs[first]), size, int(size - got[first].sum()), ctx)
     s.add(with_source(r, ctx.get("program")), len(lanes))
+
+
+RACE_MAX_INSTRUCTIONS = 1 << 21      # an access names its instruction in 21 bits (native/engine/check.h RW)
+
+
+def _race_flags(nprog) -> np.ndarray | None:
+    """racecheck's flags per instruction of a native program (native/engine/check.h RC_*): the plain loads that
+    start a compare-and-swap loop (LDS, global), and the accesses that are atomics to the check (coherent loads
+    and stores, publishing stores) — the numpy engine's hooks decide the same from the same functions.  None for
+    a program of more instructions than the C shadow can name (its kernels then run on the numpy engine)."""
+    got = getattr(nprog, "_race_flags", None)
+    if got is not None:
+        return got
+    if len(nprog.code) >= RACE_MAX_INSTRUCTIONS:
+        return None
+    prog = nprog.program
+    lds_cas, global_cas = racecheck.cas_loads(prog), globalrace.cas_loads(prog)
+    publish = globalrace.publish_stores(prog)
+    flags = np.zeros(max(1, len(nprog.code)), np.uint8)
+    for i, off in enumerate(nprog.code["pc"].tolist()):
+        pc = nprog.base + int(off)
+        inst = prog.instructions.get(pc)
+        if inst is None:
+            continue
+        flags[i] = ((native.RC_SKIP_LDS if pc in lds_cas else 0) | (native.RC_SKIP_GLOBAL if pc in global_cas else 0)
+                    | (native.RC_ATOMIC if globalrace.coherent(inst) or pc in publish else 0))
+    nprog._race_flags = flags
+    return flags
+
+
+def _race_report(s: Session, h, ctx: dict) -> None:
+    """racecheck: a native engine's race record as the numpy engine's report."""
+    from .lanes import _kernel_at
+    prog = ctx["program"]
+    if h.kernel_code:                   # (the dispatch's kernel: the access may be in a function of its own)
+        ctx["kernel"] = _kernel_at(prog, int(h.kernel_code))
+    opc = ctx["pc"] + int(h.other_delta)
+    wg, owg = [int(x) for x in h.wg], [int(x) for x in h.other_wg]
+    access = native.RACE_ACCESS[h.write]
+    if h.pad < native.CHECK_RACE_GLOBAL:
+        r = racecheck.build(native.RACES[h.pad - native.CHECK_RACE_LDS], prog, ctx.get("kernel"), wg, int(h.wave),
+                            int(h.lane), ctx["pc"], int(h.address), int(h.size), access, int(h.lds_size),
+                            int(h.other_wave), int(h.other_lane), opc)
+    else:
+        from ..emu.device import GPUS
+        mem = next((g.memory for g in list(GPUS) if g.memory.find(int(h.address)) is not None), None)
+        r = globalrace.build(native.RACES[h.pad - native.CHECK_RACE_GLOBAL], prog, ctx.get("kernel"), wg,
+                             int(h.wave), int(h.lane), ctx["pc"], int(h.address), int(h.size), access, mem, owg,
+                             int(h.other_wave), int(h.other_lane), opc)
+    s.add(with_source(r, prog), int(h.count))
 
 
 def _on_lds(st, w, widx, lidx, o, size: int, data, kind: str) -> None:
@@ -422,6 +476,7 @@ def disable() -> Session | None:
     if _on_lds_bounds in ds.LDS_BOUNDS:
         ds.LDS_BOUNDS.remove(_on_lds_bounds)
     device.ENGINE_OVERRIDE = None
+    device.RACE_FLAGS = None
     from ..emu import engine
     if _on_barriers in engine.BARRIER_CHECKS:
         engine.BARRIER_CHECKS.remove(_on_barriers)

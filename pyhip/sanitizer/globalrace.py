@@ -30,7 +30,9 @@ The rules (each with a test in tests/check/test_racecheck_global.py):
   it together) race.
 
 Not seen: scalar loads (``s_load``: uniform reads of kernel arguments and constants), loads into LDS, image
-instructions, and kernels run on the native engine (racecheck forces the numpy engine).
+instructions and typed buffer accesses (``buffer_load_format``).  The native engine keeps the same shadow in C
+(native/engine/check.h) and runs a dispatch in this engine's schedule while racecheck is on, so it finds the
+same hazards.
 """
 from __future__ import annotations
 
@@ -357,10 +359,7 @@ KINDS = {"read-after-write": ("reads", "wrote"), "write-after-write": ("writes",
 def report(dispatch, sh: Shadow, st, w, widx, lidx, gw, size: int, hazard: tuple, pc: int, access_kind: str,
            memory) -> dict:
     """The report of ``hazard`` (from :func:`access`) found at the instruction at PC offset ``pc``."""
-    from ..emu.engine import describe
     from ..emu.state import indices
-    from .memcheck import allocation
-    from .source import line_for
     race, k, address, slot, pos, _lanes = hazard
     e = k // size
     wpg = dispatch.waves_per_group
@@ -372,29 +371,37 @@ def report(dispatch, sh: Shadow, st, w, widx, lidx, gw, size: int, hazard: tuple
     og = other // wpg
     owg = [og % cx, (og // cx) % cy, og // (cx * cy)]
     wave_idx = indices(st, w)[widx[e]]
+    return build(race, dispatch.program, dispatch.kernel.demangled if dispatch.kernel is not None else None,
+                 [int(x) for x in st.group_ids[st.group[wave_idx]]], int(st.wave_in_group[wave_idx]), int(lidx[e]),
+                 pc, address, size, access_kind, memory, owg, other % wpg, olane, opc)
+
+
+def build(race: str, prog, kernel, wg, wave: int, lane: int, pc: int, address: int, size: int, access_kind: str,
+          memory, owg, owave: int, olane: int, opc: int) -> dict:
+    """A global-memory race report (either engine's): ``race`` a :data:`KINDS` key, PCs as offsets in ``prog``."""
+    from ..emu.engine import describe
+    from .memcheck import allocation
+    from .source import line_for
     doing, did = KINDS[race]
-    wave, lane = int(st.wave_in_group[wave_idx]), int(lidx[e])
-    wg = [int(x) for x in st.group_ids[st.group[wave_idx]]]
-    prog = dispatch.program
+    processor = prog.code_object.processor
     whose = "its workgroup" if owg == wg else f"workgroup {owg}"
     r = {"checker": "racecheck", "kind": f"global-{race}",
-         "message": f"wave {wave} lane {lane} {doing} global memory that wave {other % wpg} lane {olane} of {whose} "
+         "message": f"wave {wave} lane {lane} {doing} global memory that wave {owave} lane {olane} of {whose} "
                     f"{did} in the same dispatch, with nothing ordering them",
-         "kernel": dispatch.kernel.demangled if dispatch.kernel is not None else None,
-         "workgroup": wg, "wave": wave, "lane": lane, "pc": pc}
+         "kernel": kernel, "workgroup": wg, "wave": wave, "lane": lane, "pc": pc}
     inst = prog.instructions.get(prog.base + pc)
     if inst is not None:
-        r["instruction"] = describe(inst, dispatch.processor)
+        r["instruction"] = describe(inst, processor)
     r["address"] = address
     r["access"] = f"{size} bytes, {access_kind}"
     found = memory.find(address) if memory is not None else None
     if found is not None:
         start, _end, kind = found
         r["allocation"] = allocation(start, memory.allocation_size(start), kind, memory.origins.get(start))
-    r.update(other_workgroup=owg, other_wave=other % wpg, other_lane=olane, other_pc=opc)
+    r.update(other_workgroup=owg, other_wave=owave, other_lane=olane, other_pc=opc)
     oinst = prog.instructions.get(prog.base + opc)
     if oinst is not None:
-        r["other_instruction"] = describe(oinst, dispatch.processor)
+        r["other_instruction"] = describe(oinst, processor)
     co = getattr(prog, "code_object", None)
     src = line_for(co, opc) if co is not None else None
     if src is not None:

@@ -1,5 +1,6 @@
-"""The native engine's side of memcheck going on after a bad access (native/engine/state.h, ``g_check``): the
-check switched on with the arenas' layout, and the engine's records taken and turned into reports.  The
+"""The native engine's side of the checks (native/engine/check.h, ``g_check``): memcheck going on after a bad
+access, the check switched on with the arenas' layout, and the engine's records (memcheck, initcheck, synccheck,
+racecheck) taken and turned into reports.  The
 functions are exported by the engine's shared object and called through ctypes (they are the sanitizer's,
 not the engine's Python interface)."""
 from __future__ import annotations
@@ -10,13 +11,20 @@ import functools
 CHECK_SYNC = 1      # a record's kind (its ``pad``): synccheck's (0: memcheck's)
 CHECK_LDS = 2       # memcheck's LDS access past the group segment (``address``: the LDS offset)
 CHECK_INIT = 3      # initcheck's load of bytes nothing wrote (``lds_alloc``: the first lane's unwritten bytes)
+CHECK_RACE_LDS = 4  # racecheck, LDS: + 0 read-after-write, 1 write-after-write, 2 write-after-read
+CHECK_RACE_GLOBAL = 7   # racecheck, global memory: the same three
+RACES = ("read-after-write", "write-after-write", "write-after-read")
+RACE_ACCESS = ("read", "write", "atomic")       # a race record's ``write``: the access's kind
+RC_SKIP_LDS, RC_SKIP_GLOBAL, RC_ATOMIC = 1, 2, 4    # racecheck's flags per instruction (check.h RC_*)
 
 
 class CheckHit(ctypes.Structure):
     _fields_ = [("code", ctypes.c_uint64), ("address", ctypes.c_uint64), ("count", ctypes.c_uint64),
                 ("wave", ctypes.c_int32), ("lane", ctypes.c_int32), ("size", ctypes.c_int32),
                 ("write", ctypes.c_int32), ("wg", ctypes.c_uint32 * 3), ("pad", ctypes.c_int32),
-                ("lds_size", ctypes.c_uint32), ("lds_alloc", ctypes.c_uint32)]
+                ("lds_size", ctypes.c_uint32), ("lds_alloc", ctypes.c_uint32),
+                ("other_wg", ctypes.c_uint32 * 3), ("other_wave", ctypes.c_int32), ("other_lane", ctypes.c_int32),
+                ("pad2", ctypes.c_int32), ("other_delta", ctypes.c_int64), ("kernel_code", ctypes.c_uint64)]
 
 
 @functools.lru_cache(maxsize=1)

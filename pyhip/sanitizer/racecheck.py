@@ -196,32 +196,38 @@ KINDS = {"read-after-write": ("reads", "wrote"), "write-after-write": ("writes",
 
 def report(eng, st, w, widx, lidx, size: int, hazard: tuple, pc: int, access_kind: str) -> dict:
     """The report of ``hazard`` (from :func:`access`) found at the instruction at PC offset ``pc``."""
-    from ..emu.engine import describe
     from ..emu.state import indices
-    from .source import line_for
     race, k, byte, other, _lanes = hazard
     row = st.lds.shape[1]
     lane_entry = k // size
     wave_idx = indices(st, w)[widx[lane_entry]]
     opc, owave, olane = unpack(other)
-    prog = eng.program
+    return build(race, eng.program, eng.kernel.demangled if eng.kernel is not None else None,
+                 [int(x) for x in st.group_ids[st.group[wave_idx]]], int(st.wave_in_group[wave_idx]),
+                 int(lidx[lane_entry]), pc, byte % row, size, access_kind, st.lds_size, owave, olane, opc)
+
+
+def build(race: str, prog, kernel, workgroup, wave: int, lane: int, pc: int, address: int, size: int,
+          access_kind: str, lds_size: int, owave: int, olane: int, opc: int) -> dict:
+    """An LDS race report (either engine's): ``race`` a :data:`KINDS` key, PCs as offsets in ``prog``."""
+    from ..emu.engine import describe
+    from .source import line_for
     doing, did = KINDS[race]
-    wave, lane, address = int(st.wave_in_group[wave_idx]), int(lidx[lane_entry]), byte % row
+    processor = prog.code_object.processor
     r = {"checker": "racecheck", "kind": f"lds-{race}",
          "message": f"wave {wave} lane {lane} {doing} LDS byte {address} that wave {owave} lane {olane} {did} "
                     "with no barrier between them",
-         "kernel": eng.kernel.demangled if eng.kernel is not None else None,
-         "workgroup": [int(x) for x in st.group_ids[st.group[wave_idx]]], "wave": wave, "lane": lane, "pc": pc}
+         "kernel": kernel, "workgroup": workgroup, "wave": wave, "lane": lane, "pc": pc}
     inst = prog.instructions.get(prog.base + pc)
     if inst is not None:
-        r["instruction"] = describe(inst, eng.processor)
+        r["instruction"] = describe(inst, processor)
     r["address"] = address
     r["access"] = f"{size} bytes, {access_kind}"
-    r["allocation"] = {"start": 0, "size": st.lds_size, "kind": "LDS of the workgroup"}
+    r["allocation"] = {"start": 0, "size": lds_size, "kind": "LDS of the workgroup"}
     r.update(other_wave=owave, other_lane=olane, other_pc=opc)
     oinst = prog.instructions.get(prog.base + opc)
     if oinst is not None:
-        r["other_instruction"] = describe(oinst, eng.processor)
+        r["other_instruction"] = describe(oinst, processor)
     co = getattr(prog, "code_object", None)
     src = line_for(co, opc) if co is not None else None
     if src is not None:

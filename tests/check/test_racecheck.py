@@ -23,12 +23,13 @@ _exec, _line = programs._exec, programs._line
 build = programs.build          # the hipcc programs, built once per module
 
 
-# (racecheck runs kernels on the numpy engine whichever engine is asked for: one engine here)
+# (the native engine keeps its race shadows in C, native/engine/check.h: every program test on both engines)
+@pytest.mark.parametrize("engine", ["native", "numpy"])
 @pytest.mark.parametrize("opt,debug", [("-O2", True), ("-O1", False)])
-def test_missing_barrier(build, tmp_path, opt, debug):
+def test_missing_barrier(build, tmp_path, opt, debug, engine):
     exe = build("lds_race", debug, opt)
     log = tmp_path / "log.jsonl"
-    r = _exec(exe, "--check", "racecheck", "--check-log", str(log))
+    r = _exec(exe, "--check", "racecheck", "--check-log", str(log), engine=engine)
     assert r.returncode == 1, r.stdout + r.stderr
     assert r.stdout.startswith("block_sum hipSuccess"), r.stdout
     reports = [json.loads(x) for x in log.read_text().splitlines()]
@@ -50,9 +51,10 @@ def test_missing_barrier(build, tmp_path, opt, debug):
     assert "other access: wave" in r.stderr and "1 distinct error(s) found" in r.stderr, r.stderr
 
 
-def test_race_free_kernels_are_silent(build):
+@pytest.mark.parametrize("engine", ["native", "numpy"])
+def test_race_free_kernels_are_silent(build, engine):
     exe = build("lds_clean", True)
-    r = _exec(exe, "--check", "all")
+    r = _exec(exe, "--check", "all", engine=engine)
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.splitlines() == ["block_sum mismatches 0", "warp_sum mismatches 0", "histogram mismatches 0",
                                      "any_negative mismatches 0", "cas_sum mismatches 0",
@@ -60,10 +62,116 @@ def test_race_free_kernels_are_silent(build):
     assert "pyhip check: no errors found" in r.stderr, r.stderr
 
 
+def engine_reports(exe: Path, engine: str, seed: int, cache: Path, limit: int = 0) -> tuple[list, dict, bool]:
+    """(reports with their counts, the native engine's statistics, whether its disk cache got kernels) of the
+    kernels of ``exe`` run by :func:`race_kernels` with ``seed`` in a process on ``engine`` (``limit``: the
+    sanitizer's RACE_MAX_INSTRUCTIONS there, 0 as it is)."""
+    here = Path(__file__).resolve().parent
+    path = [str(here), str(here.parent), str(here.parents[1]), os.environ.get("PYTHONPATH", "")]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(path), PYHIP_ENGINE=engine, PYHIP_JIT_TIERING="0",
+               PYHIP_JIT_CACHE_DIR=str(cache))
+    env.pop("PYHIP_CHECK", None)
+    r = subprocess.run([sys.executable, "-c", "import sys, test_racecheck as t; t.race_kernels(*sys.argv[1:])",
+                        str(exe), str(seed), str(limit)], cwd=here, env=env, capture_output=True, text=True,
+                       timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    got = json.loads(r.stdout.splitlines()[-1])
+    return got["reports"], got["stats"], any(cache.rglob("*.*"))
+
+
+def race_kernels(exe: str, seed: str, limit: str = "0") -> None:
+    """The racy kernels of lds_race.hip / global_race.hip on random data of a random size (not a multiple of
+    the block size) under ``pyhip.check("racecheck")``, their results checked against numpy's; prints the
+    reports (with counts) and the native engine's statistics as JSON."""
+    from pyhip.emu.device import GPUS
+    if int(limit):
+        from pyhip import sanitizer
+        sanitizer.RACE_MAX_INSTRUCTIONS = int(limit)
+    rng = np.random.default_rng(int(seed))
+    prog = pyhip.load(exe)
+    n = int(rng.integers(700, 1300))
+    host = rng.integers(-1000, 1000, n).astype(np.int32)
+    with pyhip.check("racecheck", echo=False) as session:
+        if "lds_race" in exe:
+            blocks = (n + 255) // 256
+            out = pyhip.to_device(np.full(blocks, -1, np.int32))
+            prog.kernel("_Z9block_sumPiPKii")(blocks, 256, out, pyhip.to_device(host), np.int32(n))
+            pyhip.synchronize()
+            np.testing.assert_array_equal(out.get(), np.add.reduceat(host, np.arange(0, n, 256)))
+        else:
+            a = pyhip.to_device(host)
+            prog.kernel("_Z15smooth_in_placePii")((n + 127) // 128, 128, a, np.int32(n))
+            pyhip.synchronize()
+            np.testing.assert_array_equal(a.get()[:-1], (host[:-1] + host[1:]) // 2 +
+                                          (((host[:-1] + host[1:]) % 2 != 0) & (host[:-1] + host[1:] < 0)))
+            blocks = (n + 63) // 64
+            partial, total = pyhip.to_device(np.zeros(blocks, np.int32)), pyhip.to_device(np.zeros(1, np.int32))
+            prog.kernel("_Z14last_block_sumPiS_PKii")(blocks, 64, partial, total, pyhip.to_device(host), np.int32(n))
+            pyhip.synchronize()
+            assert int(total.get()[0]) == int(host.sum())
+    reps = [dict(r, count=session.count(r)) for r in session.reports]
+    nat = [g._native for g in GPUS if g._native is not None]
+    stats = dict(nat[0].stats) if nat else {}
+    stats.update({f"fallback: {k}": v for k, v in (nat[0].fallbacks.items() if nat else ())})
+    print(json.dumps({"reports": reps, "stats": stats}, default=str))
+
+
+def alike_on_both_engines(build, tmp_path, name: str) -> tuple[list, int]:
+    """The racy kernels of ``name`` on random data of a random size: the native engine (its race shadows in C;
+    its kernels compiled, as its disk cache shows, and run as racecheck dispatches) reports what the numpy engine
+    does — kinds, both accesses, first lanes, addresses, counts.  Returns the reports and the size."""
+    seed = int(np.random.default_rng().integers(1 << 30))
+    exe = build(name, True)
+    runs = {e: engine_reports(exe, e, seed, tmp_path / f"jit-{e}") for e in ("numpy", "native")}
+    (native, nstats, ncache), (numpy_, pstats, pcache) = runs["native"], runs["numpy"]
+    assert native == numpy_, (seed, native, numpy_)
+    assert nstats.get("racecheck", 0) >= 1 and not nstats.get("fallback") and ncache, nstats
+    assert not pstats.get("racecheck") and not pcache, pstats
+    return native, int(np.random.default_rng(seed).integers(700, 1300))
+
+
+def test_alike_on_both_engines(build, tmp_path):
+    reps, n = alike_on_both_engines(build, tmp_path, "lds_race")
+    (rep,) = reps
+    assert rep["kind"] == "lds-read-after-write" and rep["count"] == (n + 255) // 256 * 128, rep
+
+
+def test_flat_accesses_alike_on_both_engines(build, tmp_path):
+    """LDS through generic pointers (tests/check/src/lds_flat_race.hip: flat_store / flat_load / flat atomic
+    in the LDS aperture, in functions of their own): the read of another wave's slot with no barrier is
+    reported alike by both engines, with the kernel that ran; the flat atomic on a counter is silent."""
+    n = int(np.random.default_rng().integers(300, 1300))
+    exe = build("lds_flat_race", True)
+    seen = {}
+    for engine in ("numpy", "native"):
+        log = tmp_path / f"{engine}.jsonl"
+        r = _exec(exe, "--check", "racecheck", "--check-log", str(log), engine=engine, args=(str(n),))
+        assert r.returncode == 1 and r.stdout == "shift hipSuccess\n", r.stdout + r.stderr
+        seen[engine] = [json.loads(x) for x in log.read_text().splitlines()]
+    assert seen["native"] == seen["numpy"], seen
+    (rep,) = seen["native"]
+    assert rep["kind"] == "lds-read-after-write" and rep["kernel"] == "shift(int*, int const*, int)", rep
+    assert rep["instruction"].startswith("flat_load") and rep["other_instruction"].startswith("flat_store"), rep
+    assert rep["source"].endswith(f"lds_flat_race.hip:{_line('lds_flat_race.hip', 'FLAT-READ')}"), rep
+    assert rep["other_source"].endswith(f"lds_flat_race.hip:{_line('lds_flat_race.hip', 'FLAT-WRITE')}"), rep
+    assert rep["count"] == (n + 255) // 256 * 256, rep           # every lane reads a slot another wave wrote
+
+
+def test_too_large_for_the_native_shadow(build, tmp_path):
+    """A program of more instructions than the C shadow names (the limit lowered to 1 here) runs its kernels on
+    the numpy engine while racecheck is on — never natively unchecked — and is reported as before."""
+    seed = int(np.random.default_rng().integers(1 << 30))
+    exe = build("lds_race", False)
+    reps, stats, _ = engine_reports(exe, "native", seed, tmp_path / "jit", limit=1)
+    assert not stats.get("racecheck") and stats.get("fallback", 0) >= 1, stats
+    assert any("too large" in k for k in stats), stats
+    assert reps == engine_reports(exe, "numpy", seed, tmp_path / "jit-numpy")[0]
+
+
 def test_context_manager(build):
     """``with pyhip.check("racecheck")`` from Python, on the kernel of the hipcc program (its host ELF loaded):
     the race reported with its count, the block sums right.  In a process of its own: queues made while the
-    check forces the numpy engine keep it after the check ends (docs/check.md)."""
+    check is on keep the engine's Python path after the check ends (docs/check.md)."""
     here = Path(__file__).resolve().parent
     path = [str(here), str(here.parent), str(here.parents[1]), os.environ.get("PYTHONPATH", "")]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(path))

@@ -6,7 +6,9 @@ compare-and-swap loop, own elements) are silent under ``--check all``; the order
 import json
 
 import numpy as np
+import pytest
 import test_memcheck_programs as programs
+import test_racecheck
 
 from pyhip.sanitizer import globalrace
 
@@ -14,9 +16,10 @@ _exec, _line = programs._exec, programs._line
 build = programs.build
 
 
-def test_planted_races(build, tmp_path):
+@pytest.mark.parametrize("engine", ["native", "numpy"])
+def test_planted_races(build, tmp_path, engine):
     log = tmp_path / "log.jsonl"
-    r = _exec(build("global_race", True), "--check", "racecheck", "--check-log", str(log))
+    r = _exec(build("global_race", True), "--check", "racecheck", "--check-log", str(log), engine=engine)
     assert r.returncode == 1, r.stdout + r.stderr
     assert r.stdout.splitlines() == ["smooth_in_place hipSuccess mismatches 0", "last_block_sum hipSuccess right"]
     reps = {x["kind"]: x for x in map(json.loads, log.read_text().splitlines())}
@@ -35,12 +38,27 @@ def test_planted_races(build, tmp_path):
     assert lb["other_source"].endswith(f"global_race.hip:{_line('global_race.hip', 'PARTIAL-WRITE')}"), lb
 
 
-def test_race_free_kernels_are_silent(build):
-    r = _exec(build("global_clean", False), "--check", "all")
+@pytest.mark.parametrize("engine", ["native", "numpy"])
+def test_race_free_kernels_are_silent(build, engine):
+    r = _exec(build("global_clean", False), "--check", "all", engine=engine)
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.splitlines() == ["histogram mismatches 0", "fence_sum right", "any_large 1", "float_max 50",
                                      "own_elements hipSuccess mismatches 0"], r.stdout
     assert "pyhip check: no errors found" in r.stderr, r.stderr
+
+
+def test_alike_on_both_engines(build, tmp_path):
+    """(test_racecheck.alike_on_both_engines) the stencil and the "last block" sum on random data of a random
+    size: the same reports from both engines, and the counts the size implies."""
+    reps, n = test_racecheck.alike_on_both_engines(build, tmp_path, "global_race")
+    kinds = {r["kind"]: r for r in reps}
+    assert set(kinds) == {"global-write-after-read", "global-read-after-write"}, kinds
+    # the first lane of a wave writes the element the last lane of the wave before read (while i + 1 < n)
+    assert kinds["global-write-after-read"]["count"] == len([k for k in range(1, n) if 64 * k + 1 < n])
+    # the last workgroup reads every partial sum (the compiler unrolls that loop: a report per load instruction)
+    raws = [r for r in reps if r["kind"] == "global-read-after-write"]
+    assert all(r["workgroup"] == [(n + 63) // 64 - 1, 0, 0] for r in raws), raws
+    assert [0, 0, 0] in [r["other_workgroup"] for r in raws], raws
 
 
 # -- the ordering rules on a shadow: 2 workgroups of 2 waves (global waves 0, 1 | 2, 3) ----------------------------

@@ -84,9 +84,9 @@ class NativeEngine:
             for key in [k for k, v in self._programs.items() if v.program is program]:
                 del self._programs[key]
 
-    def support(self, d) -> tuple[str | None, NativeProgram | None]:
+    def support(self, d, tier0: bool = True) -> tuple[str | None, NativeProgram | None]:
         """(None, native program) when the dispatch ``d`` (a numpy engine Dispatch) can run natively, else
-        (reason, None)."""
+        (reason, None).  ``tier0``: a small first dispatch may go to the numpy engine while it compiles."""
         if self.jit is None and d.K.family != 9:
             return f"{d.processor}: RDNA (GFX{d.K.family}) code runs on the numpy engine", None
         if self.jit is None and d.lanes != LANES:
@@ -102,7 +102,7 @@ class NativeEngine:
         if reason is None and self.jit is not None:
             args = (np_, d.program, d.K, np_.index[d.entry], layout_for(d).mode, d.nvgpr + 8)
             try:
-                if self.gpu.engine == "native" and self.jit.ready(*args) is None and self._tier0(d, np_, args):
+                if tier0 and self.gpu.engine == "native" and self.jit.ready(*args) is None and self._tier0(d, np_, args):
                     self.stats["tier0"] += 1
                     return TIER0, None
                 self.jit.function(*args)
@@ -154,9 +154,12 @@ class NativeEngine:
         return reg, ptr
 
     # -- one dispatch -----------------------------------------------------------------------------------------------
-    def run(self, d, nprog: NativeProgram, *, lockstep=False, capture=False, nthreads=0, register=None) -> Result:
+    def run(self, d, nprog: NativeProgram, *, lockstep=False, capture=False, nthreads=0, register=None,
+            race=None) -> Result:
         """Run ``d`` natively.  ``register``: the device's native agent, which then learns the kernel (later
-        dispatches of it from a queue run without Python)."""
+        dispatches of it from a queue run without Python).  ``lockstep``: 1 the numpy engine's schedule lowest PC
+        first (the differential test), 2 with its fair turns too.  ``race``: racecheck's per-instruction flags
+        (uint8 array, native/engine/check.h), which turn the engine's race shadows on."""
         ffi, lib = self.ffi, self.lib
         c = ffi.new("Dispatch*")
         ptrs = nprog.pointers
@@ -183,6 +186,9 @@ class NativeEngine:
         c.is_gfx94x = int(d.K.is_gfx94x)
         c.private_vsharp_base = PRIVATE_VSHARP_BASE
         c.lockstep = int(lockstep)
+        if race is not None:
+            c.race_pc = ffi.cast("const uint8_t*", race.ctypes.data)
+            self.stats["racecheck"] += 1
         c.capture = int(capture)
         c.nthreads = nthreads
         c.max_steps = d.max_steps if lockstep else d.max_steps * INSTRUCTIONS_PER_STEP
@@ -200,7 +206,7 @@ class NativeEngine:
             c.capture_buf = ffi.cast("uint8_t*", cap.ctypes.data)
             c.capture_stride = stride
         if self.jit is not None:
-            fn = self.jit.function(nprog, d.program, d.K, nprog.index[d.entry], int(c.mode), rows, lockstep)
+            fn = self.jit.function(nprog, d.program, d.K, nprog.index[d.entry], int(c.mode), rows, bool(lockstep))
             c.jit_fn = ffi.cast("void*", fn)
         with self.gpu.memory.pinned():       # the arena's pointers stay valid until the dispatch ends
             reg, reg_ptr = self.regions()
@@ -215,7 +221,7 @@ class NativeEngine:
             exc = self.fault(c, d, nprog)
             exc.capture = cap
             raise exc
-        final = self.jit is None or self.jit.ran(nprog, c.entry, int(c.mode), rows, lockstep, seconds)
+        final = self.jit is None or self.jit.ran(nprog, c.entry, int(c.mode), rows, bool(lockstep), seconds)
         if register is not None and final and not lockstep and not capture and not nthreads:
             register.add(d, nprog, c)
         return Result(c, cap, rows, wpg)

@@ -134,13 +134,7 @@ H(ds_atomic) {
         else { uint32_t o = ld32(p); st32(p, rmw32(in->x, o, (uint32_t)v, (uint32_t)cc)); res[l] = o; }
     }
     if (in->a0 & 1) {
-        uint32_t R[LANES];
-        for (int l = 0; l < LANES; l++) R[l] = (uint32_t)res[l];
-        wv(w, in->d, R, m);
-        if (wide) {
-            for (int l = 0; l < LANES; l++) R[l] = (uint32_t)(res[l] >> 32);
-            wv(w, in->d + 1, R, m);
-        }
+        wv_returned(w, in->d, res, m, wide);
     }
     return ST_CONT;
 }

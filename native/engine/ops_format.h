@@ -25,6 +25,20 @@ typedef struct Layout {
     int width[4], shift[4];
 } Layout;
 
+/* a layout table entry (buffer_format.layout_words: number format and component count in w0, component widths
+ * in w1's bytes) unpacked: each component's bit offset, the element's bytes */
+static void layout_unpack(Layout* L, uint32_t w0, uint32_t w1) {
+    L->nfmt = (int)(w0 & 0xFF);
+    L->ncomp = (int)(w0 >> 16 & 0xFF);
+    int bits = 0;
+    for (int i = 0; i < L->ncomp; i++) {
+        L->width[i] = (int)(w1 >> (8 * i) & 0xFF);
+        L->shift[i] = bits;
+        bits += L->width[i];
+    }
+    L->bytes = bits / 8;
+}
+
 /* the element layout of the instruction for this wave, or a fault */
 static int fmt_layout(Ctx* c, Wave* w, const NInst* in, Layout* L, int store) {
     uint32_t w0, w1;
@@ -38,15 +52,7 @@ static int fmt_layout(Ctx* c, Wave* w, const NInst* in, Layout* L, int store) {
         w1 = (uint32_t)t[1];
     }
     if (!(w0 >> 24 & 1)) return raise_fault(c, w, FK_BUF_FORMAT, -1, 0, 0, 0, (int64_t)(w0 & 0xFFFF));
-    L->nfmt = (int)(w0 & 0xFF);
-    L->ncomp = (int)(w0 >> 16 & 0xFF);
-    int bits = 0;
-    for (int i = 0; i < L->ncomp; i++) {
-        L->width[i] = (int)(w1 >> (8 * i) & 0xFF);
-        L->shift[i] = bits;
-        bits += L->width[i];
-    }
-    L->bytes = bits / 8;
+    layout_unpack(L, w0, w1);
     /* a partial store keeps the first components of a uniform 8/16/32-bit layout only */
     int n = FMT_NCOMP(in);
     if (store && n < L->ncomp) {

@@ -74,15 +74,7 @@ static int im_image(Ctx* c, Wave* w, const NInst* in, Img* I) {
     I->array = (int)(tw >> 5 & 1);
     I->one_row = (int)(tw >> 6 & 1);
     Layout* L = &I->L;
-    L->nfmt = (int)(w0 & 0xFF);
-    L->ncomp = (int)(w0 >> 16 & 0xFF);
-    int bits = 0;
-    for (int i = 0; i < L->ncomp; i++) {
-        L->width[i] = (int)(w1 >> (8 * i) & 0xFF);
-        L->shift[i] = bits;
-        bits += L->width[i];
-    }
-    L->bytes = bits / 8;
+    layout_unpack(L, w0, w1);
     I->base = im_field(t, words, TF_BASE);
     I->width = (int64_t)im_field(t, words, TF_WIDTH);
     I->height = (int64_t)im_field(t, words, TF_HEIGHT);
@@ -324,13 +316,7 @@ H(image_atomic) {
     }
     im_tfe(w, in, in->d + nd, m);
     if (IM_GLC(in)) {
-        uint32_t R[LANES];
-        for (int l = 0; l < LANES; l++) R[l] = (uint32_t)res[l];
-        wv(w, in->d, R, m);
-        if (wide) {
-            for (int l = 0; l < LANES; l++) R[l] = (uint32_t)(res[l] >> 32);
-            wv(w, in->d + 1, R, m);
-        }
+        wv_returned(w, in->d, res, m, wide);
     }
     return ST_CONT;
 }

@@ -52,6 +52,17 @@ INLINE void wv(Wave* w, int r, const uint32_t* val, uint64_t m) {
     for (int l = 0; l < LANES; l++) d[l] = (val[l] & mk[l]) | (d[l] & ~mk[l]);
 }
 
+/* an atomic's returned values (the low words, and with ``wide`` the high words into the next row) */
+INLINE void wv_returned(Wave* w, int r, const uint64_t* res, uint64_t m, int wide) {
+    uint32_t R[LANES];
+    for (int l = 0; l < LANES; l++) R[l] = (uint32_t)res[l];
+    wv(w, r, R, m);
+    if (wide) {
+        for (int l = 0; l < LANES; l++) R[l] = (uint32_t)(res[l] >> 32);
+        wv(w, r + 1, R, m);
+    }
+}
+
 /* ---- scalar sources ------------------------------------------------------------------------------------ */
 INLINE uint32_t ssrc(const Wave* w, const NInst* in, int i) {
     uint16_t s = in->s[i];

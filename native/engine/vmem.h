@@ -677,13 +677,7 @@ static int vm_atomic(Ctx* c, Wave* w, const NInst* in) {
         }
     }
     if (in->flags & F_GLC) {
-        uint32_t R[LANES];
-        for (int l = 0; l < LANES; l++) R[l] = (uint32_t)res[l];
-        wv(w, in->d, R, m);
-        if (wide) {
-            for (int l = 0; l < LANES; l++) R[l] = (uint32_t)(res[l] >> 32);
-            wv(w, in->d + 1, R, m);
-        }
+        wv_returned(w, in->d, res, m, wide);
     }
     return ST_CONT;
 }

@@ -10,6 +10,7 @@ import pytest
 
 import pyhip
 from pyhip.aql import processor
+from pyhip.emu import jit
 from pyhip.errors import HipError
 from pyhip.hip import hipError_t as E
 from pyhip.runtime.context import runtime
@@ -64,6 +65,8 @@ def test_repeat_dispatches_run_natively_and_match_numpy(rel):
         got = out_d.get()
         np.testing.assert_allclose(got[:n], want(args, src, n), rtol=1e-5, atol=1e-5)
         assert np.isnan(got[n:]).all(), f"launch {k} wrote past n"
+        if k == 1:
+            jit.settle()            # a small kernel's quick code compiles in the background from its 2nd launch
     assert agent_counts()["dispatched"] - before >= 30, agent_counts()
 
 

@@ -330,6 +330,12 @@ class KernelCache:
             if queued is not None and queued[0] is nprog and queued[1] == _generation:
                 return True
             self._queued[key] = (nprog, _generation)
+        # LLVM's first use in the process on this thread, inside the dispatch: what it sets up registers C++
+        # destructors that run at exit before the native exit handler that waits for a compile in progress
+        # (native/engine/engine.c); set up by a background compile, a C program exiting meanwhile (pyhip exec)
+        # destroyed it under that compile (SIGSEGV, std::bad_alloc at exit)
+        from .compiler import prepare
+        prepare(quick=True)
         _the_background().submit(lambda: self._compile_quietly(key, nprog, program, K, entry_ip, mode, rows))
         return True
 

@@ -273,6 +273,17 @@ def warm_up_now(quick: bool) -> None:
         pass
 
 
+def prepare(quick: bool) -> None:
+    """Everything a compile of this way sets up in LLVM once per process (the warm-up, the shared execution
+    engine), now, on the calling thread (jit.KernelCache.compile_soon: before a compile goes to the background)."""
+    if _state.get("warm-quick" if quick else "warm") and _state.get("shared") is not None:
+        return
+    with llvm_section():
+        llvm()
+        _warm_up(quick)
+        _shared_engine()
+
+
 def _shared_engine():
     """The process's one execution engine for cached and shared code (inside an llvm_section)."""
     ee = _state.get("shared")

@@ -49,6 +49,7 @@ static int lds_io(Ctx* c, Wave* w, const uint32_t* base, int64_t off, int size, 
 #include "ops_mfma.h"
 #include "ops_format.h"
 #include "ops_image.h"
+#include "ops_sample.h"
 H(vm_load) { return vm_load(c, w, in); }
 H(vm_store) { return vm_store(c, w, in); }
 H(vm_atomic) { return vm_atomic(c, w, in); }

@@ -13,7 +13,7 @@ formats, DATA_FORMATS and implied_pitch's row alignment; texels.check_format; mi
                   left shift << 14) OR-ed together, plus a constant added (sizes are stored minus one)
   2 words/code    per format index (TF_FMT's value): buffer_format.layout_words' layout (valid bit 24: the
                   emulated device reads and writes it)
-The sampler table (``sampler_table``): one word per S# field ops_image.h reads, with its fixed-point fraction.
+The sampler table (``sampler_table``): one word per S# field ops_sample.h reads, with its fixed-point fraction.
 
 A descriptor the numpy engine refuses faults with kind FK_IMAGE; ``image_fault`` rebuilds the numpy engine's
 exception from the fault's argument (the descriptor fields its messages name) by calling the numpy checks."""
@@ -104,7 +104,7 @@ def _fault_words(gen: int, typ: int, sw_mode: int, fmt: int) -> list[int]:
     return pack_tsharp(gen, **f)
 
 
-# the S# fields ops_image.h's SF_* name, in order: (field, fraction bits, signed) as image_desc.parse_ssharp reads them
+# the S# fields ops_sample.h's SF_* name, in order: (field, fraction bits, signed) as image_desc.parse_ssharp reads them
 _S_FIELDS = (("CLAMP_X", 0, 0), ("CLAMP_Y", 0, 0), ("CLAMP_Z", 0, 0), ("FORCE_UNNORMALIZED", 0, 0),
              ("TRUNC_COORD", 0, 0), ("FORCE_DEGAMMA", 0, 0), ("FILTER_MODE", 0, 0), ("XY_MAG_FILTER", 0, 0),
              ("XY_MIN_FILTER", 0, 0), ("Z_FILTER", 0, 0), ("MIN_LOD", 8, 0), ("MAX_LOD", 8, 0), ("LOD_BIAS", 8, 1),
@@ -157,7 +157,7 @@ def image_fault(inst, gen: int, arg: int) -> GPUFault:
 # ---- the records ------------------------------------------------------------------------------------------------
 # NInst.a0 bits (ops_image.h IM_*)
 A_D16, A_A16, A_TFE, A_MIP, A_GLC, A_NSA, A_WIDE = 1 << 4, 1 << 5, 1 << 6, 1 << 7, 1 << 8, 1 << 9, 1 << 20
-# image_sample* / image_gather4* variant bits (ops_image.h IS_*)
+# image_sample* / image_gather4* variant bits (ops_sample.h IS_*)
 SAMPLE_BITS = {"o": 1 << 21, "b": 1 << 22, "c": 1 << 23, "d": 1 << 24, "cd": 1 << 24, "l": 1 << 25, "lz": 1 << 26,
                "cl": 1 << 27}
 A_GATHER, A_UNORM = 1 << 28, 1 << 29

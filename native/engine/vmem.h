@@ -325,6 +325,19 @@ INLINE int buffer_all_outside(const Wave* w, const NInst* in, uint64_t size, uin
     return (inside & m) == 0;
 }
 
+/* every lane of m holds x in VGPR row v (a vector compare; the masked form through unpack_mask) */
+INLINE int row_uniform(const uint32_t* v, uint64_t m, uint32_t x) {
+    uint32_t bad = 0;
+    if (m == ~0ULL) {
+        for (int l = 0; l < LANES; l++) bad |= v[l] ^ x;
+    } else {
+        uint32_t mk[LANES];
+        unpack_mask(m, mk);
+        for (int l = 0; l < LANES; l++) bad |= (v[l] ^ x) & mk[l];
+    }
+    return bad == 0;
+}
+
 /* GLOBAL addressing with every active lane of m at one address (a value every lane reads or writes through
  * the same VGPR address: a kernel's scalar through a pointer, a loop's uniform element): that address into *a0.
  * 0 sends the caller to the general path. */
@@ -332,19 +345,19 @@ INLINE int global_uniform(const Wave* w, const NInst* in, uint64_t m, uint64_t* 
     if (VA_KIND(in) != AK_GLOBAL || !m) return 0;
     const uint32_t* v0 = vreg(w, in->s[0]);
     int f = __builtin_ctzll(m);
-    uint32_t lo = v0[f], bad = 0;
-    for (int l = 0; l < LANES; l++) bad |= (v0[l] ^ lo) & (0u - (uint32_t)(m >> l & 1));
+    uint32_t lo = v0[f];
+    int same = row_uniform(v0, m, lo);
     uint64_t x;
     if (VA_SADDR(in)) {
         x = sreg64(w, in->s[1]) + lo;
     } else {
         const uint32_t* v1 = vreg(w, in->s[0] + 1);
         uint32_t hi = v1[f];
-        for (int l = 0; l < LANES; l++) bad |= (v1[l] ^ hi) & (0u - (uint32_t)(m >> l & 1));
+        same = same && row_uniform(v1, m, hi);
         x = (uint64_t)lo | (uint64_t)hi << 32;
     }
     *a0 = x + (uint64_t)in->imm;
-    return bad == 0;
+    return same;
 }
 
 /* Private memory (SP_PRIVATE offsets in va->a) with every active lane of m inside the lane's private segment and
@@ -358,6 +371,36 @@ INLINE int priv_inside(const Ctx* c, Wave* w, const VA* va, uint64_t m, int size
     if (bad) return 0;
     for (int l = 0; l < LANES; l++)
         if (m >> l & 1) ptr[l] = priv_ptr(c, w, l, (int64_t)va->a[l]);
+    return 1;
+}
+
+/* Private memory (SCRATCH, or MUBUF through a swizzled scratch descriptor, no idxen) where every active lane of m
+ * uses one offset o — a private array indexed by a value uniform across the wave — inside the lane's segment and
+ * inside one chunk: lane l's bytes are at *p0 + 16 * l (priv_ptr), found without vm_address's per-lane arrays.
+ * The offset is vm_address's; 0 sends the caller to the general path. */
+INLINE int priv_uniform(const Ctx* c, Wave* w, const NInst* in, uint64_t m, int size, uint8_t** p0, int64_t* o) {
+    const uint32_t* v0 = vreg(w, in->s[0]);
+    int f = __builtin_ctzll(m), use_v;
+    int64_t x;
+    if (!m || (uint64_t)size > c->d->private_size) return 0;
+    if (VA_KIND(in) == AK_SCRATCH) {
+        use_v = !VA_NOV(in) && (!VA_SADDR(in) || VA_SVE(in));
+        x = in->imm + (VA_SADDR(in) ? (int64_t)w->s[in->s[1] & 127] : 0) + (use_v ? (int64_t)v0[f] : 0);
+    } else if (VA_KIND(in) == AK_BUFFER && !VA_IDXEN(in)) {
+        int rs = in->s[1] & 127;
+        if (!((uint64_t)w->s[rs + 3] & ADD_TID_ENABLE)) return 0;
+        uint64_t base = w->s[rs] | (((uint64_t)w->s[rs + 1] & 0xFFFF) << 32);
+        int64_t wo = (int64_t)(base - (uint64_t)c->d->private_vsharp_base + ssrc(w, in, 2));
+        int64_t wave_level = wo >= 0 ? wo / LANES : -((-wo + LANES - 1) / LANES);
+        use_v = VA_OFFEN(in);
+        x = (int64_t)((uint64_t)in->imm + (use_v ? (uint64_t)v0[f] : 0)) + wave_level;
+    } else {
+        return 0;
+    }
+    if (use_v && !row_uniform(v0, m, v0[f])) return 0;
+    if ((uint64_t)x > (uint64_t)c->d->private_size - (uint64_t)size || priv_crosses(x, size)) return 0;
+    *p0 = priv_ptr(c, w, 0, x);
+    *o = x;
     return 1;
 }
 
@@ -466,6 +509,16 @@ static int vm_load(Ctx* c, Wave* w, const NInst* in) {
             return ST_CONT;
         }
     }
+    int64_t po;
+    uint8_t* pp;
+    if (size >= 4 && !VA_D16(in) && !INIT_ON() && priv_uniform(c, w, in, m, size, &pp, &po)) {
+        uint32_t R[LANES];                              /* each lane's own copy of one private element */
+        for (int k = 0; k < size / 4; k++) {
+            for (int l = 0; l < LANES; l++) R[l] = ld32(pp + 16 * l + 4 * k);
+            wv(w, in->d + k, R, m);
+        }
+        return ST_CONT;
+    }
     if (buffer_all_outside(w, in, (uint64_t)size, m)) {
         sel = 0;
         goto fill;
@@ -567,6 +620,18 @@ static int vm_store(Ctx* c, Wave* w, const NInst* in) {
             mm_stored(w);
             return ST_CONT;
         }
+    }
+    int64_t po;
+    uint8_t* pp;
+    if (size >= 4 && !VA_D16(in) && !INIT_ON() && priv_uniform(c, w, in, m, size, &pp, &po)) {
+        for (int k = 0; k < nregs; k++) {               /* each lane's own copy of one private element */
+            const uint32_t* r = vreg(w, in->sd + k);
+            for (int l = 0; l < LANES; l++)
+                if (m >> l & 1) memcpy(pp + 16 * l + 4 * k, &r[l], 4);
+        }
+        priv_touch(w, po + size);
+        mm_stored(w);
+        return ST_CONT;
     }
     if (buffer_all_outside(w, in, (uint64_t)size, m)) return ST_CONT;
     vm_address(c, w, in, &va);

@@ -28,7 +28,9 @@ def render() -> str:
            f"## Not implemented ({len(stub)})", "",
            "Each stub has the real return type (from the HIP 5.2 headers) and returns: "
            + "; ".join(f"`{k}` functions: {v[2]}" for k, v in build_shim.STUB_RETURN.items() if k != "void")
-           + "; structs returned by value: zero-filled.", ""]
+           + "; structs returned by value: zero-filled.  With `PYHIP_LOG_UNSUPPORTED=1` in the environment the"
+           " first call of each stub also prints `pyhip: NAME is not implemented by pyhip's libamdhip64.so.5; it"
+           " returns …` on stderr (a program that checks its errors then names what it missed).", ""]
     node = None
     for n, name, kind in stub:
         if n != node:

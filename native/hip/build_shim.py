@@ -238,9 +238,23 @@ def implemented_names() -> set[str]:
     return set(python_exports()) | hand | C_IMPLEMENTED | TEXTURE_C
 
 
+# A program that calls what pyhip lacks gets the stub's value; with PYHIP_LOG_UNSUPPORTED set (not "0") the
+# first call of each such export also says so on stderr, naming it.
+UNSUPPORTED_LOG = r"""#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+static void pyhip_unsupported(const char* name, const char* returns, int* once) {
+    if (__atomic_exchange_n(once, 1, __ATOMIC_RELAXED)) return;
+    const char* e = getenv("PYHIP_LOG_UNSUPPORTED");
+    if (e && *e && strcmp(e, "0") != 0)
+        fprintf(stderr, "pyhip: %s is not implemented by pyhip's libamdhip64.so.5; it returns %s\n", name, returns);
+}"""
+
+
 def stubs_source() -> str:
     done = implemented_names()
-    out = ["/* stubs for the 5.2 exports pyhip does not implement (generated at build; see STUB_RETURN) */"]
+    out = ["/* stubs for the 5.2 exports pyhip does not implement (generated at build; see STUB_RETURN) */",
+           UNSUPPORTED_LOG]
     sizes = set()
     for _, name, kind in exports():
         if name in done:
@@ -252,7 +266,8 @@ def stubs_source() -> str:
         body = "" if value is None else f"return {value};"
         if value == "zero":
             body = f"{ctype} r = {{{{0}}}}; return r;"
-        out.append(f"{ctype} {name}() {{ {body} }}")
+        log = f'static int once; pyhip_unsupported("{name}", "{stub_return(kind)[2]}", &once);'
+        out.append(f"{ctype} {name}() {{ {log} {body} }}")
     return "\n".join(out) + "\n"
 
 

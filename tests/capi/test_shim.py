@@ -102,6 +102,34 @@ print(seen, getattr(lib, stub)(), lib.hipGetDeviceCount(ctypes.byref(ctypes.c_in
     assert "HIPRTC_ERROR_INTERNAL_ERROR (11)" in docs or "hiprtc" not in docs
 
 
+def test_unimplemented_exports_say_so_on_request(shim):
+    """PYHIP_LOG_UNSUPPORTED=1: the first call of each export pyhip lacks names it on stderr (once, however
+    often it is called), and the call still returns its stub value; without the variable, or with 0, nothing."""
+    code = r"""
+import ctypes, sys
+sys.path.insert(0, sys.argv[2])
+import build_shim
+lib = ctypes.CDLL(sys.argv[1])
+done = build_shim.implemented_names()
+a, b = [n for _, n, k in build_shim.exports() if k == "hipError_t" and n not in done][:2]
+print(a, b, [getattr(lib, n)() for n in (a, a, b, a)])
+"""
+    import os
+    from pyhip.capi.shim import NATIVE
+    for flag in ("1", "0", None):
+        env = {k: v for k, v in os.environ.items() if k != "PYHIP_LOG_UNSUPPORTED"}
+        if flag is not None:
+            env["PYHIP_LOG_UNSUPPORTED"] = flag
+        r = subprocess.run([sys.executable, "-c", code, str(shim), str(NATIVE)], capture_output=True, text=True,
+                           timeout=120, env=env)
+        a, b, got = r.stdout.split(" ", 2)
+        assert got.strip() == "[801, 801, 801, 801]", r.stdout + r.stderr
+        lines = [l for l in r.stderr.splitlines() if l.startswith("pyhip: ")]
+        want = [f"pyhip: {n} is not implemented by pyhip's libamdhip64.so.5; it returns hipErrorNotSupported (801)"
+                for n in (a, b)] if flag == "1" else []
+        assert lines == want, r.stderr
+
+
 def test_module_api_events_pinned_callbacks_threads():
     r = subprocess.run([sys.executable, "-m", "pyhip", "exec", str(BIN / "host/host_api"),
                         str(BIN / "hipcc52/basic-gfx90a.hsaco")], capture_output=True, text=True, timeout=300)

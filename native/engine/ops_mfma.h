@@ -193,12 +193,19 @@ H(v_mfma) {
                     int64_t cv = (int64_t)(int32_t)in->k[2];
                     for (int l = 0; l < LANES; l++) o[l] = (uint32_t)((int64_t)D[ix[l]] + cv);
                 }
-            } else {
-                if (C) for (int l = 0; l < LANES; l++) o[l] = f2u((float)addd(D[ix[l]], (double)u2f(C[l])));
-                else {
-                    double cv = (double)u2f(in->k[2]);
-                    for (int l = 0; l < LANES; l++) o[l] = f2u((float)addd(D[ix[l]], cv));
+            } else {                  /* D + C rounded once to float; lanes whose sum is NaN take addd's payload */
+                double dv[LANES], cv[LANES], cs = (double)u2f(in->k[2]);
+                uint32_t res[LANES], nan = 0;
+                for (int l = 0; l < LANES; l++) dv[l] = D[ix[l]];
+                for (int l = 0; l < LANES; l++) cv[l] = C ? (double)u2f(C[l]) : cs;
+                for (int l = 0; l < LANES; l++) {
+                    double x = dv[l] + cv[l];
+                    nan |= x != x;
+                    res[l] = f2u((float)x);
                 }
+                if (UNLIKELY(nan))
+                    for (int l = 0; l < LANES; l++) res[l] = f2u((float)addd(dv[l], cv[l]));
+                memcpy(o, res, sizeof res);
             }
         }
     }

@@ -222,3 +222,88 @@ def test_each_engine_in_a_dispatch(target, engine):
            for n, (_, wrong), a in zip(names, cases, after)}
     bad = {n: b for n, b in bad.items() if b}
     assert not bad, f"{len(bad)} of {len(names)} instructions wrong: {dict(list(bad.items())[:3])}"
+
+
+_QNAN_A = {"f32": 0x7FC12345, "xf32": 0x7FC12345, "bf16": 0x7FC5, "f16": 0x7E05}
+
+
+def _as_f32_bits(kind, bits):
+    """A NaN operand's bits as the f32 the accumulation carries (payload kept, quieted)."""
+    if kind == "bf16":
+        f = bits << 16
+    elif kind == "f16":
+        f = int(np.array([bits], np.uint16).view(np.float16).astype(np.float32).view(np.uint32)[0])
+    else:
+        f = bits
+    return f | 0x00400000
+
+
+def _nan_case(target, name, d_reg):
+    """Float matrix instructions with NaNs: one quiet NaN with a payload in some rows of A (every D of that row
+    is that NaN, quieted), and signalling NaNs with payloads in some C fields (D is the quieted C where A·B is
+    finite): the payload rules of the numpy reference (fp.py: the first NaN operand of D + C wins), stated here
+    independently of both engines."""
+    lay = LAYOUTS[target][name]
+    ka, kb, _ = _kinds(name)
+    elems = {m: [e for c in lay[m] for e in c[4]] for m in lay}
+    nblk = 1 + max(e[2] for e in elems["D"])
+    M = 1 + max(e[0] for e in elems["D"])
+    N = 1 + max(e[1] for e in elems["D"])
+    K = 1 + max(e[1] for e in elems["A"])
+    A, B, C = _values(ka, (nblk, M, K)), _values(kb, (nblk, K, N)), _values("f32", (nblk, M, N))
+    nan_at = {(b, i): int(RNG.integers(K)) for b in range(nblk) for i in range(M) if RNG.random() < 0.3}
+    snan = RNG.random((nblk, M, N)) < 0.3
+    regs = np.zeros((64, 64), np.uint32)
+    for gpr, bit, width, lane, es in lay["A"]:
+        w = width // len(es)
+        for s, (i, k, b) in enumerate(es):
+            bits = _QNAN_A[ka] if nan_at.get((b, i)) == k else _encode(ka, A[b, i, k])
+            _put(regs, A_REG + gpr, bit + s * w, w, lane, bits)
+    for gpr, bit, width, lane, es in lay["B"]:
+        w = width // len(es)
+        for s, (k, j, b) in enumerate(es):
+            _put(regs, B_REG + gpr, bit + s * w, w, lane, _encode(kb, B[b, k, j]))
+    payload = RNG.integers(1, 1 << 21, (nblk, M, N))
+    for gpr, bit, width, lane, es in lay["C" if "C" in lay else "D"]:
+        (i, j, b), = es
+        _put(regs, d_reg + gpr, bit, width, lane, 0x7F800000 | int(payload[b, i, j]) if snan[b, i, j]
+             else _encode("f32", C[b, i, j]))
+    D = np.einsum("bik,bkj->bij", A, B) + C
+
+    def want(b, i, j):
+        if (b, i) in nan_at:
+            return _as_f32_bits(ka, _QNAN_A[ka])
+        if snan[b, i, j]:
+            return 0x7FC00000 | int(payload[b, i, j])
+        return _encode("f32", D[b, i, j])
+
+    def wrong(after) -> list:
+        bad = []
+        for gpr, bit, width, lane, es in lay["D"]:
+            (i, j, b), = es
+            got = _get(after, d_reg + gpr, bit, width, lane)
+            if got != want(b, i, j):
+                bad.append((gpr, lane, (b, i, j), hex(got), hex(want(b, i, j))))
+        return bad
+    return regs, wrong
+
+
+@pytest.mark.parametrize("target", sorted(LAYOUTS))
+def test_nan_payloads_on_each_engine(target, engine):
+    """Every dense float-accumulating matrix instruction (f32, xf32, f16, bf16 inputs) with quiet NaNs in A and
+    signalling NaNs in C, on each engine, bit for bit against _nan_case's payload rules."""
+    from pyhip.emu.native.coverage import native_mnemonics
+    load_all()
+    native = native_mnemonics(target)
+    names = [n for n in sorted(LAYOUTS[target]) if n in SEMANTICS and n in native and not n.startswith("v_smfmac")
+             and _kinds(n)[0] in _QNAN_A and _kinds(n)[2] == "f32"]
+    assert len(names) > 8, names
+    cases = [_nan_case(target, n, 16) for n in names]
+    texts = {n: _texts(target, d_reg=16)[n] for n in names}
+    engine(target)
+    after = run_rows([f"  {texts[n]}\n" for n in names], np.stack([regs[:48] for regs, _ in cases]), target=target)
+    engine(target)
+    bad = {n: wrong(np.concatenate([a, np.zeros((16, 64), np.uint32)]))[:2]
+           for n, (_, wrong), a in zip(names, cases, after)}
+    bad = {n: b for n, b in bad.items() if b}
+    assert not bad, f"{len(bad)} of {len(names)} instructions wrong: {dict(list(bad.items())[:3])}"

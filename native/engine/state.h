@@ -300,6 +300,15 @@ INLINE void sh_st32(uint8_t* p, uint32_t v) {
     memcpy(b, &v, 4);
     sh_store(p, b, 4);
 }
+INLINE void sh_st64(uint8_t* p, uint64_t v) {
+    if (SH_ANY_ALIGN || LIKELY(!((uintptr_t)p & 7))) {
+        __atomic_store_n((uint64_t*)p, v, __ATOMIC_RELEASE);
+        return;
+    }
+    uint8_t b[16];
+    memcpy(b, &v, 8);
+    sh_store(p, b, 8);
+}
 
 /* The whole-wave paths below read / write n consecutive bytes at p: the next waves (of this workgroup or the
  * next) usually go on where this one ended, and one wave's access is too short for the host's stream

@@ -460,10 +460,24 @@ static void load_lanes(Wave* w, const NInst* in, uint8_t* const* ptr, uint64_t m
         wv(w, in->d + 1, R[1], m);
         return;
     }
-    for (int l = 0; l < LANES; l++) {
-        uint32_t x[4] = {0, 0, 0, 0};
-        if (m >> l & 1) sh_load((uint8_t*)x, ptr[l], size);
-        for (int k = 0; k < nw; k++) R[k][l] = x[k];
+    if (size == 12 || size == 16) {                      /* an 8-byte piece and a dword / a second 8-byte piece */
+        for (int l = 0; l < LANES; l++) {
+            uint64_t a = 0, b = 0;
+            if (m >> l & 1) {
+                a = sh_ld64(ptr[l]);
+                b = size == 16 ? sh_ld64(ptr[l] + 8) : sh_ld32(ptr[l] + 8);
+            }
+            R[0][l] = (uint32_t)a;
+            R[1][l] = (uint32_t)(a >> 32);
+            R[2][l] = (uint32_t)b;
+            R[3][l] = (uint32_t)(b >> 32);
+        }
+    } else {
+        for (int l = 0; l < LANES; l++) {
+            uint32_t x[4] = {0, 0, 0, 0};
+            if (m >> l & 1) sh_load((uint8_t*)x, ptr[l], size);
+            for (int k = 0; k < nw; k++) R[k][l] = x[k];
+        }
     }
     for (int k = 0; k < nw; k++) wv(w, in->d + k, R[k], m);
 }
@@ -679,6 +693,12 @@ lanes:
         const uint32_t* s = vreg(w, in->sd);
         for (int l = 0; l < LANES; l++)
             if (sel >> l & 1) sh_st32(ptr[l], s[l]);
+    } else if ((size == 8 || size == 16) && !VA_D16(in)) {    /* each 8-byte piece whole, as sh_store does */
+        const uint32_t* s = vreg(w, in->sd);
+        for (int l = 0; l < LANES; l++)
+            if (sel >> l & 1)
+                for (int k = 0; k < size / 8; k++)
+                    sh_st64(ptr[l] + 8 * k, (uint64_t)s[l + 2 * k * LANES] | (uint64_t)s[l + (2 * k + 1) * LANES] << 32);
     } else {
         for (int l = 0; l < LANES; l++) {
             if (!(sel >> l & 1)) continue;

@@ -414,3 +414,107 @@ def test_buffer_loads_and_stores(target, wave, lanes, engine):
     assert np.array_equal(r0[:n], (v40 ^ v41) | (v42 << U64(32)))
     assert np.array_equal(r1[:n], (v43 ^ v44) | ((v48 ^ v49) << U64(32)))   # v50 (a whole wave outside) reads 0
     assert (r0[n:] == U64(POISON)).all()
+
+
+def _perm(i, mul, add):
+    """The lane permutation the kernels compute: (i * mul + add) mod 64 (mul odd: a bijection)."""
+    return (i * mul + add) & 63
+
+
+def _lane_math(target):
+    """(v_add of an inline constant, dwordx3 and dwordx4 suffixes) for the target."""
+    if target.startswith("gfx1"):
+        return "v_add_nc_u32", "b96", "b128", "b64"
+    return "v_add_u32_e32", "dwordx3", "dwordx4", "dwordx2"
+
+
+@pytest.mark.parametrize("target,wave", CASES)
+@pytest.mark.parametrize("lanes", [64, 41])
+def test_scattered_loads_of_3_and_4_dwords(target, wave, lanes, engine):
+    """Lane i loads 16 bytes from slot perm(i) and 12 bytes from 4 bytes into slot perm'(i): permuted addresses
+    (the handler's lane-by-lane path), the 12-byte one not 8-byte aligned; every dword checked against numpy."""
+    a, b, c = (RNG.integers(0, 2 ** 64, 64, dtype=U64) for _ in range(3))
+    add, x3, x4, _ = _lane_math(target)
+    body = f"""
+  v_mul_u32_u24 v30, 37, v0
+  {add} v30, 11, v30
+  v_and_b32 v30, 63, v30
+  v_lshlrev_b32 v30, 4, v30
+  v_mul_u32_u24 v31, 13, v0
+  {add} v31, 5, v31
+  v_and_b32 v31, 63, v31
+  v_lshlrev_b32 v31, 4, v31
+  global_load_{x4} v[44:47], v30, s[4:5]
+  global_load_{x3} v[48:50], v31, s[4:5] offset:4
+  s_waitcnt vmcnt(0)
+  v_xor_b32 v8, v44, v50
+  v_mov_b32 v9, v45
+  v_xor_b32 v10, v46, v48
+  v_xor_b32 v11, v47, v49
+"""
+    engine(target)
+    kw = {"wave": wave} if target.startswith("gfx1") else {}
+    r0, r1 = run(body, a, b, c, target=target, lanes=lanes, **kw)
+    engine(target)
+    raw = np.concatenate([a, b, c]).view(np.uint8).copy()
+    i = np.arange(lanes)
+    p, q = 16 * _perm(i, 37, 11), 16 * _perm(i, 13, 5)
+    x = [_dwords(raw, p + 4 * k) for k in range(4)]
+    y = [_dwords(raw, q + 4 + 4 * k) for k in range(3)]
+    assert np.array_equal(r0[:lanes], (x[0] ^ y[2]) | (x[1] << U64(32)))
+    assert np.array_equal(r1[:lanes], (x[2] ^ y[0]) | ((x[3] ^ y[1]) << U64(32)))
+    assert (r0[lanes:] == U64(POISON)).all()
+
+
+@pytest.mark.parametrize("target,wave", CASES)
+@pytest.mark.parametrize("lanes", [64, 41])
+def test_scattered_stores_of_2_and_4_dwords(target, wave, lanes, engine):
+    """Lane i stores 16 bytes to slot perm(i) and 8 bytes to 8-byte slot perm'(i) (permuted: lane by lane), then
+    every lane reads its own slots back; against a numpy model of the memory (unwritten slots keep the input)."""
+    a, b, c = (RNG.integers(0, 2 ** 64, 64, dtype=U64) for _ in range(3))
+    add, _, x4, x2 = _lane_math(target)
+    body = f"""
+  v_mul_u32_u24 v30, 37, v0
+  {add} v30, 11, v30
+  v_and_b32 v30, 63, v30
+  v_lshlrev_b32 v30, 4, v30
+  v_mul_u32_u24 v31, 13, v0
+  {add} v31, 5, v31
+  v_and_b32 v31, 63, v31
+  v_lshlrev_b32 v31, 3, v31
+  v_mul_u32_u24 v40, 0x10101, v0
+  v_xor_b32 v41, 0xdeadbeef, v40
+  v_not_b32 v42, v40
+  v_lshlrev_b32 v43, 20, v0
+  global_store_{x4} v30, v[40:43], s[4:5]
+  global_store_{x2} v31, v[42:43], s[4:5] offset:1024
+  s_waitcnt vmcnt(0)
+  s_barrier
+  v_lshlrev_b32 v32, 4, v0
+  v_lshlrev_b32 v33, 3, v0
+  global_load_{x4} v[44:47], v32, s[4:5]
+  global_load_{x2} v[48:49], v33, s[4:5] offset:1024
+  s_waitcnt vmcnt(0)
+  v_xor_b32 v8, v44, v48
+  v_mov_b32 v9, v45
+  v_xor_b32 v10, v46, v49
+  v_mov_b32 v11, v47
+"""
+    engine(target)
+    kw = {"wave": wave} if target.startswith("gfx1") else {}
+    r0, r1 = run(body, a, b, c, target=target, lanes=lanes, **kw)
+    engine(target)
+    mem = np.concatenate([a, b, c]).view(np.uint32).copy()
+    for k in range(lanes):
+        v40 = (k * 0x10101) & 0xFFFFFFFF
+        vals = [v40, v40 ^ 0xDEADBEEF, ~v40 & 0xFFFFFFFF, (k << 20) & 0xFFFFFFFF]
+        p, q = 4 * _perm(k, 37, 11), 256 + 2 * _perm(k, 13, 5)
+        mem[p:p + 4] = vals
+        mem[q:q + 2] = vals[2:]
+    i = np.arange(lanes)
+    m = mem.astype(U64)
+    x = [m[4 * i + k] for k in range(4)]
+    y = [m[256 + 2 * i + k] for k in range(2)]
+    assert np.array_equal(r0[:lanes], (x[0] ^ y[0]) | (x[1] << U64(32)))
+    assert np.array_equal(r1[:lanes], (x[2] ^ y[1]) | (x[3] << U64(32)))
+    assert (r0[lanes:] == U64(POISON)).all()

@@ -80,6 +80,9 @@ class Kfd:
             self.gpus[g.node_id].interrupt_hook = self.sq_interrupt
         self.memory = ProcessMemory(self.topology, self.gpus, no_svm=self.quirks.no_svm, vram=self.vram)
         self.memory.quiesce = self.quiesced        # an allocation's first export moves its pages
+        strict_events = getattr(native, "set_strict_events", None)
+        if strict_events is not None:
+            strict_events(self.quirks.strict_events)
         event_page = getattr(native, "event_page", None)
         if event_page is not None:
             self.memory.map_event_page(*event_page())

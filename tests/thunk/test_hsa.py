@@ -3,9 +3,11 @@ a plain HSA program (agents, memory pools, an executable, hand-written dispatch 
 waits, ROCr's own blit kernels for async copies), the agent listing rocminfo would print, and the thunk
 interface used directly from a C program compiled against Debian's hsakmt.h."""
 import re
+import subprocess
 
 import pytest
 
+from conftest import require_tool
 from thunkkit import BASIC, HERE, gcc, run_on_thunk
 
 
@@ -70,3 +72,19 @@ def test_a_forever_wait_whose_set_another_waiter_consumed_comes_back(tmp_path):
     event_forever.c, whose watchdog fails it if the wait never returns."""
     r = run_on_thunk(gcc(tmp_path, HERE / "event_forever.c", "hsakmt", "pthread"), timeout=120)
     assert r.returncode == 0 and r.stdout.strip().endswith("PASS"), r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("quirks", ["", "strict-events"])
+def test_event_age_as_amdkfd(tmp_path, quirks):
+    """hsaKmtWaitOnEvent_Ext / hsaKmtWaitOnMultipleEvents_Ext (later libhsakmt; ROCr 5.2 does not call them) with
+    amdkfd's event ages: a new event's age is 1, every set bumps it, a waiter passing an older age wakes at once
+    even when another waiter consumed the set, a completed wait hands back the age of each activated signal
+    event (age 0 and memory events: the old semantics), and a waiter activated at registration is not on the
+    event's wait queue.  Then 200 rounds of the lost wake-up (the set meant for a sleeper consumed before it
+    sleeps) with a "forever" wait that passes its age — under strict-events there is no spurious wake-up to
+    hide a lost one.  Fails on a thunk that ignores the age (line 77) or counts an activated waiter (line 116)."""
+    exe = tmp_path / "event_age"
+    subprocess.run([require_tool("gcc"), "-O1", str(HERE / "event_age.c"), "-o", str(exe), "-lhsakmt", "-lpthread",
+                    "-ldl"], check=True, capture_output=True)
+    r = run_on_thunk(exe, timeout=300, PYHIP_THUNK_QUIRKS=quirks)
+    assert r.returncode == 0 and r.stdout.strip() == "PASS", r.stdout + r.stderr

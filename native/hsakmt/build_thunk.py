@@ -143,6 +143,7 @@ void* pyhip_kfd_event_page(void);
 void* pyhip_kfd_mmap(uint64_t size, int prot, uint64_t fixed);
 int pyhip_kfd_munmap(void* addr, uint64_t size);
 int pyhip_kfd_mprotect(void* addr, uint64_t size, int prot);
+uint32_t pyhip_kfd_xchg_u32(uint64_t addr, uint32_t value);
 """
 
 MMAP_C = r"""
@@ -161,6 +162,10 @@ void* pyhip_kfd_mmap(uint64_t size, int prot, uint64_t fixed) {
 }
 int pyhip_kfd_munmap(void* addr, uint64_t size) { return munmap(addr, size); }
 int pyhip_kfd_mprotect(void* addr, uint64_t size, int prot) { return mprotect(addr, size, prot); }
+/* An atomic exchange of a 32-bit word (the HDP flush register: taking its value never loses a write). */
+uint32_t pyhip_kfd_xchg_u32(uint64_t addr, uint32_t value) {
+    return __atomic_exchange_n((uint32_t*)(uintptr_t)addr, value, __ATOMIC_ACQ_REL);
+}
 """
 
 

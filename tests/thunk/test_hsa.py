@@ -96,7 +96,7 @@ def test_queue_destroy_under_concurrent_event_traffic(tmp_path):
     queues while two threads run 40 async handlers each and one thread burns CPU (preemption inside ROCr's
     short windows).  Every queue's inactive signal shares one auto-reset KFD event with the others; a destroy
     whose wake-up is lost would sleep forever — the program's watchdog and the subprocess timeout are the hang
-    check.  Under strict-events (amdkfd's forever, no spurious wake-up) 1,300 destroys in 9 runs did not hang
+    check.  Under strict-events (amdkfd's forever, no spurious wake-up) 1,800 destroys in 12 runs did not hang
     either: the window is a few instructions wide; tests/thunk/event_forever.c shows the mechanism itself."""
     exe = gcc(tmp_path, HERE / "queue_destroy_stress.c", "hsa-runtime64", "pthread")
     r = run_on_thunk(exe, 20, 3, 240, 1, timeout=300)

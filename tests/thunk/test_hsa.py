@@ -97,7 +97,7 @@ def test_queue_destroy_under_concurrent_event_traffic(tmp_path):
     short windows).  Every queue's inactive signal shares one auto-reset KFD event with the others; a destroy
     whose wake-up is lost would sleep forever — the program's watchdog and the subprocess timeout are the hang
     check.  Under strict-events (amdkfd's forever, no spurious wake-up) 1,800 destroys in 12 runs did not hang
-    either: the window is a few instructions wide; tests/thunk/event_forever.c shows the mechanism itself."""
+    either: the window is narrow; tests/thunk/event_forever.c shows the mechanism itself."""
     exe = gcc(tmp_path, HERE / "queue_destroy_stress.c", "hsa-runtime64", "pthread")
     r = run_on_thunk(exe, 20, 3, 240, 1, timeout=300)
     assert r.returncode == 0 and r.stdout.strip() == "PASS 60 80", r.stdout + r.stderr[-3000:]

@@ -1,7 +1,8 @@
 """cffi embedding build of pyhip's drop-in ``libhsakmt.so.1`` (the ROCm 5.2 KFD thunk over the emulated GPU).
 
 Every one of the 67 exports of AMD's libhsakmt.so.1 5.2.3 (``exports.txt``, version node HSAKMT_1 from
-``libhsakmt.map``) is defined with its 5.2 prototype:
+``libhsakmt.map``) is defined with its 5.2 prototype, plus the event-age waits of later libhsakmt
+(``hsaKmtWaitOnEvent_Ext``, ``hsaKmtWaitOnMultipleEvents_Ext``; ``later`` in exports.txt):
 
 * events, event waits and clock counters are C (``events.c``): ROCr blocks in them on its own threads;
 * the rest of what ROCr 5.2 imports is a C wrapper (the KFD-open check) around a Python implementation
@@ -38,6 +39,9 @@ PROTOTYPES = {
     "hsaKmtQueryEventState": "HsaEvent* Event",
     "hsaKmtWaitOnEvent": "HsaEvent* Event, uint32_t Milliseconds",
     "hsaKmtWaitOnMultipleEvents": "HsaEvent* Events[], uint32_t NumEvents, bool WaitOnAll, uint32_t Milliseconds",
+    "hsaKmtWaitOnEvent_Ext": "HsaEvent* Event, uint32_t Milliseconds, uint64_t* event_age",
+    "hsaKmtWaitOnMultipleEvents_Ext": "HsaEvent* Events[], uint32_t NumEvents, bool WaitOnAll, "
+                                      "uint32_t Milliseconds, uint64_t* event_age",
     "hsaKmtCreateQueue": "uint32_t NodeId, uint32_t Type, uint32_t QueuePercentage, int32_t Priority, "
                          "void* QueueAddress, uint64_t QueueSizeInBytes, HsaEvent* Event, "
                          "HsaQueueResource* QueueResource",
@@ -113,6 +117,7 @@ PROTOTYPES = {
 # implemented in C (events.c)
 C_IMPLEMENTED = {"hsaKmtCreateEvent", "hsaKmtDestroyEvent", "hsaKmtSetEvent", "hsaKmtResetEvent",
                  "hsaKmtQueryEventState", "hsaKmtWaitOnEvent", "hsaKmtWaitOnMultipleEvents",
+                 "hsaKmtWaitOnEvent_Ext", "hsaKmtWaitOnMultipleEvents_Ext",
                  "hsaKmtGetClockCounters"}
 # implemented in C around the KFD-open count, with Python behind (the first OpenKFD starts Python)
 OPEN_CLOSE = {"hsaKmtOpenKFD", "hsaKmtCloseKFD"}
@@ -133,10 +138,12 @@ void pyhip_kfd_set_open(int open);
 int pyhip_kfd_interrupt(uint32_t event_id);
 int pyhip_kfd_memory_fault(uint32_t node_id, uint64_t va, uint32_t failure, uint32_t flags);
 int pyhip_kfd_event_count(void);
+void pyhip_kfd_set_strict_events(int strict);
 void* pyhip_kfd_event_page(void);
 void* pyhip_kfd_mmap(uint64_t size, int prot, uint64_t fixed);
 int pyhip_kfd_munmap(void* addr, uint64_t size);
 int pyhip_kfd_mprotect(void* addr, uint64_t size, int prot);
+uint32_t pyhip_kfd_xchg_u32(uint64_t addr, uint32_t value);
 """
 
 MMAP_C = r"""
@@ -155,6 +162,10 @@ void* pyhip_kfd_mmap(uint64_t size, int prot, uint64_t fixed) {
 }
 int pyhip_kfd_munmap(void* addr, uint64_t size) { return munmap(addr, size); }
 int pyhip_kfd_mprotect(void* addr, uint64_t size, int prot) { return mprotect(addr, size, prot); }
+/* An atomic exchange of a 32-bit word (the HDP flush register: taking its value never loses a write). */
+uint32_t pyhip_kfd_xchg_u32(uint64_t addr, uint32_t value) {
+    return __atomic_exchange_n((uint32_t*)(uintptr_t)addr, value, __ATOMIC_ACQ_REL);
+}
 """
 
 

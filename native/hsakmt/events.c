@@ -12,13 +12,23 @@
  *    auto-reset events it was given when it starts (as init_event_waiter does).
  *  - a GPU memory fault sets every memory event of the process and attaches the fault to it; the wait
  *    that returns it copies the fault into HsaEvent.EventData.MemoryAccessFault.
- *  - deviation: a wait of an hour or more (ROCr's "forever": 0xFFFFFFFE ms, or INFINITE) returns
+ *  - event age (amdkfd's event_age, KFD ioctl 1.14; libhsakmt's hsaKmtWaitOnMultipleEvents_Ext and
+ *    hsaKmtWaitOnEvent_Ext): every event counts its sets, from 1 at creation (a wrap skips the reserved 0 and 1).
+ *    A waiter on a signal event that passes a non-zero last-seen age is activated at once if the age differs
+ *    (the event was set since, even if another waiter consumed that set); a wait that completes hands back the
+ *    current age of each activated signal event it passed an age for, the others' ages stay as given.  Age 0
+ *    (and the 5.2 functions without _Ext) keep the old semantics.  ROCr 5.2 imports only the functions without
+ *    _Ext: it never passes an age.
+ *  - deviation (default; the quirk strict-events turns it off, pyhip_kfd_set_strict_events): a wait of an hour
+ *    or more (ROCr's "forever": 0xFFFFFFFE ms, or INFINITE) in which no event has an age returns
  *    HSAKMT_STATUS_WAIT_TIMEOUT after FOREVER_SLICE_MS with nothing set, where amdkfd would go on sleeping.
  *    ROCr re-checks its signal values after every return (InterruptSignal::WaitRelaxed, Signal::WaitAny), so
- *    to it this is a spurious wake-up; it ends a lost wake-up of ROCr's own: its queue destructor and its
- *    async-events thread wait on the queue's inactive signal, ONE auto-reset event, and when the destructor's
- *    store sets it before the async thread sleeps, the destructor's own wait consumes the set — both then
- *    sleep forever (seen in hsa_queue_destroy on this loaded box; tests/thunk/event_forever.c).
+ *    to it this is a spurious wake-up; it ends a lost wake-up of ROCr 5.2's own: its queue destructor and its
+ *    async-events thread wait on the queue's inactive signal, ONE auto-reset event shared by every queue, and
+ *    when the async thread's store sets it before the destructor sleeps, the async thread's next wait can
+ *    consume the set — the destructor then sleeps forever (seen in hsa_queue_destroy on this loaded box;
+ *    tests/thunk/event_forever.c, queue_destroy_stress.c).  Later ROCr closes that window with event ages;
+ *    a wait that passes one gets amdkfd's forever.
  *  - a wait holds the events it was given, not their ids or table entries: an event destroyed while waited
  *    on fails the wait (destroy_event clears each waiter's event, test_event_condition then fails), even
  *    when a new event took its id and entry at once — each entry's generation changes at destruction, so a
@@ -52,7 +62,7 @@ typedef struct {
     int used;
     uint32_t id, type;
     int auto_reset, signaled, waiters;
-    uint64_t activations;           /* bumped by every set: waiters registered earlier see it */
+    uint64_t age;                   /* amdkfd's event_age: 1 at creation, bumped by every set */
     uint64_t generation;            /* bumped when the event is destroyed: the entry is another event then */
     int has_fault;
     HsaMemoryAccessFault fault;
@@ -65,6 +75,9 @@ static kfd_event ev_table[MAX_EVENTS];
 static uint64_t* ev_page;           /* KFD_SIGNAL_EVENT_LIMIT slots */
 static uint32_t next_system_id = KFD_FIRST_SYSTEM_EVENT_ID;
 static int kfd_open_count;
+static int strict_events;          /* the quirk strict-events: no FOREVER_SLICE_MS deviation */
+
+void pyhip_kfd_set_strict_events(int strict) { __atomic_store_n(&strict_events, strict, __ATOMIC_RELEASE); }
 
 static uint64_t now_ns(clockid_t c) {
     struct timespec ts;
@@ -101,7 +114,7 @@ static kfd_event* ev_find_locked(uint32_t id) {
 }
 
 static void ev_set_locked(kfd_event* e) {
-    e->activations++;
+    if (++e->age == 0) e->age = 2;  /* never back to the reserved ages 0 and 1 */
     e->signaled = !e->auto_reset || e->waiters == 0;
     pthread_cond_broadcast(&ev_cond);
 }
@@ -143,6 +156,7 @@ HSAKMT_STATUS hsaKmtCreateEvent(HsaEventDescriptor* EventDesc, bool ManualReset,
     e->id = id;
     e->type = EventDesc->EventType;
     e->auto_reset = !ManualReset;
+    e->age = 1;
     if (is_signal) {
         ev_page[id] = UNSIGNALED_SLOT;
         out->EventData.HWData2 = (uint64_t)(uintptr_t)&ev_page[id];
@@ -201,8 +215,9 @@ HSAKMT_STATUS hsaKmtQueryEventState(HsaEvent* Event) {
     return Event ? ST_SUCCESS : ST_INVALID_HANDLE;
 }
 
-HSAKMT_STATUS hsaKmtWaitOnMultipleEvents(HsaEvent* Events[], uint32_t NumEvents, bool WaitOnAll,
-                                         uint32_t Milliseconds) {
+/* amdkfd's kfd_wait_on_events, with libhsakmt's event_age array (NULL: no ages). */
+static HSAKMT_STATUS wait_events(HsaEvent* Events[], uint32_t NumEvents, bool WaitOnAll, uint32_t Milliseconds,
+                                 uint64_t* event_age) {
     if (!pyhip_kfd_is_open()) return ST_NOT_OPEN;
     if (!Events) return ST_INVALID_HANDLE;
     if (NumEvents == 0) return ST_INVALID_PARAMETER;
@@ -211,59 +226,87 @@ HSAKMT_STATUS hsaKmtWaitOnMultipleEvents(HsaEvent* Events[], uint32_t NumEvents,
     kfd_event** evs = calloc(NumEvents, sizeof(kfd_event*));
     uint64_t* seen = calloc(NumEvents, sizeof(uint64_t));
     uint64_t* gens = calloc(NumEvents, sizeof(uint64_t));
-    char* active = calloc(NumEvents, 1);
-    if (!evs || !seen || !gens || !active) { free(evs); free(seen); free(gens); free(active); return ST_ERROR; }
-    struct timespec deadline;
-    clock_gettime(CLOCK_MONOTONIC, &deadline);
-    if (Milliseconds >= FOREVER_MS) Milliseconds = FOREVER_SLICE_MS;
-    {
-        deadline.tv_sec += Milliseconds / 1000;
-        deadline.tv_nsec += (long)(Milliseconds % 1000) * 1000000L;
-        if (deadline.tv_nsec >= 1000000000L) { deadline.tv_sec++; deadline.tv_nsec -= 1000000000L; }
-    }
+    char* flags = calloc(NumEvents, 1);
+    if (!evs || !seen || !gens || !flags) { free(evs); free(seen); free(gens); free(flags); return ST_ERROR; }
+    enum { ACTIVE = 1, QUEUED = 2, AGED = 4 };  /* activated; on the event's wait queue; age given */
     HSAKMT_STATUS st = ST_SUCCESS;
+    int any_age = 0;
     pthread_mutex_lock(&ev_lock);
     ev_init_locked();
-    for (uint32_t i = 0; i < NumEvents; ++i) {      /* register: a signalled event activates the waiter */
+    for (uint32_t i = 0; i < NumEvents; ++i) {      /* init_event_waiter */
         kfd_event* e = evs[i] = ev_find_locked(Events[i]->EventId);
         if (!e) { st = ST_INVALID_PARAMETER; break; }
-        e->waiters++;
         gens[i] = e->generation;
-        seen[i] = e->activations;
-        active[i] = (char)e->signaled;
+        seen[i] = e->age;
+        if (e->signaled) flags[i] |= ACTIVE;
         if (e->signaled && e->auto_reset) e->signaled = 0;
+        if (event_age && e->type == EVENTTYPE_SIGNAL && Events[i]->EventData.EventType == EVENTTYPE_SIGNAL &&
+            event_age[i]) {
+            flags[i] |= AGED;
+            any_age = 1;
+            if (e->age != event_age[i]) flags[i] |= ACTIVE;
+        }
+        if (!(flags[i] & ACTIVE)) { flags[i] |= QUEUED; e->waiters++; }
     }
+    struct timespec deadline;
+    int forever = Milliseconds >= FOREVER_MS;
+    if (forever && !any_age && !__atomic_load_n(&strict_events, __ATOMIC_ACQUIRE)) {
+        Milliseconds = FOREVER_SLICE_MS;
+        forever = 0;
+    }
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
+    deadline.tv_sec += Milliseconds / 1000;
+    deadline.tv_nsec += (long)(Milliseconds % 1000) * 1000000L;
+    if (deadline.tv_nsec >= 1000000000L) { deadline.tv_sec++; deadline.tv_nsec -= 1000000000L; }
     if (st == ST_SUCCESS) {
         for (;;) {
             uint32_t n = 0;
             for (uint32_t i = 0; i < NumEvents; ++i) {
                 if (!evs[i]->used || evs[i]->generation != gens[i]) { st = ST_ERROR; break; }   /* destroyed */
-                if (!active[i] && evs[i]->activations != seen[i]) active[i] = 1;
-                n += active[i];
+                if (!(flags[i] & ACTIVE) && evs[i]->age != seen[i]) flags[i] |= ACTIVE;
+                n += flags[i] & ACTIVE;
             }
             if (st != ST_SUCCESS || (WaitOnAll ? n == NumEvents : n > 0)) break;
             if (Milliseconds == 0) { st = ST_WAIT_TIMEOUT; break; }
-            if (pthread_cond_timedwait(&ev_cond, &ev_lock, &deadline) == ETIMEDOUT) { st = ST_WAIT_TIMEOUT; break; }
+            if (forever) pthread_cond_wait(&ev_cond, &ev_lock);
+            else if (pthread_cond_timedwait(&ev_cond, &ev_lock, &deadline) == ETIMEDOUT) { st = ST_WAIT_TIMEOUT; break; }
         }
     }
-    for (uint32_t i = 0; i < NumEvents; ++i) {
+    for (uint32_t i = 0; i < NumEvents; ++i) {       /* copy_signaled_event_data, free_waiters */
         kfd_event* e = evs[i];
         if (!e) break;
         if (!e->used || e->generation != gens[i]) continue;      /* destroyed: the entry is not ours */
-        e->waiters--;
-        if (st == ST_SUCCESS && e->type == EVENTTYPE_MEMORY && e->has_fault) {
+        if (flags[i] & QUEUED) e->waiters--;
+        if (st != ST_SUCCESS || !(flags[i] & ACTIVE)) continue;
+        if (e->type == EVENTTYPE_MEMORY && e->has_fault) {
             Events[i]->EventData.EventData.MemoryAccessFault = e->fault;
             e->has_fault = 0;
         }
+        if (flags[i] & AGED) event_age[i] = e->age;
     }
     pthread_mutex_unlock(&ev_lock);
-    free(evs); free(seen); free(gens); free(active);
+    free(evs); free(seen); free(gens); free(flags);
     return st;
+}
+
+HSAKMT_STATUS hsaKmtWaitOnMultipleEvents(HsaEvent* Events[], uint32_t NumEvents, bool WaitOnAll,
+                                         uint32_t Milliseconds) {
+    return wait_events(Events, NumEvents, WaitOnAll, Milliseconds, NULL);
+}
+
+HSAKMT_STATUS hsaKmtWaitOnMultipleEvents_Ext(HsaEvent* Events[], uint32_t NumEvents, bool WaitOnAll,
+                                             uint32_t Milliseconds, uint64_t* event_age) {
+    return wait_events(Events, NumEvents, WaitOnAll, Milliseconds, event_age);
 }
 
 HSAKMT_STATUS hsaKmtWaitOnEvent(HsaEvent* Event, uint32_t Milliseconds) {
     if (!Event) return ST_INVALID_HANDLE;
-    return hsaKmtWaitOnMultipleEvents(&Event, 1, true, Milliseconds);
+    return wait_events(&Event, 1, true, Milliseconds, NULL);
+}
+
+HSAKMT_STATUS hsaKmtWaitOnEvent_Ext(HsaEvent* Event, uint32_t Milliseconds, uint64_t* event_age) {
+    if (!Event) return ST_INVALID_HANDLE;
+    return wait_events(&Event, 1, true, Milliseconds, event_age);
 }
 
 /* ---- what the emulated hardware calls ----------------------------------------------------------- */

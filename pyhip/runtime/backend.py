@@ -228,6 +228,10 @@ class DeviceBackend:
     def host_view(self, addr: int, size: int) -> memoryview:
         return self.memory.view(addr, size)
 
+    def host_wrote(self, addr: int, size: int) -> None:
+        """The host finished writing [addr, addr + size) of device memory through ``host_view``: the emulated
+        device reads the same bytes, nothing to flush (the HSA backend flushes the GPU's HDP)."""
+
     def mem_info(self) -> tuple[int, int]:
         used = sum(size for _, size, kind, ext in list(self.memory.table.values()) if kind == "user")
         return self.memory.capacity - used, self.memory.capacity

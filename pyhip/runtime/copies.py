@@ -68,6 +68,8 @@ class Place:
         base = self.view(span)
         if base.flags.writeable:
             fn(base)
+            if self.kind == "device":
+                self.device.backend.host_wrote(self.address, span)     # the HSA backend's HDP flush
             return
         base = base.copy()
         fn(base)

@@ -284,6 +284,14 @@ def _np_view(ep: Endpoint, width: int, height: int, depth: int, writable: bool, 
     return np.lib.stride_tricks.as_strided(mem, (depth, height, width), (slice_, pitch, 1), writeable=writable)
 
 
+def _host_wrote(ep: Endpoint, devices) -> None:
+    """After the host wrote into device memory through a view of it (the HSA backend flushes the GPU's HDP)."""
+    if ep.array is not None:
+        ep.array.device.backend.host_wrote(ep.array.addr, ep.array.slice_bytes * max(ep.array.slices, 1))
+    elif ep.buf is None and ep.addr and (dev := owner_of(devices, int(ep.addr))) is not None:
+        dev.backend.host_wrote(int(ep.addr), 1)
+
+
 def copy_3d(rt, dst: Endpoint, src: Endpoint, width: int, height: int, depth: int, stream=None, sync=True) -> None:
     """Copy a ``width``-byte x ``height`` x ``depth`` region in the order of ``stream`` of runtime ``rt``."""
     width, height, depth = int(width), max(int(height), 1), max(int(depth), 1)
@@ -296,6 +304,7 @@ def copy_3d(rt, dst: Endpoint, src: Endpoint, width: int, height: int, depth: in
     def op():
         _np_view(dst, width, height, depth, True, rt.devices)[...] = _np_view(src, width, height, depth, False,
                                                                                rt.devices)
+        _host_wrote(dst, rt.devices)
     cmd = st.host_op(op, "memcpy3d", keep=(src.buf, dst.buf))
     if sync:
         cmd.signal.wait(None)

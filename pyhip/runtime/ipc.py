@@ -79,6 +79,21 @@ def _forget_opened() -> None:
 os.register_at_fork(after_in_child=_forget_opened)
 
 
+QUIESCE_SECONDS = 5.0                  # as the thunk's Kfd.quiesced
+
+
+def _quiesce(device, timeout: float = QUIESCE_SECONDS) -> None:
+    """The device's work in flight finished (its faults left for its own syncs) before an allocation's pages
+    move into shared memory (its first handle): the move copies the bytes and then maps the file in place, so
+    a kernel or host operation writing the allocation meanwhile wrote pages already copied, and lost it.  As
+    the thunk stops a process's queues while it moves memory, bounded: work still unfinished after ``timeout``
+    (gated on the host) is not waited for.  Work submitted during the move, and host threads writing device
+    memory directly, are not stopped."""
+    end = time.monotonic() + timeout
+    for s in [device.null_stream] + device.streams_snapshot():
+        s.wait_quietly(max(0.0, end - time.monotonic()))
+
+
 def mem_handle(device, start: int, size: int, offset: int) -> bytes:
     """The handle of the device allocation ``[start, start + size)`` of ``device`` (``offset``: where the
     caller's pointer lies in it)."""
@@ -86,7 +101,10 @@ def mem_handle(device, start: int, size: int, offset: int) -> bytes:
     if hsa is not None:
         raw, size = hsa.ipc_export(start)
         return HSA_MAGIC + _HSA.pack(os.getpid(), offset, size) + raw
-    fd, span = _emulated_memory(device).share(start)
+    mem = _emulated_memory(device)
+    if start not in mem.shared:
+        _quiesce(device)
+    fd, span = mem.share(start)
     raw = MEM_MAGIC + _MEM.pack(os.getpid(), fd, device.index, os.fstat(fd).st_ino, offset, size, span)
     return raw.ljust(HANDLE_SIZE, b"\0")
 

@@ -40,6 +40,12 @@ class Native:
     def gpu_clock(self) -> int:
         return self.lib.pyhip_kfd_gpu_clock()
 
+    def xchg_u32(self, addr: int, value: int) -> int:
+        return self.lib.pyhip_kfd_xchg_u32(addr, value)
+
+    def set_strict_events(self, strict: bool) -> None:
+        self.lib.pyhip_kfd_set_strict_events(int(strict))
+
 
 class State:
     kfd = None

@@ -15,6 +15,8 @@ import threading
 import time
 from dataclasses import dataclass
 
+import numpy as np
+
 from ..emu.device import EmulatedGPU
 from . import abi
 from .cp import CommandProcessor
@@ -80,6 +82,9 @@ class Kfd:
             self.gpus[g.node_id].interrupt_hook = self.sq_interrupt
         self.memory = ProcessMemory(self.topology, self.gpus, no_svm=self.quirks.no_svm, vram=self.vram)
         self.memory.quiesce = self.quiesced        # an allocation's first export moves its pages
+        strict_events = getattr(native, "set_strict_events", None)
+        if strict_events is not None:
+            strict_events(self.quirks.strict_events)
         event_page = getattr(native, "event_page", None)
         if event_page is not None:
             self.memory.map_event_page(*event_page())
@@ -91,6 +96,11 @@ class Kfd:
         self.lock = threading.RLock()
         self.faults = []                       # (node, address, failure, the GPUFault) of VM faults raised
         self.evicted: dict[int, int] = {}      # node -> VM-fault evictions of this process (qpd->evicted)
+        # each GPU's MMIO remap page: its HDP flush registers (word 0: HDP_MEM_FLUSH_CNTL, word 1: _REG_)
+        self.mmio = {g.node_id: mmap_anon(PAGE) for g in self.topology.gpus}
+        if not all(self.mmio.values()):
+            raise abi.KfdError(abi.NO_MEMORY, "cannot map the MMIO remap pages")
+        self.hdp_flushes = {g.node_id: 0 for g in self.topology.gpus}
 
     # -- hooks for the hardware ---------------------------------------------------------------------
     def interrupt(self, event_id: int) -> None:
@@ -128,7 +138,25 @@ class Kfd:
 
     # -- apertures ---------------------------------------------------------------------------------
     def apertures(self, node: int):
-        return ((LDS_APERTURE, APERTURE_SIZE), (SCRATCH_APERTURE, APERTURE_SIZE), (SVM_BASE, SVM_LIMIT - SVM_BASE + 1))
+        return ((LDS_APERTURE, APERTURE_SIZE), (SCRATCH_APERTURE, APERTURE_SIZE), (SVM_BASE, SVM_LIMIT - SVM_BASE + 1),
+                (self.mmio.get(node, 0), PAGE))
+
+    # -- HDP -----------------------------------------------------------------------------------------
+    def hdp_flush_count(self, node: int) -> int:
+        """HDP memory flushes of GPU ``node`` so far: a host store to its HDP_MEM_FLUSH_CNTL register (what
+        AMD's HIP, and pyhip's HSA backend, write after host writes into VRAM through the CPU mapping) is taken
+        (atomically swapped for 0) when this is asked; stores between two looks count once.  Host writes into
+        VRAM reach the emulated GPU at once whether flushed or not (its VRAM is host memory)."""
+        page = self.mmio[node]
+        xchg = getattr(self.native, "xchg_u32", None)
+        if xchg is not None:
+            taken = xchg(page, 0)
+        else:                                  # a stand-in native (tests): not atomic
+            word = host_array(page, 4).view(np.uint32)
+            taken, word[0] = int(word[0]), 0
+        with self.lock:
+            self.hdp_flushes[node] += bool(taken)
+            return self.hdp_flushes[node]
 
     # -- doorbells ---------------------------------------------------------------------------------
     def _doorbell(self, node: int) -> int:
@@ -306,3 +334,6 @@ class Kfd:
         for v in self.vram.values():
             v.close()
         self.vram.clear()
+        for page in self.mmio.values():
+            munmap(page, PAGE)
+        self.mmio.clear()

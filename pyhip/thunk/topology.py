@@ -195,7 +195,8 @@ class Topology:
         engine = abi.pack_bits(abi.ENGINE_ID, uCode=b.fw_version & 0x3FF, Major=major, Minor=minor, Stepping=step)
         return dict(
             NumFComputeCores=g.simd_count,
-            NumMemoryBanks=1 + 3,                  # VRAM, plus the LDS, scratch and SVM apertures libhsakmt adds
+            NumMemoryBanks=1 + 3 + 1,              # VRAM, the LDS, scratch and SVM apertures libhsakmt adds, and
+                                                   # its MMIO remap page (the HDP flush registers)
             NumCaches=2 + (1 if b.l3 else 0), NumIOLinks=len(g.links), FComputeIdLo=0x80001000 + 0x100 * g.node_id,
             Capability=cap, MaxWavesPerSIMD=8, LDSSizeInKB=g.lds_bytes >> 10, GDSSizeInKB=0, WaveFrontSize=64,
             NumShaderBanks=g.array_count, NumArrays=1, NumCUPerArray=-(-g.cus // g.array_count), NumSIMDPerCU=4,
@@ -209,18 +210,22 @@ class Topology:
 
     # -- HsaMemoryProperties ------------------------------------------------------------------------
     def memory_banks(self, node_id: int, apertures) -> list[dict]:
-        """``apertures``: the process's (lds, scratch, svm) (base, size) of a GPU node."""
+        """``apertures``: the process's (lds, scratch, svm, mmio) (base, size) of a GPU node."""
         self.check_node(node_id)
         if node_id == CPU_NODE:
             return [dict(HeapType=abi.HEAP_SYSTEM, SizeInBytes=self.system_ram, Width=64, MemoryClockMax=3200)]
         g = self.gpu(node_id)
-        (lds, _), (scratch, scratch_size), (svm, svm_size) = apertures
+        (lds, _), (scratch, scratch_size), (svm, svm_size), (mmio, mmio_size) = apertures
         # small BAR: the CPU cannot map VRAM — amdkfd reports the frame buffer as private (not host-visible)
         vram = abi.HEAP_FB_PRIVATE if self.quirks.small_bar else abi.HEAP_FB_PUBLIC
         return [dict(HeapType=vram, SizeInBytes=g.board.vram, Width=4096, MemoryClockMax=1600),
                 dict(HeapType=abi.HEAP_LDS, SizeInBytes=g.lds_bytes, VirtualBaseAddress=lds),
                 dict(HeapType=abi.HEAP_SCRATCH, SizeInBytes=scratch_size, VirtualBaseAddress=scratch),
-                dict(HeapType=abi.HEAP_SVM, SizeInBytes=svm_size, VirtualBaseAddress=svm)]
+                dict(HeapType=abi.HEAP_SVM, SizeInBytes=svm_size, VirtualBaseAddress=svm),
+                # libhsakmt's MMIO aperture: the page amdkfd remaps the GPU's HDP flush registers into
+                # (KFD_MMIO_REMAP_HDP_MEM_FLUSH_CNTL at 0, _HDP_REG_FLUSH_CNTL at 4); ROCr reads it as
+                # HSA_AMD_AGENT_INFO_HDP_FLUSH
+                dict(HeapType=abi.HEAP_MMIO, SizeInBytes=mmio_size, VirtualBaseAddress=mmio)]
 
     # -- HsaCacheProperties -------------------------------------------------------------------------
     def caches(self, node_id: int) -> list[dict]:

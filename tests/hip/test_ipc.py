@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -163,3 +164,38 @@ def test_errors_within_one_process():
         == E.hipErrorInvalidContext
     ok(hip.hipFree(p))
     ok(hip.hipHostFree(host))
+
+
+def test_first_handle_of_memory_a_stream_is_writing_keeps_the_writes():
+    """hipIpcGetMemHandle while a host function of a stream writes the allocation, chunk by chunk: the first
+    handle moves the allocation's pages into shared memory (copied, then mapped in place), and the chunks
+    written while its bytes were copied were lost (they kept the old value).  The move now waits for the
+    device's work in flight first (bounded, as the thunk stops a process's queues while it moves memory)."""
+    ok(hip.hipSetDevice(0))
+    chunk, chunks = 256 << 10, 192
+    n = chunk * chunks
+    p = ok(hip.hipMalloc(n))
+    ok(hip.hipMemset(p, 0, n))
+    ok(hip.hipDeviceSynchronize())
+    from pyhip.runtime.context import runtime
+    view = np.frombuffer(runtime().devices[0].backend.host_view(int(p), n), np.uint8)
+    started = threading.Event()
+    values = np.random.default_rng().integers(1, 256, chunks, dtype=np.uint8)
+
+    def writer(_):
+        started.set()
+        for k in range(chunks):
+            view[k * chunk:(k + 1) * chunk] = values[k]
+            time.sleep(0.002)
+    stream = ok(hip.hipStreamCreateWithFlags(hip.hipStreamNonBlocking))
+    ok(hip.hipLaunchHostFunc(stream, writer, None))
+    assert started.wait(60)
+    time.sleep(0.05)                            # the writer is in the middle of the allocation
+    mem_handle(p)
+    ok(hip.hipStreamSynchronize(stream))
+    seen = np.zeros(n, np.uint8)
+    ok(hip.hipMemcpy(seen, p, n, V.hipMemcpyDeviceToHost))
+    lost = int((seen.reshape(chunks, chunk) != values[:, None]).any(axis=1).sum())
+    assert lost == 0, f"{lost} of {chunks} chunks lost"
+    ok(hip.hipStreamDestroy(stream))
+    ok(hip.hipFree(p))

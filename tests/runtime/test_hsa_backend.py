@@ -715,3 +715,66 @@ def test_pinned_copies_are_dma_in_stream_order(quirks):
                        env=env(PYHIP_DEVICES="gfx90a:sramecc+:xnack-", PYHIP_THUNK_QUIRKS=quirks))
     assert r.returncode == 0 and r.stdout.split() == ["h2d", "0", "tail", "0", "d2h", "0", "edges", "0", "h2h", "0",
                                                       "dma", "True", "staged", "0"], r.stdout + r.stderr
+
+
+HDP = r"""
+import numpy as np
+import pyhip.hip as hip
+from pyhip.errors import hipError_t as E
+from pyhip.runtime.hsa.system import HsaSystem
+from pyhip.thunk.entry import current
+
+def ok(r):
+    err, *rest = r if isinstance(r, tuple) else (r,)
+    assert err == E.hipSuccess, E(err).name
+    return rest[0] if len(rest) == 1 else (rest or None)
+
+K = hip.hipMemcpyKind
+rng = np.random.default_rng()
+w, h = int(rng.integers(40, 200)), int(rng.integers(3, 9))
+d, pitch = ok(hip.hipMallocPitch(w, h))                     # (starts the runtime, ROCr and the thunk)
+ok(hip.hipDeviceSynchronize())
+kfd = current()
+backend = next(iter(HsaSystem.get().backends.values()))
+node = backend.agent.node
+gpu = kfd.gpus[node]
+print("register", backend.agent.info["hdp_mem_flush"] == kfd.mmio[node])
+flushes = lambda: kfd.hdp_flush_count(node)
+steps = []
+before = flushes()
+src = rng.integers(0, 256, (h, w + 16), dtype=np.uint8)
+ok(hip.hipMemcpy2D(d, pitch, src, w + 16, w, h, K.hipMemcpyHostToDevice))      # host writes rows into VRAM
+seen = np.frombuffer(gpu.memory.read(int(d), pitch * h), np.uint8).reshape(h, pitch)[:, :w]   # the GPU's bytes
+steps.append(("copy2d", flushes() - before, int((seen != src[:, :w]).sum())))
+before = flushes()
+back = np.full((h, w), 0xC3, np.uint8)
+ok(hip.hipMemcpy2D(back, w, d, pitch, w, h, K.hipMemcpyDeviceToHost))          # reads only: no flush
+steps.append(("read2d", flushes() - before, int((back != src[:, :w]).sum())))
+before = flushes()
+v = int(rng.integers(1, 255))
+ok(hip.hipMemset2D(d, pitch, v, w, h))                                          # host fill of the rows
+seen = np.frombuffer(gpu.memory.read(int(d), pitch * h), np.uint8).reshape(h, pitch)[:, :w]
+steps.append(("memset2d", flushes() - before, int((seen != v).sum())))
+before = flushes()
+s = ok(hip.hipStreamCreate())
+word = int(rng.integers(1, 1 << 31))
+ok(hip.hipStreamWriteValue32(s, d, word, 0))
+ok(hip.hipStreamSynchronize(s))
+steps.append(("writevalue", flushes() - before, int(np.frombuffer(gpu.memory.read(int(d), 4), np.uint32)[0] != word)))
+for name, n, wrong in steps:
+    print(name, n, wrong)
+"""
+
+
+def test_hdp_flush_after_host_writes_into_vram():
+    """The thunk reports each GPU's MMIO remap page (libhsakmt's MMIO aperture, where amdkfd maps the HDP flush
+    registers) and ROCr hands it out as HSA_AMD_AGENT_INFO_HDP_FLUSH; the backend writes HDP_MEM_FLUSH_CNTL after
+    host writes into VRAM through the CPU's mapping, as AMD's HIP does, and not after reads: a pitched copy
+    host->device (random sizes), a read back, a 2-D memset and a stream write-value, each checked against the
+    GPU's own bytes, with the flushes the thunk counted during each step.  Without the backend's flush the
+    host-write steps count 0."""
+    r = subprocess.run([sys.executable, "-c", HDP], capture_output=True, text=True, timeout=300,
+                       env=env(PYHIP_DEVICES="gfx90a:sramecc+:xnack-"))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.split() == ["register", "True", "copy2d", "1", "0", "read2d", "0", "0", "memset2d", "1", "0",
+                                "writevalue", "1", "0"], r.stdout + r.stderr

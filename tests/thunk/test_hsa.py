@@ -3,9 +3,11 @@ a plain HSA program (agents, memory pools, an executable, hand-written dispatch 
 waits, ROCr's own blit kernels for async copies), the agent listing rocminfo would print, and the thunk
 interface used directly from a C program compiled against Debian's hsakmt.h."""
 import re
+import subprocess
 
 import pytest
 
+from conftest import require_tool
 from thunkkit import BASIC, HERE, gcc, run_on_thunk
 
 
@@ -70,3 +72,32 @@ def test_a_forever_wait_whose_set_another_waiter_consumed_comes_back(tmp_path):
     event_forever.c, whose watchdog fails it if the wait never returns."""
     r = run_on_thunk(gcc(tmp_path, HERE / "event_forever.c", "hsakmt", "pthread"), timeout=120)
     assert r.returncode == 0 and r.stdout.strip().endswith("PASS"), r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("quirks", ["", "strict-events"])
+def test_event_age_as_amdkfd(tmp_path, quirks):
+    """hsaKmtWaitOnEvent_Ext / hsaKmtWaitOnMultipleEvents_Ext (later libhsakmt; ROCr 5.2 does not call them) with
+    amdkfd's event ages: a new event's age is 1, every set bumps it, a waiter passing an older age wakes at once
+    even when another waiter consumed the set, a completed wait hands back the age of each activated signal
+    event (age 0 and memory events: the old semantics), and a waiter activated at registration is not on the
+    event's wait queue.  Then 200 rounds of the lost wake-up (the set meant for a sleeper consumed before it
+    sleeps) with a "forever" wait that passes its age — under strict-events there is no spurious wake-up to
+    hide a lost one.  Fails on a thunk that ignores the age (line 77) or counts an activated waiter (line 116)."""
+    exe = tmp_path / "event_age"
+    subprocess.run([require_tool("gcc"), "-O1", str(HERE / "event_age.c"), "-o", str(exe), "-lhsakmt", "-lpthread",
+                    "-ldl"], check=True, capture_output=True)
+    r = run_on_thunk(exe, timeout=300, PYHIP_THUNK_QUIRKS=quirks)
+    assert r.returncode == 0 and r.stdout.strip() == "PASS", r.stdout + r.stderr
+
+
+def test_queue_destroy_under_concurrent_event_traffic(tmp_path):
+    """hsa_queue_destroy on ROCr 5.2 while other threads create, fire and destroy async-handler signals: three
+    threads each create, use (a barrier-AND packet, its completion signal waited on blocked) and destroy 20
+    queues while two threads run 40 async handlers each and one thread burns CPU (preemption inside ROCr's
+    short windows).  Every queue's inactive signal shares one auto-reset KFD event with the others; a destroy
+    whose wake-up is lost would sleep forever — the program's watchdog and the subprocess timeout are the hang
+    check.  Under strict-events (amdkfd's forever, no spurious wake-up) 1,800 destroys in 12 runs did not hang
+    either: the window is narrow; tests/thunk/event_forever.c shows the mechanism itself."""
+    exe = gcc(tmp_path, HERE / "queue_destroy_stress.c", "hsa-runtime64", "pthread")
+    r = run_on_thunk(exe, 20, 3, 240, 1, timeout=300)
+    assert r.returncode == 0 and r.stdout.strip() == "PASS 60 80", r.stdout + r.stderr[-3000:]

@@ -106,3 +106,29 @@ def test_vram_is_aligned_as_libhsakmt_aligns_it(kfd):
         assert addr % want == 0, (size, hex(addr))
     for addr in got:
         m.free(addr)
+
+
+def test_mmio_remap_page_and_hdp_flush_count():
+    """Each GPU node reports libhsakmt's MMIO aperture (HSA_HEAPTYPE_MMIO_REMAP, one page, counted in
+    NumMemoryBanks as libhsakmt counts it when the aperture is mapped): the page amdkfd remaps the HDP flush
+    registers into.  Stores to HDP_MEM_FLUSH_CNTL (word 0) are counted, once per look; HDP_REG_FLUSH_CNTL
+    (word 1) is not a memory flush."""
+    k = Kfd(FakeNative(), "gfx90a:sramecc+:xnack-,gfx90a:sramecc+:xnack-")
+    try:
+        for node in (1, 2):
+            banks = k.topology.memory_banks(node, k.apertures(node))
+            assert len(banks) == k.topology.node_properties(node)["NumMemoryBanks"]
+            mmio = [b for b in banks if b["HeapType"] == abi.HEAP_MMIO]
+            assert mmio == [dict(HeapType=abi.HEAP_MMIO, SizeInBytes=PAGE, VirtualBaseAddress=k.mmio[node])]
+        assert k.mmio[1] != k.mmio[2]
+        regs = (ctypes.c_uint32 * 2).from_address(k.mmio[1])
+        assert k.hdp_flush_count(1) == 0
+        regs[0] = 1
+        regs[0] = 1                                   # two stores before a look: one flush seen
+        assert k.hdp_flush_count(1) == 1 and k.hdp_flush_count(2) == 0 and regs[0] == 0
+        regs[1] = 1                                   # the register flush
+        assert k.hdp_flush_count(1) == 1
+        regs[0] = 7
+        assert k.hdp_flush_count(1) == 2 and k.hdp_flush_count(1) == 2
+    finally:
+        k.close()

@@ -20,7 +20,8 @@ ONE = "gfx90a:sramecc+:xnack-"
 
 @pytest.mark.parametrize("text, want", [("", Quirks()), ("cus=228", Quirks(cus=228)),
                                         ("small-bar, no-svm,cus=20", Quirks(20, True, True)),
-                                        ("no-p2p", Quirks(no_p2p=True))])
+                                        ("no-p2p", Quirks(no_p2p=True)),
+                                        ("strict-events", Quirks(strict_events=True))])
 def test_parse(text, want):
     assert Quirks.parse(text) == want
 

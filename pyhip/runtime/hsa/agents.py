@@ -55,7 +55,16 @@ class AgentQueries:
                     waves_per_cu=self.get(a, api.AMD_AGENT_INFO_MAX_WAVES_PER_CU, "uint32_t*")[0],
                     bdf=self.get(a, api.AMD_AGENT_INFO_BDFID, "uint32_t*")[0],
                     domain=self.get(a, api.AMD_AGENT_INFO_DOMAIN, "uint32_t*")[0],
-                    lds=lds[0] if lds else 0)
+                    lds=lds[0] if lds else 0,
+                    hdp_mem_flush=self.hdp_flush(a))
+
+    def hdp_flush(self, a) -> int:
+        """The address of the agent's HDP_MEM_FLUSH_CNTL register (HSA_AMD_AGENT_INFO_HDP_FLUSH, from the KFD's
+        MMIO remap page), 0 if ROCr has none for it."""
+        regs = ffi.new("uint64_t[2]")
+        if self.hsa.lib.hsa_agent_get_info(a, api.AMD_AGENT_INFO_HDP_FLUSH, regs) != api.STATUS_SUCCESS:
+            return 0
+        return int(regs[0])
 
     def segment_sizes(self, a) -> list:
         out = []

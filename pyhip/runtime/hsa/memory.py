@@ -204,9 +204,27 @@ class DeviceMemory:
         data = bytes(data)
         if addr in self._host_visible:          # kernargs, CPU-visible VRAM: written directly
             ffi.memmove(ffi.cast("void*", addr), data, len(data))
+            self.host_wrote(addr, len(data))
             return
         self.hsa.check(self.hsa.lib.hsa_memory_copy(ffi.cast("void*", addr), ffi.from_buffer(data), len(data)),
                        "write")
+
+    def host_wrote(self, addr: int, size: int) -> None:
+        """The host wrote [addr, addr + size) through the CPU's mapping: if that is VRAM, the write may sit in
+        the GPU's HDP (the host data path's buffers) — flushed as AMD's HIP does it (ROCclr: a store to
+        HDP_MEM_FLUSH_CNTL, then a load of it so the store has landed) before the GPU is told to read.
+        Kernarg and other system memory needs none."""
+        hit = self._find(addr)
+        if hit is None or hit[2].startswith("kernarg"):
+            return
+        self.hdp_flush()
+
+    def hdp_flush(self) -> None:
+        reg = self.agent.info.get("hdp_mem_flush", 0)
+        if reg:
+            p = ffi.cast("uint32_t*", reg)
+            p[0] = 1
+            p[0]                                # read back: the store reached the register
 
     def fill(self, addr: int, value: int, count: int, width: int) -> None:
         pattern = int(value).to_bytes(width, "little")

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures as cf
+import fcntl
 import json
 import os
 import re
@@ -218,6 +219,17 @@ def passed(status: str) -> bool:
     return status in ("passed", "skipped")
 
 
+def save(path: Path, entries: dict) -> None:
+    """Merge ``entries`` into the JSON file at ``path`` under a lock (several runs may share a build dir)."""
+    with open(path.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        old = json.loads(path.read_text()) if path.exists() else {}
+        old.update(entries)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(old, indent=1, sort_keys=True))
+        tmp.replace(path)
+
+
 def run_runtime(libs, built, runtime: str, build: Path, jobs: int, timeout: float, rerun: bool,
                 filt: str | None) -> dict:
     """{lib: {case key: result}} where a case is a gtest suite (its tests counted apart) or a sample."""
@@ -242,7 +254,7 @@ def run_runtime(libs, built, runtime: str, build: Path, jobs: int, timeout: floa
         return s
     with cf.ThreadPoolExecutor(jobs) as pool:
         suites = list(pool.map(lambda x: names_of(x[2]), listing))
-    lcache.write_text(json.dumps(known, indent=1, sort_keys=True))
+    save(lcache, {k: v for k, v in known.items() if k in {str(x[2]) for x in listing}})
     for (n, prog, exe), ss in zip(listing, suites):
         if not ss:
             work.append((n, f"{prog}::<listing>", exe, None, []))
@@ -272,10 +284,10 @@ def run_runtime(libs, built, runtime: str, build: Path, jobs: int, timeout: floa
             n, key, exe, _, _ = futs[f]
             res = dict(f.result(), mtime=exe.stat().st_mtime)
             results[n][key] = old[f"{n}/{key}"] = res
+            save(cache, {f"{n}/{key}": res})
             bad = sum(not passed(s) for s in res["tests"].values())
             print(f"    [{i + 1}/{len(todo)}] {n} {key}: {len(res['tests']) - bad}/{len(res['tests'])} "
                   f"({res['end']}, {res['seconds']} s)", flush=True)
-            cache.write_text(json.dumps(old, indent=1, sort_keys=True))
     return results
 
 

@@ -97,10 +97,11 @@ def libraries(sources: Path, rocprim: list[str], hipsparse_tests: list[str]) -> 
     r = sources / "hipSPARSE"
     if (r / "clients" / "samples").is_dir():
         c = r / "clients"
-        inc = ["-I", str(c / "include"), "-I", "/usr/include/hipsparse"]
+        # C++14 as hipSPARSE's CMake has it (its utility.cpp aliases std::filesystem when C++17's is absent)
+        inc = ["-std=c++14", "-I", str(c / "include"), "-I", "/usr/include/hipsparse"]
         flags = [*inc, "-DGOOGLE_TEST"]
         common = [c / "common" / f for f in ("utility.cpp",)]
-        progs = [(p.stem, [p, *common], inc, ["hipsparse"])
+        progs = [(p.stem, [p, *common], inc, ["hipsparse", "stdc++fs"])
                  for p in sorted((c / "samples").glob("example_*.cpp"))]
         kind = {p[0]: "sample" for p in progs}
         tests = [c / "tests" / f"test_{t}.cpp" for t in hipsparse_tests if (c / "tests" / f"test_{t}.cpp").exists()]
@@ -108,7 +109,7 @@ def libraries(sources: Path, rocprim: list[str], hipsparse_tests: list[str]) -> 
             srcs = [c / "tests" / "hipsparse_gtest_main.cpp", *tests,
                     *(c / "common" / f for f in ("utility.cpp", "unit.cpp", "arg_check.cpp",
                                                  "hipsparse_template_specialization.cpp"))]
-            progs.append(("hipsparse-test", srcs, flags, ["hipsparse", "gtest"]))
+            progs.append(("hipsparse-test", srcs, flags, ["hipsparse", "gtest", "stdc++fs"]))
             kind["hipsparse-test"] = "gtest"
         out["hipSPARSE"] = Lib("hipSPARSE", r, progs, kind)
     return out
@@ -231,7 +232,7 @@ def save(path: Path, entries: dict) -> None:
 
 
 def run_runtime(libs, built, runtime: str, build: Path, jobs: int, timeout: float, rerun: bool,
-                filt: str | None) -> dict:
+                filt: str | None, cached_only: bool = False) -> dict:
     """{lib: {case key: result}} where a case is a gtest suite (its tests counted apart) or a sample."""
     cache = build / f"results-{runtime}.json"
     old = json.loads(cache.read_text()) if cache.exists() else {}
@@ -249,6 +250,8 @@ def run_runtime(libs, built, runtime: str, build: Path, jobs: int, timeout: floa
         hit = known.get(str(exe))
         if hit and hit["mtime"] == exe.stat().st_mtime and hit["suites"]:
             return hit["suites"]
+        if cached_only:
+            return []
         s = gtest_suites(exe, runtime, timeout)
         known[str(exe)] = {"mtime": exe.stat().st_mtime, "suites": s}
         return s
@@ -256,7 +259,7 @@ def run_runtime(libs, built, runtime: str, build: Path, jobs: int, timeout: floa
         suites = list(pool.map(lambda x: names_of(x[2]), listing))
     save(lcache, {k: v for k, v in known.items() if k in {str(x[2]) for x in listing}})
     for (n, prog, exe), ss in zip(listing, suites):
-        if not ss:
+        if not ss and not cached_only:
             work.append((n, f"{prog}::<listing>", exe, None, []))
         for suite, tests in ss:
             work.append((n, f"{prog}::{suite}", exe, suite, tests))
@@ -270,6 +273,8 @@ def run_runtime(libs, built, runtime: str, build: Path, jobs: int, timeout: floa
             results[n][key] = prev
         else:
             todo.append((n, key, exe, suite, tests))
+    if cached_only:                                   # --cached: report what earlier runs measured
+        todo = []
     print(f"  {runtime}: {len(work)} cases ({len(todo)} to run)", flush=True)
 
     def one(n, key, exe, suite, tests):
@@ -344,6 +349,8 @@ def main(argv=None) -> int:
     ap.add_argument("--compare", action="store_true", help="also run under --runtime amd and compare")
     ap.add_argument("-k", "--filter", help="only cases (program::suite) matching this regular expression")
     ap.add_argument("--build-only", action="store_true")
+    ap.add_argument("--cached", action="store_true",
+                    help="build nothing, run nothing: the table of the cached results of built programs")
     ap.add_argument("--rerun", action="store_true", help="run cases again even if a result is cached")
     ap.add_argument("--failures", action="store_true", help="list every failing test")
     ap.add_argument("--json", type=Path, help="write all results here")
@@ -356,7 +363,12 @@ def main(argv=None) -> int:
             raise SystemExit(f"{n}: no sources under {a.sources / n} (see docs/amd-libraries.md)")
     libs = {n: libs[n] for n in names}
     t0 = time.monotonic()
-    built, failed = build_all(libs, a.build_dir, a.jobs)
+    if a.cached:
+        built = {n: {p[0]: a.build_dir / n / "bin" / p[0] for p in lib.programs
+                     if (a.build_dir / n / "bin" / p[0]).exists()} for n, lib in libs.items()}
+        failed = {}
+    else:
+        built, failed = build_all(libs, a.build_dir, a.jobs)
     print(f"built {sum(len(v) for v in built.values())} programs, {len(failed)} do not build "
           f"({time.monotonic() - t0:.0f} s; {a.build_dir})", flush=True)
     for k, v in sorted(failed.items()):
@@ -364,7 +376,8 @@ def main(argv=None) -> int:
     if a.build_only:
         return 0
     runtimes = [a.runtime] + (["amd"] if a.compare and a.runtime != "amd" else [])
-    res = {rt: run_runtime(libs, built, rt, a.build_dir, a.jobs, a.timeout, a.rerun, a.filter) for rt in runtimes}
+    res = {rt: run_runtime(libs, built, rt, a.build_dir, a.jobs, a.timeout, a.rerun, a.filter, a.cached)
+           for rt in runtimes}
     ours = res[a.runtime]
     oracle = res.get("amd") if a.compare else None
     print(report(names, ours, oracle, failed, a.runtime))

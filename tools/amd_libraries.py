@@ -349,6 +349,7 @@ def main(argv=None) -> int:
     ap.add_argument("--compare", action="store_true", help="also run under --runtime amd and compare")
     ap.add_argument("-k", "--filter", help="only cases (program::suite) matching this regular expression")
     ap.add_argument("--build-only", action="store_true")
+    ap.add_argument("--no-build", action="store_true", help="run the programs already built, build none")
     ap.add_argument("--cached", action="store_true",
                     help="build nothing, run nothing: the table of the cached results of built programs")
     ap.add_argument("--rerun", action="store_true", help="run cases again even if a result is cached")
@@ -363,7 +364,7 @@ def main(argv=None) -> int:
             raise SystemExit(f"{n}: no sources under {a.sources / n} (see docs/amd-libraries.md)")
     libs = {n: libs[n] for n in names}
     t0 = time.monotonic()
-    if a.cached:
+    if a.cached or a.no_build:
         built = {n: {p[0]: a.build_dir / n / "bin" / p[0] for p in lib.programs
                      if (a.build_dir / n / "bin" / p[0]).exists()} for n, lib in libs.items()}
         failed = {}

@@ -6,7 +6,6 @@ import subprocess
 import sys
 import tracemalloc
 
-import pytest
 
 from conftest import fixture_files, fixture_path, require_tool
 

@@ -139,8 +139,11 @@ def load(source, *, origin: str | None = None) -> Binary:
                 b.code_objects.append(ref)
                 return b
             b = Binary("host_elf", origin)
+            # a view, not a copy: a library's .hip_fatbin can hold a hundred bundles in 1.3 GB, and
+            # each slice runs to the section's end (librocsparse: 111 copies of up to 1.3 GB each)
+            whole = memoryview(data)
             for off, limit in fatbin_offsets(data):
-                _add_bundle(b, data[off:limit], f"{origin}@0x{off:x}")
+                _add_bundle(b, whole[off:limit], f"{origin}@0x{off:x}")
             return b
         if data[:24] == BUNDLE_MAGIC:
             b = Binary("bundle", origin)

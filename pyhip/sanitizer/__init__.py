@@ -305,6 +305,7 @@ def enable(checks="all", log: str | None = None, echo: bool = True) -> Session:
         ds.LDS_CHECKS.append(_on_lds)               # (and the numpy engine's, for what runs there)
         vmem.GLOBAL_CHECKS.append(_on_global)
         engine.BARRIER_CHECKS.append(_lds_barriers)
+        engine.GWS_CHECKS.append(_gws_barrier)
     return s
 
 
@@ -446,6 +447,15 @@ def _lds_barriers(dispatch, st, ready) -> None:
         sh.barrier(globalrace.global_groups(dispatch, st, np.nonzero(ready)[0]).tolist())
 
 
+def _gws_barrier(dispatch, st, waves) -> None:
+    """racecheck: a global wave sync barrier (``ds_gws_barrier``: cooperative groups' grid sync) released
+    ``waves`` (batch wave indices) of any workgroups."""
+    sh = getattr(dispatch, "_race_global", None)
+    if sh is not None:
+        sh.gws_barrier(globalrace.global_groups(dispatch, st, st.group[waves]) * dispatch.waves_per_group
+                       + st.wave_in_group[waves])
+
+
 def _on_barriers(dispatch, st, ready) -> None:
     s = _SESSION
     if s is not None:
@@ -481,6 +491,8 @@ def disable() -> Session | None:
     if _on_barriers in engine.BARRIER_CHECKS:
         engine.BARRIER_CHECKS.remove(_on_barriers)
         native.sync(False)
+    if _gws_barrier in engine.GWS_CHECKS:
+        engine.GWS_CHECKS.remove(_gws_barrier)
     if _lds_barriers in engine.BARRIER_CHECKS:
         from ..emu.semantics import ds, vmem
         engine.BARRIER_CHECKS.remove(_lds_barriers)

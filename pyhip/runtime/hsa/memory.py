@@ -208,6 +208,10 @@ class DeviceMemory:
         self.hsa.check(self.hsa.lib.hsa_memory_copy(ffi.cast("void*", addr), ffi.from_buffer(data), len(data)),
                        "write")
 
+    def zero_fresh(self, addr: int, size: int) -> None:
+        """Zero bytes the runtime just allocated for its own reasons (DeviceBackend.zero_fresh: no initcheck here)."""
+        self.fill(addr, 0, size, 1)
+
     def fill(self, addr: int, value: int, count: int, width: int) -> None:
         pattern = int(value).to_bytes(width, "little")
         if width < 4:

@@ -148,7 +148,10 @@ def _on_fault(gpu, fault) -> None:
 
 
 def _report(s: Session, memory, fault, details: dict, program, times: int = 1) -> None:
-    """A memcheck report of ``fault`` (classified against ``memory``) at ``details`` (kernel, wave, pc ...)."""
+    """A memcheck report of ``fault`` (classified against ``memory``, or the checked memory whose arena holds the
+    address: another device's) at ``details`` (kernel, wave, pc ...)."""
+    if fault.address is not None:
+        memory = _owner(fault.address, memory)
     got = memcheck.classify(memory, fault)
     if got is None:
         return
@@ -171,6 +174,11 @@ def with_source(r: dict, program) -> dict:
         if src is not None:
             r["source"] = src
     return r
+
+
+def _owner(address: int, default):
+    """The checked device memory whose arena holds ``address`` (``default`` if none does)."""
+    return next((m for m in _CHECKER.memories if m.base <= address < m.base + len(m.arena)), default)
 
 
 class _Checker:
@@ -242,8 +250,7 @@ def collect() -> None:
                                         int(h.lds_alloc), ctx)
                 s.add(with_source(r, ctx.get("program")), int(h.count))
             continue
-        mem = next((m for m in memories if m.base <= h.address < m.base + len(m.arena)), memories[0] if memories
-                   else None)
+        mem = _owner(int(h.address), memories[0] if memories else None)
         if mem is None:
             continue
         ctx.update(address=int(h.address), access=f"{h.size} bytes, {'write' if h.write else 'read'}")

@@ -111,3 +111,12 @@ def test_grid_sync_orders_workgroups(build, tmp_path, engine):
     assert any(x["workgroup"] != x["other_workgroup"] for x in reps), reps
     step = _line("grid_sync.hip", "STEP")
     assert all(x["source"].endswith(f"grid_sync.hip:{step}") for x in reps), reps
+
+
+def test_empty_kernel_at_the_largest_grid(build):
+    """A lone s_endpgm over 2^31 - 1 workgroups retires at once under --check all, as without checks (it touches
+    nothing; racecheck's one-at-a-time schedule ran every workgroup: minutes)."""
+    exe = build("nop_grid", False)
+    r = _exec(exe, "--check", "all", timeout=120)
+    assert r.returncode == 0 and r.stdout == "2147483647 hipSuccess\n", r.stdout + r.stderr
+    assert "pyhip check: no errors found" in r.stderr, r.stderr

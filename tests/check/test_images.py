@@ -6,6 +6,7 @@ with its lane count, first lane and source line, the same on both engines (the n
 compiled kernels; the numpy engine's semantics); the clean phase before them (a copy, a surface store, then
 reads) is silent; what the program computes is unchanged (use after free: loads read 0, stores dropped)."""
 import json
+import pytest
 import os
 import subprocess
 import sys
@@ -60,3 +61,50 @@ def test_image_accesses_alike_on_both_engines(build, tmp_path):
     assert store["kind"] == "use-after-free" and store["count"] == 37 * 5 and store["lane"] == 0, store
     assert store["instruction"].startswith("image_store") and store["access"] == "4 bytes, write", store
     assert store["source"].endswith(src(_line("image_access.hip", "IMG-STORE"))), store
+
+
+_OOB = r'''
+import sys, numpy as np
+sys.path[:0] = [{emu!r}, {tests!r}]
+import pyhip, asmkit, mimgkit as mk
+g = asmkit.gpu("gfx90a"); g.engine = {engine!r}
+native0 = g.engine_stats()["native"]
+tex = np.arange(64 * 4, dtype=np.float32).reshape(1, 4, 64, 1)          # 4 rows of 64 floats: 1024 bytes
+img = mk.Image(tex, "2d")
+t = list(img.t)
+t[2] = (t[2] & ~(0x3FFF << 14)) | (7 << 14)                              # HEIGHT 8: rows 4..7 run past the end
+rows = np.stack([np.arange(64), np.arange(64) % 8], 1)                  # lane l: texel (l, l % 8)
+# (one session each: the two test kernels have one name and the instruction at one PC, one report between them)
+for inst, coords in (("image_load v8, v4, s[12:19] dmask:0x1 unorm", rows),
+                     ("image_store v8, v4, s[12:19] dmask:0x1 unorm", np.stack([rows[:, 0], 7 - rows[:, 1]], 1))):
+    with pyhip.check("memcheck", echo=False) as s:
+        got = mk.run(inst, t, None, coords)[:, 0].view(np.float32)
+    for r in s.reports:
+        print("REPORT", r["kind"], r["lane"], r["instruction"].split()[0], r["address"] - img.addr, r["access"],
+              s.count(r))
+    if "load" in inst:
+        print("LOADED", [float(x) for x in got[:8]])
+img.free()
+print("NATIVE", g.engine_stats()["native"] - native0)
+'''
+
+
+@pytest.mark.parametrize("engine", ["numpy", "native"])
+def test_image_past_the_exact_end(tmp_path, engine):
+    """A T# whose rows run past its allocation (a hand-made descriptor: through HIP's API a texture cannot, its
+    range is checked at creation): memcheck reports image_load and image_store lanes past the exact end (inside
+    the 2 MiB the allocation owns, where a GPU does not fault: performed), first lane and count, on both engines."""
+    code = _OOB.format(emu=str(programs.ROOT / "tests" / "emu"), tests=str(programs.ROOT / "tests"), engine=engine)
+    env = {**os.environ, "PYHIP_JIT_TIERING": "0", "PYTHONPATH": str(programs.ROOT)}
+    env.pop("PYHIP_CHECK", None)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    lines = r.stdout.splitlines()
+    reps = [x.split()[1:] for x in lines if x.startswith("REPORT")]
+    # rows 4..7 of lanes l with l % 8 >= 4: 32 lanes each; the first is lane 4 at row 4 (byte 4 * 256 + 16)
+    assert reps == [["out-of-bounds", "4", "image_load", str(4 * 256 + 16), "4", "bytes,", "read", "32"],
+                    ["out-of-bounds", "0", "image_store", str(7 * 256), "4", "bytes,", "write", "32"]], lines
+    loaded = eval(next(x for x in lines if x.startswith("LOADED"))[7:])     # rows 0..3 as written; 4..7: padding
+    assert loaded[:4] == [float(l * 64 + l) for l in range(4)] and loaded[4:8] == [0.0] * 4, loaded
+    native = int(next(x for x in lines if x.startswith("NATIVE")).split()[1])
+    assert (native > 0) == (engine == "native"), lines

@@ -10,6 +10,11 @@ then runs each TEST_CASE alone under ``pyhip exec`` with a timeout and prints a 
 ``N passed, M failed``.  Binaries and results are cached (``--build-dir``; default
 ``~/.cache/pyhip/hip-conformance/<checkout>``), so a rerun only rebuilds what changed.
 
+``--check CHECKS`` runs each case under ``pyhip exec --check CHECKS`` (a comma list or ``all``; results
+cached apart, as ``results-check-<CHECKS>.json``), keeps each case's JSON-lines report log
+(``<build-dir>/check-logs/``) and ends with the cases that had reports and what kinds: the sanitizer's
+false-alarm hunt over programs that are not ours.
+
 ``--runtime amd`` runs the same cases on AMD's own HIP (libamdhip64 5.2 over pyhip's emulated device,
 when pyhip provides that runtime): the oracle.  ``--compare`` prints both and lists the cases that pass
 on AMD's runtime and fail on pyhip's (pyhip's bugs).  The hip-tests sources are never part of pyhip.
@@ -355,12 +360,15 @@ def first_error(rel: Path, build: Path) -> str:
 
 
 # -- running -------------------------------------------------------------------------------------------------
-def runtime_command(runtime: str, exe: Path, args: list[str]) -> list[str]:
+def runtime_command(runtime: str, exe: Path, args: list[str], check: tuple[str, Path] | None = None) -> list[str]:
     """How one case runs: on pyhip's libamdhip64 (``pyhip exec``) or on AMD's (``--runtime amd``; the
-    oracle, provided by ``pyhip exec --runtime amd`` once pyhip serves AMD's HIP through its thunk)."""
+    oracle, provided by ``pyhip exec --runtime amd`` once pyhip serves AMD's HIP through its thunk);
+    ``check`` = (CHECKS, log file): under ``pyhip exec --check CHECKS --check-log FILE``."""
     base = [sys.executable, "-m", "pyhip", "exec"]
     if runtime == "amd":
         base += ["--runtime", "amd"]
+    if check is not None:
+        base += ["--check", check[0], "--check-log", str(check[1])]
     return base + [str(exe), *args]
 
 
@@ -409,10 +417,49 @@ def _env() -> dict:
     return env
 
 
-def run_case(exe: Path, name: str, runtime: str, timeout: float) -> dict:
+def check_log_path(logs: Path, key: str) -> Path:
+    """One case's report log: a file name made from the case's key (names hold spaces, slashes, quotes)."""
+    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", key)[:80]
+    return logs / f"{safe}-{hashlib.sha256(key.encode()).hexdigest()[:8]}.jsonl"
+
+
+def read_check_log(log: Path) -> list[dict]:
+    """The reports ``pyhip exec --check-log`` wrote (none when the case timed out before writing it)."""
+    try:
+        text = log.read_text(errors="replace")
+    except OSError:
+        return []
+    out = []
+    for line in text.splitlines():
+        try:
+            r = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(r, dict) and "totals" not in r:
+            out.append(r)
+    return out
+
+
+def run_case(exe: Path, name: str, runtime: str, timeout: float, check: tuple[str, Path] | None = None) -> dict:
     t0 = time.monotonic()
-    rc, raw = run_group(runtime_command(runtime, exe, [catch_escape(name)]), timeout, exe.parent)
+    if check is not None:
+        check[1].parent.mkdir(parents=True, exist_ok=True)
+        check[1].unlink(missing_ok=True)
+    rc, raw = run_group(runtime_command(runtime, exe, [catch_escape(name)], check), timeout, exe.parent)
     out = raw.decode(errors="replace")
+    extra = {}
+    if check is not None:
+        reports = read_check_log(check[1])
+        kinds: dict[str, int] = {}
+        for r in reports:
+            k = f"{r.get('checker', '?')} {r.get('kind', '?')}"
+            kinds[k] = kinds.get(k, 0) + 1
+        extra = {"reports": len(reports), "report_kinds": kinds, "log": str(check[1]),
+                 "kernels": sorted({r.get("kernel") or "-" for r in reports})}
+        # `pyhip exec --check` exits 1 when it found something and the program exited 0: a Catch2 run that
+        # passed says so in its output
+        if reports and rc == 1 and re.search(r"All tests passed", out):
+            rc = 0
     if rc is None:
         status = "timeout"
     elif rc == 0 and "No tests ran" not in out and "No test cases matched" not in out:
@@ -421,7 +468,7 @@ def run_case(exe: Path, name: str, runtime: str, timeout: float) -> dict:
         status = f"signal {-rc}"
     else:
         status = "failed"
-    return {"status": status, "seconds": round(time.monotonic() - t0, 2), "why": failure_summary(out)}
+    return {"status": status, "seconds": round(time.monotonic() - t0, 2), "why": failure_summary(out), **extra}
 
 
 def failure_summary(out: str) -> str:
@@ -506,6 +553,18 @@ def report(results: dict, areas: list[str], failed_builds: dict, title: str, ora
     return "\n".join(rows)
 
 
+def check_summary(results: dict, checks: str) -> str:
+    """The cases that had reports under ``--check``, with their kinds and kernels."""
+    hit = {k: v for k, v in results.items() if v.get("reports")}
+    timed = sum(v["status"] == "timeout" for v in results.values())
+    rows = [f"--check {checks}: {len(hit)} of {len(results)} cases with reports "
+            f"({sum(passed(v['status']) for v in results.values())} passed; {timed} timed out, unchecked past it)"]
+    for k, v in sorted(hit.items()):
+        kinds = ", ".join(f"{n} {kind}" for kind, n in sorted(v["report_kinds"].items()))
+        rows.append(f"  {v['status']:<8} {k}: {kinds} in {'; '.join(v.get('kernels', []))} ({v['log']})")
+    return "\n".join(rows)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("tests", type=Path, help="a ROCm/hip-tests checkout (the directory holding catch/)")
@@ -522,6 +581,8 @@ def main(argv=None) -> int:
     ap.add_argument("--json", type=Path, help="write all results here")
     ap.add_argument("--pyhip", type=Path, default=ROOT, help="the pyhip checkout to test (default: this one)")
     ap.add_argument("--name", help="results cache name (default: the runtime; e.g. 'baseline')")
+    ap.add_argument("--check", metavar="CHECKS", help="run each case under `pyhip exec --check CHECKS` and list "
+                    "the cases with reports (CHECKS: a comma list or all)")
     a = ap.parse_args(argv)
     global PYHIP
     PYHIP = a.pyhip.resolve()
@@ -534,6 +595,14 @@ def main(argv=None) -> int:
             raise SystemExit(f"unknown area {x!r}: " + ", ".join(AREAS))
     build = a.build_dir or Path.home() / ".cache" / "pyhip" / "hip-conformance" / (
         tests.name + "-" + hashlib.sha256(str(tests).encode()).hexdigest()[:8])
+    if a.check:
+        r = subprocess.run([sys.executable, "-c", "import sys, pyhip.sanitizer as s; s.parse(sys.argv[1])",
+                            a.check], capture_output=True, text=True, env=_env())
+        if r.returncode != 0:                          # a bad name fails before anything runs
+            raise SystemExit(f"--check {a.check}: " + (r.stderr.strip().splitlines() or ["?"])[-1])
+        if a.compare or a.runtime != "pyhip":
+            raise SystemExit("--check runs on pyhip's runtime only (AMD's HIP over the thunk is not checked)")
+        a.name = a.name or "check-" + re.sub(r"[^A-Za-z0-9_.-]+", "_", a.check)
     t0 = time.monotonic()
     built, failed_builds = Builder(tests, build, a.jobs).build_all(areas)
     nexe = sum(len(v) for v in built.values())
@@ -582,7 +651,10 @@ def main(argv=None) -> int:
             else:
                 todo.append((key, area, exe, n))
         with cf.ThreadPoolExecutor(a.jobs) as pool:
-            futs = {pool.submit(run_case, exe, n, rt, a.timeout): (key, area, exe) for key, area, exe, n in todo}
+            logs = build / "check-logs" / (a.name or rt)
+            futs = {pool.submit(run_case, exe, n, rt, a.timeout,
+                                (a.check, check_log_path(logs, key)) if a.check else None): (key, area, exe)
+                    for key, area, exe, n in todo}
             for i, f in enumerate(cf.as_completed(futs)):
                 key, area, exe = futs[f]
                 results[key] = dict(f.result(), area=area, mtime=exe.stat().st_mtime)
@@ -601,6 +673,8 @@ def main(argv=None) -> int:
             if not passed(v["status"]):
                 off = " [disabled by AMD's config]" if is_disabled(k, disabled) else ""
                 print(f"{v['area']:<14} {v['status']:<9} {k}{off}: {v['why']}")
+    if a.check:
+        print(check_summary(ours, a.check))
     if a.json:
         a.json.write_text(json.dumps({"results": all_results, "build_failures": failed_builds}, indent=1))
     return 0

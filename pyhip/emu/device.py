@@ -270,6 +270,12 @@ class EmulatedGPU:
                 fn(self)
 
     def _run(self, d, max_steps):
+        if RACE_FLAGS is not None and max_steps is None and d.kernel_object in self.trivial_kernels:
+            # a lone s_endpgm, retired as the native agent retires it (which racecheck keeps out of the way):
+            # it touches nothing a check looks at, and running every workgroup of a huge grid one by one in
+            # racecheck's schedule took minutes (hip-tests' NOPKernel at the maximum grid size)
+            self.last_dispatch = d
+            return d
         if (ENGINE_OVERRIDE or self.engine) != "numpy":
             nat = self.native_engine()
             race = RACE_FLAGS

@@ -29,6 +29,7 @@ YIELD_STEPS = 64          # instruction steps between voluntary GIL releases
 SPIN_TURNS = 32
 FAIR_TURNS = 64
 BARRIER_CHECKS: list = []  # fn(dispatch, state, ready groups): told before barriers release (pyhip/sanitizer)
+GWS_CHECKS: list = []      # fn(dispatch, state, waves): told when a GWS barrier releases its waves (pyhip/sanitizer)
 # instructions after which the engine re-examines the waves' PCs (control flow, waits, traps)
 BLOCK_ENDS = ("s_branch", "s_cbranch", "s_endpgm", "s_barrier", "s_setpc", "s_swappc", "s_getpc", "s_call",
               "s_trap", "s_sethalt", "s_rfe", "s_subvector", "s_set_gpr_idx", "s_sleep", "ds_gws_barrier",
@@ -303,7 +304,7 @@ class Dispatch:
             if not live.any():
                 if done.all():
                     break
-                if at_gws.any() and gws.release(st):
+                if at_gws.any() and gws.release(st, [lambda waves, f=f: f(self, st, waves) for f in GWS_CHECKS]):
                     continue
                 if not at_barrier.any():
                     if at_gws.any():

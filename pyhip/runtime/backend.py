@@ -225,6 +225,13 @@ class DeviceBackend:
     def fill(self, addr: int, value: int, count: int, width: int) -> None:
         self.memory.fill(addr, value, count, width)
 
+    def zero_fresh(self, addr: int, size: int) -> None:
+        """Zero bytes the runtime just allocated for its own reasons (an array's texels): not a write of the
+        program's, so initcheck still reports a kernel reading them (AMD's hipMallocArray leaves them undefined)."""
+        self.memory.fill(addr, 0, size, 1)
+        if self.memory.shadow is not None:
+            self.memory.shadow.unwritten(addr - self.memory.base, size)
+
     def host_view(self, addr: int, size: int) -> memoryview:
         return self.memory.view(addr, size)
 

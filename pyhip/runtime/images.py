@@ -213,7 +213,7 @@ def create_array(device, fmt: Format, width: int, height: int, depth: int, flags
     a = ImageArray(device, fmt, width, height, depth, flags, kind)
     a.row_bytes = -(-width * fmt.element_size // ROW_ALIGN) * ROW_ALIGN
     a.addr = device.backend.alloc(a.size)
-    device.backend.fill(a.addr, 0, a.size, 1)
+    device.backend.zero_fresh(a.addr, a.size)
     return a
 
 

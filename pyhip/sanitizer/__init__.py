@@ -148,7 +148,10 @@ def _on_fault(gpu, fault) -> None:
 
 
 def _report(s: Session, memory, fault, details: dict, program, times: int = 1) -> None:
-    """A memcheck report of ``fault`` (classified against ``memory``) at ``details`` (kernel, wave, pc ...)."""
+    """A memcheck report of ``fault`` (classified against ``memory``, or the checked memory whose arena holds the
+    address: another device's) at ``details`` (kernel, wave, pc ...)."""
+    if fault.address is not None:
+        memory = _owner(fault.address, memory)
     got = memcheck.classify(memory, fault)
     if got is None:
         return
@@ -171,6 +174,11 @@ def with_source(r: dict, program) -> dict:
         if src is not None:
             r["source"] = src
     return r
+
+
+def _owner(address: int, default):
+    """The checked device memory whose arena holds ``address`` (``default`` if none does)."""
+    return next((m for m in _CHECKER.memories if m.base <= address < m.base + len(m.arena)), default)
 
 
 class _Checker:
@@ -242,8 +250,7 @@ def collect() -> None:
                                         int(h.lds_alloc), ctx)
                 s.add(with_source(r, ctx.get("program")), int(h.count))
             continue
-        mem = next((m for m in memories if m.base <= h.address < m.base + len(m.arena)), memories[0] if memories
-                   else None)
+        mem = _owner(int(h.address), memories[0] if memories else None)
         if mem is None:
             continue
         ctx.update(address=int(h.address), access=f"{h.size} bytes, {'write' if h.write else 'read'}")
@@ -305,6 +312,7 @@ def enable(checks="all", log: str | None = None, echo: bool = True) -> Session:
         ds.LDS_CHECKS.append(_on_lds)               # (and the numpy engine's, for what runs there)
         vmem.GLOBAL_CHECKS.append(_on_global)
         engine.BARRIER_CHECKS.append(_lds_barriers)
+        engine.GWS_CHECKS.append(_gws_barrier)
     return s
 
 
@@ -446,6 +454,15 @@ def _lds_barriers(dispatch, st, ready) -> None:
         sh.barrier(globalrace.global_groups(dispatch, st, np.nonzero(ready)[0]).tolist())
 
 
+def _gws_barrier(dispatch, st, waves) -> None:
+    """racecheck: a global wave sync barrier (``ds_gws_barrier``: cooperative groups' grid sync) released
+    ``waves`` (batch wave indices) of any workgroups."""
+    sh = getattr(dispatch, "_race_global", None)
+    if sh is not None:
+        sh.gws_barrier(globalrace.global_groups(dispatch, st, st.group[waves]) * dispatch.waves_per_group
+                       + st.wave_in_group[waves])
+
+
 def _on_barriers(dispatch, st, ready) -> None:
     s = _SESSION
     if s is not None:
@@ -481,6 +498,8 @@ def disable() -> Session | None:
     if _on_barriers in engine.BARRIER_CHECKS:
         engine.BARRIER_CHECKS.remove(_on_barriers)
         native.sync(False)
+    if _gws_barrier in engine.GWS_CHECKS:
+        engine.GWS_CHECKS.remove(_gws_barrier)
     if _lds_barriers in engine.BARRIER_CHECKS:
         from ..emu.semantics import ds, vmem
         engine.BARRIER_CHECKS.remove(_lds_barriers)

@@ -21,6 +21,8 @@ The rules (each with a test in tests/check/test_racecheck_global.py):
   workgroup that came before B).  Any atomic instruction counts, whatever its address and whether or not a
   ``__threadfence()`` goes with it (the check does not tell a release atomic from a relaxed one).
   ``__threadfence()`` alone orders nothing;
+- a global wave sync barrier (``ds_gws_barrier``: hipcc's ``cooperative_groups::this_grid().sync()``, one wave
+  per workgroup between two ``__syncthreads()``) orders its waves as an atomic of each at its release would;
 - a plain store that publishes (:func:`publish_stores`: a release point between it and the store before it)
   is an atomic; the same store without the fence is a plain write, so a missing ``__threadfence()`` between a
   data store and a flag store is reported (the loads of the flag and of the data, in another wave);
@@ -114,6 +116,13 @@ class Shadow:
             if top >= 0:
                 for v in waves:
                     self.acq[v] = top
+
+    def gws_barrier(self, waves) -> None:
+        """A global wave sync barrier released ``waves`` (global ids) now: everything each did before it arrived
+        is ordered before what any of them does after — to the check, an atomic of each at the release, which
+        every earlier arrival came before."""
+        self.time += 1
+        self.atomic(waves)
 
     def _released(self, u: int, t: int) -> float:
         """The time of the first atomic ordered after wave ``u``'s access at time ``t`` (inf: none yet)."""

@@ -34,6 +34,10 @@ class Shadow:
         self.bits[off:off + size] = 0 if kind == "user" else 1
         self.bits[off + size:off + span] = 1
 
+    def unwritten(self, off: int, size: int) -> None:
+        """Bytes the runtime zeroed for itself (a fresh array's texels): no write of the program's."""
+        self.bits[off:off + size] = 0
+
     def wrote(self, off: int, size: int) -> None:
         self.bits[off:off + size] = 1
 

@@ -3,7 +3,7 @@ docs/check.md): the kernel, workgroup, wave, lane, PC and instruction, as a :cla
 
 numpy engine: device memory tells the sanitizer of the bad lanes from inside the instruction's semantics, so
 the dispatch's state is found on the stack — the engine's frame that runs the instructions (engine, wave state, selection,
-instruction) and the nearest frame that selected the lanes (``widx``/``lidx``, or a ``sel`` mask in
+instruction) and the nearest frame that selected the lanes (``widx``/``lidx``, or a ``sel`` / ``mask`` in
 wave-major order), without a hook in the engine.  The native engine records its bad accesses itself
 (native/engine/state.h ``check_hit``) with the code address; :func:`native_context` names them."""
 from __future__ import annotations
@@ -23,9 +23,10 @@ def _lanes_of(frame, n: int):
     widx, lidx = loc.get("widx"), loc.get("lidx")
     if isinstance(widx, np.ndarray) and isinstance(lidx, np.ndarray) and len(widx) == n == len(lidx):
         return widx, lidx
-    sel = loc.get("sel")
-    if isinstance(sel, np.ndarray) and sel.dtype == bool and sel.ndim == 2 and int(sel.sum()) == n:
-        return np.nonzero(sel)
+    for name in ("sel", "mask"):            # (vmem's selections; mimg's _gather / _scatter take a mask)
+        sel = loc.get(name)
+        if isinstance(sel, np.ndarray) and sel.dtype == bool and sel.ndim == 2 and int(sel.sum()) == n:
+            return np.nonzero(sel)
     return None
 
 

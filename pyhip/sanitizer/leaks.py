@@ -2,7 +2,8 @@
 ``pyhip exec --check`` and ``PYHIP_CHECK``; at the end of the block for ``pyhip.check()``).  Only allocations
 made while the check was on count (their origin was recorded then): hipMalloc and its variants (``user``),
 managed memory and pinned host memory from hipHostMalloc; the runtime's own (code objects, kernel
-arguments, queues) are not the program's."""
+arguments, queues; slabs of device malloc's heap, allocated on pyhip's hostcall thread) are not the
+program's."""
 from __future__ import annotations
 
 from .memcheck import allocation
@@ -17,7 +18,7 @@ def find(memories) -> list[dict]:
         with m.lock:
             live = [(s, m.table[s], m.origins[s]) for s in m.starts if s in m.origins]
         for start, (end, _, kind, _), origin in live:
-            if kind not in KINDS:
+            if kind not in KINDS or (origin or {}).get("internal"):      # (a slab of device malloc's heap ...)
                 continue
             size = end - start
             out.append({"checker": "leaks", "kind": "leak", "message": f"{size} bytes allocated and never freed",

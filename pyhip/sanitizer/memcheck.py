@@ -63,6 +63,9 @@ def classify(memory, fault) -> tuple[str, str, dict | None] | None:
     if near is not None:
         start, end, pages_end, kind = near
         alloc = allocation(start, end - start, kind, memory.origins.get(start))
+        if addr < end:                          # a live allocation's bytes the faulting device does not map
+            return ("invalid-address", f"access at byte {addr - start} of a {end - start}-byte allocation of memory "
+                    "this device has no access to (another device's, without peer access)", alloc)
         where = f"access at byte {addr - start} of a {end - start}-byte allocation ({addr - end} bytes past its end"
         if addr < pages_end:
             return "out-of-bounds", where + "; inside the address space it owns: a GPU would not fault)", alloc

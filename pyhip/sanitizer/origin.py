@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 
 _PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))        # the pyhip package directory
 _SKIP_OBJECTS = ("libpython", "libamdhip64", "_cffi_backend", "libffi", "libc.so", "libstdc++", "ld-linux",
@@ -38,9 +39,14 @@ def _in_pyhip(filename: str) -> bool:
     return os.path.abspath(filename).startswith(_PKG + os.sep)
 
 
-def _api_and_caller() -> tuple[str | None, str | None]:
+_THREADING = os.path.abspath(threading.__file__)
+
+
+def _api_and_caller() -> tuple[str | None, str | None, bool]:
     """The API call (the outermost hip* function of pyhip below the caller, else the outermost pyhip function
-    there: ``to_device``, ``empty`` ...) and the caller (the first frame outside pyhip)."""
+    there: ``to_device``, ``empty`` ...), the caller (the first frame outside pyhip) and whether the caller is
+    only the start of a thread (a thread of pyhip's own: device malloc's heap service on the hostcall thread,
+    which allocates for ockl's heap, not for the program)."""
     f = sys._getframe(2)
     api = outer = None
     while f is not None:
@@ -50,9 +56,9 @@ def _api_and_caller() -> tuple[str | None, str | None]:
             if outer.startswith("hip"):
                 api = outer
         elif not fn.startswith("<"):
-            return api or outer, f"{fn}:{f.f_lineno} in {f.f_code.co_name}"
+            return api or outer, f"{fn}:{f.f_lineno} in {f.f_code.co_name}", os.path.abspath(fn) == _THREADING
         f = f.f_back
-    return api or outer, None
+    return api or outer, None, False
 
 
 def _return_addresses() -> tuple[int, ...]:
@@ -88,8 +94,10 @@ def _program_frames(stack: tuple[int, ...], limit: int = 4) -> list[tuple[str, i
 
 def where(event: str) -> dict:
     """A description of the allocation / free happening now (see the module doc)."""
-    api, caller = _api_and_caller()
+    api, caller, internal = _api_and_caller()
     out = {"event": event, "api": api}
+    if internal:
+        out["internal"] = True              # (leaks: not the program's)
     if caller is not None:
         out["caller"] = caller
     else:                                   # called from native code (a hipcc program under pyhip exec)
@@ -110,6 +118,11 @@ def symbolize(path: str, offset: int) -> list[str]:
             out = []
             for fn, loc in zip(lines[0::2], lines[1::2]):
                 loc = loc.split(" (")[0]
+                if loc.endswith(":0"):               # a file but no line (no line tables): the file alone
+                    loc = "??" if loc.startswith("??") else loc[:-2]
+                    if fn != "??" and loc != "??":
+                        out.append(f"{fn} ({os.path.basename(loc)})")
+                        continue
                 if fn != "??":
                     out.append(f"{fn} at {loc}" if not loc.startswith("??") else f"{fn} ({os.path.basename(path)})")
             if r.returncode == 0 and out:

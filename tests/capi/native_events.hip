@@ -14,8 +14,9 @@
   std::printf("FAIL %s:%d %s -> %d\n", __FILE__, __LINE__, #x, (int)e_); std::exit(1); } } while (0)
 #define WANT(c) do { if (!(c)) { std::printf("FAIL %s:%d %s\n", __FILE__, __LINE__, #c); std::exit(1); } } while (0)
 
-__global__ void mix(int* out, const int* in, int salt, int iters) {
+__global__ void mix(int* out, const int* in, int salt, int iters, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;                           // (the grid's last block runs past n: --check memcheck found it)
   int acc = in[i] ^ salt;
   for (int k = 0; k < iters; ++k) acc = acc * 3 + 1;
   out[i] = acc;
@@ -61,7 +62,7 @@ int main() {
     for (int i = 0; i < n; ++i) hin[i] = (int)rng();
     CHECK(hipMemcpy(din, hin, n * 4, hipMemcpyHostToDevice));
     int salt = (int)rng(), iters = k % 7;
-    mix<<<(n + 63) / 64, 64>>>(dout, din, salt, iters);
+    mix<<<(n + 63) / 64, 64>>>(dout, din, salt, iters, n);
     CHECK(hipEventRecord(ev, 0));
     if (k % 2) CHECK(hipEventSynchronize(ev));
     else while (hipEventQuery(ev) == hipErrorNotReady) {}
@@ -74,7 +75,7 @@ int main() {
     double t0 = now_ms();
     CHECK(hipEventRecord(evs[0], 0));
     for (int j = 1; j < 5; ++j) {
-      mix<<<(n + 63) / 64, 64>>>(dout, din, j, j * 2000);
+      mix<<<(n + 63) / 64, 64>>>(dout, din, j, j * 2000, n);
       CHECK(hipEventRecord(evs[j], 0));
     }
     CHECK(hipEventSynchronize(evs[4]));
@@ -92,7 +93,7 @@ int main() {
     WANT(back == -prev);
   }
   // 3. a device synchronize waits for a recorded event; a record alone (no kernel) completes too
-  mix<<<(n + 63) / 64, 64>>>(dout, din, 1, 50000);
+  mix<<<(n + 63) / 64, 64>>>(dout, din, 1, 50000, n);
   CHECK(hipEventRecord(ev, 0));
   CHECK(hipDeviceSynchronize());
   CHECK(hipEventQuery(ev));
@@ -115,7 +116,7 @@ int main() {
     CHECK(hipDeviceSynchronize());
     double t0 = now_ms();
     CHECK(hipEventRecord(ev, 0));
-    mix<<<(n + 63) / 64, 64, 0, s>>>(dout, din, k, 3000);
+    mix<<<(n + 63) / 64, 64, 0, s>>>(dout, din, k, 3000, n);
     CHECK(hipEventRecord(ev2, s));
     CHECK(hipEventSynchronize(ev2));
     double wall = now_ms() - t0;
@@ -127,14 +128,14 @@ int main() {
   // 6. a fault between two events: both complete, the next synchronize reports it once, events keep working
   CHECK(hipDeviceSynchronize());
   CHECK(hipEventRecord(ev, 0));
-  mix<<<(n + 63) / 64, 64>>>(dout + (1 << 28), din, 0, 0);
+  mix<<<(n + 63) / 64, 64>>>(dout + (1 << 28), din, 0, 0, n);
   CHECK(hipEventRecord(ev2, 0));
   CHECK(hipEventSynchronize(ev2));
   CHECK(hipEventQuery(ev));
   WANT(hipDeviceSynchronize() != hipSuccess);
   CHECK(hipDeviceSynchronize());
   for (int k = 0; k < 20; ++k) {
-    mix<<<(n + 63) / 64, 64>>>(dout, din, k, 1);
+    mix<<<(n + 63) / 64, 64>>>(dout, din, k, 1, n);
     CHECK(hipEventRecord(ev, 0));
     CHECK(hipEventSynchronize(ev));
     CHECK(hipMemcpy(hout, dout, n * 4, hipMemcpyDeviceToHost));
@@ -144,7 +145,7 @@ int main() {
   for (int k = 0; k < 50; ++k) {
     hipEvent_t tmp;
     CHECK(hipEventCreate(&tmp));
-    mix<<<(n + 63) / 64, 64>>>(dout, din, k, 500);
+    mix<<<(n + 63) / 64, 64>>>(dout, din, k, 500, n);
     CHECK(hipEventRecord(tmp, 0));
     CHECK(hipEventDestroy(tmp));
   }

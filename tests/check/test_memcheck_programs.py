@@ -39,11 +39,11 @@ def build(tmp_path_factory):
     return get
 
 
-def _exec(exe, *opts, engine="native", args=()):
+def _exec(exe, *opts, engine="native", args=(), timeout=300):
     env = {**os.environ, "PYHIP_ENGINE": engine, "PYTHONPATH": str(ROOT)}
     env.pop("PYHIP_CHECK", None)
     return subprocess.run([sys.executable, "-m", "pyhip", "exec", *opts, str(exe), *args], capture_output=True, text=True,
-                          timeout=300, env=env, check=False)
+                          timeout=timeout, env=env, check=False)
 
 
 @pytest.mark.parametrize("engine", ["native", "numpy"])

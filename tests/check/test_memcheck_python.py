@@ -2,6 +2,7 @@
 both engines.  Reports name the allocation with the Python line that allocated and freed it; leaving the
 block restores the hardware's behaviour (and reuses the quarantined memory)."""
 import ctypes
+import json
 import os
 import subprocess
 import sys
@@ -133,3 +134,35 @@ def test_leaks_at_the_end_of_the_block():
     assert "1000 bytes in 1 allocation(s) never freed" in session.summary()
     _ok(hip.hipFree(kept))
     _ok(hip.hipFree(before))
+
+
+def test_peer_memory_without_access(tmp_path):
+    """A kernel on device 0 reading device 1's allocation with no peer access: a GPU faults; memcheck reports an
+    invalid address naming the allocation — inside it, not past its end (it said "-4000 bytes past its end")."""
+    script = tmp_path / "peer.py"
+    script.write_text(textwrap.dedent(f"""
+        import numpy as np, pyhip
+        from pyhip import hip
+        hip.hipSetDevice(1)
+        err, d = hip.hipMalloc(4000)
+        hip.hipSetDevice(0)
+        scale = pyhip.load({BASIC!r}).kernel("scale<float>")
+        scale(4, 256, int(d), np.float32(2.0), 1000)
+        print("sync", hip.hipDeviceSynchronize()[0].name)
+    """))
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYHIP_DEVICES": "gfx90a,gfx90a"}
+    plain = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300)
+    assert "sync hipErrorIllegalAddress" in plain.stdout, plain.stdout + plain.stderr
+    log = tmp_path / "log.jsonl"
+    env.update(PYHIP_CHECK="memcheck", PYHIP_CHECK_LOG=str(log))
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 1 and "sync hipSuccess" in r.stdout, r.stdout + r.stderr
+    lines = [json.loads(x) for x in log.read_text().splitlines()]
+    reps, totals = [x for x in lines if "checker" in x], lines[-1]["totals"]
+    for rep, n in zip(reps, totals):
+        rep["count"] = n
+    assert sorted(x["instruction"].split()[0] for x in reps) == ["global_load_dword", "global_store_dword"], reps
+    for rep in reps:                                 # the kernel's load and its store, every lane of each
+        assert rep["kind"] == "invalid-address" and "byte 0 of a 4000-byte allocation" in rep["message"], rep
+        assert "no access" in rep["message"] and rep["allocation"]["size"] == 4000, rep
+        assert f"{script}:5" in rep["allocation"]["allocated"] and rep["count"] == 1000, rep

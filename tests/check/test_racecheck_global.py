@@ -92,3 +92,31 @@ def test_rule_atomics_chain_orders_workgroups():
     assert not _unordered(sh, 1, 5, 2) and _unordered(sh, 1, 5, 3)
     sh.barrier([1])                           # wave 3 learns wave 2's atomic
     assert not _unordered(sh, 1, 5, 3)
+
+
+@pytest.mark.parametrize("engine", ["native", "numpy"])
+def test_grid_sync_orders_workgroups(build, tmp_path, engine):
+    """Cooperative groups' grid.sync() (hipcc 5.2: a workgroup barrier, ds_gws_barrier by one wave of each
+    workgroup, a workgroup barrier) orders every workgroup's accesses before it against every workgroup's after
+    it: the ping-pong stencil with it is silent (it was reported before the check knew GWS barriers), the same
+    stencil with only __syncthreads() between its steps is reported (random size, not a multiple of the block)."""
+    n = int(np.random.default_rng().integers(300, 1200))
+    log = tmp_path / "log.jsonl"
+    r = _exec(build("grid_sync", True), "--check", "all", "--check-log", str(log), engine=engine, args=(str(n),))
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert r.stdout.splitlines() == ["relax_synced hipSuccess right", "relax_unsynced hipSuccess"], r.stdout
+    reps = [json.loads(x) for x in log.read_text().splitlines()]
+    assert reps and all(x["kernel"] == "relax_unsynced(float*, float*, int, int)" for x in reps), reps
+    assert {x["kind"] for x in reps} <= {"global-read-after-write", "global-write-after-read"}, reps
+    assert any(x["workgroup"] != x["other_workgroup"] for x in reps), reps
+    step = _line("grid_sync.hip", "STEP")
+    assert all(x["source"].endswith(f"grid_sync.hip:{step}") for x in reps), reps
+
+
+def test_empty_kernel_at_the_largest_grid(build):
+    """A lone s_endpgm over 2^31 - 1 workgroups retires at once under --check all, as without checks (it touches
+    nothing; racecheck's one-at-a-time schedule ran every workgroup: minutes)."""
+    exe = build("nop_grid", False)
+    r = _exec(exe, "--check", "all", timeout=120)
+    assert r.returncode == 0 and r.stdout == "2147483647 hipSuccess\n", r.stdout + r.stderr
+    assert "pyhip check: no errors found" in r.stderr, r.stderr

@@ -109,8 +109,9 @@ def _release_all(inst, K):
     return run
 
 
-def release(st) -> bool:
-    """Unpark the waves whose GWS barrier is complete or whose semaphore can be taken; True if any moved."""
+def release(st, on_barrier=()) -> bool:
+    """Unpark the waves whose GWS barrier is complete or whose semaphore can be taken; True if any moved.
+    ``on_barrier``: functions told of the waves (batch indices) each completed barrier releases."""
     g = getattr(st, "gws", None)
     if g is None:
         return False
@@ -121,6 +122,8 @@ def release(st) -> bool:
             for x in live:
                 st.at_gws[x] = False
             del g.barriers[rid]
+            for fn in on_barrier:
+                fn(np.asarray(live, np.int64))
             moved = True
     for rid, waiting in list(g.sema_wait.items()):
         while waiting and g.sema.get(rid, 0) > 0:

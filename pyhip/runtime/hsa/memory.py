@@ -226,6 +226,10 @@ class DeviceMemory:
             p[0] = 1
             p[0]                                # read back: the store reached the register
 
+    def zero_fresh(self, addr: int, size: int) -> None:
+        """Zero bytes the runtime just allocated for its own reasons (DeviceBackend.zero_fresh: no initcheck here)."""
+        self.fill(addr, 0, size, 1)
+
     def fill(self, addr: int, value: int, count: int, width: int) -> None:
         pattern = int(value).to_bytes(width, "little")
         if width < 4:

@@ -121,12 +121,20 @@ def bind_runtime(ffi, lib) -> None:
 class Compiled:
     """One compiled module: keeps the execution engine or elfload's mapping (and with it the code) alive."""
 
-    __slots__ = ("engine", "address", "seconds", "ir_chars", "kir_stats", "object")
+    __slots__ = ("engine", "address", "seconds", "ir_chars", "kir_stats", "object", "functions")
 
     def __init__(self, engine, address, seconds, ir_chars):
         self.engine, self.address, self.seconds, self.ir_chars = engine, address, seconds, ir_chars
         self.kir_stats = None
         self.object = None
+        self.functions = None            # elfload's: name -> address of every function in the object
+
+    def function_address(self, name: str) -> int:
+        """The address of another function of the same object (0 when it has none of that name)."""
+        if self.functions is not None:
+            return self.functions.get(name, 0)
+        with llvm_section():
+            return self.engine.get_function_address(name)
 
     def __del__(self):
         ee, self.engine = self.engine, None
@@ -365,13 +373,16 @@ def _own_object(data: bytes, name: str) -> Compiled:
     in an execution engine of its own (inside an llvm_section)."""
     from . import elfload
     owner: list = []
+    functions: dict = {}
     got = None
     if os.environ.get("PYHIP_JIT_ELFLOAD", "1") != "0":
-        got = elfload.load(data, name, _state.get("symbols", {}), owner)
+        got = elfload.load(data, name, _state.get("symbols", {}), owner, functions)
     if got is None:
         return _mcjit(data, name)
     _perf_map(got[0], got[1], name, data)
-    return Compiled(owner[0], got[0], 0.0, 0)
+    comp = Compiled(owner[0], got[0], 0.0, 0)
+    comp.functions = functions
+    return comp
 
 
 def _perf_map(addr: int, size: int, name: str, data: bytes) -> None:

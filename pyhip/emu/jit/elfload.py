@@ -48,11 +48,13 @@ def _external(name: str, symbols: dict) -> int | None:
         return None
 
 
-def load(data: bytes, name: str, symbols: dict, owner: list | None = None) -> tuple[int, int] | None:
+def load(data: bytes, name: str, symbols: dict, owner: list | None = None,
+         functions: dict | None = None) -> tuple[int, int] | None:
     """(address, size) of function ``name`` of the object file ``data`` loaded into fresh executable memory
     (``symbols``: the runtime's entry points by name), or None when the object needs what this loader does not
     do (the caller then loads it through LLVM).  The mapping stays for the process's life, or, with ``owner``,
-    is appended to it: the caller unmaps it (``close()``) once the code can no longer run."""
+    is appended to it: the caller unmaps it (``close()``) once the code can no longer run.  ``functions``, when
+    given, receives the address of every function the object defines, by name."""
     if len(data) < _EHDR.size or data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
         return None
     eh = _EHDR.unpack_from(data)
@@ -112,8 +114,11 @@ def load(data: bytes, name: str, symbols: dict, owner: list | None = None) -> tu
             values.append(value)
         elif shndx in place:
             values.append(base + place[shndx] + value)
-            if sname == name and info & 0xF == 2:          # STT_FUNC
-                entry = values[-1], st_size
+            if info & 0xF == 2:                           # STT_FUNC
+                if sname == name:
+                    entry = values[-1], st_size
+                if functions is not None and sname:
+                    functions[sname] = values[-1]
         else:
             values.append(None)                           # in a section not loaded (only the unwind tables)
     if entry is None:

@@ -198,6 +198,7 @@ def fract(x: Node, below_one_bits: int) -> Node:
 # same bits; the accuracy (about 1e-16 relative) makes the final rounding to f32/f16 correct except within ~2^-29 of a
 # rounding boundary (the hardware itself is only within 1 ulp).
 _EXP2_COEF = [1.0 / math.factorial(k) * math.log(2) ** k for k in range(14)]
+_RINT_SHIFTER = 6755399441055744.0          # 1.5 * 2**52: x + it - it is rint(x) for |x| < 2**51
 _EXP2_NARROW_TERMS = 12          # degree 11: truncation error (ln2 / 2)^12 / 12! < 6.4e-15 relative (2^-47)
 
 
@@ -231,11 +232,18 @@ def exp2_f64(x: Node, narrowed: bool = False) -> Node:
         small = x < -1100.0
         xc = select(big | small | isnan(x), const(0.0, F64), x)
     with nan_free():                                  # no NaN reaches these
-        n = rint(xc)
-        f = xc - n                                    # exact, |f| <= 0.5
         if narrowed:
-            r = _estrin(f, _EXP2_COEF[:_EXP2_NARROW_TERMS]) * _pow2(fptoint(n, I32))
+            # |xc| <= 200: adding 1.5 * 2**52 rounds it to an integer n (ties to even, as rint) that lands in
+            # the sum's low mantissa bits, the sum's exponent being fixed; so n is the sum minus the shifter
+            # (exact), and 2**n is those low bits moved into the exponent field plus the bias
+            t = xc + _RINT_SHIFTER
+            n = t - _RINT_SHIFTER
+            f = xc - n                                # exact, |f| <= 0.5
+            p2 = bitcast((t.bits() << 52) + const(1023 << 52, U64), F64)
+            r = _estrin(f, _EXP2_COEF[:_EXP2_NARROW_TERMS]) * p2
         else:
+            n = rint(xc)
+            f = xc - n                                # exact, |f| <= 0.5
             p = const(_EXP2_COEF[-1], F64)
             for c in reversed(_EXP2_COEF[:-1]):
                 p = p * f + c

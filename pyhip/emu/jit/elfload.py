@@ -79,15 +79,15 @@ def load(data: bytes, name: str, symbols: dict, owner: list | None = None,
     sym_hdr = next((h for h in shdrs if h[1] == SHT_SYMTAB), None)
     if sym_hdr is None:
         return None
+    relas = {h[7]: list(_RELA.iter_unpack(data[h[4]:h[4] + h[5] // _RELA.size * _RELA.size]))
+             for h in shdrs if h[1] == SHT_RELA and h[7] in place}
     slots: dict[int, int] = {}
-    for h in shdrs:
-        if h[1] == SHT_RELA and h[7] in place:
-            for k in range(h[5] // _RELA.size):
-                r_info = _RELA.unpack_from(data, h[4] + k * _RELA.size)[1]
-                kind, sym = r_info & 0xFFFFFFFF, r_info >> 32
-                if sym not in slots and (kind in _GOT_KINDS or kind == R_X86_64_PLT32 and
-                                         _SYM.unpack_from(data, sym_hdr[4] + sym * _SYM.size)[3] == SHN_UNDEF):
-                    slots[sym] = -1
+    for rs in relas.values():
+        for _, r_info, _ in rs:
+            kind, sym = r_info & 0xFFFFFFFF, r_info >> 32
+            if (kind == R_X86_64_PLT32 or kind in _GOT_KINDS) and sym not in slots and \
+                    (kind != R_X86_64_PLT32 or _SYM.unpack_from(data, sym_hdr[4] + sym * _SYM.size)[3] == SHN_UNDEF):
+                slots[sym] = -1
     size = (size + _SLOT - 1) // _SLOT * _SLOT
     for sym in slots:
         slots[sym] = size
@@ -129,14 +129,11 @@ def load(data: bytes, name: str, symbols: dict, owner: list | None = None,
         # the slot: the address, then jmp *-14(%rip) (ff 25 rel32: back to the address), int3 padding
         struct.pack_into("<QBBiBB", mem, off, values[sym], 0xFF, 0x25, -14, 0xCC, 0xCC)
     # relocations of the loaded sections
-    for typ_hdr in shdrs:
-        if typ_hdr[1] == SHT_REL:
-            return _give_up(mem)
-        if typ_hdr[1] != SHT_RELA or typ_hdr[7] not in place:
-            continue
-        target = place[typ_hdr[7]]
-        for k in range(typ_hdr[5] // _RELA.size):
-            r_off, r_info, addend = _RELA.unpack_from(data, typ_hdr[4] + k * _RELA.size)
+    if any(h[1] == SHT_REL for h in shdrs):
+        return _give_up(mem)
+    for sec, rs in relas.items():
+        target = place[sec]
+        for r_off, r_info, addend in rs:
             kind, s = r_info & 0xFFFFFFFF, values[r_info >> 32]
             if s is None:
                 return _give_up(mem)

@@ -69,7 +69,7 @@ def test_loaded_without_llvm_computes_what_mcjit_computes(opt, codegen):
     assert got is not None and got[1] > 0
     addr = got[0]
     with compiler.llvm_section():
-        ref = compiler._from_object(obj, "probe")
+        ref = compiler._mcjit(obj, "probe")
     rng = np.random.default_rng(5)
     for x in rng.standard_normal(40) * 10:
         for k in range(8):
@@ -151,3 +151,81 @@ def test_a_later_process_runs_the_cached_kernel_without_llvm(tmp_path):
     assert first[1] == "0" and first[2] == "True"                 # compiled with LLVM
     assert second[1] == "1" and second[2:4] == ["False", "False"]  # from the cache, LLVM never set up
     assert first[4] == second[4]
+
+
+def _relocation_kinds(obj: bytes) -> dict:
+    """{relocation kind: count} over the object's RELA sections (read here with struct, not through elfload)."""
+    eh = elfload._EHDR.unpack_from(obj)
+    shdrs = [elfload._SHDR.unpack_from(obj, eh[6] + i * elfload._SHDR.size) for i in range(eh[12])]
+    kinds: dict = {}
+    for h in shdrs:
+        if h[1] == elfload.SHT_RELA and shdrs[h[7]][2] & elfload.SHF_ALLOC and shdrs[h[7]][1] != \
+                elfload.SHT_X86_64_UNWIND:
+            for k in range(h[5] // elfload._RELA.size):
+                kind = elfload._RELA.unpack_from(obj, h[4] + k * elfload._RELA.size)[1] & 0xFFFFFFFF
+                kinds[kind] = kinds.get(kind, 0) + 1
+    return kinds
+
+
+def test_code_reaches_constants_pc_relative():
+    """The small code model: constants, the jump table and calls are PC-relative (no 64-bit absolute address
+    materialised per constant, as the large model did)."""
+    for opt, codegen in ((1, None), (0, 0)):
+        kinds = _relocation_kinds(_compiled(IR, "probe", opt=opt, codegen=codegen))
+        assert elfload.R_X86_64_64 not in kinds, kinds
+        assert kinds.get(elfload.R_X86_64_PC32, 0) >= 6 and kinds.get(elfload.R_X86_64_PLT32) == 1, kinds
+
+
+def _far_function():
+    """Address of x -> 7 * x + 3 (machine code) in a page mapped terabytes away from where mmap puts things
+    (None when the kernel does not honour the hint)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mmap.restype = ctypes.c_void_p
+    libc.mmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long)
+    for hint in (0x100000000000, 0x200000000000, 0x300000000000):
+        addr = libc.mmap(hint, 4096, 3, 0x22, -1, 0)        # PROT_READ|WRITE, MAP_PRIVATE|ANONYMOUS
+        if addr not in (None, ctypes.c_void_p(-1).value) and abs(addr - hint) < 2 ** 30:
+            code = bytes([0x48, 0x6B, 0xC7, 0x07, 0x48, 0x83, 0xC0, 0x03, 0xC3])   # imul rax,rdi,7; add rax,3; ret
+            ctypes.memmove(addr, code, len(code))
+            assert libc.mprotect(ctypes.c_void_p(addr), 4096, 5) == 0            # PROT_READ|EXEC
+            return addr
+    return None
+
+
+FAR_IR = """
+declare i64 @pyhip_probe_far(i64)
+define i64 @far(i64 %x) {
+  %r = call i64 @pyhip_probe_far(i64 %x)
+  %s = mul i64 %r, 3
+  ret i64 %s
+}
+define ptr @far_address() {
+  ret ptr @pyhip_probe_far
+}
+"""
+
+
+def test_calls_out_of_rel32_reach_go_through_a_stub_and_addresses_through_a_slot():
+    """A callee more than 2 GiB from the code (PLT32 out of reach: the loader's stub) and the callee's address
+    taken (GOTPCREL*: the loader's slot) give what MCJIT's loading of the same object gives."""
+    target = _far_function()
+    if target is None:
+        pytest.skip("no mapping far from the code")
+    obj = _object_only(FAR_IR)
+    kinds = _relocation_kinds(obj)
+    assert elfload.R_X86_64_PLT32 in kinds
+    assert any(k in kinds for k in (elfload.R_X86_64_GOTPCREL, elfload.R_X86_64_GOTPCRELX,
+                                    elfload.R_X86_64_REX_GOTPCRELX)), kinds
+    syms = {"pyhip_probe_far": target}
+    far, addr = elfload.load(obj, "far", syms), elfload.load(obj, "far_address", syms)
+    assert far is not None and addr is not None
+    assert abs(far[0] - target) > 2 ** 31                   # the stub was needed
+    with compiler.llvm_section():
+        compiler.llvm().add_symbol("pyhip_probe_far", target)
+        ref = compiler._mcjit(obj, "far")
+        ref_addr = ref.engine.get_function_address("far_address")
+    f = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_int64)
+    a = ctypes.CFUNCTYPE(ctypes.c_void_p)
+    for x in (0, 1, -5, 123456789):
+        assert f(far[0])(x) == f(ref.address)(x) == (7 * x + 3) * 3
+    assert a(addr[0])() == a(ref_addr)() == target

@@ -55,3 +55,29 @@ def test_v_exp_f16(compiled):
     nan = np.isnan(want)
     assert np.array_equal(np.isnan(got), nan)
     assert np.array_equal(got[~nan].view(np.uint16), want[~nan].view(np.uint16))
+
+
+@pytest.mark.parametrize("target", ["gfx90a", "gfx1100"])
+def test_v_exp_f32_nan_payloads_and_range_edges(target, compiled):
+    """A NaN argument comes back as that NaN quieted (payload kept, signaling ones get the quiet bit), on both
+    engines; arguments around the rounding of n (k + 0.5 ties go to even) and the ±200 clamp give exp2 of the
+    argument rounded once."""
+    lanes = 32 if target.startswith("gfx1") else 64
+    nans = np.array([0x7F800001, 0x7FBFFFFF, 0xFF800001, 0x7FC00000, 0xFFC12345, 0x7FA5A5A5, 0xFFFFFFFF,
+                     0x7FC00001], np.uint32)
+    ties = (np.arange(-12, 12, dtype=np.float32) + np.float32(0.5))
+    ties = np.concatenate([ties, np.nextafter(ties, np.float32(np.inf)), np.nextafter(ties, np.float32(-np.inf))])
+    edges = np.array([199.75, -199.75, 200.0, -200.0, np.nextafter(np.float32(200), np.float32(0))], np.float32)
+    x = np.concatenate([nans.view(np.float32), ties, edges])
+    x = np.concatenate([x, np.zeros((-len(x)) % lanes, np.float32)])
+    got = []
+    for i in range(0, len(x), lanes):
+        r0, _ = run("v_exp_f32 v8, v2", x[i:i + lanes].view(np.uint32).astype(np.uint64), target=target,
+                    **({"wave": 32} if lanes == 32 else {}))
+        got.append((r0[:lanes] & np.uint64(0xFFFFFFFF)).astype(np.uint32))
+    got = np.concatenate(got)
+    assert np.array_equal(got[:len(nans)], nans | np.uint32(0x400000)), [hex(v) for v in got[:len(nans)]]
+    rest = x[len(nans):]
+    with np.errstate(all="ignore"):
+        want = np.exp2(rest.astype(np.float64)).astype(np.float32)
+    assert np.array_equal(got[len(nans):], want.view(np.uint32))

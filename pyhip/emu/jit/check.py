@@ -63,7 +63,7 @@ class Runner:
         out = []
         for n in names:
             out.append(None if n is None else
-                       self.ffi.cast("int(*)(Wave*, Ctx*)", comp.engine.get_function_address(n)))
+                       self.ffi.cast("int(*)(Wave*, Ctx*)", comp.function_address(n)))
         self._fns[("batch", id(comp))] = (comp, None, insts)        # keeps the code alive
         return out
 

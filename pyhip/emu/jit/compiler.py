@@ -69,10 +69,21 @@ def _codegen_level(codegen: int | None = None) -> int:
     return int(os.environ.get("PYHIP_JIT_CODEGEN_OPT", "1")) if codegen is None else codegen
 
 
+# The small code model, position-independent: constants and jump tables are reached RIP-relative (one load, where
+# the JIT's default large model materialised every constant's 64-bit address with a movabs first: ~9% of the
+# samples in Triton softmax's optimised code), calls to the runtime and the C library are PLT32 (a stub where the
+# callee is out of a rel32's reach).  Both loaders keep an object's sections within ±2 GiB of each other:
+# elfload maps them as one block; MCJIT (only for what elfload refuses, which kernels never contain) places each
+# section near the previous one (LLVM's SectionMemoryManager; llvmlite's own memory manager, which reserves one
+# block, asserts on objects with a jump table and a call on x86-64).
+CODE_MODEL, RELOC_MODEL = "small", "pic"
+
+
 def _new_target_machine(codegen: int | None = None):
     name, features = host_cpu()
     target = llvm().Target.from_default_triple()
-    return target.create_target_machine(cpu=name, features=features, opt=_codegen_level(codegen), jit=True)
+    return target.create_target_machine(cpu=name, features=features, opt=_codegen_level(codegen), jit=True,
+                                        reloc=RELOC_MODEL, codemodel=CODE_MODEL)
 
 
 def target_machine(codegen: int | None = None):
@@ -108,14 +119,22 @@ def bind_runtime(ffi, lib) -> None:
 
 
 class Compiled:
-    """One compiled module: keeps the execution engine (and with it the code) alive."""
+    """One compiled module: keeps the execution engine or elfload's mapping (and with it the code) alive."""
 
-    __slots__ = ("engine", "address", "seconds", "ir_chars", "kir_stats", "object")
+    __slots__ = ("engine", "address", "seconds", "ir_chars", "kir_stats", "object", "functions")
 
     def __init__(self, engine, address, seconds, ir_chars):
         self.engine, self.address, self.seconds, self.ir_chars = engine, address, seconds, ir_chars
         self.kir_stats = None
         self.object = None
+        self.functions = None            # elfload's: name -> address of every function in the object
+
+    def function_address(self, name: str) -> int:
+        """The address of another function of the same object (0 when it has none of that name)."""
+        if self.functions is not None:
+            return self.functions.get(name, 0)
+        with llvm_section():
+            return self.engine.get_function_address(name)
 
     def __del__(self):
         ee, self.engine = self.engine, None
@@ -245,7 +264,7 @@ def _warm_up(quick: bool) -> None:
         if _state.get(key):
             return
         _state[key] = True
-        comp = _from_object(_object(_WARMUP, 0, codegen=0) if quick else _object(_WARMUP, 1), "warm")
+        comp = _mcjit(_object(_WARMUP, 0, codegen=0) if quick else _object(_WARMUP, 1), "warm")
         ee, comp.engine = comp.engine, None
         ee.close()
 
@@ -318,7 +337,7 @@ def compile_ir(ir: str, name: str, opt: int | None = None, keep_object: bool = F
         stem.with_suffix(".ll").write_text(ir)
     with llvm_section():
         obj = _object(ir, _opt_level() if opt is None else opt, codegen)
-        comp = _shared_object(obj, name) if shared else _from_object(obj, name)
+        comp = _shared_object(obj, name) if shared else _own_object(obj, name)
     if dump:
         stem.with_suffix(".o").write_bytes(obj)
     comp.seconds = time.perf_counter() - t0
@@ -327,7 +346,7 @@ def compile_ir(ir: str, name: str, opt: int | None = None, keep_object: bool = F
     return comp
 
 
-def _from_object(data: bytes, name: str, ee=None) -> Compiled:
+def _mcjit(data: bytes, name: str, ee=None) -> Compiled:
     """An execution engine holding the object file ``data`` (inside an llvm_section); with ``ee``, the object
     is added to that engine instead (the Compiled then owns no engine)."""
     b = llvm()
@@ -349,6 +368,23 @@ def _from_object(data: bytes, name: str, ee=None) -> Compiled:
     return Compiled(ee if own else None, addr, 0.0, 0)
 
 
+def _own_object(data: bytes, name: str) -> Compiled:
+    """``data`` loaded as code of its own, freed with the Compiled: by elfload when it can (its mapping), else
+    in an execution engine of its own (inside an llvm_section)."""
+    from . import elfload
+    owner: list = []
+    functions: dict = {}
+    got = None
+    if os.environ.get("PYHIP_JIT_ELFLOAD", "1") != "0":
+        got = elfload.load(data, name, _state.get("symbols", {}), owner, functions)
+    if got is None:
+        return _mcjit(data, name)
+    _perf_map(got[0], got[1], name, data)
+    comp = Compiled(owner[0], got[0], 0.0, 0)
+    comp.functions = functions
+    return comp
+
+
 def _perf_map(addr: int, size: int, name: str, data: bytes) -> None:
     """Profiling (PYHIP_JIT_PERFMAP=1): `perf report` names the compiled code."""
     if os.environ.get("PYHIP_JIT_PERFMAP"):
@@ -366,7 +402,7 @@ def _shared_object(data: bytes, name: str) -> Compiled:
     addr = _loaded_without_llvm(data, name)
     if addr is None:
         loaded = _state.setdefault("shared_names", {})
-        addr = loaded[name] = _from_object(data, name, _shared_engine()).address
+        addr = loaded[name] = _mcjit(data, name, _shared_engine()).address
     return Compiled(None, addr, 0.0, 0)
 
 
@@ -400,6 +436,6 @@ def load_object(data: bytes, name: str, shared: bool = False) -> Compiled:
         comp = Compiled(None, addr, 0.0, 0)
     else:
         with llvm_section():
-            comp = _shared_object(data, name) if shared else _from_object(data, name)
+            comp = _shared_object(data, name) if shared else _own_object(data, name)
     comp.seconds = time.perf_counter() - t0
     return comp

@@ -2,9 +2,11 @@
 executable memory without LLVM: its allocated sections copied into one mapping, its relocations applied, the
 mapping made read-only and executable.  Loading through MCJIT costs a process's first cached kernel ~4.5 ms
 (LLVM's setup, a target machine, the engine's first finalisation); this costs ~0.2 ms.  Only what the JIT's
-objects contain is taken — the large code model's absolute 64-bit relocations, PC-relative ones in range,
-read-only data — anything else (writable data, TLS, other relocation kinds, an unknown external symbol) makes
-``load`` return None and the caller uses MCJIT.  Mapped code lives as long as the process (as code in the
+objects contain is taken — the small code model's PC-relative relocations (the sections are one block, so
+they reach each other), calls to external functions (PLT32: direct when in a rel32's reach, else through a
+stub the loader adds, ``jmp *slot(%rip)``), GOT-relative references (GOTPCREL*: a slot the loader adds), the
+large code model's absolute 64-bit relocations, read-only data — anything else (writable data, TLS, other
+relocation kinds, an unknown external symbol) makes ``load`` return None and the caller uses MCJIT.  Mapped code lives as long as the process (as code in the
 shared execution engine does)."""
 from __future__ import annotations
 
@@ -21,7 +23,10 @@ SHT_PROGBITS, SHT_SYMTAB, SHT_RELA, SHT_NOBITS, SHT_REL = 1, 2, 4, 8, 9
 SHF_WRITE, SHF_ALLOC, SHF_TLS = 0x1, 0x2, 0x400
 SHT_X86_64_UNWIND = 0x70000001
 SHN_UNDEF, SHN_ABS = 0, 0xFFF1
-R_X86_64_64, R_X86_64_PC32, R_X86_64_PLT32, R_X86_64_PC64 = 1, 2, 4, 24
+R_X86_64_64, R_X86_64_PC32, R_X86_64_PLT32, R_X86_64_GOTPCREL, R_X86_64_PC64 = 1, 2, 4, 9, 24
+R_X86_64_GOTPCRELX, R_X86_64_REX_GOTPCRELX = 41, 42
+_GOT_KINDS = (R_X86_64_GOTPCREL, R_X86_64_GOTPCRELX, R_X86_64_REX_GOTPCRELX)
+_SLOT = 16                       # per external symbol: its address (8 bytes), then a stub jumping through it
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.mprotect.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
@@ -43,10 +48,13 @@ def _external(name: str, symbols: dict) -> int | None:
         return None
 
 
-def load(data: bytes, name: str, symbols: dict) -> tuple[int, int] | None:
+def load(data: bytes, name: str, symbols: dict, owner: list | None = None,
+         functions: dict | None = None) -> tuple[int, int] | None:
     """(address, size) of function ``name`` of the object file ``data`` loaded into fresh executable memory
     (``symbols``: the runtime's entry points by name), or None when the object needs what this loader does not
-    do (the caller then loads it through LLVM)."""
+    do (the caller then loads it through LLVM).  The mapping stays for the process's life, or, with ``owner``,
+    is appended to it: the caller unmaps it (``close()``) once the code can no longer run.  ``functions``, when
+    given, receives the address of every function the object defines, by name."""
     if len(data) < _EHDR.size or data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
         return None
     eh = _EHDR.unpack_from(data)
@@ -67,6 +75,23 @@ def load(data: bytes, name: str, symbols: dict) -> tuple[int, int] | None:
         size += ssize
     if not place:
         return None
+    # external symbols that calls (PLT32) name, and symbols GOT references name, get a slot each after the sections
+    sym_hdr = next((h for h in shdrs if h[1] == SHT_SYMTAB), None)
+    if sym_hdr is None:
+        return None
+    relas = {h[7]: list(_RELA.iter_unpack(data[h[4]:h[4] + h[5] // _RELA.size * _RELA.size]))
+             for h in shdrs if h[1] == SHT_RELA and h[7] in place}
+    slots: dict[int, int] = {}
+    for rs in relas.values():
+        for _, r_info, _ in rs:
+            kind, sym = r_info & 0xFFFFFFFF, r_info >> 32
+            if (kind == R_X86_64_PLT32 or kind in _GOT_KINDS) and sym not in slots and \
+                    (kind != R_X86_64_PLT32 or _SYM.unpack_from(data, sym_hdr[4] + sym * _SYM.size)[3] == SHN_UNDEF):
+                slots[sym] = -1
+    size = (size + _SLOT - 1) // _SLOT * _SLOT
+    for sym in slots:
+        slots[sym] = size
+        size += _SLOT
     length = (size + mmap.PAGESIZE - 1) // mmap.PAGESIZE * mmap.PAGESIZE
     mem = mmap.mmap(-1, length, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS, prot=mmap.PROT_READ | mmap.PROT_WRITE)
     view = ctypes.c_char.from_buffer(mem)
@@ -77,9 +102,6 @@ def load(data: bytes, name: str, symbols: dict) -> tuple[int, int] | None:
         if typ == SHT_PROGBITS:
             mem[off:off + ssize] = data[foff:foff + ssize]
     # symbols
-    sym_hdr = next((h for h in shdrs if h[1] == SHT_SYMTAB), None)
-    if sym_hdr is None:
-        return _give_up(mem)
     strtab = shdrs[sym_hdr[6]]
     strs = data[strtab[4]:strtab[4] + strtab[5]]
     values, entry = [], None
@@ -92,21 +114,26 @@ def load(data: bytes, name: str, symbols: dict) -> tuple[int, int] | None:
             values.append(value)
         elif shndx in place:
             values.append(base + place[shndx] + value)
-            if sname == name and info & 0xF == 2:          # STT_FUNC
-                entry = values[-1], st_size
+            if info & 0xF == 2:                           # STT_FUNC
+                if sname == name:
+                    entry = values[-1], st_size
+                if functions is not None and sname:
+                    functions[sname] = values[-1]
         else:
             values.append(None)                           # in a section not loaded (only the unwind tables)
     if entry is None:
         return _give_up(mem)
-    # relocations of the loaded sections
-    for typ_hdr in shdrs:
-        if typ_hdr[1] == SHT_REL:
+    for sym, off in slots.items():
+        if values[sym] is None:
             return _give_up(mem)
-        if typ_hdr[1] != SHT_RELA or typ_hdr[7] not in place:
-            continue
-        target = place[typ_hdr[7]]
-        for k in range(typ_hdr[5] // _RELA.size):
-            r_off, r_info, addend = _RELA.unpack_from(data, typ_hdr[4] + k * _RELA.size)
+        # the slot: the address, then jmp *-14(%rip) (ff 25 rel32: back to the address), int3 padding
+        struct.pack_into("<QBBiBB", mem, off, values[sym], 0xFF, 0x25, -14, 0xCC, 0xCC)
+    # relocations of the loaded sections
+    if any(h[1] == SHT_REL for h in shdrs):
+        return _give_up(mem)
+    for sec, rs in relas.items():
+        target = place[sec]
+        for r_off, r_info, addend in rs:
             kind, s = r_info & 0xFFFFFFFF, values[r_info >> 32]
             if s is None:
                 return _give_up(mem)
@@ -116,8 +143,12 @@ def load(data: bytes, name: str, symbols: dict) -> tuple[int, int] | None:
                 struct.pack_into("<Q", mem, where, (s + addend) & (2 ** 64 - 1))
             elif kind == R_X86_64_PC64:
                 struct.pack_into("<q", mem, where, s + addend - p)
-            elif kind in (R_X86_64_PC32, R_X86_64_PLT32):
+            elif kind in (R_X86_64_PC32, R_X86_64_PLT32) or kind in _GOT_KINDS:
+                if kind in _GOT_KINDS:
+                    s = base + slots[r_info >> 32]                          # the address's slot
                 v = s + addend - p
+                if kind == R_X86_64_PLT32 and not -2 ** 31 <= v < 2 ** 31 and r_info >> 32 in slots:
+                    v = base + slots[r_info >> 32] + 8 + addend - p          # through the stub
                 if not -2 ** 31 <= v < 2 ** 31:
                     return _give_up(mem)
                 struct.pack_into("<i", mem, where, v)
@@ -125,7 +156,7 @@ def load(data: bytes, name: str, symbols: dict) -> tuple[int, int] | None:
                 return _give_up(mem)
     if _libc.mprotect(base, length, mmap.PROT_READ | mmap.PROT_EXEC) != 0:
         return _give_up(mem)
-    _kept.append(mem)
+    (_kept if owner is None else owner).append(mem)
     return entry
 
 

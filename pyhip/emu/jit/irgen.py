@@ -563,17 +563,30 @@ class Emitter:
         bt = self.vty("i1") if vec else "i1"
         iname = "minimumnum" if n.op == "fminnum" else "maximumnum"
         name = f"llvm.{iname}.{self._mangle(t, vec)}"
-        self.declare(f"declare {T} @{name}({T}, {T})")
         a, b = args
-        r = self.emit(f"call {T} @{name}({T} {a}, {T} {b})")
         if self.chunk is not None and vec and not self.exact_nan:
-            # flag the operands not known already (r is NaN only where both are: r is known after)
+            # flag the operands not known already (r is NaN only where both are: r is known after).  A chunk
+            # with a NaN operand is re-run exactly, so here no operand is NaN: the larger (smaller) of two
+            # unequal values — x86's maxps/minps — and of equal ones the and (or) of their bits, which is +0
+            # (-0) for a pair of zeros of either signs and the value itself otherwise (minimumnum/maximumnum
+            # expand to twice the instructions, handling NaNs no lane here has)
             unknown = [x for x in dict.fromkeys((a, b)) if x not in self.nan_known]
             if unknown:
                 x, y = unknown[0], unknown[-1]
                 self.nan_flags.append(self.emit(f"fcmp uno {T} {x}, {y}"))
+            it = self.vty(ITY[t.bits])
+            pick = self.emit(f"fcmp {'olt' if n.op == 'fminnum' else 'ogt'} {T} {a}, {b}")
+            m = self.emit(f"select {bt} {pick}, {T} {a}, {T} {b}")
+            eq = self.emit(f"fcmp oeq {T} {a}, {b}")
+            ab = self.emit(f"bitcast {T} {a} to {it}")
+            bb = self.emit(f"bitcast {T} {b} to {it}")
+            zb = self.emit(f"{'or' if n.op == 'fminnum' else 'and'} {it} {ab}, {bb}")
+            z = self.emit(f"bitcast {it} {zb} to {T}")
+            r = self.emit(f"select {bt} {eq}, {T} {z}, {T} {m}")
             self.nan_known.add(r)
             return r
+        self.declare(f"declare {T} @{name}({T}, {T})")
+        r = self.emit(f"call {T} @{name}({T} {a}, {T} {b})")
         anynan = self.emit(f"fcmp uno {T} {a}, {b}")
 
         def fix():

@@ -198,6 +198,7 @@ def fract(x: Node, below_one_bits: int) -> Node:
 # same bits; the accuracy (about 1e-16 relative) makes the final rounding to f32/f16 correct except within ~2^-29 of a
 # rounding boundary (the hardware itself is only within 1 ulp).
 _EXP2_COEF = [1.0 / math.factorial(k) * math.log(2) ** k for k in range(14)]
+_RINT_SHIFTER = 6755399441055744.0          # 1.5 * 2**52: x + it - it is rint(x) for |x| < 2**51
 _EXP2_NARROW_TERMS = 12          # degree 11: truncation error (ln2 / 2)^12 / 12! < 6.4e-15 relative (2^-47)
 
 
@@ -231,11 +232,11 @@ def exp2_f64(x: Node, narrowed: bool = False) -> Node:
         small = x < -1100.0
         xc = select(big | small | isnan(x), const(0.0, F64), x)
     with nan_free():                                  # no NaN reaches these
-        n = rint(xc)
-        f = xc - n                                    # exact, |f| <= 0.5
         if narrowed:
-            r = _estrin(f, _EXP2_COEF[:_EXP2_NARROW_TERMS]) * _pow2(fptoint(n, I32))
+            r = _exp2_clamped(xc)
         else:
+            n = rint(xc)
+            f = xc - n                                # exact, |f| <= 0.5
             p = const(_EXP2_COEF[-1], F64)
             for c in reversed(_EXP2_COEF[:-1]):
                 p = p * f + c
@@ -243,6 +244,30 @@ def exp2_f64(x: Node, narrowed: bool = False) -> Node:
     if not narrowed:
         r = select(big, const(math.inf, F64), select(small, const(0.0, F64), r))
     return select(isnan(x), quiet(x), r)
+
+
+def _exp2_clamped(xc: Node) -> Node:
+    """2**xc in binary64 for an f64 -200 <= xc <= 200 (exp2_f64's narrowed evaluation).  Adding 1.5 * 2**52
+    rounds xc to an integer n (ties to even, as rint) that lands in the sum's low mantissa bits, the sum's
+    exponent being fixed; so n is the sum minus the shifter (exact), and 2**n is those low bits moved into the
+    exponent field plus the bias."""
+    t = xc + _RINT_SHIFTER
+    n = t - _RINT_SHIFTER
+    f = xc - n                                        # exact, |f| <= 0.5
+    p2 = bitcast((t.bits() << 52) + const(1023 << 52, U64), F64)
+    return _estrin(f, _EXP2_COEF[:_EXP2_NARROW_TERMS]) * p2
+
+
+def exp2_f32(a: Node) -> Node:
+    """2**a rounded once to binary32 for an f32 ``a`` (V_EXP_F32): exp2_f64(a widened, narrowed=True) rounded
+    to binary32, with the clamp and the NaN rule done in binary32 instead — the same values (±200 are binary32
+    values, the comparisons are exact, and a binary32 NaN widened, quieted and rounded back is that NaN
+    quieted) on one vector of lanes where binary64 takes two."""
+    nan = isnan(a)
+    ac = select(nan, const(0.0, F32), select(a > 200.0, const(200.0, F32), select(a < -200.0, const(-200.0, F32), a)))
+    with nan_free():                                  # no NaN reaches these
+        r = _exp2_clamped(ac.to(F64)).to(F32)
+    return select(nan, quiet(a), r)
 
 
 _LN2_HI = math.log(2)
@@ -325,5 +350,5 @@ def rsqrt_f64(x: Node) -> Node:
 
 
 __all__ = ["flush", "fmin", "fmax", "fmin3", "fmax3", "fmed3", "output_modifiers", "ldexp", "frexp_exp", "frexp_mant",
-           "exp2_f64", "log2_f64", "sin_turns", "cos_turns", "narrow", "widen", "f64_to_f16", "when", "mode_allows",
+           "exp2_f64", "exp2_f32", "log2_f64", "sin_turns", "cos_turns", "narrow", "widen", "f64_to_f16", "when", "mode_allows",
            "fract", "rsqrt_f64", "B1", "F16", "F32", "F64", "I32", "U16", "U32", "U64", "fptoint"]

@@ -33,7 +33,7 @@ valu("v_med3_f32", ("f32", "f32", "f32"), "f32",
 valu("v_rcp_f32 v_rcp_iflag_f32", ("f32",), "f32", lambda a: const(1.0, F32) / a)
 valu("v_rsq_f32", ("f32",), "f32", lambda a: (const(1.0, F64) / sqrt(a.to(F64))).to(F32))
 valu("v_sqrt_f32", ("f32",), "f32", sqrt)
-valu("v_exp_f32", ("f32",), "f32", lambda a: fpops.exp2_f64(a.to(F64), narrowed=True).to(F32))
+valu("v_exp_f32", ("f32",), "f32", lambda a: fpops.exp2_f32(a))
 valu("v_log_f32", ("f32",), "f32", lambda a: fpops.log2_f64(a.to(F64)).to(F32))
 valu("v_trunc_f32", ("f32",), "f32", ftrunc)
 valu("v_floor_f32", ("f32",), "f32", floor)

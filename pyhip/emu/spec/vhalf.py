@@ -166,7 +166,7 @@ def _mul_legacy(a: Node, b: Node) -> Node:
 
 valu("v_mul_legacy_f32", ("f32", "f32"), "f32", _mul_legacy)
 valu("v_mad_legacy_f32", ("f32", "f32", "f32"), "f32", lambda a, b, c: _mul_legacy(a, b) + c)
-valu("v_exp_legacy_f32", ("f32",), "f32", lambda a: fpops.exp2_f64(a.to(F64), narrowed=True).to(F32))
+valu("v_exp_legacy_f32", ("f32",), "f32", lambda a: fpops.exp2_f32(a))
 valu("v_log_legacy_f32", ("f32",), "f32", lambda a: fpops.log2_f64(a.to(F64)).to(F32))
 
 

@@ -421,6 +421,19 @@ def _perm(i, mul, add):
     return (i * mul + add) & 63
 
 
+def _permuted_offsets(add, shift2):
+    """v30 = perm(i, 37, 11) * 16 and v31 = perm(i, 13, 5) << shift2, i the lane (v0)."""
+    return f"""
+  v_mul_u32_u24 v30, 37, v0
+  {add} v30, 11, v30
+  v_and_b32 v30, 63, v30
+  v_lshlrev_b32 v30, 4, v30
+  v_mul_u32_u24 v31, 13, v0
+  {add} v31, 5, v31
+  v_and_b32 v31, 63, v31
+  v_lshlrev_b32 v31, {shift2}, v31"""
+
+
 def _lane_math(target):
     """(v_add of an inline constant, dwordx3 and dwordx4 suffixes) for the target."""
     if target.startswith("gfx1"):
@@ -435,15 +448,7 @@ def test_scattered_loads_of_3_and_4_dwords(target, wave, lanes, engine):
     (the handler's lane-by-lane path), the 12-byte one not 8-byte aligned; every dword checked against numpy."""
     a, b, c = (RNG.integers(0, 2 ** 64, 64, dtype=U64) for _ in range(3))
     add, x3, x4, _ = _lane_math(target)
-    body = f"""
-  v_mul_u32_u24 v30, 37, v0
-  {add} v30, 11, v30
-  v_and_b32 v30, 63, v30
-  v_lshlrev_b32 v30, 4, v30
-  v_mul_u32_u24 v31, 13, v0
-  {add} v31, 5, v31
-  v_and_b32 v31, 63, v31
-  v_lshlrev_b32 v31, 4, v31
+    body = _permuted_offsets(add, 4) + f"""
   global_load_{x4} v[44:47], v30, s[4:5]
   global_load_{x3} v[48:50], v31, s[4:5] offset:4
   s_waitcnt vmcnt(0)
@@ -473,15 +478,7 @@ def test_scattered_stores_of_2_and_4_dwords(target, wave, lanes, engine):
     every lane reads its own slots back; against a numpy model of the memory (unwritten slots keep the input)."""
     a, b, c = (RNG.integers(0, 2 ** 64, 64, dtype=U64) for _ in range(3))
     add, _, x4, x2 = _lane_math(target)
-    body = f"""
-  v_mul_u32_u24 v30, 37, v0
-  {add} v30, 11, v30
-  v_and_b32 v30, 63, v30
-  v_lshlrev_b32 v30, 4, v30
-  v_mul_u32_u24 v31, 13, v0
-  {add} v31, 5, v31
-  v_and_b32 v31, 63, v31
-  v_lshlrev_b32 v31, 3, v31
+    body = _permuted_offsets(add, 3) + f"""
   v_mul_u32_u24 v40, 0x10101, v0
   v_xor_b32 v41, 0xdeadbeef, v40
   v_not_b32 v42, v40

@@ -199,6 +199,18 @@ def test_matrix_instruction_layout(target, name):
     assert not bad, f"{len(bad)} of {len(LAYOUTS[target][name]['D'])} D fields wrong, e.g. {bad[:4]}"
 
 
+def _dispatch_and_check(target, engine, names, cases, texts):
+    """One kernel runs every instruction of ``names`` (asmkit.run_rows) on the engine the fixture picks; each
+    case's check of the D fields must find nothing wrong."""
+    engine(target)
+    after = run_rows([f"  {texts[n]}\n" for n in names], np.stack([regs[:48] for regs, _ in cases]), target=target)
+    engine(target)
+    bad = {n: wrong(np.concatenate([a, np.zeros((16, 64), np.uint32)]))[:2]
+           for n, (_, wrong), a in zip(names, cases, after)}
+    bad = {n: b for n, b in bad.items() if b}
+    assert not bad, f"{len(bad)} of {len(names)} instructions wrong: {dict(list(bad.items())[:3])}"
+
+
 @pytest.mark.parametrize("target", sorted(LAYOUTS))
 def test_each_engine_in_a_dispatch(target, engine):
     """Every matrix instruction (the sparse v_smfmac_* included), dispatched (one kernel runs them one after
@@ -215,13 +227,7 @@ def test_each_engine_in_a_dispatch(target, engine):
     cases = [_case(target, n, d_reg=d_reg[n]) for n in names]
     assert all(not regs[48:].any() for regs, _ in cases)
     texts = {n: _texts(target, d_reg=d_reg[n])[n] for n in names}
-    engine(target)
-    after = run_rows([f"  {texts[n]}\n" for n in names], np.stack([regs[:48] for regs, _ in cases]), target=target)
-    engine(target)
-    bad = {n: wrong(np.concatenate([a, np.zeros((16, 64), np.uint32)]))[:2]
-           for n, (_, wrong), a in zip(names, cases, after)}
-    bad = {n: b for n, b in bad.items() if b}
-    assert not bad, f"{len(bad)} of {len(names)} instructions wrong: {dict(list(bad.items())[:3])}"
+    _dispatch_and_check(target, engine, names, cases, texts)
 
 
 _QNAN_A = {"f32": 0x7FC12345, "xf32": 0x7FC12345, "bf16": 0x7FC5, "f16": 0x7E05}
@@ -300,10 +306,4 @@ def test_nan_payloads_on_each_engine(target, engine):
     assert len(names) > 8, names
     cases = [_nan_case(target, n, 16) for n in names]
     texts = {n: _texts(target, d_reg=16)[n] for n in names}
-    engine(target)
-    after = run_rows([f"  {texts[n]}\n" for n in names], np.stack([regs[:48] for regs, _ in cases]), target=target)
-    engine(target)
-    bad = {n: wrong(np.concatenate([a, np.zeros((16, 64), np.uint32)]))[:2]
-           for n, (_, wrong), a in zip(names, cases, after)}
-    bad = {n: b for n, b in bad.items() if b}
-    assert not bad, f"{len(bad)} of {len(names)} instructions wrong: {dict(list(bad.items())[:3])}"
+    _dispatch_and_check(target, engine, names, cases, texts)

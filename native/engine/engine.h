@@ -165,7 +165,7 @@ struct Group;
 typedef struct Wave {
     uint32_t s[NSGPR];
     uint32_t* v;             /* nvgpr rows of 64 lanes */
-    uint8_t* priv;           /* 64 lanes x private_size, lanes interleaved in 16-byte chunks (vmem.h priv_ptr), or NULL */
+    uint8_t* priv;           /* 64 lanes x private_size, lanes interleaved in 16-byte chunks (private_mem.h priv_ptr), or NULL */
     uint32_t priv_hw;        /* bytes of each lane's private area that may be non-zero */
     uint32_t scc;
     uint32_t mode;

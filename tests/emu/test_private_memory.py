@@ -1,5 +1,5 @@
 """Private (scratch) memory on both engines against a byte model of each lane's private segment: accesses of
-every size at offsets that straddle the native engine's 16-byte lane interleave (vmem.h priv_ptr: 12 bytes at
+every size at offsets that straddle the native engine's 16-byte lane interleave (private_mem.h priv_ptr: 12 bytes at
 8, 8 bytes at 12, 16 bytes at 10), unaligned dwords, offsets that differ per lane and offsets every lane
 shares, stores then loads that overlap them, in wave32 and wave64 (gfx1100's architected flat scratch)."""
 import numpy as np

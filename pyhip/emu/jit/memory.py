@@ -93,7 +93,7 @@ class GeneratedMemory:
     def _buffer_copy(self, ip: int) -> bool:
         """A MUBUF load or store of 1, 2 or 4 dwords per lane (OFFEN, no IDXEN, no ADD_TID) as generated code,
         under any EXEC: each lane's offset soffset + inst offset + VADDR is checked against num_records as the
-        handler does (vmem.h: buf_inrange: the lane's bytes inside it, or it reads 0 and drops its write); when
+        handler does (vaddr.h: buf_inrange: the lane's bytes inside it, or it reads 0 and drops its write); when
         no active lane is inside, a load writes 0 to the active lanes and a store does nothing (Triton turns
         lanes off with an offset of 0x80000000, often a whole wave); when the lanes inside are at consecutive
         offsets (lane f's offset + size * (l - f)), one translation of their span and a masked vector copy.

@@ -673,8 +673,8 @@ def main(argv=None) -> int:
                 key, area, exe = futs[f]
                 results[key] = dict(f.result(), area=area, mtime=exe.stat().st_mtime)
                 old[key] = results[key]
+                cache.write_text(json.dumps(old, indent=1, sort_keys=True))   # an interrupted run keeps its results
                 if i % 25 == 24:
-                    cache.write_text(json.dumps(old, indent=1, sort_keys=True))
                     print(f"  {i + 1}/{len(todo)} cases run", flush=True)
         cache.write_text(json.dumps(old, indent=1, sort_keys=True))
         all_results[rt] = results

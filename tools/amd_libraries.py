@@ -182,21 +182,28 @@ def gtest_suites(exe: Path, runtime: str, timeout: float) -> list[tuple[str, lis
             if not s.split("/")[-1].startswith("DISABLED_") and any(not t.startswith("DISABLED_") for t in ts)]
 
 
-_RESULT = re.compile(r"^\[\s+(OK|FAILED|SKIPPED)\s+\] (\S+?)(?: \(\d+ ms\))?$", re.M)
+# "[  FAILED  ] Suite/P.test/7, where GetParam() = (...) (12 ms)": a parameterized or typed test's line names
+# its parameter after the test's name
+_RESULT = re.compile(r"^\[\s+(OK|FAILED|SKIPPED)\s+\] (\S+?)(?:, where .*?)?(?: \(\d+ ms\))?$", re.M)
 
 
 def run_gtest(exe: Path, suite: str, tests: list[str], runtime: str, timeout: float) -> dict:
     t0 = time.monotonic()
     rc, raw = hc.run_group(hc.runtime_command(runtime, exe, [f"--gtest_filter={suite}.*"]), timeout, exe.parent)
     out = raw.decode(errors="replace")
+    end = "timeout" if rc is None else (f"signal {-rc}" if rc < 0 else ("exit 0" if rc == 0 else f"exit {rc}"))
+    return {"tests": gtest_statuses(out, suite, tests, rc), "end": end, "seconds": round(time.monotonic() - t0, 1),
+            "why": why(out)}
+
+
+def gtest_statuses(out: str, suite: str, tests: list[str], rc: int | None) -> dict[str, str]:
+    """{test: passed/failed/skipped, or timeout / not run when googletest printed no result for it}."""
     seen = {}
     for m in _RESULT.finditer(out):
         name = m.group(2)
         if name.startswith(suite + "."):
             seen[name[len(suite) + 1:]] = {"OK": "passed", "FAILED": "failed", "SKIPPED": "skipped"}[m.group(1)]
-    end = "timeout" if rc is None else (f"signal {-rc}" if rc < 0 else ("exit 0" if rc == 0 else f"exit {rc}"))
-    status = {t: seen.get(t, "timeout" if rc is None else "not run") for t in tests}
-    return {"tests": status, "end": end, "seconds": round(time.monotonic() - t0, 1), "why": why(out)}
+    return {t: seen.get(t, "timeout" if rc is None else "not run") for t in tests}
 
 
 def run_sample(exe: Path, runtime: str, timeout: float) -> dict:

@@ -182,21 +182,28 @@ def gtest_suites(exe: Path, runtime: str, timeout: float) -> list[tuple[str, lis
             if not s.split("/")[-1].startswith("DISABLED_") and any(not t.startswith("DISABLED_") for t in ts)]
 
 
-_RESULT = re.compile(r"^\[\s+(OK|FAILED|SKIPPED)\s+\] (\S+?)(?: \(\d+ ms\))?$", re.M)
+# "[  FAILED  ] Suite/P.test/7, where GetParam() = (...) (12 ms)": a parameterized or typed test's line names
+# its parameter after the test's name
+_RESULT = re.compile(r"^\[\s+(OK|FAILED|SKIPPED)\s+\] (\S+?)(?:, where .*?)?(?: \(\d+ ms\))?$", re.M)
 
 
 def run_gtest(exe: Path, suite: str, tests: list[str], runtime: str, timeout: float) -> dict:
     t0 = time.monotonic()
     rc, raw = hc.run_group(hc.runtime_command(runtime, exe, [f"--gtest_filter={suite}.*"]), timeout, exe.parent)
     out = raw.decode(errors="replace")
+    end = "timeout" if rc is None else (f"signal {-rc}" if rc < 0 else ("exit 0" if rc == 0 else f"exit {rc}"))
+    return {"tests": gtest_statuses(out, suite, tests, rc), "end": end, "seconds": round(time.monotonic() - t0, 1),
+            "why": why(out)}
+
+
+def gtest_statuses(out: str, suite: str, tests: list[str], rc: int | None) -> dict[str, str]:
+    """{test: passed/failed/skipped, or timeout / not run when googletest printed no result for it}."""
     seen = {}
     for m in _RESULT.finditer(out):
         name = m.group(2)
         if name.startswith(suite + "."):
             seen[name[len(suite) + 1:]] = {"OK": "passed", "FAILED": "failed", "SKIPPED": "skipped"}[m.group(1)]
-    end = "timeout" if rc is None else (f"signal {-rc}" if rc < 0 else ("exit 0" if rc == 0 else f"exit {rc}"))
-    status = {t: seen.get(t, "timeout" if rc is None else "not run") for t in tests}
-    return {"tests": status, "end": end, "seconds": round(time.monotonic() - t0, 1), "why": why(out)}
+    return {t: seen.get(t, "timeout" if rc is None else "not run") for t in tests}
 
 
 def run_sample(exe: Path, runtime: str, timeout: float) -> dict:
@@ -232,9 +239,10 @@ def save(path: Path, entries: dict) -> None:
 
 
 def run_runtime(libs, built, runtime: str, build: Path, jobs: int, timeout: float, rerun: bool,
-                filt: str | None, cached_only: bool = False) -> dict:
-    """{lib: {case key: result}} where a case is a gtest suite (its tests counted apart) or a sample."""
-    cache = build / f"results-{runtime}.json"
+                filt: str | None, cached_only: bool = False, tag: str = "") -> dict:
+    """{lib: {case key: result}} where a case is a gtest suite (its tests counted apart) or a sample;
+    ``tag`` names a variant of the runtime's results (``-threads1``: ``PYHIP_ENGINE_THREADS=1``)."""
+    cache = build / f"results-{runtime}{tag}.json"
     old = json.loads(cache.read_text()) if cache.exists() else {}
     work = []
     for n, progs in built.items():
@@ -275,7 +283,7 @@ def run_runtime(libs, built, runtime: str, build: Path, jobs: int, timeout: floa
             todo.append((n, key, exe, suite, tests))
     if cached_only:                                   # --cached: report what earlier runs measured
         todo = []
-    print(f"  {runtime}: {len(work)} cases ({len(todo)} to run)", flush=True)
+    print(f"  {runtime}{tag}: {len(work)} cases ({len(todo)} to run)", flush=True)
 
     def one(n, key, exe, suite, tests):
         if tests is None:
@@ -347,6 +355,9 @@ def main(argv=None) -> int:
     ap.add_argument("--timeout", type=float, default=600.0, help="seconds per case (a gtest suite or a sample)")
     ap.add_argument("--runtime", choices=("pyhip", "amd"), default="pyhip")
     ap.add_argument("--compare", action="store_true", help="also run under --runtime amd and compare")
+    ap.add_argument("--engine-threads", type=int,
+                    help="PYHIP_ENGINE_THREADS for every run (default: the engine's, all CPUs); its results are "
+                         "cached apart (results-RUNTIME-threadsN.json)")
     ap.add_argument("-k", "--filter", help="only cases (program::suite) matching this regular expression")
     ap.add_argument("--build-only", action="store_true")
     ap.add_argument("--no-build", action="store_true", help="run the programs already built, build none")
@@ -377,7 +388,13 @@ def main(argv=None) -> int:
     if a.build_only:
         return 0
     runtimes = [a.runtime] + (["amd"] if a.compare and a.runtime != "amd" else [])
-    res = {rt: run_runtime(libs, built, rt, a.build_dir, a.jobs, a.timeout, a.rerun, a.filter, a.cached)
+    tag = ""
+    if a.engine_threads is not None:                  # the runs inherit it (hip_conformance._env)
+        if a.engine_threads < 1:
+            raise SystemExit("--engine-threads: at least 1")
+        os.environ["PYHIP_ENGINE_THREADS"] = str(a.engine_threads)
+        tag = f"-threads{a.engine_threads}"
+    res = {rt: run_runtime(libs, built, rt, a.build_dir, a.jobs, a.timeout, a.rerun, a.filter, a.cached, tag)
            for rt in runtimes}
     ours = res[a.runtime]
     oracle = res.get("amd") if a.compare else None

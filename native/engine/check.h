@@ -694,4 +694,21 @@ static void race_global(Ctx* c, const Wave* w, const uint64_t* a, uint8_t* const
                         hit[k].other, hit[k].ogw);
 }
 
+/* racecheck: a scalar access (s_load, s_store, s_atomic: one per wave) of ``size`` bytes at a (host pointer p;
+ * data: a store's bytes) as the lanes of a vector access, one dword each (lane i: bytes 4i..4i+3), which is how
+ * the numpy engine tells globalrace of it (semantics/smem.py): both engines count and name the same dwords */
+static void race_scalar(Ctx* c, const Wave* w, uint64_t a, uint8_t* p, int size, int kind, const uint8_t* data) {
+    uint64_t addr[LANES];
+    uint8_t* ptr[LANES];
+    uint8_t raw[LANES][16];
+    int n = size / 4;
+    if (n < 1 || n > LANES) return;
+    for (int i = 0; i < n; i++) {
+        addr[i] = a + 4 * (uint64_t)i;
+        ptr[i] = p + 4 * i;
+        if (data) memcpy(raw[i], data + 4 * i, 4);
+    }
+    race_global(c, w, addr, ptr, 4, n == 64 ? ~0ull : (1ull << n) - 1, kind, data ? (const uint8_t(*)[16])raw : NULL);
+}
+
 #endif

@@ -135,6 +135,7 @@ static int vm_load_format(Ctx* c, Wave* w, const NInst* in) {
     st = vm_lanes(c, w, &va, sel, L.bytes, ptr, 0);
     if (st != ST_CONT) return st;
     if (INIT_ON()) init_lanes(c, w, va.a, 0, ptr, sel, L.bytes, 0);
+    if (RACE_ON(c) && L.bytes <= 16) race_global(c, w, va.a, ptr, L.bytes, race_global_lanes(&va, sel), RK_READ, NULL);
     int n = FMT_NCOMP(in), d16 = VA_D16(in);
     uint32_t R[4][LANES];
     for (int l = 0; l < LANES; l++) {
@@ -165,6 +166,23 @@ static int vm_load_format(Ctx* c, Wave* w, const NInst* in) {
     return ST_CONT;
 }
 
+/* one lane's element of a typed store, encoded (raw: 24 bytes, L.bytes of them the element) */
+static void fmt_pack(const Wave* w, const NInst* in, const Layout* L, int l, uint8_t* raw) {
+    int n = FMT_NCOMP(in), d16 = VA_D16(in), integer = fmt_integer(L->nfmt);
+    memset(raw, 0, 24);
+    for (int i = 0; i < L->ncomp && i < n; i++) {
+        uint32_t v;
+        if (d16 == 2) v = vreg(w, in->sd)[l] >> 16;
+        else if (d16) v = vreg(w, in->sd + i / 2)[l] >> (16 * (i % 2)) & 0xFFFF;
+        else v = vreg(w, in->sd + i)[l];
+        if (d16 && !integer) v = f16_to_f32((uint16_t)v);        /* D16: from half precision */
+        uint64_t bits = fmt_encode(v, L, i) << (L->shift[i] % 8), word;
+        memcpy(&word, raw + L->shift[i] / 8, 8);
+        word |= bits;
+        memcpy(raw + L->shift[i] / 8, &word, 8);
+    }
+}
+
 /* buffer_format._format_store */
 static int vm_store_format(Ctx* c, Wave* w, const NInst* in) {
     Layout L;
@@ -179,21 +197,18 @@ static int vm_store_format(Ctx* c, Wave* w, const NInst* in) {
     st = vm_lanes(c, w, &va, sel, L.bytes, ptr, 1);
     if (st != ST_CONT) return st;
     if (INIT_ON()) init_lanes(c, w, NULL, 0, ptr, sel, L.bytes, 1);
-    int n = FMT_NCOMP(in), d16 = VA_D16(in), integer = fmt_integer(L.nfmt);
+    if (RACE_ON(c) && L.bytes <= 16) {                            /* racecheck: the bytes each lane will store */
+        uint8_t data[LANES][16];
+        for (int l = 0; l < LANES; l++) {
+            uint8_t raw[24];
+            if (sel >> l & 1) fmt_pack(w, in, &L, l, raw), memcpy(data[l], raw, 16);
+        }
+        race_global(c, w, va.a, ptr, L.bytes, race_global_lanes(&va, sel), RK_WRITE, (const uint8_t(*)[16])data);
+    }
     for (int l = 0; l < LANES; l++) {                             /* in lane order: a later lane wins */
         if (!(sel >> l & 1)) continue;
-        uint8_t raw[24] = {0};
-        for (int i = 0; i < L.ncomp && i < n; i++) {
-            uint32_t v;
-            if (d16 == 2) v = vreg(w, in->sd)[l] >> 16;
-            else if (d16) v = vreg(w, in->sd + i / 2)[l] >> (16 * (i % 2)) & 0xFFFF;
-            else v = vreg(w, in->sd + i)[l];
-            if (d16 && !integer) v = f16_to_f32((uint16_t)v);    /* D16: from half precision */
-            uint64_t bits = fmt_encode(v, &L, i) << (L.shift[i] % 8), word;
-            memcpy(&word, raw + L.shift[i] / 8, 8);
-            word |= bits;
-            memcpy(raw + L.shift[i] / 8, &word, 8);
-        }
+        uint8_t raw[24];
+        fmt_pack(w, in, &L, l, raw);
         sh_store(ptr[l], raw, L.bytes);
     }
     if (UNLIKELY(g_priv_bounce.mask)) priv_flush(c, w);

@@ -216,6 +216,7 @@ H(s_load) {
         return raise_fault(c, w, FK_MEM, -1, a, 1, 4, 0);   /* spans two allocations */
     }
     if (INIT_ON()) init_scalar(c, w, a, (uint8_t*)p, 4 * n, 0);
+    if (RACE_ON(c)) race_scalar(c, w, a, (uint8_t*)p, 4 * n, RK_READ, NULL);
     uint32_t* dst = &w->s[in->d & 127];
     if (LIKELY(in->d + n <= 106)) {
         /* dword pairs (each one 8-byte access when 8-byte aligned, else two dword accesses: sh_load) */
@@ -233,6 +234,11 @@ H(s_store) {
     for (int i = 0; i < in->x; i++) {
         uint8_t* p = xlate(c, a + 4 * i, 4);
         if (!p) return raise_fault(c, w, FK_MEM, -1, a + 4 * i, 1, 4, 0);
+    }
+    if (RACE_ON(c)) {
+        uint8_t* p = xlate(c, a, 4 * in->x), data[64];
+        for (int i = 0; i < in->x; i++) memcpy(data + 4 * i, &w->s[(in->d + i) & 127], 4);
+        if (p) race_scalar(c, w, a, p, 4 * in->x, RK_WRITE, data);
     }
     for (int i = 0; i < in->x; i++) {
         uint8_t* p = xlate(c, a + 4 * i, 4);
@@ -252,6 +258,7 @@ H(s_atomic) {
         init_scalar(c, w, a, p, size, 0);
         init_scalar(c, w, a, p, size, 1);
     }
+    if (RACE_ON(c)) race_scalar(c, w, a, p, size, RK_ATOMIC, NULL);
     uint64_t v = wide ? sreg64(w, in->d & 127) : w->s[in->d & 127];
     uint64_t cmp = in->x == AT_CMPSWAP ? (wide ? sreg64(w, (in->d + 2) & 127) : w->s[(in->d + 1) & 127]) : 0;
     uint64_t old = wide ? atomic_rmw64(p, in->x, v, cmp) : atomic_rmw32(p, in->x, (uint32_t)v, (uint32_t)cmp);

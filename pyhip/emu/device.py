@@ -30,6 +30,11 @@ ENGINE_OVERRIDE: str | None = None   # the engine every device uses while a chec
 # RC_*), or None (the numpy engine runs it); while set, native dispatches run in the numpy engine's schedule with
 # the engine's race shadows on
 RACE_FLAGS = None
+# fn(program, pc, inst, fn) -> fn: may wrap the numpy engine's function for the instruction at ``pc`` when it is
+# compiled (pyhip/sanitizer/devheap.py: device malloc and free); GPU.recompile() drops what was compiled before
+PC_HOOKS: list = []
+# fn(program) -> a reason (str) or None: the reason keeps the program's kernels off the native engine
+NATIVE_VETOES: list = []
 DISPATCH_LISTENERS: list = []    # fn(gpu): told after every dispatch run from Python (pyhip/sanitizer)
 GPUS: weakref.WeakSet[EmulatedGPU] = weakref.WeakSet()     # every emulated device (the sanitizer names code)
 
@@ -186,6 +191,11 @@ class EmulatedGPU:
     def compiled(self, program, K) -> dict:
         return self._compiled.setdefault((id(program), K.accum_offset, K.lanes), {})
 
+    def recompile(self) -> None:
+        """Forget the numpy engine's compiled instructions and blocks (:data:`PC_HOOKS` changed)."""
+        self._compiled.clear()
+        self._blocks.clear()
+
     def blocks(self, program, K) -> dict:
         return self._blocks.setdefault((id(program), K.accum_offset, K.lanes), {})
 
@@ -203,6 +213,8 @@ class EmulatedGPU:
             fn = indexed(inst, K, modes[pc], compile_instruction)
         else:
             fn = compile_instruction(inst, K)
+        for hook in PC_HOOKS:
+            fn = hook(program, pc, inst, fn)
         self.compiled(program, K)[pc] = fn
         return fn
 
@@ -284,6 +296,8 @@ class EmulatedGPU:
                 flags = race(nprog) if race is not None and reason is None else None
                 if race is not None and reason is None and flags is None:
                     reason = "racecheck: program too large for the native engine's race shadow"
+                if reason is None and NATIVE_VETOES:
+                    reason = next((r for r in (f(nprog.program) for f in NATIVE_VETOES) if r), None)
                 if reason is None:
                     if flags is not None:
                         res = nat.run(d, nprog, lockstep=2, race=flags)

@@ -19,7 +19,7 @@ import weakref
 import numpy as np
 
 from ..errors import HipError, LoaderError, hipError_t
-from . import globalrace, initcheck, leaks, memcheck, native, racecheck, synccheck
+from . import devheap, globalrace, initcheck, leaks, memcheck, native, racecheck, synccheck
 from .origin import where
 
 CHECKS = ("memcheck", "leaks", "synccheck", "initcheck", "racecheck")   # the checks that exist (docs/check.md)
@@ -298,6 +298,7 @@ def enable(checks="all", log: str | None = None, echo: bool = True) -> Session:
     if "memcheck" in s.checks:
         from ..emu.semantics import ds
         ds.LDS_BOUNDS.append(_on_lds_bounds)
+        _watch_device_heap(s)
     if "initcheck" in s.checks:
         memory.set_initcheck(_shadow)
     if "synccheck" in s.checks:
@@ -314,6 +315,44 @@ def enable(checks="all", log: str | None = None, echo: bool = True) -> Session:
         engine.BARRIER_CHECKS.append(_lds_barriers)
         engine.GWS_CHECKS.append(_gws_barrier)
     return s
+
+
+_HEAP: list = [None]          # the session's device-malloc heap (devheap.Heap) while memcheck is on
+
+
+def _watch_device_heap(s: Session) -> None:
+    """memcheck of device malloc and free (devheap.py): the numpy engine's instructions recompiled with the hooks,
+    programs with device malloc kept off the native engine, global accesses checked once a block exists."""
+    from ..emu import device
+    from ..emu.semantics import vmem
+
+    def report(r: dict, times: int) -> None:
+        prog = r.pop("_program", None)
+        s.add(with_source(r, prog), times)
+
+    def on_global(st, w, widx, lidx, addrs, size, _data, kind):
+        heap.access(st, w, widx, lidx, addrs, size, kind)
+
+    heap = _HEAP[0] = devheap.Heap(report, lambda: vmem.GLOBAL_CHECKS.append(on_global))
+    heap.on_global = on_global
+    device.PC_HOOKS.append(heap.hook)
+    device.NATIVE_VETOES.append(devheap.veto)
+    for g in list(device.GPUS):
+        g.recompile()
+
+
+def _unwatch_device_heap() -> None:
+    from ..emu import device
+    from ..emu.semantics import vmem
+    heap, _HEAP[0] = _HEAP[0], None
+    if heap is None:
+        return
+    device.PC_HOOKS.remove(heap.hook)
+    device.NATIVE_VETOES.remove(devheap.veto)
+    if heap.on_global in vmem.GLOBAL_CHECKS:
+        vmem.GLOBAL_CHECKS.remove(heap.on_global)
+    for g in list(device.GPUS):
+        g.recompile()
 
 
 def _bad_lanes(addrs, bad):
@@ -367,6 +406,9 @@ def _race_flags(nprog) -> np.ndarray | None:
         pc = nprog.base + int(off)
         inst = prog.instructions.get(pc)
         if inst is None:
+            continue
+        if devheap.in_library(prog, pc):           # (the device libraries' own accesses: _on_global)
+            flags[i] = native.RC_SKIP_GLOBAL | native.RC_ATOMIC
             continue
         flags[i] = ((native.RC_SKIP_LDS if pc in lds_cas else 0) | (native.RC_SKIP_GLOBAL if pc in global_cas else 0)
                     | (native.RC_ATOMIC if globalrace.coherent(inst) or pc in publish else 0))
@@ -434,7 +476,10 @@ def _on_global(st, w, widx, lidx, addrs, size: int, data, kind: str) -> None:
     prog = eng.program
     if kind == "read" and pc in globalrace.cas_loads(prog):
         return                                  # (the atomic's own load: globalrace.py)
-    atomic = (kind == "atomic" or globalrace.coherent(prog.instructions.get(pc))
+    library = devheap.in_library(prog, pc)      # (ockl's heap and hostcalls: their reads not seen, writes atomic)
+    if library and kind == "read":
+        return
+    atomic = (library or kind == "atomic" or globalrace.coherent(prog.instructions.get(pc))
               or (kind == "write" and pc in globalrace.publish_stores(prog)))
     sh = globalrace.shadow_of(eng)
     gw = globalrace.global_waves(eng, st, w, widx)
@@ -478,6 +523,10 @@ def disable() -> Session | None:
     if s is not None and "leaks" in s.checks:
         for r in leaks.find(list(_CHECKER.memories)):
             s.add(r)
+        if _HEAP[0] is not None:
+            for r, prog in _HEAP[0].leaks():
+                s.add(with_source(r, prog), r["blocks"])
+    _unwatch_device_heap()
     _SESSION = None
     if _on_fault in device.FAULT_LISTENERS:
         device.FAULT_LISTENERS.remove(_on_fault)

@@ -42,7 +42,7 @@ import bisect
 
 import numpy as np
 
-from .racecheck import loads_before_cas
+from .racecheck import CAS_WINDOW, loads_before_cas
 
 CHANGED, ATOMIC = 1, 2          # a writer's flags: its write changed the byte; it was an atomic
 PAGE = 4096
@@ -182,8 +182,36 @@ def cas_loads(program) -> frozenset:
     atomic the ISA lacks, e.g. ``atomicMax`` on a ``float``): a ``global_load_dword*`` followed within
     racecheck.CAS_WINDOW instructions by an ``*_atomic_cmpswap*`` with the same address operands.  Such a load
     is part of the atomic: the compare-and-swap checks what it read."""
-    return loads_before_cas(program, "_race_global_cas_loads", lambda n: n.startswith(_LOADS),
-                            lambda n: _CAS in n, ("addr", "saddr", "offset"))
+    got = getattr(program, "_race_global_cas_all", None)
+    if got is None:
+        got = loads_before_cas(program, "_race_global_cas_loads", lambda n: n.startswith(_LOADS),
+                               lambda n: _CAS in n, ("addr", "saddr", "offset")) | _scalar_cas_loads(program)
+        program._race_global_cas_all = got
+    return got
+
+
+_SCALAR_LOADS = ("s_load_dword", "s_load_dwordx2", "s_load_b32", "s_load_b64")
+
+
+def _scalar_cas_loads(program) -> frozenset:
+    """The scalar loads that start a compare-and-swap loop: a uniform ``old = *p`` the compiler reads with
+    ``s_load_dword{,x2} s, s[b:b+1], off`` (tests/check/src/global_clean.hip's ``float_max``), followed within
+    racecheck.CAS_WINDOW instructions by a ``global_atomic_cmpswap*`` whose SGPR base is s[b:b+1] and whose
+    offset is ``off`` (its VGPR offset cannot be known before it runs)."""
+    insts = program.instructions
+    pcs = sorted(insts)
+    out = set()
+    for k, pc in enumerate(pcs):
+        i = insts[pc]
+        if i.name not in _SCALAR_LOADS or i.fields.get("imm", 1) == 0 or i.fields.get("soe"):
+            continue
+        for q in pcs[k + 1:k + 1 + CAS_WINDOW]:
+            j = insts[q]
+            if (j.name.startswith("global" + _CAS) and j.fields.get("saddr") == i.fields.get("sbase")
+                    and j.fields.get("offset") == i.fields.get("offset")):
+                out.add(pc)
+                break
+    return frozenset(out)
 
 
 _MEMORY = ("global_", "flat_", "buffer_load", "buffer_store", "buffer_atomic", "scratch_")
@@ -385,6 +413,16 @@ def report(dispatch, sh: Shadow, st, w, widx, lidx, gw, size: int, hazard: tuple
                  pc, address, size, access_kind, memory, owg, other % wpg, olane, opc)
 
 
+def _scalar(inst) -> bool:
+    """A scalar memory instruction (s_load, s_store, s_atomic...): one access per wave, told to the shadow as
+    lanes that are its dwords (semantics/vmem.py ``check_scalar``, native/engine/check.h ``race_scalar``)."""
+    return inst is not None and inst.name.startswith("s_")
+
+
+def _who(inst, wave: int, lane: int) -> str:
+    return f"wave {wave} (scalar access, dword {lane})" if _scalar(inst) else f"wave {wave} lane {lane}"
+
+
 def build(race: str, prog, kernel, wg, wave: int, lane: int, pc: int, address: int, size: int, access_kind: str,
           memory, owg, owave: int, olane: int, opc: int) -> dict:
     """A global-memory race report (either engine's): ``race`` a :data:`KINDS` key, PCs as offsets in ``prog``."""
@@ -394,11 +432,13 @@ def build(race: str, prog, kernel, wg, wave: int, lane: int, pc: int, address: i
     doing, did = KINDS[race]
     processor = prog.code_object.processor
     whose = "its workgroup" if owg == wg else f"workgroup {owg}"
+    inst, oinst = prog.instructions.get(prog.base + pc), prog.instructions.get(prog.base + opc)
+    me, other = _who(inst, wave, lane), _who(oinst, owave, olane)
     r = {"checker": "racecheck", "kind": f"global-{race}",
-         "message": f"wave {wave} lane {lane} {doing} global memory that wave {owave} lane {olane} of {whose} "
-                    f"{did} in the same dispatch, with nothing ordering them",
-         "kernel": kernel, "workgroup": wg, "wave": wave, "lane": lane, "pc": pc}
-    inst = prog.instructions.get(prog.base + pc)
+         "message": f"{me} {doing} global memory that {other} of {whose} {did} in the same dispatch, with nothing "
+                    "ordering them",
+         "kernel": kernel, "workgroup": wg, "wave": wave, "pc": pc}
+    r.update({"dword": lane} if _scalar(inst) else {"lane": lane})
     if inst is not None:
         r["instruction"] = describe(inst, processor)
     r["address"] = address
@@ -407,8 +447,8 @@ def build(race: str, prog, kernel, wg, wave: int, lane: int, pc: int, address: i
     if found is not None:
         start, _end, kind = found
         r["allocation"] = allocation(start, memory.allocation_size(start), kind, memory.origins.get(start))
-    r.update(other_workgroup=owg, other_wave=owave, other_lane=olane, other_pc=opc)
-    oinst = prog.instructions.get(prog.base + opc)
+    r.update(other_workgroup=owg, other_wave=owave, **{"other_dword" if _scalar(oinst) else "other_lane": olane},
+             other_pc=opc)
     if oinst is not None:
         r["other_instruction"] = describe(oinst, processor)
     co = getattr(prog, "code_object", None)

@@ -31,5 +31,6 @@ def total(reports: list[dict]) -> str | None:
     leaks = [r for r in reports if r["checker"] == "leaks"]
     if not leaks:
         return None
-    return (f"pyhip check: leaks: {sum(r['allocation']['size'] for r in leaks)} bytes in {len(leaks)} "
-            f"allocation(s) never freed")
+    # (a device-heap leak is one report per malloc call site: its "bytes" and "blocks")
+    return (f"pyhip check: leaks: {sum(r.get('bytes', r['allocation']['size']) for r in leaks)} bytes in "
+            f"{sum(r.get('blocks', 1) for r in leaks)} allocation(s) never freed")

@@ -10,6 +10,7 @@ from ..memory import GPUFault
 from ..operands import sreader, write_s, write_s64
 from ..state import count
 from .registry import register
+from .vmem import GLOBAL_CHECKS, check_scalar
 
 U32, U64 = np.uint32, np.uint64
 
@@ -49,6 +50,8 @@ def _load(n, buffer=False):
                 # one address for every wave (kernel arguments, dispatch packet): read it once
                 a = int(pair[0, 0]) | (int(pair[0, 1]) & (0xFFFF if buffer else 0xFFFFFFFF)) << 32
                 a = (a + off_imm) & ~3 & 0xFFFFFFFFFFFFFFFF
+                if GLOBAL_CHECKS:               # racecheck: each wave's load
+                    check_scalar(st, w, np.full(count(st, w), a, dtype=U64), n)
                 try:
                     vals = np.frombuffer(mem.read(a, 4 * n), dtype=U32)
                 except GPUFault:        # report it as a lane access
@@ -67,6 +70,8 @@ def _load(n, buffer=False):
             if soff is not None:
                 addr = addr + soff(st, w).astype(U64)
             addr = addr & ~U64(3)
+            if GLOBAL_CHECKS:
+                check_scalar(st, w, addr, n)
             if len(addr) > 1 and addr.min() == addr.max():      # the usual case: one address for all waves
                 vals = np.broadcast_to(_words(mem, addr[:1], word_off), (len(addr), n))
             else:
@@ -126,6 +131,8 @@ def _store(n, buffer=False):
         def run(st, w):
             a = addr(st, w) & ~U64(3)
             data = np.ascontiguousarray(st.sgpr[w, d:d + n]).view(np.uint8).reshape(-1, 4)
+            if GLOBAL_CHECKS:
+                check_scalar(st, w, a, n, data, "write")
             for i in range(len(a)):                      # waves store in order (later waves win)
                 try:                                     # one access (whole 8-byte pieces, as _words reads)
                     mem.scatter(a[i:i + 1], data[i * n:(i + 1) * n].reshape(1, 4 * n))
@@ -162,6 +169,8 @@ def _satomic(opname, wide, buffer=False):
                                address=int(a[np.argmax((a & U64(size - 1)) != 0)]), access=f"{size}-byte atomic")
             val = reg(st, w, d)
             cmp = reg(st, w, d + (2 if wide else 1)) if opname == "cmpswap" else None
+            if GLOBAL_CHECKS:
+                check_scalar(st, w, a, size // 4, kind="atomic")
             groups = atomics.Groups(a)
             f0 = groups.first
             with atomics.LOCK:               # read, apply, write back: one step for other host threads

@@ -26,6 +26,21 @@ def check_global(st, w, sel, addrs, size, data=None, kind="read"):
         for fn in GLOBAL_CHECKS:
             fn(st, w, widx, lidx, addrs[widx, lidx], size, None if data is None else data[widx, lidx], kind)
 
+
+def check_scalar(st, w, addrs, n: int, data=None, kind="read"):
+    """Tell :data:`GLOBAL_CHECKS` of a scalar access (s_load, s_store, s_atomic: one per wave, ``addrs`` (nw,)
+    dword-aligned byte addresses, ``n`` dwords; ``data`` a store's (nw * n, 4) uint8) as the lanes of a vector
+    access, lane i the access's dword i: the native engine's ``race_scalar`` tells its shadow the same."""
+    if not GLOBAL_CHECKS:
+        return
+    addrs = np.asarray(addrs, np.uint64).reshape(-1)
+    widx = np.repeat(np.arange(len(addrs)), n)
+    lidx = np.tile(np.arange(n), len(addrs))
+    a = addrs[widx] + np.uint64(4) * lidx.astype(np.uint64)
+    for fn in GLOBAL_CHECKS:
+        fn(st, w, widx, lidx, a, 4, None if data is None else np.asarray(data).reshape(-1, 4), kind)
+
+
 U8, U16, U32, U64, I32, I64 = np.uint8, np.uint16, np.uint32, np.uint64, np.int32, np.int64
 F32, F64 = np.float32, np.float64
 OFF = 0x7F

@@ -1,4 +1,4 @@
-// Heavy, correct device malloc/free traffic (tests/check/test_device_heap.py): every thread of 8 blocks of 256
+// Heavy, correct device malloc/free traffic (tests/check/test_device_heap.py): every thread of 3 blocks of 256 (the last one partial)
 // allocates blocks of many sizes in three rounds, fills every byte, reads them back and frees them (in another
 // order than it allocated them); thread 0 of each block also takes a 3 MiB block (more than a slab: ockl asks the
 // host for it) and frees it.  Under --check all nothing is reported.
@@ -34,7 +34,7 @@ __global__ void churn(int* out, int n) {
 }
 
 int main() {
-  const int n = 2000;
+  const int n = 700;
   int* d;
   static int h[n];
   hipMalloc(&d, sizeof h);

@@ -94,6 +94,9 @@ def main() -> None:
     olds = pyhip.empty(n, np.int32)
     launch = lambda: (ka((n + 127) // 128, 128, a, *bufs, olds, n), pyhip.synchronize())   # noqa: E731
     steady(launch)
+    for b in bufs:                   # (the counters start from zero for the checked launch)
+        b.set(np.zeros(b.size, b.dtype))
+    launch()
     assert sorted(olds.get().tolist()) == list(range(n))
     row("atomics, 21 per item (hipcc, gfx90a)", median_time(launch, runs), n)
     n = 1 << 16

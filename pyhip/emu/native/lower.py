@@ -241,17 +241,21 @@ class NativeProgram:
         nxt = [resolve(pc + insts[pc].size) for pc in pcs]
         tgt = [resolve(r.target) if r.target is not None else -1 for r in recs]
         code = np.zeros(n + len(sentinels), dtype=dtype("NInst"))
-        for i, (pc, r) in enumerate(zip(pcs, recs)):
-            e = code[i]
-            e["op"] = ops[r.op]
-            e["pc"] = (pc - self.base) & 0xFFFFFFFF
-            e["next"], e["target"] = nxt[i], tgt[i]
-            e["d"], e["sd"], e["s"] = r.d, r.sd, r.s
-            e["size"], e["x"] = insts[pc].size, r.x
-            e["k"], e["khi"] = r.k, r.khi
-            e["imm"] = ((int(r.imm) + 2 ** 31) % 2 ** 32) - 2 ** 31
-            e["a0"] = r.a0 & 0xFFFFFFFF
-            e["flags"] = r.flags
+        if n:                        # column by column (a field per element cost ~10 us per instruction)
+            head = code[:n]
+            head["op"] = [ops[r.op] for r in recs]
+            head["pc"] = [(pc - self.base) & 0xFFFFFFFF for pc in pcs]
+            head["next"], head["target"] = nxt, tgt
+            head["d"] = [r.d for r in recs]
+            head["sd"] = [r.sd for r in recs]
+            head["s"] = [r.s for r in recs]
+            head["size"] = [insts[pc].size for pc in pcs]
+            head["x"] = [r.x for r in recs]
+            head["k"] = [r.k for r in recs]
+            head["khi"] = [r.khi for r in recs]
+            head["imm"] = [((int(r.imm) + 2 ** 31) % 2 ** 32) - 2 ** 31 for r in recs]
+            head["a0"] = [r.a0 & 0xFFFFFFFF for r in recs]
+            head["flags"] = [r.flags for r in recs]
         for addr, i in sentinels.items():
             e = code[i]
             e["op"] = ops["badpc"]

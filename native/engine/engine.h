@@ -155,7 +155,7 @@ typedef struct Dispatch {
     uint8_t* pattern;            /* per wave of a whole workgroup: EXEC (8 bytes), then v0, v1, v2 */
     void* jit_fn;                /* the kernel compiled by pyhip/emu/jit (int fn(Wave*, Ctx*)), or NULL */
     int32_t lanes;               /* the wave size: 64, or 32 (RDNA wave32: lanes 32-63 never active) */
-    const uint8_t* race_pc;      /* racecheck (check.h): per instruction RC_* flags, NULL: off */
+    const uint8_t* race_pc;      /* racecheck (race.h): per instruction RC_* flags, NULL: off */
 } Dispatch;
 
 #define PATTERN_STRIDE (8 + 3 * LANES * 4)

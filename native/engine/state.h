@@ -182,6 +182,7 @@ static int xlate_lanes(Ctx* c, const uint64_t* a, uint64_t m, uint32_t size, uin
 
 /* the sanitizer's state and per-lane checks (pyhip/sanitizer, docs/check.md) */
 #include "check.h"
+#include "race.h"
 
 /* all 64 lanes at consecutive ``size``-byte addresses from a[0] */
 INLINE int contiguous(const uint64_t* a, uint64_t size, int nl) {

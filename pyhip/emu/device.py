@@ -26,7 +26,7 @@ S_ENDPGM = bytes.fromhex("000081bf")
 _WARNED = False          # the native engine's absence is reported once per process
 FAULT_LISTENERS: list = []   # fn(gpu, fault): told of every dispatch fault a device records (pyhip/sanitizer)
 ENGINE_OVERRIDE: str | None = None   # the engine every device uses while a check needs it (pyhip/sanitizer)
-# racecheck on the native engine (pyhip/sanitizer): fn(native program) -> per instruction flags (native/engine/check.h
+# racecheck on the native engine (pyhip/sanitizer): fn(native program) -> per instruction flags (native/engine/race.h
 # RC_*), or None (the numpy engine runs it); while set, native dispatches run in the numpy engine's schedule with
 # the engine's race shadows on
 RACE_FLAGS = None

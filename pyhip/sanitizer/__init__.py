@@ -309,7 +309,7 @@ def enable(checks="all", log: str | None = None, echo: bool = True) -> Session:
         from ..emu import engine
         from ..emu.semantics import ds
         from ..emu.semantics import vmem
-        device.RACE_FLAGS = _race_flags             # the native engine's race shadows (native/engine/check.h)
+        device.RACE_FLAGS = _race_flags             # the native engine's race shadows (native/engine/race.h)
         ds.LDS_CHECKS.append(_on_lds)               # (and the numpy engine's, for what runs there)
         vmem.GLOBAL_CHECKS.append(_on_global)
         engine.BARRIER_CHECKS.append(_lds_barriers)
@@ -385,11 +385,11 @@ def _on_unwritten(memory, addrs, size: int, bad, got) -> None:
     s.add(with_source(r, ctx.get("program")), len(lanes))
 
 
-RACE_MAX_INSTRUCTIONS = 1 << 21      # an access names its instruction in 21 bits (native/engine/check.h RW)
+RACE_MAX_INSTRUCTIONS = 1 << 21      # an access names its instruction in 21 bits (native/engine/race.h RW)
 
 
 def _race_flags(nprog) -> np.ndarray | None:
-    """racecheck's flags per instruction of a native program (native/engine/check.h RC_*): the plain loads that
+    """racecheck's flags per instruction of a native program (native/engine/race.h RC_*): the plain loads that
     start a compare-and-swap loop (LDS, global), and the accesses that are atomics to the check (coherent loads
     and stores, publishing stores) — the numpy engine's hooks decide the same from the same functions.  None for
     a program of more instructions than the C shadow can name (its kernels then run on the numpy engine)."""

@@ -33,7 +33,7 @@ The rules (each with a test in tests/check/test_racecheck_global.py):
 
 Not seen: scalar loads (``s_load``: uniform reads of kernel arguments and constants), loads into LDS, image
 instructions and typed buffer accesses (``buffer_load_format``).  The native engine keeps the same shadow in C
-(native/engine/check.h) and runs a dispatch in this engine's schedule while racecheck is on, so it finds the
+(native/engine/race.h) and runs a dispatch in this engine's schedule while racecheck is on, so it finds the
 same hazards.
 """
 from __future__ import annotations
@@ -415,7 +415,7 @@ def report(dispatch, sh: Shadow, st, w, widx, lidx, gw, size: int, hazard: tuple
 
 def _scalar(inst) -> bool:
     """A scalar memory instruction (s_load, s_store, s_atomic...): one access per wave, told to the shadow as
-    lanes that are its dwords (semantics/vmem.py ``check_scalar``, native/engine/check.h ``race_scalar``)."""
+    lanes that are its dwords (semantics/vmem.py ``check_scalar``, native/engine/race.h ``race_scalar``)."""
     return inst is not None and inst.name.startswith("s_")
 
 

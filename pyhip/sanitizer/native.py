@@ -15,7 +15,7 @@ CHECK_RACE_LDS = 4  # racecheck, LDS: + 0 read-after-write, 1 write-after-write,
 CHECK_RACE_GLOBAL = 7   # racecheck, global memory: the same three
 RACES = ("read-after-write", "write-after-write", "write-after-read")
 RACE_ACCESS = ("read", "write", "atomic")       # a race record's ``write``: the access's kind
-RC_SKIP_LDS, RC_SKIP_GLOBAL, RC_ATOMIC = 1, 2, 4    # racecheck's flags per instruction (check.h RC_*)
+RC_SKIP_LDS, RC_SKIP_GLOBAL, RC_ATOMIC = 1, 2, 4    # racecheck's flags per instruction (race.h RC_*)
 
 
 class CheckHit(ctypes.Structure):

@@ -159,7 +159,7 @@ class NativeEngine:
         """Run ``d`` natively.  ``register``: the device's native agent, which then learns the kernel (later
         dispatches of it from a queue run without Python).  ``lockstep``: 1 the numpy engine's schedule lowest PC
         first (the differential test), 2 with its fair turns too.  ``race``: racecheck's per-instruction flags
-        (uint8 array, native/engine/check.h), which turn the engine's race shadows on."""
+        (uint8 array, native/engine/race.h), which turn the engine's race shadows on."""
         ffi, lib = self.ffi, self.lib
         c = ffi.new("Dispatch*")
         ptrs = nprog.pointers
